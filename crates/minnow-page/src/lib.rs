@@ -48,17 +48,19 @@
         clippy::indexing_slicing
     )
 )]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod bytes;
 pub mod checksum;
 pub mod crc;
 pub mod fil;
 pub mod fsp;
+mod id;
 pub mod index;
 mod size;
 
 pub use fil::PageType;
+pub use id::PageId;
 pub use size::PageSize;
 
 /// Errors from decoding or encoding page fields.
