@@ -5,7 +5,8 @@
 //! knows, for every page size, as the time to *stamp* a page (compute and store its checksum,
 //! which is what a page write costs) and, for the production algorithms, to *verify* it (what
 //! a page read costs). `crc32c crate, whole page` is the reference the foundation issue set:
-//! one call of the `crc32c` crate over the whole page.
+//! one call of the `crc32c` crate over the whole page; `crc32c minnow, whole page` is the same
+//! call to minnow's own CRC-32C (`minnow_page::crc`), which `crc32` and `full_crc32` use.
 //!
 //! Run: `cargo bench --bench checksum`; results and the ratio table are in
 //! docs/EXPERIMENTS.md (E5).
@@ -53,6 +54,11 @@ fn stamp_cost(c: &mut Criterion) {
             BenchmarkId::new("crc32c_crate_whole_page", size.bytes()),
             &(),
             |b, _| b.iter(|| crc32c::crc32c(black_box(&page))),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("crc32c_minnow_whole_page", size.bytes()),
+            &(),
+            |b, _| b.iter(|| minnow_page::crc::crc32c(black_box(&page))),
         );
         group.bench_with_input(
             BenchmarkId::new("crc32fast_whole_page", size.bytes()),
