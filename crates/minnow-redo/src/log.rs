@@ -11,10 +11,13 @@
 //!
 //! Making a commit durable means writing the log buffer up to its end LSN and syncing the file,
 //! and a sync costs 100-300 µs on this machine's disk whatever it carries. So
-//! [`Log::write_up_to`] elects a **leader**: the first thread to arrive takes the writer lock,
-//! writes *everything* appended so far (not just its own commit) with one write and one sync,
-//! and publishes the new durable LSN. Threads that queued behind it find their LSN already
-//! durable when they get the lock and return without any IO. Under load, one sync serves many
+//! [`Log::write_up_to`] elects a **leader**: the first thread to arrive while no write is in
+//! progress becomes the leader, writes *everything* appended so far (not just its own commit)
+//! with one write and one sync, and publishes the new durable LSN. Threads that arrive while a
+//! leader is busy wait on a condition variable; when it finishes, all of them wake, those whose
+//! LSN is now durable return without any IO, and one of the rest becomes the next leader. (A
+//! plain mutex would wake the waiters one at a time, each stuck behind the *next* leader's
+//! sync even though the previous one already covered it.) Under load, one sync serves many
 //! commits; [`LogStats`] counts how many.
 //!
 //! ## Durability at commit (`flush_log_at_trx_commit`)
@@ -192,8 +195,10 @@ pub struct Log {
     append: Mutex<AppendState>,
     /// Signalled when a checkpoint frees space.
     space: Condvar,
-    /// Held by the group-commit leader while it writes and syncs.
-    writer: Mutex<()>,
+    /// True while a group-commit leader writes and syncs.
+    leader: Mutex<bool>,
+    /// Signalled when a leader finishes.
+    leader_done: Condvar,
     written: AtomicU64,
     flushed: AtomicU64,
     checkpoint_lsn: AtomicU64,
@@ -275,7 +280,8 @@ impl Log {
             capacity,
             append: Mutex::new(state),
             space: Condvar::new(),
-            writer: Mutex::new(()),
+            leader: Mutex::new(false),
+            leader_done: Condvar::new(),
             written: AtomicU64::new(end.0),
             flushed: AtomicU64::new(end.0),
             checkpoint_lsn: AtomicU64::new(checkpoint.lsn.0),
@@ -445,14 +451,25 @@ impl Log {
                 log.written_lsn() >= lsn
             }
         };
-        if done(self) {
-            return Ok(());
+        {
+            let mut busy = lock(&self.leader);
+            loop {
+                if done(self) {
+                    return Ok(());
+                }
+                self.check_poison()?;
+                if !*busy {
+                    break;
+                }
+                busy = self
+                    .leader_done
+                    .wait(busy)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            *busy = true;
         }
-        let _leader = lock(&self.writer);
-        self.check_poison()?;
-        if done(self) {
-            return Ok(());
-        }
+        // Whatever happens below, the next thread may lead once this one is done.
+        let _leadership = Leadership(self);
         let written = self.written_lsn();
         let flushed = self.flushed_lsn();
         // Snapshot every block from the one holding `written` to the one holding the end.
@@ -624,6 +641,16 @@ impl Log {
     /// The file under the log.
     pub fn file(&self) -> &Arc<dyn FileIo> {
         &self.file
+    }
+}
+
+/// Ends a group-commit leadership on drop, waking every waiter.
+struct Leadership<'a>(&'a Log);
+
+impl Drop for Leadership<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.leader) = false;
+        self.0.leader_done.notify_all();
     }
 }
 

@@ -389,7 +389,11 @@ fn crash_campaign_loses_nothing_acknowledged() {
         let (_, again) = recover_all(open(&sim, &path, false))
             .unwrap_or_else(|e| panic!("seed {seed} (second cut): {e}\n{report}"));
         let again: Vec<_> = again.into_iter().map(|g| g.records).collect();
-        assert_eq!(again, vec![group(9999)], "seed {seed}: second cut\n{report}");
+        assert_eq!(
+            again,
+            vec![group(9999)],
+            "seed {seed}: second cut\n{report}"
+        );
     }
     // The campaign is only worth something if power cuts really tore and dropped writes.
     if seeds().count() >= 50 {

@@ -1,0 +1,213 @@
+//! Command-line parsing, dispatch and exit codes.
+//!
+//! The exit code is the contract scripts rely on: **0** all good, **1** the file has corrupt pages,
+//! **2** usage or IO error. clap's own usage errors (an unknown flag, a missing argument) also exit
+//! 2; `--help` and `--version` exit 0.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use minnow_page::PageSize;
+use minnow_page::checksum::ChecksumPolicy;
+
+use crate::cmd;
+use crate::output::{self, CliError};
+
+/// Reads and checks minnow and InnoDB tablespace files (read-only).
+#[derive(Debug, Parser)]
+#[command(name = "minnow", version, about, long_about = None)]
+pub struct Cli {
+    /// Print machine-readable JSON on stdout instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the storage layers end to end on real files: write a tablespace, commit to the redo
+    /// log from several threads, read everything back verified, catch a damaged page, inspect.
+    Demo {
+        /// Directory for the files (default: a temporary directory, removed afterwards).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+        /// Pages in the demo tablespace.
+        #[arg(long, default_value_t = cmd::demo::DEFAULT_PAGES)]
+        pages: u32,
+        /// Page size: 4k, 8k, 16k, 32k or 64k.
+        #[arg(long, default_value = "16k")]
+        page_size: PageSize,
+        /// Checksum algorithm to write with: crc32, innodb, none or full_crc32.
+        #[arg(long, default_value = "crc32")]
+        checksum: ChecksumPolicy,
+        /// IO backend: sync (pread/pwrite) or io_uring.
+        #[arg(long, default_value = "sync")]
+        backend: String,
+        /// Flush method: fsync, O_DIRECT or O_DSYNC.
+        #[arg(long, default_value = "fsync")]
+        flush_method: minnow_io::FlushMethod,
+        /// Threads committing to the redo log.
+        #[arg(long, default_value_t = 8)]
+        commit_threads: usize,
+        /// Durable commits per thread.
+        #[arg(long, default_value_t = 250)]
+        commits: usize,
+    },
+    /// Check the checksum of every page of each file, like innochecksum.
+    Verify {
+        /// How to read the files.
+        #[command(flatten)]
+        read: ReadOpts,
+        /// Tablespace files (.ibd or minnow files).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Summarise a tablespace: page types, LSNs, checksums, indexes and a page map.
+    Inspect {
+        /// How to read the file.
+        #[command(flatten)]
+        read: ReadOpts,
+        /// Print the page map only for files of at most this many pages (0: never).
+        #[arg(long, value_name = "PAGES", default_value_t = cmd::inspect::DEFAULT_MAP_MAX)]
+        map_max: u64,
+        /// The tablespace file.
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+    },
+    /// Decode one page: FIL header and trailer, FSP or INDEX header, checksum verdict.
+    Page {
+        /// How to read the file.
+        #[command(flatten)]
+        read: ReadOpts,
+        /// Add a hex dump of the page (offset, hex, ASCII, like xxd).
+        #[arg(long)]
+        hex: bool,
+        /// The tablespace file.
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+        /// The page number (0 is the first page).
+        #[arg(value_name = "N")]
+        page: u64,
+    },
+}
+
+/// Options shared by every command: how pages are found and checked.
+#[derive(Debug, Clone, Args)]
+pub struct ReadOpts {
+    /// Page size to use instead of the one in page 0's FSP flags (4k, 8k, 16k, 32k, 64k or bytes).
+    #[arg(long, value_name = "SIZE")]
+    pub page_size: Option<PageSize>,
+    /// Checksum policy: crc32, strict_crc32, innodb, strict_innodb, none, strict_none,
+    /// full_crc32 or strict_full_crc32. Tablespaces whose flags say full_crc32 are always checked
+    /// with full_crc32, as MariaDB does.
+    #[arg(long, value_name = "ALGORITHM", default_value = "crc32")]
+    pub checksum: ChecksumPolicy,
+}
+
+/// What a command found, in exit-code order: the worst of several results wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Everything checked is fine (exit 0).
+    Clean = 0,
+    /// At least one page is corrupt, or the file ends in a partial page (exit 1).
+    Corrupt = 1,
+    /// A usage or IO error (exit 2).
+    Error = 2,
+}
+
+impl From<Status> for ExitCode {
+    fn from(status: Status) -> ExitCode {
+        ExitCode::from(status as u8)
+    }
+}
+
+/// Parses `args` (program name first), runs the command and returns the exit code.
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help and version go to stdout and exit 0; real usage errors exit 2.
+            let _ = err.print();
+            return if err.use_stderr() {
+                Status::Error.into()
+            } else {
+                Status::Clean.into()
+            };
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = dispatch(&cli, &mut out);
+    let status = match result {
+        Ok(status) => status,
+        Err(err) => {
+            report_error(&err, cli.json, &mut out);
+            Status::Error
+        }
+    };
+    match out.flush() {
+        Ok(()) => status.into(),
+        Err(_) => Status::Error.into(),
+    }
+}
+
+fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
+    match &cli.command {
+        Command::Demo {
+            dir,
+            pages,
+            page_size,
+            checksum,
+            backend,
+            flush_method,
+            commit_threads,
+            commits,
+        } => {
+            let opts = cmd::demo::DemoOpts {
+                dir: dir.clone(),
+                pages: *pages,
+                page_size: *page_size,
+                checksum: checksum.algorithm,
+                backend: backend.clone(),
+                flush_method: *flush_method,
+                commit_threads: (*commit_threads).max(1),
+                commits: *commits,
+            };
+            cmd::demo::run(&opts, cli.json, out)
+        }
+        Command::Verify { read, files } => cmd::verify::run(files, read, cli.json, out),
+        Command::Inspect {
+            read,
+            map_max,
+            file,
+        } => cmd::inspect::run(file, read, *map_max, cli.json, out),
+        Command::Page {
+            read,
+            hex,
+            file,
+            page,
+        } => cmd::page::run(file, *page, read, *hex, cli.json, out),
+    }
+}
+
+/// Prints a fatal error: always a line on stderr, and in JSON mode an `{"error": ...}` object on
+/// stdout too, so that a script reading stdout always gets JSON.
+fn report_error(err: &CliError, json: bool, out: &mut dyn Write) {
+    if matches!(err, CliError::Stdout(_)) {
+        // Writing to stdout failed (a closed pipe, typically): nothing more to say there.
+        return;
+    }
+    let _ = writeln!(std::io::stderr(), "minnow: {err}");
+    if json {
+        let _ = output::emit_json(out, &output::ErrorReport::new(err));
+    }
+}

@@ -1,0 +1,522 @@
+//! `minnow inspect FILE`: what is in a tablespace, at a glance.
+//!
+//! The report shows:
+//!
+//! - **geometry**: the page size, and the size in pages twice, as page 0's FSP header records it
+//!   and as the file's length gives it (InnoDB extends a file before it records the new size, so
+//!   the two can differ after a crash);
+//! - **page 0's FSP header**: the space id every page of the file repeats, the free limit, and the
+//!   flags, decoded;
+//! - **page types**: how many pages of each type (InnoDB's names: `INDEX`, `FSP_HDR`, `XDES`,
+//!   `IBUF_BITMAP`, `INODE`, `ALLOCATED`, ...). A file-per-table tablespace starts with
+//!   `FSP_HDR`, `IBUF_BITMAP`, `INODE`, then the index roots;
+//! - **LSN range**: the smallest and largest non-zero page LSN: how far the redo log had got
+//!   when the oldest and the newest page was last written;
+//! - **checksums**: how many pages matched each algorithm, how many are empty (all zero) and how
+//!   many are corrupt;
+//! - **indexes**: for INDEX pages, grouped by index id: pages, leaves, non-leaf pages, pages per
+//!   level, the tree's height and its root (the one page on the top level). A tree of height 2
+//!   is a root above a row of leaves;
+//! - **a page map**, one character per page, 64 per line (one 1 MiB extent of 16 KiB pages), in
+//!   the spirit of innodb_ruby's `space-extents-illustrate`: it shows at a glance where the
+//!   indexes live, how the file was extended, and how much of it is still unused.
+//!
+//! Exit 0 when no page is corrupt, 1 otherwise, 2 when the file cannot be read.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use minnow_page::PageType;
+use minnow_page::checksum::Verdict;
+use minnow_page::fil::FilHeader;
+use minnow_page::fsp::FspHeader;
+use minnow_page::index::IndexHeader;
+use serde::Serialize;
+
+use crate::check::{self, Tally};
+use crate::cli::{ReadOpts, Status};
+use crate::describe::FlagsInfo;
+use crate::output::{self, CliError};
+use crate::space::{PageSizeSource, Space, SpaceError};
+
+/// Files with more pages than this get no page map unless `--map-max` says otherwise.
+pub const DEFAULT_MAP_MAX: u64 = 16384;
+
+/// Characters of the page map, one per page.
+pub const LEGEND: &[(char, &str)] = &[
+    (
+        'F',
+        "FSP_HDR (page 0: file space header and first extent descriptors)",
+    ),
+    ('X', "XDES (extent descriptors)"),
+    ('B', "IBUF_BITMAP (change buffer bitmap)"),
+    ('N', "INODE (file segment inodes)"),
+    ('I', "INDEX (B-tree node)"),
+    ('S', "SDI (serialized dictionary, MySQL 8.0)"),
+    ('R', "RTREE (spatial index node)"),
+    ('U', "UNDO_LOG"),
+    ('L', "BLOB / LOB (externally stored column)"),
+    ('T', "TRX_SYS / SYS / RSEG_ARRAY (system pages)"),
+    ('M', "minnow-only page type"),
+    ('.', "all zero (allocated, never written)"),
+    (
+        'a',
+        "type ALLOCATED (0) on a written page (files older than MySQL 5.1.7 left the type of \
+         non-index pages unset)",
+    ),
+    ('!', "corrupt (checksum or LSN check failed)"),
+    ('?', "other page type"),
+];
+
+/// Page map characters per line: one extent of 16 KiB pages.
+pub const MAP_WIDTH: usize = 64;
+
+/// The FSP header of page 0, decoded.
+#[derive(Debug, Serialize)]
+pub struct FspInfo {
+    /// The tablespace id.
+    pub space_id: u32,
+    /// Size in pages, as the header records it.
+    pub size_pages: u32,
+    /// First page not yet added to a free list.
+    pub free_limit: u32,
+    /// Pages used in FREE_FRAG extents.
+    pub frag_n_used: u32,
+    /// Next unused segment id.
+    pub next_seg_id: u64,
+    /// The flags, decoded.
+    pub flags: FlagsInfo,
+}
+
+/// Pages of one type.
+#[derive(Debug, Serialize)]
+pub struct TypeCount {
+    /// InnoDB's name for the type.
+    pub name: &'static str,
+    /// The number stored at offset 24.
+    pub type_number: u16,
+    /// How many pages carry it.
+    pub pages: u64,
+}
+
+/// The smallest and largest non-zero page LSN.
+#[derive(Debug, Serialize)]
+pub struct LsnRange {
+    /// Smallest non-zero page LSN.
+    pub min: u64,
+    /// Largest page LSN.
+    pub max: u64,
+}
+
+/// Pages on one level of a B-tree.
+#[derive(Debug, Serialize)]
+pub struct LevelCount {
+    /// The level (0 = leaves).
+    pub level: u16,
+    /// Pages on it.
+    pub pages: u64,
+}
+
+/// The pages of one index.
+#[derive(Debug, Serialize)]
+pub struct IndexStats {
+    /// The index id (`PAGE_INDEX_ID`).
+    pub index_id: u64,
+    /// Pages of the index.
+    pub pages: u64,
+    /// Leaf pages (level 0).
+    pub leaves: u64,
+    /// Non-leaf pages.
+    pub non_leaf: u64,
+    /// User records on the leaves.
+    pub leaf_records: u64,
+    /// Highest level + 1.
+    pub height: u32,
+    /// The page on the highest level, if there is exactly one (the root).
+    pub root_page: Option<u64>,
+    /// Pages per level, leaves first.
+    pub levels: Vec<LevelCount>,
+}
+
+/// The page map.
+#[derive(Debug, Serialize)]
+pub struct PageMap {
+    /// Characters per line.
+    pub width: usize,
+    /// One string per line of `width` pages.
+    pub lines: Vec<String>,
+    /// What each character means.
+    pub legend: BTreeMap<String, &'static str>,
+}
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+pub struct InspectReport {
+    /// The file.
+    pub file: String,
+    /// Its length in bytes.
+    pub file_bytes: u64,
+    /// The page size in bytes.
+    pub page_size: usize,
+    /// Where the page size came from.
+    pub page_size_source: PageSizeSource,
+    /// Whole pages in the file.
+    pub file_pages: u64,
+    /// Bytes of a partial page at the end (0 if none).
+    pub trailing_bytes: u64,
+    /// Page 0's FSP header, if page 0 could be read.
+    pub fsp: Option<FspInfo>,
+    /// The checksum policy applied.
+    pub policy: String,
+    /// Verdict counts (the partial page, if any, counts as corrupt).
+    pub checksums: Tally,
+    /// Corrupt page numbers.
+    pub corrupt_pages: Vec<u64>,
+    /// Page type histogram, by type number.
+    pub page_types: Vec<TypeCount>,
+    /// LSN range of the non-empty, intact pages.
+    pub lsn: Option<LsnRange>,
+    /// Space ids seen in intact page headers other than the FSP header's, with counts.
+    pub foreign_space_ids: BTreeMap<u32, u64>,
+    /// B-tree indexes, by index id.
+    pub indexes: Vec<IndexStats>,
+    /// The page map, for files up to `--map-max` pages.
+    pub map: Option<PageMap>,
+}
+
+#[derive(Default)]
+struct IndexAcc {
+    pages: u64,
+    leaf_records: u64,
+    levels: BTreeMap<u16, (u64, u64)>, // level -> (pages, last page seen)
+}
+
+/// Runs `minnow inspect`.
+pub fn run(
+    path: &Path,
+    opts: &ReadOpts,
+    map_max: u64,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Status, CliError> {
+    let report = inspect(path, opts, map_max)?;
+    let status = if report.checksums.corrupt > 0 {
+        Status::Corrupt
+    } else {
+        Status::Clean
+    };
+    if json {
+        output::emit_json(out, &report)?;
+    } else {
+        print_text(&report, out)?;
+    }
+    Ok(status)
+}
+
+/// Builds the report for one file.
+pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectReport, SpaceError> {
+    let space = Space::open(path, opts.page_size)?;
+    let policy = space.policy(opts.checksum);
+    let fsp = read_fsp(&space)?;
+    let fsp_space_id = fsp.as_ref().map(|f| f.space_id);
+    let want_map = space.pages() <= map_max;
+
+    let mut checksums = Tally::default();
+    let mut corrupt_pages = Vec::new();
+    let mut types: BTreeMap<u16, u64> = BTreeMap::new();
+    let mut lsn: Option<(u64, u64)> = None;
+    let mut foreign_space_ids: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut indexes: BTreeMap<u64, IndexAcc> = BTreeMap::new();
+    let mut map = String::new();
+
+    space.scan(|page_no, page| {
+        let verdict = check::check(page, policy);
+        checksums.add(&verdict);
+        let header = FilHeader::read(page).unwrap_or_default();
+        *types.entry(header.page_type.to_u16()).or_default() += 1;
+        let intact = verdict.is_ok();
+        // Under policy `none` no page is "empty" in the checksum sense; the map still shows
+        // all-zero pages as such.
+        let empty =
+            matches!(verdict, Ok(Verdict::Empty)) || (intact && page.iter().all(|&b| b == 0));
+        if !intact {
+            corrupt_pages.push(page_no);
+        }
+        if want_map {
+            map.push(map_char(header.page_type, intact, empty));
+        }
+        if !intact || empty {
+            return Ok::<(), SpaceError>(());
+        }
+        if header.lsn != 0 {
+            lsn = Some(match lsn {
+                None => (header.lsn, header.lsn),
+                Some((lo, hi)) => (lo.min(header.lsn), hi.max(header.lsn)),
+            });
+        }
+        if fsp_space_id.is_some_and(|id| id != header.space_id) {
+            *foreign_space_ids.entry(header.space_id).or_default() += 1;
+        }
+        if matches!(
+            header.page_type,
+            PageType::Index | PageType::Rtree | PageType::Sdi
+        ) && let Ok(ih) = IndexHeader::read(page)
+        {
+            let acc = indexes.entry(ih.index_id).or_default();
+            acc.pages += 1;
+            if ih.level == 0 {
+                acc.leaf_records += u64::from(ih.n_recs);
+            }
+            let level = acc.levels.entry(ih.level).or_default();
+            level.0 += 1;
+            level.1 = page_no;
+        }
+        Ok(())
+    })?;
+
+    let trailing_bytes = space.trailing_bytes();
+    if trailing_bytes > 0 {
+        checksums.add_partial();
+        corrupt_pages.push(space.pages());
+    }
+
+    let map = want_map.then(|| PageMap {
+        width: MAP_WIDTH,
+        lines: map
+            .as_bytes()
+            .chunks(MAP_WIDTH)
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect(),
+        legend: LEGEND.iter().map(|(c, d)| (c.to_string(), *d)).collect(),
+    });
+
+    Ok(InspectReport {
+        file: space.name(),
+        file_bytes: space.len(),
+        page_size: space.page_size().bytes(),
+        page_size_source: space.page_size_source(),
+        file_pages: space.pages(),
+        trailing_bytes,
+        fsp,
+        policy: policy.to_string(),
+        checksums,
+        corrupt_pages,
+        page_types: types
+            .into_iter()
+            .map(|(t, pages)| TypeCount {
+                name: PageType::from_u16(t).name(),
+                type_number: t,
+                pages,
+            })
+            .collect(),
+        lsn: lsn.map(|(min, max)| LsnRange { min, max }),
+        foreign_space_ids,
+        indexes: indexes
+            .into_iter()
+            .map(|(index_id, acc)| index_stats(index_id, acc))
+            .collect(),
+        map,
+    })
+}
+
+fn index_stats(index_id: u64, acc: IndexAcc) -> IndexStats {
+    let leaves = acc.levels.get(&0).map_or(0, |l| l.0);
+    let top = acc.levels.iter().next_back();
+    IndexStats {
+        index_id,
+        pages: acc.pages,
+        leaves,
+        non_leaf: acc.pages - leaves,
+        leaf_records: acc.leaf_records,
+        height: top.map_or(0, |(level, _)| u32::from(*level) + 1),
+        root_page: top.and_then(|(_, (n, page))| (*n == 1).then_some(*page)),
+        levels: acc
+            .levels
+            .iter()
+            .map(|(level, (pages, _))| LevelCount {
+                level: *level,
+                pages: *pages,
+            })
+            .collect(),
+    }
+}
+
+/// Reads page 0's FSP header (from a partial page 0 if the file is shorter than a page).
+fn read_fsp(space: &Space) -> Result<Option<FspInfo>, SpaceError> {
+    let page0 = if space.pages() > 0 {
+        let mut buf = vec![0u8; space.page_size().bytes()];
+        space.read_page(0, &mut buf)?;
+        buf
+    } else {
+        space.read_partial()?.unwrap_or_default()
+    };
+    Ok(FspHeader::read(&page0).ok().map(|h| FspInfo {
+        space_id: h.space_id,
+        size_pages: h.size,
+        free_limit: h.free_limit,
+        frag_n_used: h.frag_n_used,
+        next_seg_id: h.next_seg_id,
+        flags: FlagsInfo::new(h.flags),
+    }))
+}
+
+/// The page map character of a page.
+pub fn map_char(page_type: PageType, intact: bool, empty: bool) -> char {
+    if !intact {
+        return '!';
+    }
+    if empty {
+        return '.';
+    }
+    match page_type {
+        PageType::FspHdr => 'F',
+        PageType::Xdes => 'X',
+        PageType::IbufBitmap => 'B',
+        PageType::Inode => 'N',
+        PageType::Index => 'I',
+        PageType::Sdi => 'S',
+        PageType::Rtree => 'R',
+        PageType::UndoLog => 'U',
+        PageType::Blob
+        | PageType::Zblob
+        | PageType::Zblob2
+        | PageType::SdiBlob
+        | PageType::SdiZblob
+        | PageType::LobIndex
+        | PageType::LobData
+        | PageType::LobFirst
+        | PageType::ZlobFirst
+        | PageType::ZlobData
+        | PageType::ZlobIndex
+        | PageType::ZlobFrag
+        | PageType::ZlobFragEntry => 'L',
+        PageType::TrxSys | PageType::Sys | PageType::RsegArray => 'T',
+        PageType::Allocated => 'a',
+        PageType::Other(0x4D00..=0x4DFF) => 'M',
+        _ => '?',
+    }
+}
+
+fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "file:          {}", r.file)?;
+    let source = match r.page_size_source {
+        PageSizeSource::Flags => "from FSP flags",
+        PageSizeSource::Option => "from --page-size",
+    };
+    writeln!(out, "page size:     {} bytes ({source})", r.page_size)?;
+    let mut size = format!("{} pages in file ({} bytes)", r.file_pages, r.file_bytes);
+    if r.trailing_bytes > 0 {
+        size.push_str(&format!(" + a PARTIAL page of {} bytes", r.trailing_bytes));
+    }
+    match &r.fsp {
+        Some(fsp) => {
+            writeln!(out, "space id:      {}", fsp.space_id)?;
+            writeln!(out, "flags:         {}", fsp.flags.summary)?;
+            writeln!(
+                out,
+                "size:          {} pages in FSP header, {size}",
+                fsp.size_pages
+            )?;
+            writeln!(out, "free limit:    {}", fsp.free_limit)?;
+        }
+        None => writeln!(out, "size:          {size} (no FSP header)")?,
+    }
+    match &r.lsn {
+        Some(l) => writeln!(out, "LSN range:     {} .. {}", l.min, l.max)?,
+        None => writeln!(out, "LSN range:     (no page with a non-zero LSN)")?,
+    }
+    writeln!(
+        out,
+        "checksums:     {} [policy {}]",
+        r.checksums.text(),
+        r.policy
+    )?;
+    if !r.corrupt_pages.is_empty() {
+        let shown: Vec<String> = r
+            .corrupt_pages
+            .iter()
+            .take(20)
+            .map(u64::to_string)
+            .collect();
+        let more = r.corrupt_pages.len().saturating_sub(20);
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        writeln!(out, "corrupt pages: {}{tail}", shown.join(", "))?;
+    }
+    if !r.foreign_space_ids.is_empty() {
+        let ids: Vec<String> = r
+            .foreign_space_ids
+            .iter()
+            .map(|(id, n)| format!("{id} ({n} pages)"))
+            .collect();
+        writeln!(out, "other space ids in page headers: {}", ids.join(", "))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "page types:")?;
+    for t in &r.page_types {
+        writeln!(out, "  {:<24} {:>5} {:>10}", t.name, t.type_number, t.pages)?;
+    }
+    writeln!(out)?;
+    if r.indexes.is_empty() {
+        writeln!(out, "indexes: none")?;
+    } else {
+        writeln!(out, "indexes:")?;
+        let w = r
+            .indexes
+            .iter()
+            .map(|i| i.index_id.to_string().len())
+            .max()
+            .unwrap_or(0)
+            .max("index id".len());
+        writeln!(
+            out,
+            "  {:>w$} {:>8} {:>8} {:>8} {:>6} {:>6} {:>10}  pages per level (0 = leaves)",
+            "index id", "pages", "leaves", "non-leaf", "height", "root", "leaf recs"
+        )?;
+        for i in &r.indexes {
+            let levels: Vec<String> = i
+                .levels
+                .iter()
+                .map(|l| format!("{}:{}", l.level, l.pages))
+                .collect();
+            let root = i
+                .root_page
+                .map_or_else(|| "-".to_string(), |p| p.to_string());
+            writeln!(
+                out,
+                "  {:>w$} {:>8} {:>8} {:>8} {:>6} {:>6} {:>10}  {}",
+                i.index_id,
+                i.pages,
+                i.leaves,
+                i.non_leaf,
+                i.height,
+                root,
+                i.leaf_records,
+                levels.join(" ")
+            )?;
+        }
+    }
+    writeln!(out)?;
+    match &r.map {
+        Some(map) => {
+            writeln!(out, "page map ({} pages per line):", map.width)?;
+            for (i, line) in map.lines.iter().enumerate() {
+                writeln!(out, "  {:>8}  {line}", i * map.width)?;
+            }
+            writeln!(out, "legend:")?;
+            for (c, what) in LEGEND {
+                writeln!(out, "  {c}  {what}")?;
+            }
+        }
+        None => writeln!(
+            out,
+            "page map: omitted ({} pages; raise --map-max to see it)",
+            r.file_pages
+        )?,
+    }
+    Ok(())
+}

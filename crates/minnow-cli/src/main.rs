@@ -1,0 +1,44 @@
+//! # `minnow`: look inside a tablespace file
+//!
+//! A storage engine's data file is just pages: 16 KiB blocks (by default), each framed by a FIL
+//! header and trailer, each carrying a checksum. This tool reads such files, minnow's own and real
+//! InnoDB / MariaDB `.ibd` files alike, **without ever writing to them**, and shows what is inside:
+//!
+//! - `minnow verify FILE...` checks every page's checksum, like MySQL's `innochecksum`
+//!   ([`cmd::verify`]);
+//! - `minnow inspect FILE` summarises a tablespace: page types, LSN range, B-tree indexes and a
+//!   one-character-per-page map ([`cmd::inspect`]);
+//! - `minnow page FILE N` decodes one page field by field, with an optional hex dump
+//!   ([`cmd::page`]).
+//!
+//! Every command takes `--json` (machine-readable output on stdout) and exits with
+//! **0** when everything checked is fine, **1** when the file has corrupt pages, and **2** on a
+//! usage or IO error (a file that cannot be opened, a page 0 whose flags make no sense).
+//!
+//! The code is laid out for reading: [`space`] opens a file and finds its page size, [`check`]
+//! turns a checksum verdict into a report, [`describe`] explains flags and formats hex dumps, and
+//! each command lives in its own module under [`cmd`].
+
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+#![forbid(unsafe_code)]
+
+mod check;
+mod cli;
+mod cmd;
+mod describe;
+mod output;
+mod space;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    cli::run(std::env::args_os())
+}

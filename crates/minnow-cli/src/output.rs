@@ -1,0 +1,64 @@
+//! Output plumbing: errors, JSON emission, and small formatting helpers.
+//!
+//! Text goes to stdout as it is produced; JSON is built as serde structs and written once, pretty
+//! printed, to stdout. Nothing here panics when stdout is closed: a failed write becomes
+//! [`CliError::Stdout`] and the process exits 2.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::space::SpaceError;
+
+/// A fatal error of one command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Opening or reading a tablespace failed.
+    #[error(transparent)]
+    Space(#[from] SpaceError),
+    /// The demo could not run (the message names the file or step).
+    #[error("demo: {0}")]
+    Demo(String),
+    /// Writing the report to stdout failed.
+    #[error("cannot write to stdout: {0}")]
+    Stdout(#[from] io::Error),
+}
+
+/// The JSON printed on stdout for a fatal error.
+#[derive(Debug, Serialize)]
+pub struct ErrorReport {
+    /// The message, naming the file.
+    pub error: String,
+    /// The exit code (always 2).
+    pub exit_code: u8,
+}
+
+impl ErrorReport {
+    /// The report for `err`.
+    pub fn new(err: &CliError) -> ErrorReport {
+        ErrorReport {
+            error: err.to_string(),
+            exit_code: 2,
+        }
+    }
+}
+
+/// Writes `value` as pretty-printed JSON followed by a newline.
+pub fn emit_json<T: Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// `0x` and eight hex digits: how checksums and LSN words are printed.
+pub fn hex32(v: u32) -> String {
+    format!("{v:#010x}")
+}
+
+/// A page pointer for humans: the number, or `FIL_NULL` for "no page".
+pub fn page_ptr(v: u32) -> String {
+    if v == minnow_page::fil::FIL_NULL {
+        "FIL_NULL".to_string()
+    } else {
+        v.to_string()
+    }
+}
