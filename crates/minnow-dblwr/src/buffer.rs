@@ -1,0 +1,552 @@
+//! The running doublewrite buffer: segments, batches, counters.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use minnow_io::{AlignedBuf, Backend, FileIo, FlushMethod, IoError, IoOp, IoRequest, OpenOptions};
+use minnow_io::{Tablespace, file::SECTOR};
+use minnow_page::{PageId, PageSize, bytes, checksum, fil};
+
+use crate::format::{self, SegmentHeader, SlotEntry};
+use crate::{DblwrError, DoublewriteMode, SpaceResolver};
+
+/// The path of segment `segment`'s file in `dir`: `dir/dblwr.<segment>`.
+pub fn segment_path(dir: &Path, segment: usize) -> PathBuf {
+    dir.join(format!("dblwr.{segment}"))
+}
+
+/// How the doublewrite buffer is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DoublewriteConfig {
+    /// `innodb_doublewrite`.
+    pub mode: DoublewriteMode,
+    /// Number of segments (one per buffer pool instance or page cleaner), at least 1.
+    pub segments: usize,
+    /// Pages per batch per segment (`innodb_doublewrite_pages`), 1..=[`format::MAX_CAPACITY`].
+    pub pages_per_batch: usize,
+    /// The page size of every tablespace written through this buffer (`innodb_page_size`).
+    pub page_size: PageSize,
+    /// How the segment files are opened (`innodb_flush_method`).
+    pub flush_method: FlushMethod,
+}
+
+impl DoublewriteConfig {
+    /// The default batch size: 128 pages, as MySQL 8.4's `innodb_doublewrite_pages`.
+    pub const DEFAULT_PAGES_PER_BATCH: usize = 128;
+
+    /// `segments` segments in `mode` for pages of `page_size`, with the default batch size and
+    /// buffered IO (`fsync`).
+    pub const fn new(
+        mode: DoublewriteMode,
+        segments: usize,
+        page_size: PageSize,
+    ) -> DoublewriteConfig {
+        DoublewriteConfig {
+            mode,
+            segments,
+            pages_per_batch: Self::DEFAULT_PAGES_PER_BATCH,
+            page_size,
+            flush_method: FlushMethod::Fsync,
+        }
+    }
+
+    /// The same configuration with `pages_per_batch` pages per batch.
+    pub const fn pages_per_batch(self, pages_per_batch: usize) -> DoublewriteConfig {
+        DoublewriteConfig {
+            pages_per_batch,
+            ..self
+        }
+    }
+
+    /// The same configuration with segment files opened with `flush_method`.
+    pub const fn flush_method(self, flush_method: FlushMethod) -> DoublewriteConfig {
+        DoublewriteConfig {
+            flush_method,
+            ..self
+        }
+    }
+
+    /// Checks the ranges: at least one segment, 1..=[`format::MAX_CAPACITY`] pages per batch.
+    pub fn validate(&self) -> Result<(), DblwrError> {
+        if self.segments == 0 {
+            return Err(config("at least one segment is needed"));
+        }
+        if self.pages_per_batch == 0 || self.pages_per_batch > format::MAX_CAPACITY {
+            return Err(config(&format!(
+                "doublewrite_pages {} is outside 1..={}",
+                self.pages_per_batch,
+                format::MAX_CAPACITY
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Default for DoublewriteConfig {
+    /// Mode on, one segment, 128 pages per batch, 16 KiB pages, `fsync`.
+    fn default() -> Self {
+        DoublewriteConfig::new(DoublewriteMode::On, 1, PageSize::K16)
+    }
+}
+
+fn config(reason: &str) -> DblwrError {
+    DblwrError::Config {
+        reason: reason.to_string(),
+    }
+}
+
+/// Counters of the doublewrite buffer, shared by all segments. Relaxed atomics: each is exact,
+/// a set read together is not a snapshot of one instant.
+#[derive(Debug, Default)]
+pub struct DoublewriteStats {
+    /// Batches completed (all their pages written in place and synced).
+    pub batches: AtomicU64,
+    /// Page copies written to segment files (0 in modes off and detect_only).
+    pub dblwr_pages: AtomicU64,
+    /// Pages written in place.
+    pub in_place_pages: AtomicU64,
+    /// Syncs issued: segment files and data files.
+    pub syncs: AtomicU64,
+    /// Bytes written to segment files (headers and copies).
+    pub dblwr_bytes: AtomicU64,
+    /// Bytes written in place to data files.
+    pub in_place_bytes: AtomicU64,
+}
+
+/// The values of [`DoublewriteStats`] at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatsSnapshot {
+    /// Batches completed.
+    pub batches: u64,
+    /// Page copies written to segment files.
+    pub dblwr_pages: u64,
+    /// Pages written in place.
+    pub in_place_pages: u64,
+    /// Syncs issued.
+    pub syncs: u64,
+    /// Bytes written to segment files.
+    pub dblwr_bytes: u64,
+    /// Bytes written in place.
+    pub in_place_bytes: u64,
+}
+
+impl DoublewriteStats {
+    /// Reads every counter.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        StatsSnapshot {
+            batches: get(&self.batches),
+            dblwr_pages: get(&self.dblwr_pages),
+            in_place_pages: get(&self.in_place_pages),
+            syncs: get(&self.syncs),
+            dblwr_bytes: get(&self.dblwr_bytes),
+            in_place_bytes: get(&self.in_place_bytes),
+        }
+    }
+}
+
+fn add(counter: &AtomicU64, n: usize) {
+    counter.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// One segment: its file, its batch buffer, its state. Used by one flusher at a time.
+#[derive(Debug)]
+struct Segment {
+    index: usize,
+    /// The segment file, or the data directory in mode off (for error messages).
+    path: PathBuf,
+    /// `None` in mode off.
+    file: Option<Arc<dyn FileIo>>,
+    /// Header block followed by `capacity` page slots: the bytes of one batch.
+    buf: AlignedBuf,
+    /// Sequence number of the last batch written.
+    sequence: u64,
+    /// A batch failed after its copies became durable: refuse further batches.
+    poisoned: bool,
+}
+
+/// The doublewrite buffer: `segments` independent segments, each with its own file and mutex.
+///
+/// Open it with [`Doublewrite::open`] after [`crate::recover`] has run; page cleaners then call
+/// [`Doublewrite::flush_batch`] with their segment's index.
+#[derive(Debug)]
+pub struct Doublewrite {
+    config: DoublewriteConfig,
+    dir: PathBuf,
+    segments: Vec<Mutex<Segment>>,
+    stats: DoublewriteStats,
+}
+
+impl Doublewrite {
+    /// Opens (creating where needed) the segment files `dir/dblwr.0` ..
+    /// `dir/dblwr.<segments-1>` through `backend`. A file that already has a valid header of
+    /// the same geometry (page size, capacity, mode) is kept, and its batch sequence continues;
+    /// any other file is reinitialised: preallocated, given an empty header (count 0) and
+    /// synced, as is the directory. In mode off no file is opened or touched.
+    ///
+    /// Run [`crate::recover`] first: reinitialising, or the next batch, overwrites what the
+    /// last run left in the segments.
+    pub fn open(
+        backend: &dyn Backend,
+        dir: &Path,
+        config: DoublewriteConfig,
+    ) -> Result<Doublewrite, DblwrError> {
+        config.validate()?;
+        let capacity = config.pages_per_batch;
+        let buf_len = format::file_len(config.page_size, capacity, true);
+        let buf_len = usize::try_from(buf_len).map_err(|_| config_too_big())?;
+        let mut segments = Vec::with_capacity(config.segments);
+        let mut created = false;
+        for index in 0..config.segments {
+            let buf = AlignedBuf::new(buf_len)?;
+            let mut segment = Segment {
+                index,
+                path: dir.to_path_buf(),
+                file: None,
+                buf,
+                sequence: 0,
+                poisoned: false,
+            };
+            if config.mode.uses_files() {
+                let path = segment_path(dir, index);
+                let file =
+                    backend.open(&path, &OpenOptions::new(config.flush_method).create(true))?;
+                created |= file.is_empty()?;
+                segment.sequence = prepare_file(&*file, &mut segment.buf, &config, index)?;
+                segment.path = path;
+                segment.file = Some(file);
+            }
+            segments.push(Mutex::new(segment));
+        }
+        if created {
+            sync_dir(dir)?;
+        }
+        Ok(Doublewrite {
+            config,
+            dir: dir.to_path_buf(),
+            segments,
+            stats: DoublewriteStats::default(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DoublewriteConfig {
+        &self.config
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> DoublewriteMode {
+        self.config.mode
+    }
+
+    /// The number of segments.
+    pub fn segments(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// The most pages one batch holds (`doublewrite_pages`); larger slices given to
+    /// [`Doublewrite::flush_batch`] run as several batches.
+    pub fn pages_per_batch(&self) -> usize {
+        self.config.pages_per_batch
+    }
+
+    /// The segment a flusher with index `flusher` (a buffer pool instance, a page cleaner
+    /// thread) should use: `flusher % segments`.
+    pub fn segment_for(&self, flusher: usize) -> usize {
+        flusher % self.segments.len().max(1)
+    }
+
+    /// The data directory holding the segment files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &DoublewriteStats {
+        &self.stats
+    }
+
+    /// True once a batch on `segment` failed after its copies became durable (see
+    /// [`DblwrError::Poisoned`]).
+    pub fn is_poisoned(&self, segment: usize) -> bool {
+        self.segments.get(segment).is_some_and(|s| lock(s).poisoned)
+    }
+
+    /// Writes `pages` durably through segment `segment`, following the protocol of the crate
+    /// docs: stamp each page's checksum once (into the segment's buffer, with its tablespace's
+    /// algorithm; the caller's buffers are not modified), write header and copies to the
+    /// segment file in one write and sync it, write the pages in place with one batched
+    /// submission per tablespace, sync each touched data file once. Returns when all of it is
+    /// durable. More than [`Doublewrite::pages_per_batch`] pages run as several batches, in
+    /// order.
+    ///
+    /// Each page is `(id, bytes)`: exactly one page of the configured size whose FIL header
+    /// already names `id` (page number at 4, space id at 34) and carries its LSN; its redo must
+    /// be durable (write-ahead logging is the caller's job). The caller must keep the pages
+    /// from changing during the call (a shared or SX latch) and must not put one page in two
+    /// batches running at once. Buffers need no alignment: the writes come from the segment's
+    /// own aligned buffer.
+    ///
+    /// Checked before any IO, as typed errors: an unknown segment or space, a page size or FIL
+    /// header that does not match, a page twice in the batch, a page beyond the end of its
+    /// tablespace. An IO error before the in-place writes leaves the data files untouched (the
+    /// batch may simply be retried); one during or after them poisons the segment
+    /// ([`DblwrError::Poisoned`] from then on): the pages are in doubt until recovery.
+    pub fn flush_batch(
+        &self,
+        segment: usize,
+        pages: &[(PageId, &[u8])],
+        spaces: &dyn SpaceResolver,
+    ) -> Result<(), DblwrError> {
+        let slot = self
+            .segments
+            .get(segment)
+            .ok_or(DblwrError::NoSuchSegment {
+                segment,
+                segments: self.segments.len(),
+            })?;
+        let mut seg = lock(slot);
+        for batch in pages.chunks(self.config.pages_per_batch.max(1)) {
+            self.flush_one(&mut seg, batch, spaces)?;
+        }
+        Ok(())
+    }
+
+    fn flush_one(
+        &self,
+        seg: &mut Segment,
+        pages: &[(PageId, &[u8])],
+        spaces: &dyn SpaceResolver,
+    ) -> Result<(), DblwrError> {
+        if seg.poisoned {
+            return Err(DblwrError::Poisoned {
+                segment: seg.index,
+                path: seg.path.clone(),
+            });
+        }
+        if pages.is_empty() {
+            return Ok(());
+        }
+        let page_size = self.config.page_size;
+        let psz = page_size.bytes();
+        let capacity = self.config.pages_per_batch;
+        let header_block = format::header_block_len(page_size, capacity);
+        let resolved = self.check(pages, spaces)?;
+
+        // 1. Copy and stamp, once, into the segment's buffer.
+        let mut entries = Vec::with_capacity(pages.len());
+        for (i, ((id, bytes), space)) in pages.iter().zip(&resolved).enumerate() {
+            let at = header_block + i * psz;
+            let slot = seg.buf.get_mut(at..at + psz).ok_or_else(config_too_big)?;
+            slot.copy_from_slice(bytes);
+            checksum::stamp(slot, space.policy().algorithm)
+                .map_err(|source| DblwrError::Stamp { page: *id, source })?;
+            let lsn =
+                fil::page_lsn(slot).map_err(|source| DblwrError::Stamp { page: *id, source })?;
+            entries.push(SlotEntry { page: *id, lsn });
+        }
+
+        // 2. Header and copies in one sequential write, then sync.
+        if let Some(file) = &seg.file {
+            let header = SegmentHeader {
+                page_size,
+                capacity,
+                copies: self.config.mode.writes_copies(),
+                segment: u32::try_from(seg.index).unwrap_or(u32::MAX),
+                sequence: seg.sequence + 1,
+                entries,
+            };
+            let block = seg.buf.get_mut(..header_block).ok_or_else(config_too_big)?;
+            header
+                .encode(block)
+                .map_err(|e| bad_segment(&seg.path, seg.index, &e.to_string()))?;
+            let len = if header.copies {
+                header_block + pages.len() * psz
+            } else {
+                header_block
+            };
+            let bytes = seg.buf.get(..len).ok_or_else(config_too_big)?;
+            file.write_at(bytes, 0)?;
+            add(&self.stats.dblwr_bytes, len);
+            if header.copies {
+                add(&self.stats.dblwr_pages, pages.len());
+            }
+            file.sync_data()?;
+            add(&self.stats.syncs, 1);
+            seg.sequence += 1;
+            // From here on the data pages may be torn by a failure: the segment holds the
+            // only evidence (and, in mode on, the only intact copies) until recovery.
+            seg.poisoned = true;
+        }
+
+        // 3. In place, one batched submission per tablespace, in page order.
+        let mut per_space: BTreeMap<u32, SpaceSlots<'_>> = BTreeMap::new();
+        for (i, ((id, _), space)) in pages.iter().zip(&resolved).enumerate() {
+            per_space
+                .entry(id.space)
+                .or_insert_with(|| (space, Vec::new()))
+                .1
+                .push((id.page_no, i));
+        }
+        for (space, slots) in per_space.values_mut() {
+            slots.sort_unstable();
+            let mut batch = Vec::with_capacity(slots.len());
+            for &(page_no, i) in slots.iter() {
+                let at = header_block + i * psz;
+                let buf = seg.buf.get(at..at + psz).ok_or_else(config_too_big)?;
+                let offset = u64::from(page_no) * psz as u64;
+                batch.push(IoRequest::Write { offset, buf });
+            }
+            space.file().submit(&mut batch)?;
+            add(&self.stats.in_place_pages, slots.len());
+            add(&self.stats.in_place_bytes, slots.len() * psz);
+        }
+
+        // 4. Sync every touched data file once.
+        for (space, _) in per_space.values() {
+            space.sync()?;
+            add(&self.stats.syncs, 1);
+        }
+        seg.poisoned = false;
+        add(&self.stats.batches, 1);
+        Ok(())
+    }
+
+    /// Validates a batch and resolves its tablespaces; no IO.
+    fn check(
+        &self,
+        pages: &[(PageId, &[u8])],
+        spaces: &dyn SpaceResolver,
+    ) -> Result<Vec<Arc<Tablespace>>, DblwrError> {
+        let psz = self.config.page_size.bytes();
+        let mut seen = HashSet::with_capacity(pages.len());
+        let mut cache: Vec<Arc<Tablespace>> = Vec::new();
+        let mut resolved = Vec::with_capacity(pages.len());
+        for &(id, page) in pages {
+            if page.len() != psz {
+                return Err(DblwrError::PageSize {
+                    page: id,
+                    what: "the buffer",
+                    expected: psz,
+                    actual: page.len(),
+                });
+            }
+            let stored = PageId::new(
+                bytes::read_u32(page, fil::SPACE_ID).unwrap_or(u32::MAX),
+                bytes::read_u32(page, fil::PAGE_NO).unwrap_or(u32::MAX),
+            );
+            if stored != id {
+                return Err(DblwrError::Misdirected { page: id, stored });
+            }
+            if !seen.insert(id) {
+                return Err(DblwrError::DuplicatePage { page: id });
+            }
+            let space = match cache.iter().find(|s| s.space_id() == id.space) {
+                Some(s) => Arc::clone(s),
+                None => {
+                    let s = spaces
+                        .tablespace(id.space)
+                        .ok_or(DblwrError::UnknownSpace { page: id })?;
+                    if s.page_size().bytes() != psz {
+                        return Err(DblwrError::PageSize {
+                            page: id,
+                            what: "the tablespace's page size",
+                            expected: psz,
+                            actual: s.page_size().bytes(),
+                        });
+                    }
+                    cache.push(Arc::clone(&s));
+                    s
+                }
+            };
+            let size_in_pages = space.size_in_pages();
+            if id.page_no >= size_in_pages {
+                return Err(DblwrError::PageOutOfRange {
+                    page: id,
+                    path: space.path().to_path_buf(),
+                    size_in_pages,
+                });
+            }
+            resolved.push(space);
+        }
+        Ok(resolved)
+    }
+}
+
+/// A tablespace of a batch and its pages: (page number, slot).
+type SpaceSlots<'a> = (&'a Arc<Tablespace>, Vec<(u32, usize)>);
+
+fn lock(segment: &Mutex<Segment>) -> MutexGuard<'_, Segment> {
+    // A panic while holding a segment leaves `poisoned` set if it happened mid-batch.
+    segment.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn config_too_big() -> DblwrError {
+    config("the batch buffer does not fit this page size and batch capacity")
+}
+
+fn bad_segment(path: &Path, segment: usize, reason: &str) -> DblwrError {
+    DblwrError::BadSegment {
+        path: path.to_path_buf(),
+        segment,
+        reason: reason.to_string(),
+    }
+}
+
+/// Keeps a segment file whose header matches `config`, or (re)initialises it. Returns the
+/// sequence number to continue from.
+fn prepare_file(
+    file: &dyn FileIo,
+    buf: &mut AlignedBuf,
+    config: &DoublewriteConfig,
+    index: usize,
+) -> Result<u64, DblwrError> {
+    let capacity = config.pages_per_batch;
+    let copies = config.mode.writes_copies();
+    let header_block = format::header_block_len(config.page_size, capacity);
+    let want_len = format::file_len(config.page_size, capacity, copies);
+    let len = file.len()?;
+    let mut sequence = 0;
+    if len >= header_block as u64 {
+        let block = buf.get_mut(..header_block).ok_or_else(config_too_big)?;
+        file.read_at(block, 0)?;
+        if let Ok(h) = SegmentHeader::decode(block) {
+            let same = h.page_size == config.page_size && h.capacity == capacity;
+            if same && h.copies == copies && len >= want_len {
+                return Ok(h.sequence);
+            }
+            sequence = h.sequence;
+        }
+    }
+    let header = SegmentHeader {
+        page_size: config.page_size,
+        capacity,
+        copies,
+        segment: u32::try_from(index).unwrap_or(u32::MAX),
+        sequence,
+        entries: Vec::new(),
+    };
+    let block = buf.get_mut(..header_block).ok_or_else(config_too_big)?;
+    header
+        .encode(block)
+        .map_err(|e| bad_segment(file.path(), index, &e.to_string()))?;
+    file.allocate(want_len)?;
+    file.write_at(block, 0)?;
+    file.sync_all()?;
+    debug_assert!(header_block.is_multiple_of(SECTOR));
+    Ok(sequence)
+}
+
+/// Syncs a directory, so that newly created files in it survive a crash.
+fn sync_dir(dir: &Path) -> Result<(), DblwrError> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| DblwrError::Io(IoError::file(IoOp::Sync, dir, e)))
+}
