@@ -82,7 +82,9 @@ fn setup_space(dir: &std::path::Path, pages: u32) -> Arc<Tablespace> {
             .enumerate()
             .map(|(i, b)| (p + i as u32, &mut b[..]))
             .collect();
-        space.write_pages(&mut batch).unwrap_or_else(|e| panic!("{e}"));
+        space
+            .write_pages(&mut batch)
+            .unwrap_or_else(|e| panic!("{e}"));
         p += n;
     }
     space.sync().unwrap_or_else(|e| panic!("{e}"));
@@ -146,7 +148,8 @@ fn doublewrite(c: &mut Criterion) {
                                         let base = rng.next() as u32 % slice;
                                         let mut ids = Vec::with_capacity(owned.len());
                                         for (i, img) in owned.iter_mut().enumerate() {
-                                            let p = 1 + t as u32 * slice
+                                            let p = 1
+                                                + t as u32 * slice
                                                 + (base + i as u32 * 7919) % slice;
                                             let mut h = FilHeader::read(img)
                                                 .unwrap_or_else(|e| panic!("{e}"));
@@ -184,12 +187,18 @@ fn doublewrite(c: &mut Criterion) {
         )
         .unwrap_or_else(|e| panic!("{e}"));
     let batch_bytes = AlignedBuf::new(128 * SIZE.bytes()).unwrap_or_else(|e| panic!("{e}"));
-    if let Err(e) = file.write_at(&batch_bytes, 0).and_then(|()| file.sync_data()) {
+    if let Err(e) = file
+        .write_at(&batch_bytes, 0)
+        .and_then(|()| file.sync_data())
+    {
         panic!("{e}");
     }
     r.throughput(Throughput::Bytes(batch_bytes.len() as u64));
     r.bench_function("seq_write_batch128", |b| {
-        b.iter(|| file.write_at(&batch_bytes, 0).unwrap_or_else(|e| panic!("{e}")))
+        b.iter(|| {
+            file.write_at(&batch_bytes, 0)
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
     });
     let small = AlignedBuf::new(4096).unwrap_or_else(|e| panic!("{e}"));
     r.throughput(Throughput::Elements(1));

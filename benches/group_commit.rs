@@ -53,36 +53,41 @@ fn group_commit(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(3));
     for threads in [1usize, 4, 16, 64] {
         g.throughput(Throughput::Elements(threads as u64));
-        g.bench_with_input(BenchmarkId::new("sync_commits", threads), &threads, |b, &threads| {
-            b.iter_custom(|iters| {
-                let syncs_before = log.stats().syncs.load(Ordering::Relaxed);
-                let start = Instant::now();
-                std::thread::scope(|s| {
-                    for _ in 0..threads {
-                        s.spawn(|| {
-                            for _ in 0..iters {
-                                let _ = log.free_check(64 << 10, Duration::from_secs(10));
-                                let (_, end) = log.append(&group).unwrap_or_else(|e| panic!("{e}"));
-                                log.commit(end, FlushAtCommit::Sync)
-                                    .unwrap_or_else(|e| panic!("{e}"));
-                            }
-                        });
-                    }
-                });
-                let elapsed = start.elapsed();
-                let syncs = log.stats().syncs.load(Ordering::Relaxed) - syncs_before;
-                let commits = iters * threads as u64;
-                if iters >= 100 {
-                    eprintln!(
-                        "group_commit threads={threads}: {commits} commits, {syncs} syncs, \
+        g.bench_with_input(
+            BenchmarkId::new("sync_commits", threads),
+            &threads,
+            |b, &threads| {
+                b.iter_custom(|iters| {
+                    let syncs_before = log.stats().syncs.load(Ordering::Relaxed);
+                    let start = Instant::now();
+                    std::thread::scope(|s| {
+                        for _ in 0..threads {
+                            s.spawn(|| {
+                                for _ in 0..iters {
+                                    let _ = log.free_check(64 << 10, Duration::from_secs(10));
+                                    let (_, end) =
+                                        log.append(&group).unwrap_or_else(|e| panic!("{e}"));
+                                    log.commit(end, FlushAtCommit::Sync)
+                                        .unwrap_or_else(|e| panic!("{e}"));
+                                }
+                            });
+                        }
+                    });
+                    let elapsed = start.elapsed();
+                    let syncs = log.stats().syncs.load(Ordering::Relaxed) - syncs_before;
+                    let commits = iters * threads as u64;
+                    if iters >= 100 {
+                        eprintln!(
+                            "group_commit threads={threads}: {commits} commits, {syncs} syncs, \
                          {:.1} commits/sync, {:.0} commits/s",
-                        commits as f64 / syncs.max(1) as f64,
-                        commits as f64 / elapsed.as_secs_f64()
-                    );
-                }
-                elapsed
-            })
-        });
+                            commits as f64 / syncs.max(1) as f64,
+                            commits as f64 / elapsed.as_secs_f64()
+                        );
+                    }
+                    elapsed
+                })
+            },
+        );
     }
     g.finish();
 }

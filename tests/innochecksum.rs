@@ -26,7 +26,12 @@ fn write_space(path: &Path, size: PageSize, algorithm: ChecksumAlgorithm, pages:
         pages,
     )
     .unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
-    let types = [PageType::Index, PageType::UndoLog, PageType::Blob, PageType::Inode];
+    let types = [
+        PageType::Index,
+        PageType::UndoLog,
+        PageType::Blob,
+        PageType::Inode,
+    ];
     for page_no in 1..pages {
         let mut page = minnow_io::AlignedBuf::page(size);
         let mut h = FilHeader::new(42, page_no, types[page_no as usize % types.len()]);
@@ -58,7 +63,9 @@ fn minnow_tablespaces_pass_innochecksum() {
     let dir = tempfile::tempdir().unwrap();
     for size in PageSize::ALL {
         for algorithm in [ChecksumAlgorithm::Crc32, ChecksumAlgorithm::FullCrc32] {
-            let path = dir.path().join(format!("t_{}_{}.ibd", size.bytes(), algorithm));
+            let path = dir
+                .path()
+                .join(format!("t_{}_{}.ibd", size.bytes(), algorithm));
             write_space(&path, size, algorithm, 12);
             let out = innochecksum(&path);
             assert!(

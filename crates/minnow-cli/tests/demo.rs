@@ -6,12 +6,25 @@ use std::process::Command;
 fn demo_runs_and_checks_itself() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_minnow"))
-        .args(["--json", "demo", "--pages", "96", "--commit-threads", "3", "--commits", "20"])
+        .args([
+            "--json",
+            "demo",
+            "--pages",
+            "96",
+            "--commit-threads",
+            "3",
+            "--commits",
+            "20",
+        ])
         .arg("--dir")
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["pages"], 96);
     assert_eq!(report["read_back_failures"], 0);
@@ -27,15 +40,30 @@ fn demo_runs_and_checks_itself() {
 fn demo_text_output_ends_with_the_inspector() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_minnow"))
-        .args(["demo", "--pages", "32", "--commits", "5", "--page-size", "4k"])
+        .args([
+            "demo",
+            "--pages",
+            "32",
+            "--commits",
+            "5",
+            "--page-size",
+            "4k",
+        ])
         .args(["--backend", "io_uring", "--flush-method", "O_DIRECT"])
         .arg("--dir")
         .arg(dir.path())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("backend io_uring, flush method O_DIRECT, 4 KiB pages"), "{text}");
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("backend io_uring, flush method O_DIRECT, 4 KiB pages"),
+        "{text}"
+    );
     assert!(text.contains("damage found"), "{text}");
     assert!(text.contains("32 pages: 32 valid (crc32 32)"), "{text}");
 }
