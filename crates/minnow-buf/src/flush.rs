@@ -1,0 +1,407 @@
+//! Writing dirty pages: the flush list, the WAL rule and checkpoints.
+//!
+//! ## Dirty pages and the flush list
+//!
+//! A mini-transaction changes pages in memory only. A changed (**dirty**) page remembers
+//! `oldest_modification`, the start LSN of the first change not yet on disk, and joins its
+//! instance's **flush list**, ordered by that LSN. Writing the pages at the head of that
+//! order is what lets the checkpoint move:
+//!
+//! ```text
+//!   log:  ...[checkpoint]=========== redo still needed ===========[current LSN]
+//!                 ^ min oldest_modification over all flush lists
+//!   checkpoint age = current LSN - checkpoint; the log is full when it reaches capacity
+//! ```
+//!
+//! ## The WAL rule
+//!
+//! A page may reach its data file only after the redo of every change in it is durable:
+//! otherwise a crash could leave a page containing a change whose redo is lost, which no
+//! recovery can undo. The page's newest change is its FIL LSN, so before writing a batch the
+//! flusher calls `log.write_up_to(max page LSN, sync)`.
+//!
+//! ## Writing a batch
+//!
+//! For each frame: try its latch shared (never wait: a page an mtr holds is skipped), mark it
+//! FLUSHING (so two flushers never write the same page out of order and it cannot be evicted),
+//! copy the bytes and remember the page LSN, unlatch. Then WAL, then the [`PageWriter`]
+//! (doublewrite + in place, or directly in place) writes and syncs the copies. Finally each
+//! page is marked clean if its LSN did not change meanwhile; otherwise it stays dirty with its
+//! original `oldest_modification` and is written again later.
+//!
+//! After flushing, [`Shared::advance_checkpoint`] moves the checkpoint to the smallest
+//! `oldest_modification` left (or to the durable end of the log if nothing is dirty).
+//!
+//! A failed write or sync poisons the pool (see [`crate::BufError::Poisoned`]).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
+
+use minnow_io::AlignedBuf;
+use minnow_page::PageId;
+use minnow_redo::Lsn;
+
+use crate::config::FlushNeighbors;
+use crate::frame::FLUSHING;
+use crate::pool::Shared;
+use crate::stats::bump;
+use crate::{BufError, SpaceMap};
+
+/// One page image handed to a [`PageWriter`]: a private copy, so the frame stays usable.
+#[derive(Debug)]
+pub struct PageImage<'a> {
+    /// The page.
+    pub id: PageId,
+    /// Its LSN (newest modification) — redo is durable up to at least this.
+    pub lsn: Lsn,
+    /// The bytes (the writer stamps the checksum).
+    pub data: &'a mut [u8],
+}
+
+/// Writes batches of dirty page images durably in place. Implemented by the doublewrite
+/// buffer (write the batch to its segment, sync, write in place, sync) and by
+/// [`DirectWriter`] (in place, sync: torn pages are then detected, not repaired).
+pub trait PageWriter: Send + Sync + std::fmt::Debug {
+    /// Writes `pages` (at most `doublewrite_pages`, distinct) and syncs the data files.
+    /// `segment` is the flusher's own doublewrite segment (`0..page_cleaners` for the page
+    /// cleaners, `page_cleaners` for flushes done by user threads).
+    fn write_batch(
+        &self,
+        segment: usize,
+        pages: &mut [PageImage<'_>],
+        spaces: &SpaceMap,
+    ) -> Result<(), BufError>;
+}
+
+/// Writes pages straight to their tablespaces and syncs them (doublewrite off).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DirectWriter;
+
+impl PageWriter for DirectWriter {
+    fn write_batch(
+        &self,
+        _segment: usize,
+        pages: &mut [PageImage<'_>],
+        spaces: &SpaceMap,
+    ) -> Result<(), BufError> {
+        let mut touched = BTreeSet::new();
+        for p in pages.iter_mut() {
+            let space = spaces
+                .get(p.id.space)
+                .ok_or(BufError::UnknownSpace { space: p.id.space })?;
+            space.extend_to(p.id.page_no.saturating_add(1))?;
+            space.write_page(p.id.page_no, p.data)?;
+            touched.insert(p.id.space);
+        }
+        for s in touched {
+            if let Some(space) = spaces.get(s) {
+                space.sync()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The doublewrite buffer as the pool's writer: each batch goes to the flusher's segment
+/// (copies written and synced first, then the pages in place, then the data files synced).
+/// Pages beyond the end of their file (new pages) extend it first.
+impl PageWriter for minnow_dblwr::Doublewrite {
+    fn write_batch(
+        &self,
+        segment: usize,
+        pages: &mut [PageImage<'_>],
+        spaces: &SpaceMap,
+    ) -> Result<(), BufError> {
+        for p in pages.iter() {
+            let space = spaces
+                .get(p.id.space)
+                .ok_or(BufError::UnknownSpace { space: p.id.space })?;
+            space.extend_to(p.id.page_no.saturating_add(1))?;
+        }
+        let batch: Vec<(PageId, &[u8])> = pages.iter().map(|p| (p.id, &*p.data)).collect();
+        self.flush_batch(self.segment_for(segment), &batch, spaces)?;
+        Ok(())
+    }
+}
+
+/// Where a flush came from, for the statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    FlushList,
+    Lru,
+}
+
+impl Shared {
+    /// Writes the dirty pages among `frames` (in batches of `doublewrite_pages`), honouring
+    /// the WAL rule; returns how many were written and marked clean.
+    pub(crate) fn flush_frames(
+        &self,
+        frames: &[u32],
+        segment: usize,
+        source: Source,
+    ) -> Result<usize, BufError> {
+        if self.is_poisoned() {
+            return Err(BufError::Poisoned);
+        }
+        let size = self.cfg.page_size;
+        let page = size.bytes();
+        let mut cleaned = 0;
+        for chunk in frames.chunks(self.cfg.doublewrite_pages) {
+            let mut buf = AlignedBuf::pages(size, chunk.len());
+            let mut taken: Vec<(u32, PageId, Lsn)> = Vec::with_capacity(chunk.len());
+            for &f in chunk {
+                let c = self.ctl(f);
+                if !c.try_lock_s() {
+                    continue;
+                }
+                let dirty = c.oldest.load(Ordering::Acquire) != 0;
+                if let (true, Some(id)) = (dirty, c.page())
+                    && c.pin.fetch_or(FLUSHING, Ordering::AcqRel) & FLUSHING == 0
+                {
+                    let at = taken.len() * page;
+                    // SAFETY: the shared latch is held; the copy ends before unlock.
+                    let src = unsafe { self.frames.slice(f) };
+                    buf[at..at + page].copy_from_slice(src);
+                    let lsn = minnow_page::fil::page_lsn(src).unwrap_or(0);
+                    taken.push((f, id, Lsn(lsn)));
+                }
+                c.unlock_s();
+            }
+            if taken.is_empty() {
+                continue;
+            }
+            let result = self.write_images(segment, &taken, &mut buf);
+            for &(f, id, lsn) in &taken {
+                let c = self.ctl(f);
+                if result.is_ok() && c.try_lock_s() {
+                    // SAFETY: shared latch held for the read.
+                    let now =
+                        minnow_page::fil::page_lsn(unsafe { self.frames.slice(f) }).unwrap_or(0);
+                    if c.page() == Some(id) && now == lsn.0 && self.mark_clean(f) {
+                        cleaned += 1;
+                        let stats = &self.instances[self.instance_of_frame(f)].stats;
+                        match source {
+                            Source::FlushList => bump(&stats.list_flushed),
+                            Source::Lru => bump(&stats.lru_flushed),
+                        }
+                    }
+                    c.unlock_s();
+                }
+                c.pin.fetch_and(!FLUSHING, Ordering::AcqRel);
+            }
+            if let Err(e) = result {
+                self.poison();
+                return Err(e);
+            }
+        }
+        Ok(cleaned)
+    }
+
+    /// WAL, then the writer.
+    fn write_images(
+        &self,
+        segment: usize,
+        taken: &[(u32, PageId, Lsn)],
+        buf: &mut AlignedBuf,
+    ) -> Result<(), BufError> {
+        let newest = taken.iter().map(|t| t.2).max().unwrap_or(Lsn(0));
+        // During recovery no log is attached: every page LSN then comes from redo that is
+        // already durable, so the WAL rule holds without a write.
+        if let Some(log) = self.log.get() {
+            log.write_up_to(newest, true)?;
+        }
+        let page = self.cfg.page_size.bytes();
+        let mut images: Vec<PageImage<'_>> = buf
+            .chunks_mut(page)
+            .zip(taken)
+            .map(|(data, &(_, id, lsn))| PageImage { id, lsn, data })
+            .collect();
+        self.writer.write_batch(segment, &mut images, &self.spaces)
+    }
+
+    /// Marks frame `f` clean (caller holds a latch). True if it was dirty.
+    fn mark_clean(&self, f: u32) -> bool {
+        let inst = &self.instances[self.instance_of_frame(f)];
+        let c = self.ctl(f);
+        let mut fl = inst.flush.lock();
+        let oldest = c.oldest.load(Ordering::Acquire);
+        if oldest == 0 {
+            return false;
+        }
+        fl.remove(&(oldest, f));
+        c.oldest.store(0, Ordering::Release);
+        inst.stats.dirty.fetch_sub(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Marks frame `f` (latched X by the caller) dirty since `start` if it was clean.
+    pub(crate) fn mark_dirty(&self, f: u32, start: Lsn) {
+        let inst = &self.instances[self.instance_of_frame(f)];
+        let c = self.ctl(f);
+        let mut fl = inst.flush.lock();
+        if c.oldest.load(Ordering::Acquire) == 0 {
+            c.oldest.store(start.0, Ordering::Release);
+            fl.insert((start.0, f));
+            bump(&inst.stats.dirty);
+        }
+    }
+
+    /// Flushes up to `max` pages from the head of instance `ii`'s flush list whose
+    /// `oldest_modification` is below `limit` (all if `None`), plus their neighbours as
+    /// `flush_neighbors` asks.
+    pub(crate) fn flush_list_batch(
+        &self,
+        ii: usize,
+        max: usize,
+        limit: Option<u64>,
+        segment: usize,
+    ) -> Result<usize, BufError> {
+        let inst = &self.instances[ii];
+        let frames: Vec<u32> = inst
+            .flush
+            .lock()
+            .iter()
+            .take_while(|&&(lsn, _)| limit.is_none_or(|l| lsn < l))
+            .take(max)
+            .map(|&(_, f)| f)
+            .collect();
+        if frames.is_empty() {
+            return Ok(0);
+        }
+        let frames = self.with_neighbors(frames);
+        self.flush_frames(&frames, segment, Source::FlushList)
+    }
+
+    /// Adds the dirty neighbours of each frame's page within its extent.
+    fn with_neighbors(&self, frames: Vec<u32>) -> Vec<u32> {
+        let mode = self.cfg.flush_neighbors;
+        if mode == FlushNeighbors::Off {
+            return frames;
+        }
+        let extent = self.cfg.page_size.pages_per_extent();
+        let mut out: Vec<u32> = Vec::with_capacity(frames.len());
+        let mut seen: BTreeSet<u32> = frames.iter().copied().collect();
+        for f in frames {
+            out.push(f);
+            let Some(id) = self.ctl(f).page() else {
+                continue;
+            };
+            let first = id.page_no - id.page_no % extent;
+            let last = first.saturating_add(extent - 1);
+            let mut visit = |no: u32| -> bool {
+                let n = PageId::new(id.space, no);
+                match self.dirty_frame(n) {
+                    Some(g) => {
+                        if seen.insert(g) {
+                            out.push(g);
+                        }
+                        true
+                    }
+                    None => false,
+                }
+            };
+            match mode {
+                FlushNeighbors::Extent => {
+                    for no in first..=last {
+                        if no != id.page_no {
+                            visit(no);
+                        }
+                    }
+                }
+                FlushNeighbors::Contiguous => {
+                    let mut no = id.page_no;
+                    while no > first && visit(no - 1) {
+                        no -= 1;
+                    }
+                    let mut no = id.page_no;
+                    while no < last && visit(no + 1) {
+                        no += 1;
+                    }
+                }
+                FlushNeighbors::Off => {}
+            }
+        }
+        out
+    }
+
+    /// The frame of `id` if it is cached and dirty.
+    fn dirty_frame(&self, id: PageId) -> Option<u32> {
+        let inst = &self.instances[self.instance_of(id)];
+        let h = inst.hash.read();
+        let l = h.lookup(id.to_u64(), |l| {
+            self.ctl(inst.base + l).page_id.load(Ordering::Acquire)
+        })?;
+        let f = inst.base + l;
+        (self.ctl(f).oldest.load(Ordering::Acquire) != 0).then_some(f)
+    }
+
+    /// Writes up to `max` dirty, unpinned pages from instance `ii`'s LRU tail, so they can
+    /// be evicted. Uses the user-thread doublewrite segment.
+    pub(crate) fn flush_lru_tail(&self, ii: usize, max: usize) -> Result<usize, BufError> {
+        let inst = &self.instances[ii];
+        let frames: Vec<u32> = {
+            let lists = inst.lists.lock();
+            lists
+                .tail_first()
+                .map(|l| inst.base + l)
+                .filter(|&f| {
+                    let c = self.ctl(f);
+                    c.pin.load(Ordering::Acquire) == 0 && c.oldest.load(Ordering::Acquire) != 0
+                })
+                .take(max)
+                .collect()
+        };
+        if frames.is_empty() {
+            return Ok(0);
+        }
+        self.flush_frames(&frames, self.cfg.page_cleaners, Source::Lru)
+    }
+
+    /// The smallest `oldest_modification` over all instances.
+    pub(crate) fn oldest_modification(&self) -> Option<u64> {
+        self.instances
+            .iter()
+            .filter_map(|i| i.oldest_modification())
+            .min()
+    }
+
+    /// Moves the checkpoint to the oldest modification still dirty, or to the durable end of
+    /// the log if nothing is dirty. Returns the checkpoint LSN.
+    pub(crate) fn advance_checkpoint(&self) -> Result<Lsn, BufError> {
+        let log = self.log()?;
+        let (oldest, current) = {
+            let _gate = self.gate.write();
+            (self.oldest_modification(), log.current_lsn())
+        };
+        let target = Lsn(oldest.unwrap_or(current.0)).min(log.flushed_lsn());
+        if target > log.checkpoint_lsn()
+            && let Err(e) = log.checkpoint(target)
+        {
+            self.poison();
+            return Err(e.into());
+        }
+        Ok(log.checkpoint_lsn())
+    }
+
+    /// Flushes every dirty page whose `oldest_modification` is below `limit` (all if
+    /// `None`), in all instances; then advances the checkpoint if a log is attached. Pages
+    /// latched by running mtrs are retried a bounded number of times.
+    pub(crate) fn flush_until(&self, limit: Option<u64>, segment: usize) -> Result<(), BufError> {
+        for _round in 0..1000 {
+            let mut left = false;
+            for ii in 0..self.instances.len() {
+                self.flush_list_batch(ii, usize::MAX, limit, segment)?;
+                let oldest = self.instances[ii].oldest_modification();
+                left |= oldest.is_some_and(|o| limit.is_none_or(|l| o < l));
+            }
+            if !left {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        if self.log.get().is_some() {
+            self.advance_checkpoint()?;
+        }
+        Ok(())
+    }
+}

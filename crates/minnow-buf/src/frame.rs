@@ -1,0 +1,281 @@
+//! Frames and control blocks.
+//!
+//! A **frame** is a page-sized slot of memory in the buffer pool; all frames live in one
+//! page-aligned anonymous memory map ([`Frames`]), so frame `f` starts at `f * page_size` and
+//! can be handed to `O_DIRECT` IO as is. A **control block** ([`Ctl`], InnoDB's `buf_block_t`)
+//! describes what a frame currently holds and who is using it:
+//!
+//! ```text
+//!  Ctl (40 bytes)                                  frame (page_size bytes, in the map)
+//!  +-----------+--------------------------------+  +----------------------------------+
+//!  | latch     | 8  shared/exclusive rw-latch   |  | FIL header | body ... | trailer   |
+//!  | page_id   | 8  (space, page_no) or NONE    |  +----------------------------------+
+//!  | oldest    | 8  oldest_modification (0=clean)
+//!  | pin       | 4  pin count + FLUSHING bit    |
+//!  | version   | 4  seqlock counter             |
+//!  | accessed  | 4  first access (ms), 0 = never|
+//!  | young     | 4  young-clock stamp           |
+//!  +-----------+--------------------------------+
+//! ```
+//!
+//! ## Pin versus latch
+//!
+//! They answer different questions. A **pin** (an atomic count) says "this frame must keep
+//! holding this page": a pinned frame is never evicted or reused, but its bytes may change. A
+//! **latch** (a reader-writer lock) says "nobody else changes (S) or reads (X) these bytes while I
+//! look": it protects the *contents*. A thread that found a page in the page hash pins it
+//! first (so it cannot vanish), then waits for the latch. The page's newest LSN is the FIL
+//! header's LSN field inside the frame, so the control block need not store it.
+//!
+//! ## The version counter (optimistic reads)
+//!
+//! `version` is a seqlock: it is odd while an exclusive latch is held and is bumped at every
+//! exclusive acquire and release. A reader that copies bytes without any latch, then finds
+//! the same even version before and after, knows no writer touched them in between — the
+//! B-tree uses that to descend without latching inner pages.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use memmap2::MmapMut;
+use minnow_page::PageId;
+use parking_lot::RawRwLock;
+use parking_lot::lock_api::RawRwLock as _;
+
+use crate::BufError;
+
+/// `page_id` of a frame that holds no page.
+pub(crate) const NO_PAGE: u64 = u64::MAX;
+/// No frame (end of a list or hash chain).
+pub(crate) const NIL: u32 = u32::MAX;
+/// The bit of [`Ctl::pin`] set while a page cleaner writes the frame.
+pub(crate) const FLUSHING: u32 = 1 << 31;
+
+/// The control block of one frame. See the module docs.
+pub(crate) struct Ctl {
+    latch: RawRwLock,
+    /// The page held, packed with [`PageId::to_u64`], or [`NO_PAGE`]. Changed only with the
+    /// instance's page-hash write lock held and the frame latched exclusively.
+    pub page_id: AtomicU64,
+    /// `oldest_modification`: start LSN of the first change not yet written, 0 when clean.
+    pub oldest: AtomicU64,
+    /// Pin count in the low 31 bits, [`FLUSHING`] in the top bit.
+    pub pin: AtomicU32,
+    /// The seqlock counter.
+    pub version: AtomicU32,
+    /// Time of the first access since the page was read (ms, [`crate::Clock`]); 0 = never.
+    pub accessed: AtomicU32,
+    /// The instance's young clock when the page was last made young.
+    pub young: AtomicU32,
+}
+
+impl Ctl {
+    pub(crate) fn new() -> Ctl {
+        Ctl {
+            latch: RawRwLock::INIT,
+            page_id: AtomicU64::new(NO_PAGE),
+            oldest: AtomicU64::new(0),
+            pin: AtomicU32::new(0),
+            version: AtomicU32::new(0),
+            accessed: AtomicU32::new(0),
+            young: AtomicU32::new(0),
+        }
+    }
+
+    /// The page held, if any.
+    pub(crate) fn page(&self) -> Option<PageId> {
+        match self.page_id.load(Ordering::Acquire) {
+            NO_PAGE => None,
+            v => Some(PageId::from_u64(v)),
+        }
+    }
+
+    /// Pins the frame.
+    #[inline]
+    pub(crate) fn pin(&self) {
+        self.pin.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Unpins the frame.
+    #[inline]
+    pub(crate) fn unpin(&self) {
+        self.pin.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Pins (not counting the FLUSHING bit).
+    pub(crate) fn pins(&self) -> u32 {
+        self.pin.load(Ordering::Acquire) & !FLUSHING
+    }
+
+    #[inline]
+    pub(crate) fn lock_s(&self) {
+        self.latch.lock_shared();
+    }
+
+    #[inline]
+    pub(crate) fn try_lock_s(&self) -> bool {
+        self.latch.try_lock_shared()
+    }
+
+    /// Releases a shared latch. The caller must hold one (guards guarantee it).
+    #[inline]
+    pub(crate) fn unlock_s(&self) {
+        // SAFETY: every caller acquired a shared latch with `lock_s`/`try_lock_s` on this
+        // control block and releases it exactly once (guards release in `Drop`).
+        unsafe { self.latch.unlock_shared() }
+    }
+
+    #[inline]
+    pub(crate) fn lock_x(&self) {
+        self.latch.lock_exclusive();
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    #[inline]
+    pub(crate) fn try_lock_x(&self) -> bool {
+        if self.latch.try_lock_exclusive() {
+            self.version.fetch_add(1, Ordering::AcqRel);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Releases an exclusive latch, making the version even again (a new value).
+    #[inline]
+    pub(crate) fn unlock_x(&self) {
+        self.version.fetch_add(1, Ordering::AcqRel);
+        // SAFETY: every caller holds the exclusive latch (taken by `lock_x`/`try_lock_x`) and
+        // releases it exactly once.
+        unsafe { self.latch.unlock_exclusive() }
+    }
+}
+
+/// All frames: one page-aligned anonymous memory map.
+pub(crate) struct Frames {
+    _map: MmapMut,
+    base: NonNull<u8>,
+    page: usize,
+    count: usize,
+}
+
+// SAFETY: `Frames` owns its map; the raw base pointer only aliases that map, which lives as long
+// as `Frames`. Access to each frame's bytes is synchronised by its control block's latch (the
+// only way to get a slice is through a guard, or with the frame exclusively latched).
+unsafe impl Send for Frames {}
+// SAFETY: see `Send`: shared access hands out no bytes without a latch.
+unsafe impl Sync for Frames {}
+
+impl Frames {
+    pub(crate) fn new(count: usize, page: usize) -> Result<Frames, BufError> {
+        let len = count.checked_mul(page).ok_or_else(|| BufError::Config {
+            reason: "pool size overflows".into(),
+        })?;
+        let mut map = MmapMut::map_anon(len).map_err(|e| BufError::Config {
+            reason: format!("cannot map {len} bytes for the buffer pool: {e}"),
+        })?;
+        let base = NonNull::new(map.as_mut_ptr()).ok_or_else(|| BufError::Config {
+            reason: "anonymous map returned a null pointer".into(),
+        })?;
+        Ok(Frames {
+            _map: map,
+            base,
+            page,
+            count,
+        })
+    }
+
+    /// Start of frame `f` (inside the map; never dereferenced here).
+    #[inline]
+    pub(crate) fn ptr(&self, f: u32) -> *mut u8 {
+        debug_assert!((f as usize) < self.count);
+        // SAFETY: `f < count` (frame indices come from the pool's own ranges), so the offset
+        // stays within the mapping of `count * page` bytes.
+        unsafe { self.base.as_ptr().add(f as usize * self.page) }
+    }
+
+    /// The bytes of frame `f`.
+    ///
+    /// # Safety
+    /// The caller holds a latch on frame `f` (shared for reading only) for as long as the
+    /// slice lives, and does not create a mutable slice unless the latch is exclusive.
+    #[inline]
+    pub(crate) unsafe fn slice(&self, f: u32) -> &[u8] {
+        // SAFETY: the pointer is valid for `page` bytes (see `ptr`); the caller's latch excludes
+        // writers for the slice's lifetime.
+        unsafe { std::slice::from_raw_parts(self.ptr(f), self.page) }
+    }
+
+    /// The bytes of frame `f`, mutable.
+    ///
+    /// # Safety
+    /// The caller holds the exclusive latch on frame `f` for as long as the slice lives and
+    /// creates no other slice of the frame meanwhile.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn slice_mut(&self, f: u32) -> &mut [u8] {
+        // SAFETY: valid for `page` bytes; the exclusive latch makes this the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(f), self.page) }
+    }
+
+    /// Copies `out.len()` bytes at `offset` of frame `f` with volatile reads, without a
+    /// latch: the bytes may be torn by a concurrent writer, which the caller detects with the
+    /// version counter. Returns false if the range is outside the page.
+    pub(crate) fn copy_racy(&self, f: u32, offset: usize, out: &mut [u8]) -> bool {
+        let Some(end) = offset.checked_add(out.len()) else {
+            return false;
+        };
+        if end > self.page {
+            return false;
+        }
+        let src = self.ptr(f);
+        for (i, b) in out.iter_mut().enumerate() {
+            // SAFETY: `offset + i < page`, inside the frame. A volatile read of a `u8` cannot
+            // observe a torn value; a concurrent write may make the *copy* inconsistent, which
+            // the seqlock validation rejects (the documented seqlock pattern).
+            *b = unsafe { std::ptr::read_volatile(src.add(offset + i)) };
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_page_aligned_and_independent() {
+        let frames = Frames::new(4, 4096).unwrap();
+        assert_eq!(frames.ptr(0) as usize % 4096, 0);
+        // SAFETY: no other thread touches these frames; one mutable slice at a time.
+        unsafe {
+            frames.slice_mut(1).fill(7);
+            assert!(frames.slice(0).iter().all(|&b| b == 0));
+            assert!(frames.slice(1).iter().all(|&b| b == 7));
+        }
+        let mut out = [0u8; 3];
+        assert!(frames.copy_racy(1, 4093, &mut out));
+        assert_eq!(out, [7, 7, 7]);
+        assert!(!frames.copy_racy(1, 4094, &mut out));
+    }
+
+    #[test]
+    fn latch_bumps_version_and_excludes() {
+        let c = Ctl::new();
+        c.lock_s();
+        assert!(!c.try_lock_x());
+        assert!(c.try_lock_s());
+        c.unlock_s();
+        c.unlock_s();
+        let v0 = c.version.load(Ordering::Acquire);
+        c.lock_x();
+        assert_eq!(c.version.load(Ordering::Acquire) % 2, 1);
+        assert!(!c.try_lock_s());
+        c.unlock_x();
+        assert_eq!(c.version.load(Ordering::Acquire), v0 + 2);
+        c.pin();
+        c.pin.fetch_or(FLUSHING, Ordering::AcqRel);
+        assert_eq!(c.pins(), 1);
+        assert_eq!(std::mem::size_of::<Ctl>(), 40);
+    }
+}

@@ -1,0 +1,449 @@
+//! # minnow-buf: the buffer pool and mini-transactions
+//!
+//! The buffer pool is the engine's cache of pages and the only way to their bytes. Disk is
+//! a thousand times slower than memory, so every page the engine touches is first brought
+//! into a **frame** of the pool and used there; changed (**dirty**) pages are written back
+//! later, in the background, in batches. What makes this hard is doing it safely under
+//! concurrency and crashes. The pieces, each in its own module:
+//!
+//! | module | what it teaches |
+//! |---|---|
+//! | [`frame`](crate::frame) (private) | frames in one memory map; the control block; pin vs latch; the seqlock version |
+//! | [`guard`] | RAII page guards: the only way to page bytes; optimistic reads |
+//! | `instance` | sharding: page hash, LRU, free list and flush list per instance |
+//! | `lru` | midpoint insertion, and why a table scan does not flush the cache |
+//! | `pool` | the hit path (no global lock), reading in, eviction, `PoolExhausted` |
+//! | [`flush`] | the flush list, the WAL rule, batches through the doublewrite buffer, checkpoints |
+//! | `cleaner` | page cleaner threads and adaptive flushing (dirty %, checkpoint age, io_capacity) |
+//! | [`mtr`] | mini-transactions: latch, change, log, commit |
+//! | `recovery` | doublewrite first, then redo apply, then flush and checkpoint |
+//! | `readahead` | linear read-ahead of the next extent |
+//! | [`dump`] | `ib_buffer_pool`: warm restart |
+//! | [`stats`], [`config`] | counters; the `innodb_*` knobs |
+//!
+//! ```
+//! use std::sync::Arc;
+//! use minnow_buf::{BufConfig, BufferPool, DirectWriter, SpaceMap};
+//! use minnow_io::{Backend, FlushMethod, OpenOptions, SyncBackend, Tablespace};
+//! use minnow_page::{PageId, PageSize, checksum::ChecksumAlgorithm};
+//! use minnow_redo::{FlushAtCommit, Log};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let backend: Arc<dyn Backend> = Arc::new(SyncBackend::new());
+//! let space = Tablespace::create(&*backend, &dir.path().join("t.ibd"), 1, PageSize::K4,
+//!                                ChecksumAlgorithm::Crc32, FlushMethod::Fsync, 8)?;
+//! let spaces = Arc::new(SpaceMap::new());
+//! spaces.insert(Arc::new(space));
+//! let log_file = backend.open(&dir.path().join("redo"),
+//!                             &OpenOptions::new(FlushMethod::Fsync).create(true))?;
+//! let log = Arc::new(Log::create(log_file, 1 << 20)?);
+//! let pool = BufferPool::open(BufConfig::with_frames(64, PageSize::K4), spaces, log,
+//!                             Arc::new(DirectWriter))?;
+//!
+//! let mut mtr = pool.mtr()?;
+//! let page = mtr.new_page(PageId::new(1, 3))?;
+//! mtr.write(page, 100, b"hello")?;
+//! let end = mtr.commit()?;
+//! pool.commit_durable(end, FlushAtCommit::Sync)?;
+//!
+//! let guard = pool.get_read(PageId::new(1, 3))?;
+//! assert_eq!(&guard[100..105], b"hello");
+//! assert_eq!(guard.lsn(), end);
+//! drop(guard);
+//! pool.shutdown()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod cleaner;
+pub mod config;
+pub mod dump;
+mod error;
+pub mod flush;
+mod frame;
+pub mod guard;
+mod instance;
+mod lru;
+pub mod mtr;
+mod pool;
+mod readahead;
+mod recovery;
+mod space;
+pub mod stats;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use minnow_page::{PageId, PageSize};
+use minnow_redo::{Durability, FlushAtCommit, Log, LogError, Lsn};
+use parking_lot::Mutex;
+
+pub use config::{BufConfig, Clock, FlushNeighbors};
+pub use error::BufError;
+pub use flush::{DirectWriter, PageImage, PageWriter};
+pub use guard::{OptimisticRead, PageReadGuard, PageWriteGuard};
+pub use mtr::{Mtr, PageHandle};
+pub use recovery::{DoublewriteRecovery, RecoveryReport};
+pub use space::SpaceMap;
+pub use stats::BufferPoolStats;
+
+use pool::{Mode, Shared};
+
+/// How long [`BufferPool::mtr`] waits for log space before giving up with `LogFull`.
+const FREE_CHECK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The buffer pool. See the crate docs.
+pub struct BufferPool {
+    shared: Arc<Shared>,
+    cleaners: Mutex<Vec<JoinHandle<()>>>,
+    loader: Mutex<Option<JoinHandle<Result<usize, BufError>>>>,
+}
+
+impl std::fmt::Debug for BufferPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferPool")
+            .field("frames", &self.shared.ctl.len())
+            .field("instances", &self.shared.instances.len())
+            .field("page_size", &self.shared.cfg.page_size)
+            .finish()
+    }
+}
+
+impl BufferPool {
+    /// Opens a pool over the tablespaces of `spaces`, logging to `log` (freshly created or
+    /// already recovered), writing pages through `writer` (the doublewrite buffer, or
+    /// [`DirectWriter`]). Installs the log's checkpoint requester, starts the page cleaners
+    /// and, if `dump_dir` holds an `ib_buffer_pool`, the background load.
+    pub fn open(
+        cfg: BufConfig,
+        spaces: Arc<SpaceMap>,
+        log: Arc<Log>,
+        writer: Arc<dyn PageWriter>,
+    ) -> Result<BufferPool, BufError> {
+        let shared = Arc::new(Shared::new(cfg, spaces, writer)?);
+        BufferPool::start(shared, log)
+    }
+
+    fn start(shared: Arc<Shared>, log: Arc<Log>) -> Result<BufferPool, BufError> {
+        let _ = shared.log.set(Arc::clone(&log));
+        let weak = Arc::downgrade(&shared);
+        log.set_checkpoint_requester(Box::new(move |target: Lsn| {
+            if let Some(s) = weak.upgrade() {
+                if s.cfg.page_cleaners > 0 {
+                    s.cleaner.request(target.0);
+                } else {
+                    // No cleaner: flush here (free_check runs before any latch is held).
+                    let _ = s.flush_until(Some(target.0), s.cfg.page_cleaners);
+                }
+            }
+        }));
+        let cleaners = cleaner::spawn(&shared)?;
+        let pool = BufferPool {
+            shared,
+            cleaners: Mutex::new(cleaners),
+            loader: Mutex::new(None),
+        };
+        pool.start_load();
+        Ok(pool)
+    }
+
+    /// A throwaway pool for benches and examples: creates tablespace 1 with `pages` pages
+    /// (every page from 1 on initialised by an mtr, then flushed) and a 64 MiB redo log in
+    /// `dir`, on the plain `pread`/`pwrite` backend, pages written directly (no doublewrite).
+    pub fn create_scratch(
+        dir: &std::path::Path,
+        cfg: BufConfig,
+        pages: u32,
+    ) -> Result<BufferPool, BufError> {
+        use minnow_io::{Backend, FlushMethod, OpenOptions, SyncBackend, Tablespace};
+        let backend = SyncBackend::new();
+        let space = Tablespace::create(
+            &backend,
+            &dir.join("scratch.ibd"),
+            1,
+            cfg.page_size,
+            minnow_page::checksum::ChecksumAlgorithm::Crc32,
+            FlushMethod::Fsync,
+            pages.max(1),
+        )?;
+        let spaces = Arc::new(SpaceMap::new());
+        spaces.insert(Arc::new(space));
+        let file = backend.open(
+            &dir.join("scratch.redo"),
+            &OpenOptions::new(FlushMethod::Fsync).create(true),
+        )?;
+        let log = Arc::new(Log::create(file, 64 << 20)?);
+        let pool = BufferPool::open(cfg, spaces, log, Arc::new(DirectWriter))?;
+        for no in 1..pages {
+            let mut mtr = pool.mtr()?;
+            mtr.new_page(PageId::new(1, no))?;
+            mtr.commit()?;
+        }
+        pool.flush_all()?;
+        Ok(pool)
+    }
+
+    /// Fixes page `id` with a shared latch (reading it if it is not cached).
+    pub fn get_read(&self, id: PageId) -> Result<PageReadGuard<'_>, BufError> {
+        let frame = self.shared.fix(id, Mode::Shared)?;
+        Ok(PageReadGuard {
+            shared: &self.shared,
+            frame,
+            id,
+        })
+    }
+
+    /// Fixes page `id` with an exclusive latch, for reading while excluding everybody else.
+    /// Changes need an [`Mtr`] ([`Mtr::get_write`]).
+    pub fn get_write(&self, id: PageId) -> Result<PageWriteGuard<'_>, BufError> {
+        let frame = self.shared.fix(id, Mode::Exclusive)?;
+        Ok(PageWriteGuard {
+            shared: &self.shared,
+            frame,
+            id,
+        })
+    }
+
+    /// A latch-free view of page `id` if it is cached and not being written right now
+    /// (`None` otherwise: take a read guard). See [`OptimisticRead`].
+    pub fn optimistic(&self, id: PageId) -> Option<OptimisticRead<'_>> {
+        let s = &*self.shared;
+        let frame = s.lookup_pin(s.instance_of(id), id.to_u64())?;
+        let c = s.ctl(frame);
+        let version = c.version.load(Ordering::Acquire);
+        if version % 2 == 1 || c.page_id.load(Ordering::Acquire) != id.to_u64() {
+            c.unpin();
+            return None;
+        }
+        Some(OptimisticRead {
+            shared: s,
+            frame,
+            id,
+            version,
+        })
+    }
+
+    /// True if page `id` is cached (no pin, no statistics).
+    pub fn contains(&self, id: PageId) -> bool {
+        self.shared.contains(id)
+    }
+
+    /// Starts a mini-transaction, first making sure the log has room for it
+    /// (`Log::free_check`, before any latch is held).
+    pub fn mtr(&self) -> Result<Mtr<'_>, BufError> {
+        let s = &*self.shared;
+        let log = s.log()?;
+        let margin = (4 * s.cfg.page_size.bytes() as u64).min(log.capacity() / 4);
+        let deadline = Instant::now() + FREE_CHECK_TIMEOUT;
+        loop {
+            if s.is_poisoned() {
+                return Err(BufError::Poisoned);
+            }
+            match log.free_check(margin, Duration::from_millis(50)) {
+                Ok(()) => break,
+                Err(LogError::LogFull { .. }) if Instant::now() < deadline => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Mtr::new(self))
+    }
+
+    /// Makes a transaction's commit at `end` (its last mtr's end LSN) as durable as
+    /// `policy` asks (`flush_log_at_trx_commit`). A failed log write or sync poisons the pool.
+    pub fn commit_durable(&self, end: Lsn, policy: FlushAtCommit) -> Result<Durability, BufError> {
+        let log = self.shared.log()?;
+        log.commit(end, policy).map_err(|e| {
+            if log.is_poisoned() {
+                self.shared.poison();
+            }
+            BufError::Log(e)
+        })
+    }
+
+    /// Writes every dirty page and moves the checkpoint as far as it goes.
+    pub fn flush_all(&self) -> Result<(), BufError> {
+        self.shared.flush_until(None, self.shared.cfg.page_cleaners)
+    }
+
+    /// Advances the checkpoint to the oldest dirty page (no flushing); returns it.
+    pub fn checkpoint(&self) -> Result<Lsn, BufError> {
+        self.shared.advance_checkpoint()
+    }
+
+    /// The smallest `oldest_modification` of any dirty page.
+    pub fn oldest_modification(&self) -> Option<Lsn> {
+        self.shared.oldest_modification().map(Lsn)
+    }
+
+    /// The dirty pages of every instance in flush-list order: (oldest_modification, page).
+    pub fn flush_list(&self) -> Vec<(Lsn, PageId)> {
+        let s = &*self.shared;
+        let mut out: Vec<(Lsn, PageId)> = s
+            .instances
+            .iter()
+            .flat_map(|i| {
+                i.flush
+                    .lock()
+                    .iter()
+                    .filter_map(|&(lsn, f)| s.ctl(f).page().map(|p| (Lsn(lsn), p)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The pages of instance `i`'s LRU list from the head, each with `true` if it is in the
+    /// old sublist (for inspection tools and tests).
+    pub fn lru(&self, i: usize) -> Vec<(PageId, bool)> {
+        let s = &*self.shared;
+        let Some(inst) = s.instances.get(i) else {
+            return Vec::new();
+        };
+        let lists = inst.lists.lock();
+        lists
+            .head_first()
+            .filter_map(|l| {
+                let old = lists.place(l) == lru::Place::Old;
+                s.ctl(inst.base + l).page().map(|p| (p, old))
+            })
+            .collect()
+    }
+
+    /// True once a write or sync of a data file or the log failed.
+    pub fn is_poisoned(&self) -> bool {
+        self.shared.is_poisoned()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> BufferPoolStats {
+        let mut t = BufferPoolStats::default();
+        for i in self.shared.instances.iter() {
+            t.add(&i.stats);
+            t.free_frames += u64::from(i.free_len.load(Ordering::Relaxed));
+        }
+        t.frames = self.shared.ctl.len() as u64;
+        t
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &BufConfig {
+        &self.shared.cfg
+    }
+
+    /// The tablespaces.
+    pub fn spaces(&self) -> &Arc<SpaceMap> {
+        &self.shared.spaces
+    }
+
+    /// The redo log.
+    pub fn log(&self) -> Option<&Arc<Log>> {
+        self.shared.log.get()
+    }
+
+    /// What the pool's bookkeeping costs per frame.
+    pub fn memory_report(&self) -> MemoryReport {
+        let s = &*self.shared;
+        let buckets = s
+            .instances
+            .iter()
+            .map(|i| i.hash.read().bucket_count())
+            .sum();
+        MemoryReport::new(s.ctl.len(), s.cfg.page_size, buckets)
+    }
+
+    /// Stops the background threads, writes every dirty page, checkpoints and writes the
+    /// `ib_buffer_pool` dump (if `dump_dir` is set).
+    pub fn shutdown(self) -> Result<(), BufError> {
+        self.stop_threads();
+        self.flush_all()?;
+        self.dump()?;
+        Ok(())
+    }
+
+    fn stop_threads(&self) {
+        self.shared.stopping.store(true, Ordering::Release);
+        self.shared.cleaner.shutdown();
+        for h in self.cleaners.lock().drain(..) {
+            let _ = h.join();
+        }
+        if let Some(h) = self.loader.lock().take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for BufferPool {
+    fn drop(&mut self) {
+        self.stop_threads();
+    }
+}
+
+/// Per-frame bookkeeping of the pool, measured with `size_of` (experiment E6).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryReport {
+    /// Frames.
+    pub frames: usize,
+    /// Bytes per frame (the page size).
+    pub page_size: usize,
+    /// The control block: latch, page id, oldest modification, pin, version, access time,
+    /// young stamp.
+    pub control_block: usize,
+    /// LRU links (two `u32`) and the sublist byte.
+    pub lru_links: usize,
+    /// The free list's `u32` slot.
+    pub free_list: usize,
+    /// Page hash: the chain link plus this frame's share of the bucket array.
+    pub page_hash: f64,
+    /// Everything above, per frame.
+    pub per_frame: f64,
+    /// A flush-list entry, per *dirty* frame (the `(u64, u32)` key, before B-tree node
+    /// overhead).
+    pub flush_list_entry: usize,
+    /// Bookkeeping bytes for all frames.
+    pub total_bytes: f64,
+    /// Bookkeeping as a share of the frames' bytes, in percent.
+    pub overhead_pct: f64,
+}
+
+impl MemoryReport {
+    fn new(frames: usize, page: PageSize, buckets: usize) -> MemoryReport {
+        let control_block = std::mem::size_of::<frame::Ctl>();
+        let lru_links = 2 * std::mem::size_of::<u32>() + std::mem::size_of::<lru::Place>();
+        let free_list = std::mem::size_of::<u32>();
+        let page_hash = std::mem::size_of::<u32>() as f64
+            + (buckets * std::mem::size_of::<u32>()) as f64 / frames.max(1) as f64;
+        let per_frame = control_block as f64 + lru_links as f64 + free_list as f64 + page_hash;
+        let total_bytes = per_frame * frames as f64;
+        MemoryReport {
+            frames,
+            page_size: page.bytes(),
+            control_block,
+            lru_links,
+            free_list,
+            page_hash,
+            per_frame,
+            flush_list_entry: std::mem::size_of::<(u64, u32)>(),
+            total_bytes,
+            overhead_pct: total_bytes * 100.0 / (frames * page.bytes()).max(1) as f64,
+        }
+    }
+
+    /// The report for a pool of `pool_bytes` of `page` pages in `instances` instances,
+    /// without building it (e.g. 16 GiB of 16 KiB pages).
+    pub fn estimate(pool_bytes: usize, page: PageSize, instances: usize) -> MemoryReport {
+        let instances = instances.max(1);
+        let per = pool_bytes / page.bytes() / instances;
+        let buckets = per.next_power_of_two().max(2) * instances;
+        MemoryReport::new(per * instances, page, buckets)
+    }
+}
+
+#[cfg(test)]
+mod tests;

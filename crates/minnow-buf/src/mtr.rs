@@ -1,0 +1,242 @@
+//! Mini-transactions.
+//!
+//! A **mini-transaction** (mtr) is the unit of atomic *physical* change: the few page edits
+//! that together take the database from one consistent state to the next (insert a record
+//! and update the page directory; split a B-tree page and fix its parent). It is not a user
+//! transaction: it has no rollback log and lasts microseconds. Its life:
+//!
+//! 1. **start** ([`crate::BufferPool::mtr`]): make sure the log has room (`free_check`), before
+//!    any latch is held — waiting for log space while holding latches could deadlock with the
+//!    page cleaner that needs them to free the space;
+//! 2. **latch**: each page to change is fixed with an exclusive latch ([`Mtr::get_write`],
+//!    [`Mtr::new_page`]) and kept latched until commit, so no other thread sees a half-done
+//!    state;
+//! 3. **change**: [`Mtr::write`], [`Mtr::memset`], [`Mtr::init_page`] change the frame at once
+//!    and append a redo [`Record`]; the first change to a page keeps a before-image;
+//! 4. **commit** ([`Mtr::commit`]): encode the records as one group, append it to the log →
+//!    LSN range `[start, end)`; stamp every changed page's FIL LSN with `end`; put pages that
+//!    were clean on the flush list with `oldest_modification = start`; then release the
+//!    latches. The group is replayed whole or not at all after a crash.
+//!
+//! An mtr dropped without commit, or whose commit fails (log full, poisoned), puts the
+//! before-images back: no change without redo ever stays in a frame. Commit does not make
+//! the redo durable; a user transaction does that once, for all its mtrs, with
+//! [`crate::BufferPool::commit_durable`] (`flush_log_at_trx_commit`).
+
+use minnow_page::{PageId, fil};
+use minnow_redo::record::encode_group;
+use minnow_redo::{Lsn, Record};
+
+use crate::guard::PageWriteGuard;
+use crate::pool::Mode;
+use crate::{BufError, BufferPool};
+
+/// A page an mtr holds: the index of its X-latched guard within the mtr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PageHandle(usize);
+
+struct Held<'a> {
+    guard: PageWriteGuard<'a>,
+    before: Option<Vec<u8>>,
+    created: bool,
+}
+
+/// A mini-transaction. See the module docs.
+pub struct Mtr<'a> {
+    pool: &'a BufferPool,
+    pages: Vec<Held<'a>>,
+    records: Vec<Record>,
+    done: bool,
+}
+
+impl<'a> Mtr<'a> {
+    pub(crate) fn new(pool: &'a BufferPool) -> Mtr<'a> {
+        Mtr {
+            pool,
+            pages: Vec::new(),
+            records: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn held(&self, id: PageId) -> Option<PageHandle> {
+        self.pages
+            .iter()
+            .position(|h| h.guard.id == id)
+            .map(PageHandle)
+    }
+
+    /// Fixes page `id` with an exclusive latch held until commit (the same handle again if
+    /// this mtr already holds it).
+    pub fn get_write(&mut self, id: PageId) -> Result<PageHandle, BufError> {
+        if let Some(h) = self.held(id) {
+            return Ok(h);
+        }
+        let shared = &*self.pool.shared;
+        let frame = shared.fix(id, Mode::Exclusive)?;
+        self.pages.push(Held {
+            guard: PageWriteGuard { shared, frame, id },
+            before: None,
+            created: false,
+        });
+        Ok(PageHandle(self.pages.len() - 1))
+    }
+
+    /// Allocates page `id` afresh: no read (the file is extended if the page lies past its
+    /// end), then [`Mtr::init_page`].
+    pub fn new_page(&mut self, id: PageId) -> Result<PageHandle, BufError> {
+        let h = match self.held(id) {
+            Some(h) => h,
+            None => {
+                let shared = &*self.pool.shared;
+                let (frame, created) = shared.create(id)?;
+                self.pages.push(Held {
+                    guard: PageWriteGuard { shared, frame, id },
+                    before: None,
+                    created,
+                });
+                PageHandle(self.pages.len() - 1)
+            }
+        };
+        self.init_page(h)?;
+        Ok(h)
+    }
+
+    /// The bytes of a held page.
+    pub fn page(&self, h: PageHandle) -> &[u8] {
+        match self.pages.get(h.0) {
+            Some(held) => &held.guard,
+            None => &[],
+        }
+    }
+
+    /// The id of a held page.
+    pub fn page_id(&self, h: PageHandle) -> Option<PageId> {
+        self.pages.get(h.0).map(|held| held.guard.id)
+    }
+
+    /// The held page's mutable bytes, keeping a before-image at the first change.
+    fn bytes(&mut self, h: PageHandle) -> Result<(&mut [u8], PageId), BufError> {
+        let held = self.pages.get_mut(h.0).ok_or(BufError::OutOfPage {
+            offset: 0,
+            len: 0,
+            page_size: 0,
+        })?;
+        if held.before.is_none() {
+            held.before = Some(held.guard.to_vec());
+        }
+        let id = held.guard.id;
+        Ok((held.guard.bytes_mut(), id))
+    }
+
+    fn check(&self, offset: usize, len: usize) -> Result<u16, BufError> {
+        let page_size = self.pool.shared.cfg.page_size.bytes();
+        match offset.checked_add(len) {
+            Some(end) if end <= page_size && offset <= u16::MAX as usize => Ok(offset as u16),
+            _ => Err(BufError::OutOfPage {
+                offset,
+                len,
+                page_size,
+            }),
+        }
+    }
+
+    /// Writes `data` at `offset` of a held page (logged as a WRITE record).
+    pub fn write(&mut self, h: PageHandle, offset: usize, data: &[u8]) -> Result<(), BufError> {
+        let off = self.check(offset, data.len())?;
+        let (bytes, page) = self.bytes(h)?;
+        bytes[offset..offset + data.len()].copy_from_slice(data);
+        self.records.push(Record::Write {
+            page,
+            offset: off,
+            data: data.to_vec(),
+        });
+        Ok(())
+    }
+
+    /// Sets `len` bytes at `offset` of a held page to `value` (a MEMSET record).
+    pub fn memset(
+        &mut self,
+        h: PageHandle,
+        offset: usize,
+        len: usize,
+        value: u8,
+    ) -> Result<(), BufError> {
+        let off = self.check(offset, len)?;
+        let len16 = u16::try_from(len).map_err(|_| BufError::OutOfPage {
+            offset,
+            len,
+            page_size: self.pool.shared.cfg.page_size.bytes(),
+        })?;
+        let (bytes, page) = self.bytes(h)?;
+        bytes[offset..offset + len].fill(value);
+        self.records.push(Record::Memset {
+            page,
+            offset: off,
+            len: len16,
+            value,
+        });
+        Ok(())
+    }
+
+    /// Re-initialises a held page: all zeroes (an INIT_PAGE record), then its FIL page
+    /// number and space id (WRITE records), so the page is a valid, empty page of type
+    /// ALLOCATED that its user fills in.
+    pub fn init_page(&mut self, h: PageHandle) -> Result<(), BufError> {
+        let (bytes, page) = self.bytes(h)?;
+        bytes.fill(0);
+        self.records.push(Record::InitPage { page });
+        self.write(h, fil::PAGE_NO, &page.page_no.to_be_bytes())?;
+        self.write(h, fil::SPACE_ID, &page.space.to_be_bytes())
+    }
+
+    /// Number of redo records so far.
+    pub fn record_count(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Commits: appends the redo group, stamps page LSNs, joins the flush lists, releases
+    /// the latches. Returns the end LSN (pass it to [`crate::BufferPool::commit_durable`]).
+    /// An mtr without changes appends nothing and returns the current LSN.
+    pub fn commit(mut self) -> Result<Lsn, BufError> {
+        let shared = &*self.pool.shared;
+        let log = shared.log()?.clone();
+        if self.records.is_empty() {
+            self.done = true;
+            return Ok(log.current_lsn());
+        }
+        if shared.is_poisoned() {
+            return Err(BufError::Poisoned);
+        }
+        let group = encode_group(&self.records);
+        let gate = shared.gate.read();
+        let (start, end) = log.append(&group)?;
+        for held in self.pages.iter_mut().filter(|h| h.before.is_some()) {
+            let _ = fil::set_page_lsn(held.guard.bytes_mut(), end.0);
+            shared.mark_dirty(held.guard.frame, start);
+        }
+        drop(gate);
+        self.done = true;
+        Ok(end)
+    }
+
+    /// Undoes the in-memory changes (the mtr is being dropped uncommitted).
+    fn rollback(&mut self) {
+        for mut held in self.pages.drain(..).rev() {
+            if let Some(before) = held.before.take() {
+                held.guard.bytes_mut().copy_from_slice(&before);
+            }
+            if held.created {
+                held.guard.discard();
+            }
+        }
+    }
+}
+
+impl Drop for Mtr<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.rollback();
+        }
+    }
+}

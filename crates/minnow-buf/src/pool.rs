@@ -1,0 +1,469 @@
+//! The core of the pool: finding a page, reading it in, making room.
+//!
+//! ## Fixing a page (the hit path)
+//!
+//! ```text
+//!  fix(page):  instance = hash(page) % instances
+//!              page hash (shared lock) --found--> pin frame, unlock ──► latch S or X
+//!                     │                                                 │ still that page?
+//!                     └─not found──► read_in                            ▼ yes: LRU touch, done
+//! ```
+//!
+//! No global lock is taken: one shared lock of one instance's page hash, one atomic
+//! increment (the pin), the frame's latch. The pin is taken under the hash lock, and eviction
+//! checks pins under the same lock held exclusively, so a pinned frame cannot be reused.
+//!
+//! ## Reading a page in
+//!
+//! Under the page hash's exclusive lock: look again (another thread may have read it), take a
+//! frame — from the free list, or by evicting a clean, unpinned page from the LRU tail whose
+//! latch can be taken without waiting — latch it exclusively, and publish it in the hash.
+//! Then, without any instance lock, read the page from its tablespace (which verifies the
+//! checksum). Other threads that want the page meanwhile find it in the hash, pin it and wait
+//! on its latch. A page that fails verification is removed again and the error, naming the
+//! page, goes to the caller: a corrupt page is never handed out.
+//!
+//! If no clean page can be evicted, the thread writes dirty pages from the LRU tail itself
+//! (a small batch) and tries again; if every frame is pinned it gives up with
+//! [`BufError::PoolExhausted`] instead of waiting forever.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use minnow_io::Tablespace;
+use minnow_page::PageId;
+use minnow_redo::Log;
+use parking_lot::RwLock;
+
+use crate::cleaner::CleanerState;
+use crate::config::BufConfig;
+use crate::flush::PageWriter;
+use crate::frame::{Ctl, Frames, NO_PAGE};
+use crate::instance::Instance;
+use crate::lru::{PageHash, fold};
+use crate::readahead::ReadAhead;
+use crate::stats::bump;
+use crate::{BufError, SpaceMap};
+
+/// Latch mode of a fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Shared,
+    Exclusive,
+}
+
+/// Retries of "make room" before a fix gives up with `PoolExhausted`.
+const ROOM_RETRIES: u32 = 500;
+
+/// Everything the pool's threads share.
+pub(crate) struct Shared {
+    pub cfg: BufConfig,
+    pub frames: Frames,
+    pub ctl: Box<[Ctl]>,
+    pub instances: Box<[Instance]>,
+    pub per_instance: u32,
+    pub spaces: Arc<SpaceMap>,
+    pub writer: Arc<dyn PageWriter>,
+    pub log: OnceLock<Arc<Log>>,
+    pub poisoned: AtomicBool,
+    /// Set at shutdown: background work (the dump load) stops.
+    pub stopping: AtomicBool,
+    /// Held shared by an mtr commit from its log append to its flush-list insertion, and
+    /// exclusively by the checkpoint while it reads the oldest modification: a checkpoint can
+    /// never skip a change that is in the log but not yet on a flush list.
+    pub gate: RwLock<()>,
+    pub epoch: Instant,
+    pub cleaner: CleanerState,
+    pub readahead: ReadAhead,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        cfg: BufConfig,
+        spaces: Arc<SpaceMap>,
+        writer: Arc<dyn PageWriter>,
+    ) -> Result<Shared, BufError> {
+        cfg.validate()?;
+        let per = cfg.frames_per_instance() as u32;
+        let total = per as usize * cfg.instances;
+        let frames = Frames::new(total, cfg.page_size.bytes())?;
+        let ctl: Box<[Ctl]> = (0..total).map(|_| Ctl::new()).collect();
+        let instances: Box<[Instance]> = (0..cfg.instances)
+            .map(|i| Instance::new(i as u32 * per, per, cfg.old_blocks_pct))
+            .collect();
+        Ok(Shared {
+            readahead: ReadAhead::new(cfg.instances),
+            cfg,
+            frames,
+            ctl,
+            instances,
+            per_instance: per,
+            spaces,
+            writer,
+            log: OnceLock::new(),
+            poisoned: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            gate: RwLock::new(()),
+            epoch: Instant::now(),
+            cleaner: CleanerState::default(),
+        })
+    }
+
+    #[inline]
+    pub(crate) fn ctl(&self, f: u32) -> &Ctl {
+        &self.ctl[f as usize]
+    }
+
+    /// The instance a page belongs to.
+    #[inline]
+    pub(crate) fn instance_of(&self, id: PageId) -> usize {
+        if self.instances.len() == 1 {
+            return 0;
+        }
+        let key = PageId::new(id.space, id.page_no >> 6).to_u64();
+        (fold(key) % self.instances.len() as u64) as usize
+    }
+
+    /// The instance owning frame `f`.
+    #[inline]
+    pub(crate) fn instance_of_frame(&self, f: u32) -> usize {
+        (f / self.per_instance) as usize
+    }
+
+    pub(crate) fn now_ms(&self) -> u32 {
+        self.cfg.clock.now_ms(self.epoch)
+    }
+
+    pub(crate) fn poison(&self) {
+        self.poisoned.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Acquire) || self.log.get().is_some_and(|l| l.is_poisoned())
+    }
+
+    pub(crate) fn space(&self, space: u32) -> Result<Arc<Tablespace>, BufError> {
+        self.spaces
+            .get(space)
+            .ok_or(BufError::UnknownSpace { space })
+    }
+
+    /// Finds `id` in its instance's hash and pins it.
+    #[inline]
+    pub(crate) fn lookup_pin(&self, ii: usize, key: u64) -> Option<u32> {
+        let inst = &self.instances[ii];
+        let h = inst.hash.read();
+        let f = h
+            .lookup(key, |l| {
+                self.ctl(inst.base + l).page_id.load(Ordering::Acquire)
+            })
+            .map(|l| inst.base + l)?;
+        self.ctl(f).pin();
+        Some(f)
+    }
+
+    /// Is `id` in the pool? (No pin, no statistics.)
+    pub(crate) fn contains(&self, id: PageId) -> bool {
+        let inst = &self.instances[self.instance_of(id)];
+        let key = id.to_u64();
+        inst.hash
+            .read()
+            .lookup(key, |l| {
+                self.ctl(inst.base + l).page_id.load(Ordering::Acquire)
+            })
+            .is_some()
+    }
+
+    /// Pins and latches page `id`, reading it if needed. Returns the frame.
+    pub(crate) fn fix(&self, id: PageId, mode: Mode) -> Result<u32, BufError> {
+        let key = id.to_u64();
+        let ii = self.instance_of(id);
+        loop {
+            let f = match self.lookup_pin(ii, key) {
+                Some(f) => {
+                    bump(&self.instances[ii].stats.hits);
+                    f
+                }
+                None => {
+                    bump(&self.instances[ii].stats.misses);
+                    self.read_in(ii, id)?
+                }
+            };
+            let c = self.ctl(f);
+            match mode {
+                Mode::Shared => c.lock_s(),
+                Mode::Exclusive => c.lock_x(),
+            }
+            if c.page_id.load(Ordering::Acquire) != key {
+                // The read failed in another thread and the frame was given up: retry.
+                match mode {
+                    Mode::Shared => c.unlock_s(),
+                    Mode::Exclusive => c.unlock_x(),
+                }
+                c.unpin();
+                continue;
+            }
+            self.touch(ii, f, id);
+            return Ok(f);
+        }
+    }
+
+    /// The LRU's reaction to an access (see [`crate::lru`]).
+    pub(crate) fn touch(&self, ii: usize, f: u32, id: PageId) {
+        let c = self.ctl(f);
+        let first = c.accessed.load(Ordering::Relaxed);
+        if first == 0 {
+            let now = self.now_ms();
+            if c.accessed
+                .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.note_first_access(id);
+            }
+            return;
+        }
+        let inst = &self.instances[ii];
+        let stamp = c.young.load(Ordering::Relaxed);
+        if stamp == 0 {
+            // Read the clock only here: on the common young-page hit it is not needed.
+            let now = self.now_ms();
+            let old_ms = self.cfg.old_blocks_time.as_millis() as u32;
+            if now.wrapping_sub(first) < old_ms {
+                bump(&inst.stats.not_young);
+                return;
+            }
+        } else {
+            let clock = inst.young_clock.load(Ordering::Relaxed);
+            let young_len = inst
+                .lru_len
+                .load(Ordering::Relaxed)
+                .saturating_sub(inst.old_len.load(Ordering::Relaxed));
+            if clock.wrapping_sub(stamp) < young_len / 4 {
+                return;
+            }
+        }
+        let mut lists = inst.lists.lock();
+        let local = f - inst.base;
+        if lists.place(local) == crate::lru::Place::Out {
+            return;
+        }
+        lists.make_young(local);
+        inst.publish(&lists);
+        drop(lists);
+        let clock = inst
+            .young_clock
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
+        c.young.store(clock.max(1), Ordering::Relaxed);
+        bump(&inst.stats.young);
+    }
+
+    /// Takes a frame for a new page under the instance's exclusive hash lock: free list first,
+    /// then a clean, unpinned, unlatched page from the LRU tail. The frame comes back latched
+    /// exclusively, holding no page.
+    pub(crate) fn take_frame(&self, ii: usize, hash: &mut PageHash) -> Option<u32> {
+        let inst = &self.instances[ii];
+        let mut lists = inst.lists.lock();
+        let mut skipped = Vec::new();
+        let mut got = None;
+        while let Some(l) = lists.free.pop() {
+            let c = self.ctl(inst.base + l);
+            if c.pin.load(Ordering::Acquire) == 0 && c.try_lock_x() {
+                if c.pin.load(Ordering::Acquire) == 0 {
+                    got = Some(inst.base + l);
+                    break;
+                }
+                c.unlock_x();
+            }
+            skipped.push(l);
+        }
+        lists.free.extend(skipped);
+        if got.is_none() {
+            let victim = lists.tail_first().find(|&l| {
+                let c = self.ctl(inst.base + l);
+                let idle = |c: &Ctl| {
+                    c.pin.load(Ordering::Acquire) == 0 && c.oldest.load(Ordering::Acquire) == 0
+                };
+                if !idle(c) || !c.try_lock_x() {
+                    return false;
+                }
+                if idle(c) {
+                    true
+                } else {
+                    c.unlock_x();
+                    false
+                }
+            });
+            if let Some(l) = victim {
+                let c = self.ctl(inst.base + l);
+                lists.remove(l);
+                let old = c.page_id.swap(NO_PAGE, Ordering::AcqRel);
+                if old != NO_PAGE {
+                    hash.remove(old, l);
+                }
+                bump(&inst.stats.evictions);
+                got = Some(inst.base + l);
+            }
+        }
+        inst.publish(&lists);
+        if let Some(f) = got {
+            let c = self.ctl(f);
+            c.accessed.store(0, Ordering::Relaxed);
+            c.young.store(0, Ordering::Relaxed);
+        }
+        got
+    }
+
+    /// Gets a frame for `id` and publishes it in the hash, latched exclusively and pinned;
+    /// or, if the page turned up meanwhile, `Err(frame)` with that frame pinned only.
+    fn claim_frame(&self, ii: usize, id: PageId) -> Result<Result<u32, u32>, BufError> {
+        let key = id.to_u64();
+        let inst = &self.instances[ii];
+        let mut attempts = 0;
+        loop {
+            {
+                let mut h = inst.hash.write();
+                if let Some(l) = h.lookup(key, |l| {
+                    self.ctl(inst.base + l).page_id.load(Ordering::Acquire)
+                }) {
+                    let f = inst.base + l;
+                    self.ctl(f).pin();
+                    return Ok(Err(f));
+                }
+                if let Some(f) = self.take_frame(ii, &mut h) {
+                    let c = self.ctl(f);
+                    c.page_id.store(key, Ordering::Release);
+                    c.pin();
+                    h.insert(key, f - inst.base);
+                    return Ok(Ok(f));
+                }
+            }
+            self.make_room(ii, &mut attempts)?;
+        }
+    }
+
+    /// No frame could be taken: write dirty pages from the LRU tail, or give up.
+    fn make_room(&self, ii: usize, attempts: &mut u32) -> Result<(), BufError> {
+        if self.is_poisoned() {
+            return Err(BufError::Poisoned);
+        }
+        if self.flush_lru_tail(ii, self.cfg.doublewrite_pages.min(8))? > 0 {
+            return Ok(());
+        }
+        *attempts += 1;
+        let inst = &self.instances[ii];
+        let all_pinned = {
+            let lists = inst.lists.lock();
+            lists.free.is_empty()
+                && lists
+                    .tail_first()
+                    .all(|l| self.ctl(inst.base + l).pins() > 0)
+        };
+        if all_pinned || *attempts > ROOM_RETRIES {
+            return Err(BufError::PoolExhausted {
+                instance: ii,
+                frames: inst.n as usize,
+            });
+        }
+        self.cleaner.wake();
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        Ok(())
+    }
+
+    /// Reads page `id` into a new frame; returns the frame pinned (not latched).
+    fn read_in(&self, ii: usize, id: PageId) -> Result<u32, BufError> {
+        let space = self.space(id.space)?;
+        let f = match self.claim_frame(ii, id)? {
+            Ok(f) => f,
+            Err(found) => return Ok(found),
+        };
+        // SAFETY: `claim_frame` returned the frame latched exclusively by this thread.
+        let bytes = unsafe { self.frames.slice_mut(f) };
+        match space.read_page(id.page_no, bytes) {
+            Ok(_) => {
+                self.publish_read(ii, f);
+                bump(&self.instances[ii].stats.reads);
+                self.ctl(f).unlock_x();
+                Ok(f)
+            }
+            Err(e) => {
+                self.discard(f);
+                Err(BufError::from_io(id, e))
+            }
+        }
+    }
+
+    /// Puts a frame whose page was just read at the head of the old sublist.
+    pub(crate) fn publish_read(&self, ii: usize, f: u32) {
+        let inst = &self.instances[ii];
+        let mut lists = inst.lists.lock();
+        lists.insert_old(f - inst.base);
+        inst.publish(&lists);
+    }
+
+    /// Gives up frame `f` (latched exclusively and pinned once by the caller): removes its
+    /// page from the hash and the LRU, frees the frame, releases latch and pin.
+    pub(crate) fn discard(&self, f: u32) {
+        let ii = self.instance_of_frame(f);
+        let inst = &self.instances[ii];
+        let c = self.ctl(f);
+        {
+            let mut h = inst.hash.write();
+            let old = c.page_id.swap(NO_PAGE, Ordering::AcqRel);
+            if old != NO_PAGE {
+                h.remove(old, f - inst.base);
+            }
+            let mut lists = inst.lists.lock();
+            lists.remove(f - inst.base);
+            lists.free.push(f - inst.base);
+            inst.publish(&lists);
+        }
+        c.unlock_x();
+        c.unpin();
+    }
+
+    /// Pins and latches (X) page `id` for re-initialisation without reading it: a cached
+    /// page is used as is; otherwise a zeroed frame is made (the file is extended to hold the
+    /// page). Returns the frame and whether it was created.
+    pub(crate) fn create(&self, id: PageId) -> Result<(u32, bool), BufError> {
+        let space = self.space(id.space)?;
+        let ii = self.instance_of(id);
+        let key = id.to_u64();
+        loop {
+            if let Some(f) = self.lookup_pin(ii, key) {
+                let c = self.ctl(f);
+                c.lock_x();
+                if c.page_id.load(Ordering::Acquire) == key {
+                    self.touch(ii, f, id);
+                    return Ok((f, false));
+                }
+                c.unlock_x();
+                c.unpin();
+                continue;
+            }
+            let f = match self.claim_frame(ii, id)? {
+                Ok(f) => f,
+                Err(found) => {
+                    self.ctl(found).unpin();
+                    continue;
+                }
+            };
+            if id.page_no >= space.size_in_pages()
+                && let Err(e) = space.extend_to(id.page_no.saturating_add(1))
+            {
+                self.discard(f);
+                return Err(BufError::from_io(id, e));
+            }
+            // SAFETY: `claim_frame` returned the frame latched exclusively by this thread.
+            unsafe { self.frames.slice_mut(f) }.fill(0);
+            self.publish_read(ii, f);
+            return Ok((f, true));
+        }
+    }
+
+    /// The redo log, once attached.
+    pub(crate) fn log(&self) -> Result<&Arc<Log>, BufError> {
+        self.log.get().ok_or(BufError::NoLog)
+    }
+}
