@@ -1,0 +1,495 @@
+//! [`RecordLayout`]: encoding, checked decoding and comparison of records.
+
+use std::cmp::Ordering;
+
+use minnow_page::bytes;
+
+use super::{
+    Column, ColumnType, HEADER_SIZE, MAX_VAR_LEN, ROLL_PTR_LEN, RecStatus, RecordBuf, RecordError,
+    RecordHeader, TRX_ID_LEN, Value,
+};
+
+/// The stored fields of one kind of record and which of them form the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordLayout {
+    fields: Vec<Column>,
+    n_key: usize,
+    status: RecStatus,
+    n_nullable: usize,
+    trx_id_field: Option<usize>,
+}
+
+impl RecordLayout {
+    fn build(
+        fields: Vec<Column>,
+        n_key: usize,
+        status: RecStatus,
+        trx_id_field: Option<usize>,
+    ) -> Result<RecordLayout, RecordError> {
+        if n_key == 0 || n_key > fields.len() {
+            return Err(RecordError::BadLayout("the key needs 1..=fields columns"));
+        }
+        if fields.len() > 1000 {
+            return Err(RecordError::BadLayout("more than 1000 fields"));
+        }
+        if fields.iter().any(|c| c.ty.max_len() > MAX_VAR_LEN) {
+            return Err(RecordError::BadLayout(
+                "a column is longer than 16383 bytes",
+            ));
+        }
+        let n_nullable = fields.iter().filter(|c| c.nullable).count();
+        Ok(RecordLayout {
+            fields,
+            n_key,
+            status,
+            n_nullable,
+            trx_id_field,
+        })
+    }
+
+    /// A clustered-index leaf: `key` columns, `DB_TRX_ID`, `DB_ROLL_PTR`, then `rest`.
+    pub fn clustered(key: Vec<Column>, rest: Vec<Column>) -> Result<RecordLayout, RecordError> {
+        let n_key = key.len();
+        let mut fields = key;
+        fields.push(Column::new(ColumnType::Fixed(TRX_ID_LEN as u16)));
+        fields.push(Column::new(ColumnType::Fixed(ROLL_PTR_LEN as u16)));
+        fields.extend(rest);
+        RecordLayout::build(fields, n_key, RecStatus::Ordinary, Some(n_key))
+    }
+
+    /// A secondary-index leaf: the secondary key columns followed by the primary key columns,
+    /// all of them part of the (unique) key.
+    pub fn secondary(key: Vec<Column>) -> Result<RecordLayout, RecordError> {
+        let n = key.len();
+        RecordLayout::build(key, n, RecStatus::Ordinary, None)
+    }
+
+    /// The node-pointer layout for the levels above this one: the key columns and the 4-byte
+    /// child page number.
+    pub fn node_ptr(&self) -> RecordLayout {
+        let mut fields: Vec<Column> = self.fields.iter().take(self.n_key).copied().collect();
+        fields.push(Column::new(ColumnType::U32));
+        RecordLayout {
+            n_nullable: fields.iter().filter(|c| c.nullable).count(),
+            fields,
+            n_key: self.n_key,
+            status: RecStatus::NodePtr,
+            trx_id_field: None,
+        }
+    }
+
+    /// The stored fields, in order.
+    pub fn fields(&self) -> &[Column] {
+        &self.fields
+    }
+
+    /// How many leading fields form the key.
+    pub fn n_key(&self) -> usize {
+        self.n_key
+    }
+
+    /// The status bits of this layout's records.
+    pub fn status(&self) -> RecStatus {
+        self.status
+    }
+
+    /// True for node-pointer records.
+    pub fn is_node_ptr(&self) -> bool {
+        self.status == RecStatus::NodePtr
+    }
+
+    /// Index of the `DB_TRX_ID` field (`DB_ROLL_PTR` follows it), for clustered leaves.
+    pub fn trx_id_field(&self) -> Option<usize> {
+        self.trx_id_field
+    }
+
+    fn null_bytes(&self) -> usize {
+        self.n_nullable.div_ceil(8)
+    }
+
+    /// Encodes one value for field `i` into its stored bytes (`None` for NULL).
+    pub fn encode_field(&self, i: usize, v: &Value) -> Result<Option<Vec<u8>>, RecordError> {
+        let col = self.fields.get(i).ok_or(RecordError::ValueCount {
+            expected: self.fields.len(),
+            got: i + 1,
+        })?;
+        encode_value(i, *col, v)
+    }
+
+    /// Encodes a record from one value per stored field.
+    pub fn encode(&self, values: &[Value]) -> Result<RecordBuf, RecordError> {
+        if values.len() != self.fields.len() {
+            return Err(RecordError::ValueCount {
+                expected: self.fields.len(),
+                got: values.len(),
+            });
+        }
+        let raw = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| self.encode_field(i, v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<Option<&[u8]>> = raw.iter().map(|f| f.as_deref()).collect();
+        self.encode_raw(&refs)
+    }
+
+    /// Encodes a record from stored field bytes (`None` for NULL), as returned by
+    /// [`RecordLayout::fields_of`].
+    pub fn encode_raw(&self, values: &[Option<&[u8]>]) -> Result<RecordBuf, RecordError> {
+        if values.len() != self.fields.len() {
+            return Err(RecordError::ValueCount {
+                expected: self.fields.len(),
+                got: values.len(),
+            });
+        }
+        let mut lens: Vec<u8> = Vec::new(); // in address order, built reversed below
+        let mut nulls = vec![0u8; self.null_bytes()];
+        let mut data = Vec::new();
+        let mut j = 0;
+        for (i, (col, v)) in self.fields.iter().zip(values).enumerate() {
+            if col.nullable {
+                if v.is_none() {
+                    // bit j of the bitmap; bitmap byte 0 is the highest address
+                    let at = nulls.len() - 1 - j / 8;
+                    if let Some(b) = nulls.get_mut(at) {
+                        *b |= 1 << (j % 8);
+                    }
+                }
+                j += 1;
+            }
+            let Some(v) = v else {
+                if !col.nullable {
+                    return Err(RecordError::BadValue {
+                        field: i,
+                        reason: "NULL in a NOT NULL column",
+                    });
+                }
+                continue;
+            };
+            match col.ty.fixed_len() {
+                Some(n) if v.len() != n => {
+                    return Err(RecordError::BadValue {
+                        field: i,
+                        reason: "wrong length for a fixed-width column",
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    if v.len() > col.ty.max_len() {
+                        return Err(RecordError::BadValue {
+                            field: i,
+                            reason: "longer than the column's maximum",
+                        });
+                    }
+                    // Pushed in reading order (decreasing addresses); reversed below.
+                    if v.len() < 128 {
+                        lens.push(v.len() as u8);
+                    } else {
+                        lens.push(0x80 | (v.len() >> 8) as u8);
+                        lens.push((v.len() & 0xFF) as u8);
+                    }
+                }
+            }
+            data.extend_from_slice(v);
+        }
+        lens.reverse();
+        let extra = lens.len() + nulls.len() + HEADER_SIZE;
+        let mut bytes = lens;
+        bytes.extend_from_slice(&nulls);
+        let h = RecordHeader {
+            info_bits: 0,
+            n_owned: 0,
+            heap_no: 0,
+            status: self.status,
+            next_rel: 0,
+        };
+        bytes.extend_from_slice(&h.to_bytes());
+        bytes.extend_from_slice(&data);
+        Ok(RecordBuf { bytes, extra })
+    }
+
+    /// Walks the fields of the record at `origin` in `page`.
+    pub fn walk<'p>(&'p self, page: &'p [u8], origin: usize) -> FieldWalk<'p> {
+        let base = origin.checked_sub(HEADER_SIZE + self.null_bytes());
+        FieldWalk {
+            layout: self,
+            page,
+            origin,
+            field: 0,
+            nullable_seen: 0,
+            len_pos: base,
+            data_pos: origin,
+        }
+    }
+
+    /// The stored bytes of every field of the record at `origin` (`None` for NULL).
+    pub fn fields_of<'p>(
+        &'p self,
+        page: &'p [u8],
+        origin: usize,
+    ) -> Result<Vec<Option<&'p [u8]>>, RecordError> {
+        self.walk(page, origin).collect()
+    }
+
+    /// Extra bytes and data bytes of the record at `origin`: the record occupies
+    /// `[origin - extra, origin + data)`.
+    pub fn size_of(&self, page: &[u8], origin: usize) -> Result<(usize, usize), RecordError> {
+        let mut w = self.walk(page, origin);
+        for f in w.by_ref() {
+            f?;
+        }
+        let extra = w.extra_size()?;
+        Ok((extra, w.data_pos - origin))
+    }
+
+    /// Decodes the record at `origin` into typed values.
+    pub fn decode(&self, page: &[u8], origin: usize) -> Result<Vec<Value>, RecordError> {
+        self.walk(page, origin)
+            .zip(&self.fields)
+            .map(|(f, col)| Ok(f?.map_or(Value::Null, |b| decode_value(col.ty, b))))
+            .collect()
+    }
+
+    /// Encodes a search key from up to [`RecordLayout::n_key`] leading key values.
+    pub fn search_key(&self, values: &[Value]) -> Result<SearchKey, RecordError> {
+        if values.len() > self.n_key {
+            return Err(RecordError::ValueCount {
+                expected: self.n_key,
+                got: values.len(),
+            });
+        }
+        let fields = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| self.encode_field(i, v))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SearchKey { fields })
+    }
+
+    /// The key of the record at `origin` as a search key.
+    pub fn key_of(&self, page: &[u8], origin: usize) -> Result<SearchKey, RecordError> {
+        let fields = self
+            .walk(page, origin)
+            .take(self.n_key)
+            .map(|f| f.map(|o| o.map(<[u8]>::to_vec)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SearchKey { fields })
+    }
+
+    /// Compares `key` with the record at `origin`, skipping the first `skip` fields (already
+    /// known to match). Returns the order of the key relative to the record and the number of
+    /// leading fields that matched (InnoDB's `low_match`/`up_match`).
+    pub fn compare(
+        &self,
+        key: &SearchKey,
+        page: &[u8],
+        origin: usize,
+        skip: usize,
+    ) -> Result<(Ordering, usize), RecordError> {
+        for (i, field) in self.walk(page, origin).take(key.fields.len()).enumerate() {
+            let field = field?;
+            if i < skip {
+                continue;
+            }
+            let ord = match (key.fields.get(i).and_then(Option::as_deref), field) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Less,
+                (Some(_), None) => Ordering::Greater,
+                (Some(a), Some(b)) => a.cmp(b),
+            };
+            if ord != Ordering::Equal {
+                return Ok((ord, i));
+            }
+        }
+        Ok((Ordering::Equal, key.fields.len()))
+    }
+}
+
+/// A key to search for: stored bytes of the leading key fields.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SearchKey {
+    fields: Vec<Option<Vec<u8>>>,
+}
+
+impl SearchKey {
+    /// Number of fields in the key.
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// True for a key with no fields (it compares equal to every record).
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The stored bytes of each field (`None` for NULL).
+    pub fn fields(&self) -> &[Option<Vec<u8>>] {
+        &self.fields
+    }
+}
+
+/// Iterator over the stored fields of one record: `Ok(None)` is NULL. Built by
+/// [`RecordLayout::walk`]; after the last field, [`FieldWalk::extra_size`] is known.
+#[derive(Debug)]
+pub struct FieldWalk<'p> {
+    layout: &'p RecordLayout,
+    page: &'p [u8],
+    origin: usize,
+    field: usize,
+    nullable_seen: usize,
+    /// One past the address of the next length byte (lengths are read downwards); `None` if
+    /// the origin is too small to hold the header and null bitmap.
+    len_pos: Option<usize>,
+    data_pos: usize,
+}
+
+impl FieldWalk<'_> {
+    /// Extra bytes of the record (valid once every field has been walked).
+    pub fn extra_size(&self) -> Result<usize, RecordError> {
+        let pos = self.len_pos.ok_or(RecordError::ExtraUnderflow {
+            origin: self.origin,
+            extra: self.origin + 1,
+        })?;
+        Ok(self.origin - pos)
+    }
+
+    fn byte_below(&mut self) -> Result<u8, RecordError> {
+        let pos = self.len_pos.ok_or(RecordError::ExtraUnderflow {
+            origin: self.origin,
+            extra: self.origin + 1,
+        })?;
+        let pos = pos.checked_sub(1).ok_or(RecordError::ExtraUnderflow {
+            origin: self.origin,
+            extra: self.origin + 1,
+        })?;
+        let b = bytes::slice(self.page, pos, 1)?;
+        self.len_pos = Some(pos);
+        Ok(b.first().copied().unwrap_or(0))
+    }
+
+    /// Decodes the next field's position: `(start, len)`, or `None` for NULL.
+    fn next_field(&mut self, col: Column) -> Result<Option<(usize, usize)>, RecordError> {
+        let i = self.field;
+        if col.nullable {
+            let j = self.nullable_seen;
+            self.nullable_seen += 1;
+            let at = self.origin.checked_sub(HEADER_SIZE + 1 + j / 8).ok_or(
+                RecordError::ExtraUnderflow {
+                    origin: self.origin,
+                    extra: HEADER_SIZE + 1 + j / 8,
+                },
+            )?;
+            let b = bytes::slice(self.page, at, 1)?
+                .first()
+                .copied()
+                .unwrap_or(0);
+            if b & (1 << (j % 8)) != 0 {
+                return Ok(None);
+            }
+        }
+        let len = match col.ty.fixed_len() {
+            Some(n) => n,
+            None => {
+                let first = self.byte_below()?;
+                let len = if first & 0x80 != 0 {
+                    if first & 0x40 != 0 {
+                        return Err(RecordError::External {
+                            origin: self.origin,
+                            field: i,
+                        });
+                    }
+                    (usize::from(first & 0x3F) << 8) | usize::from(self.byte_below()?)
+                } else {
+                    usize::from(first)
+                };
+                if len > col.ty.max_len() {
+                    return Err(RecordError::FieldTooLong {
+                        origin: self.origin,
+                        field: i,
+                        len,
+                        max: col.ty.max_len(),
+                    });
+                }
+                len
+            }
+        };
+        let start = self.data_pos;
+        bytes::slice(self.page, start, len)?;
+        self.data_pos += len;
+        Ok(Some((start, len)))
+    }
+}
+
+impl<'p> Iterator for FieldWalk<'p> {
+    type Item = Result<Option<&'p [u8]>, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let col = *self.layout.fields.get(self.field)?;
+        let page: &'p [u8] = self.page;
+        let r = self.next_field(col).and_then(|o| match o {
+            None => Ok(None),
+            Some((start, len)) => Ok(Some(bytes::slice(page, start, len)?)),
+        });
+        self.field = if r.is_err() {
+            usize::MAX // stop after an error
+        } else {
+            self.field + 1
+        };
+        Some(r)
+    }
+}
+
+fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, RecordError> {
+    let bad = |reason| RecordError::BadValue { field: i, reason };
+    let int = |x: i128| -> Result<Vec<u8>, RecordError> {
+        let n = col.ty.fixed_len().unwrap_or(0);
+        let bits = 8 * n as u32;
+        let (lo, hi) = if col.ty.signed() {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
+        if x < lo || x > hi {
+            return Err(bad("integer out of range for the column"));
+        }
+        let stored = if col.ty.signed() {
+            (x - lo) as u128
+        } else {
+            x as u128
+        };
+        let be = stored.to_be_bytes();
+        Ok(be.get(16 - n..).unwrap_or_default().to_vec())
+    };
+    match (v, col.ty.is_int()) {
+        (Value::Null, _) if col.nullable => Ok(None),
+        (Value::Null, _) => Err(bad("NULL in a NOT NULL column")),
+        (Value::Int(x), true) => int(i128::from(*x)).map(Some),
+        (Value::UInt(x), true) => int(i128::from(*x)).map(Some),
+        (Value::Bytes(b), false) => {
+            match col.ty.fixed_len() {
+                Some(n) if b.len() != n => return Err(bad("wrong length for a fixed column")),
+                None if b.len() > col.ty.max_len() => return Err(bad("longer than the maximum")),
+                _ => {}
+            }
+            Ok(Some(b.clone()))
+        }
+        _ => Err(bad("value kind does not match the column type")),
+    }
+}
+
+fn decode_value(ty: ColumnType, b: &[u8]) -> Value {
+    if !ty.is_int() {
+        return Value::Bytes(b.to_vec());
+    }
+    let mut x: u64 = 0;
+    for &byte in b {
+        x = (x << 8) | u64::from(byte);
+    }
+    if ty.signed() {
+        let bits = 8 * b.len() as u32;
+        let bias = 1u64 << (bits - 1);
+        Value::Int((i128::from(x) - i128::from(bias)) as i64)
+    } else {
+        Value::UInt(x)
+    }
+}
