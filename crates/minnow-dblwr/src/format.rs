@@ -28,9 +28,9 @@
 //! ```
 //!
 //! With the default C = 128 and 16 KiB pages the header block is one page (H = 16384) and the
-//! file is H + 128 × 16 KiB = 2 MiB + 16 KiB, preallocated when the segment is created. A batch is
-//! persisted with one write of `H + count × P` bytes at offset 0 (just `H` in detect_only mode,
-//! whose file is only `H` long). Slots past `count` keep stale bytes from earlier batches; the
+//! file is H + 128 × 16 KiB = 2 MiB + 16 KiB, preallocated and written in full (zeros) when the
+//! segment is created. A batch is persisted with one write of `H + count × P` bytes at offset 0
+//! (just `H` in detect_only mode, whose file is only `H` long). Slots past `count` keep stale bytes from earlier batches; the
 //! header says they are unused.
 //!
 //! ## Reading a header back

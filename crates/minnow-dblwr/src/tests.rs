@@ -296,6 +296,70 @@ fn detect_only_writes_entries_and_off_writes_no_file() {
         (s.dblwr_pages, s.dblwr_bytes, s.in_place_pages, s.syncs),
         (0, 0, 8, 2)
     );
+    let t = dblwr.stats().phase_times();
+    assert_eq!(
+        (t.batches, t.segment_write_ns, t.segment_sync_ns),
+        (1, 0, 0)
+    );
+    assert!(t.in_place_write_ns > 0 && t.data_sync_ns > 0, "{t}");
+}
+
+#[test]
+fn phase_times_add_up_and_segment_files_are_written_in_full() {
+    let fx = Fixture::new(Arc::new(SyncBackend::new()), FlushMethod::Fsync);
+    let dblwr = fx.open(DoublewriteMode::On, 1, 8);
+    // Created files hold real bytes (header and zeroed slots), not just preallocated extents.
+    let bytes = std::fs::read(segment_path(fx.path(), 0)).unwrap();
+    assert_eq!(bytes.len(), format::file_len(SIZE, 8, true) as usize);
+    assert!(bytes[SIZE.bytes()..].iter().all(|&b| b == 0));
+    assert_eq!(dblwr.stats().phase_times(), PhaseTimes::default());
+
+    let ids = batch_ids();
+    flush(&dblwr, &fx, 0, &ids, NEW_LSN).unwrap();
+    let first = dblwr.stats().phase_times();
+    flush(&dblwr, &fx, 0, &ids, NEW_LSN + 1).unwrap();
+    let t = dblwr.stats().phase_times();
+    assert_eq!(t.batches, 2);
+    for (phase, ns) in [
+        ("prepare", t.prepare_ns),
+        ("segment write", t.segment_write_ns),
+        ("segment sync", t.segment_sync_ns),
+        ("in place", t.in_place_write_ns),
+        ("data sync", t.data_sync_ns),
+    ] {
+        assert!(ns > 0, "{phase}: {t}");
+    }
+    let phases = t.prepare_ns
+        + t.segment_write_ns
+        + t.segment_sync_ns
+        + t.in_place_write_ns
+        + t.data_sync_ns;
+    assert_eq!(t.other_ns(), t.batch_ns - phases);
+    let second = t.since(&first);
+    assert_eq!(second.batches, 1);
+    assert_eq!(second.batch_ns, t.batch_ns - first.batch_ns);
+    let mean = t.per_batch();
+    assert_eq!((mean.batches, mean.batch_ns), (2, t.batch_ns / 2));
+    assert!(t.to_string().contains("(2 batches)"), "{t}");
+    assert_eq!(PhaseTimes::default().per_batch(), PhaseTimes::default());
+}
+
+#[test]
+fn huge_pages_off_gives_the_same_bytes() {
+    let fx = Fixture::new(Arc::new(SyncBackend::new()), FlushMethod::ODirect);
+    let config = DoublewriteConfig::new(DoublewriteMode::On, 1, SIZE)
+        .pages_per_batch(8)
+        .flush_method(FlushMethod::ODirect)
+        .huge_pages(false);
+    assert!(!config.huge_pages && DoublewriteConfig::default().huge_pages);
+    let dblwr = Doublewrite::open(&*fx.backend, fx.path(), config).unwrap();
+    let ids = batch_ids();
+    flush(&dblwr, &fx, 0, &ids, NEW_LSN).unwrap();
+    for &id in &ids {
+        assert!(fx.raw(id) == stamped(id, NEW_LSN), "{id}");
+    }
+    let report = fx.recover(DoublewriteMode::On).unwrap();
+    assert_eq!(report.restored().count(), 0);
 }
 
 #[test]
