@@ -89,6 +89,7 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
     let st = pool.stats();
+    eprintln!("pool stats after the bench: {st:?}");
     assert_eq!(st.misses, 0, "every fix must be a hit: {st:?}");
 }
 

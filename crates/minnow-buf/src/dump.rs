@@ -133,7 +133,7 @@ impl Shared {
             let bytes = unsafe { self.frames.slice_mut(f) };
             if space.read_page(id.page_no, bytes).is_ok() {
                 self.publish_read(ii, f);
-                crate::stats::bump(&self.instances[ii].stats.reads);
+                self.instances[ii].stats.bump(crate::stats::Counter::Reads);
                 let c = self.ctl(f);
                 c.unlock_x();
                 c.unpin();

@@ -44,7 +44,7 @@ use minnow_redo::Lsn;
 use crate::config::FlushNeighbors;
 use crate::frame::FLUSHING;
 use crate::pool::Shared;
-use crate::stats::bump;
+use crate::stats::Counter;
 use crate::{BufError, SpaceMap};
 
 /// One page image handed to a [`PageWriter`]: a private copy, so the frame stays usable.
@@ -181,8 +181,8 @@ impl Shared {
                         cleaned += 1;
                         let stats = &self.instances[self.instance_of_frame(f)].stats;
                         match source {
-                            Source::FlushList => bump(&stats.list_flushed),
-                            Source::Lru => bump(&stats.lru_flushed),
+                            Source::FlushList => stats.bump(Counter::ListFlushed),
+                            Source::Lru => stats.bump(Counter::LruFlushed),
                         }
                     }
                     c.unlock_s();
@@ -242,7 +242,7 @@ impl Shared {
         if c.oldest.load(Ordering::Acquire) == 0 {
             c.oldest.store(start.0, Ordering::Release);
             fl.insert((start.0, f));
-            bump(&inst.stats.dirty);
+            inst.stats.dirty.fetch_add(1, Ordering::Relaxed);
         }
     }
 

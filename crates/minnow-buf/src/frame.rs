@@ -14,7 +14,7 @@
 //!  | pin       | 4  pin count + FLUSHING bit    |
 //!  | version   | 4  seqlock counter             |
 //!  | accessed  | 4  first access (ms), 0 = never|
-//!  | young     | 4  young-clock stamp           |
+//!  | young     | 4  freed-clock stamp           |
 //!  +-----------+--------------------------------+
 //! ```
 //!
@@ -65,7 +65,7 @@ pub(crate) struct Ctl {
     pub version: AtomicU32,
     /// Time of the first access since the page was read (ms, [`crate::Clock`]); 0 = never.
     pub accessed: AtomicU32,
-    /// The instance's young clock when the page was last made young.
+    /// The instance's freed (eviction) clock when the page was last made young; 0 = never.
     pub young: AtomicU32,
 }
 
@@ -90,10 +90,11 @@ impl Ctl {
         }
     }
 
-    /// Pins the frame.
+    /// Pins the frame. `SeqCst`, because the page hash's lock-free lookup relies on
+    /// evictors seeing the pin or the lookup seeing their version change ([`crate::hash`]).
     #[inline]
     pub(crate) fn pin(&self) {
-        self.pin.fetch_add(1, Ordering::AcqRel);
+        self.pin.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Unpins the frame.

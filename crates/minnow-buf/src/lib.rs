@@ -11,15 +11,16 @@
 //! | [`frame`](crate::frame) (private) | frames in one memory map; the control block; pin vs latch; the seqlock version |
 //! | [`guard`] | RAII page guards: the only way to page bytes; optimistic reads |
 //! | `instance` | sharding: page hash, LRU, free list and flush list per instance |
+//! | `hash` | the page hash; why a shared lock stops scaling; the lock-free (seqlock) lookup |
 //! | `lru` | midpoint insertion, and why a table scan does not flush the cache |
-//! | `pool` | the hit path (no global lock), reading in, eviction, `PoolExhausted` |
+//! | `pool` | the hit path (no lock, no shared write), reading in, eviction, `PoolExhausted` |
 //! | [`flush`] | the flush list, the WAL rule, batches through the doublewrite buffer, checkpoints |
 //! | `cleaner` | page cleaner threads and adaptive flushing (dirty %, checkpoint age, io_capacity) |
 //! | [`mtr`] | mini-transactions: latch, change, log, commit |
 //! | `recovery` | doublewrite first, then redo apply, then flush and checkpoint |
 //! | `readahead` | linear read-ahead of the next extent |
 //! | [`dump`] | `ib_buffer_pool`: warm restart |
-//! | [`stats`], [`config`] | counters; the `innodb_*` knobs |
+//! | [`stats`], [`config`] | counters, striped per thread; the `innodb_*` knobs |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -66,6 +67,7 @@ mod error;
 pub mod flush;
 mod frame;
 pub mod guard;
+mod hash;
 mod instance;
 mod lru;
 pub mod mtr;

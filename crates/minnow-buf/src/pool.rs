@@ -4,14 +4,24 @@
 //!
 //! ```text
 //!  fix(page):  instance = hash(page) % instances
-//!              page hash (shared lock) --found--> pin frame, unlock ──► latch S or X
-//!                     │                                                 │ still that page?
-//!                     └─not found──► read_in                            ▼ yes: LRU touch, done
+//!              page hash, lock-free ──found, version unchanged──► pinned ──► latch S or X
+//!                │ writer in, or not found                                   │ still that page?
+//!                ▼                                                           ▼ yes: LRU touch
+//!              page hash (shared lock) --found--> pin frame, unlock ──►┘
+//!                     └─not found──► read_in
 //! ```
 //!
-//! No global lock is taken: one shared lock of one instance's page hash, one atomic
-//! increment (the pin), the frame's latch. The pin is taken under the hash lock, and eviction
-//! checks pins under the same lock held exclusively, so a pinned frame cannot be reused.
+//! No lock is taken at all on a hit, and no cache line is written that another thread
+//! fixing another page would write too: the page-hash lookup is a seqlock read that pins
+//! the frame ([`crate::hash`]: why a shared lock's reader count stops scaling, and why an
+//! evictor still sees the pin), the pin and the latch are the frame's own, the hit counter is
+//! this thread's stripe ([`crate::stats`]), and the LRU touch of a page already made young
+//! only reads ([`crate::lru`]). Only when a writer is in the page hash (a page being read
+//! in or evicted in the same instance) does the lookup fall back to the shared lock. Either
+//! way a pinned frame cannot be reused: eviction checks pins under the exclusive lock.
+//!
+//! Threads fixing the *same* page still share its control block (pin count, latch): that is
+//! inherent, and the reason InnoDB's B-tree root is the hottest line in the engine.
 //!
 //! ## Reading a page in
 //!
@@ -40,10 +50,10 @@ use crate::cleaner::CleanerState;
 use crate::config::BufConfig;
 use crate::flush::PageWriter;
 use crate::frame::{Ctl, Frames, NO_PAGE};
+use crate::hash::{HashWrite, fold};
 use crate::instance::Instance;
-use crate::lru::{PageHash, fold};
 use crate::readahead::ReadAhead;
-use crate::stats::bump;
+use crate::stats::Counter;
 use crate::{BufError, SpaceMap};
 
 /// Latch mode of a fix.
@@ -149,10 +159,20 @@ impl Shared {
             .ok_or(BufError::UnknownSpace { space })
     }
 
-    /// Finds `id` in its instance's hash and pins it.
+    /// Finds `id` in its instance's hash and pins it: lock-free if no writer interferes
+    /// ([`crate::hash`]), else under the hash's shared lock.
     #[inline]
     pub(crate) fn lookup_pin(&self, ii: usize, key: u64) -> Option<u32> {
         let inst = &self.instances[ii];
+        let found = inst.hash.lookup_optimistic(
+            key,
+            |l| self.ctl(inst.base + l).page_id.load(Ordering::Acquire),
+            |l| self.ctl(inst.base + l).pin(),
+            |l| self.ctl(inst.base + l).unpin(),
+        );
+        if let Some(l) = found {
+            return Some(inst.base + l);
+        }
         let h = inst.hash.read();
         let f = h
             .lookup(key, |l| {
@@ -182,11 +202,11 @@ impl Shared {
         loop {
             let f = match self.lookup_pin(ii, key) {
                 Some(f) => {
-                    bump(&self.instances[ii].stats.hits);
+                    self.instances[ii].stats.bump(Counter::Hits);
                     f
                 }
                 None => {
-                    bump(&self.instances[ii].stats.misses);
+                    self.instances[ii].stats.bump(Counter::Misses);
                     self.read_in(ii, id)?
                 }
             };
@@ -230,11 +250,12 @@ impl Shared {
             let now = self.now_ms();
             let old_ms = self.cfg.old_blocks_time.as_millis() as u32;
             if now.wrapping_sub(first) < old_ms {
-                bump(&inst.stats.not_young);
+                inst.stats.bump(Counter::NotYoung);
                 return;
             }
         } else {
-            let clock = inst.young_clock.load(Ordering::Relaxed);
+            // Made young before: move again only after young_len / 4 evictions.
+            let clock = inst.freed_clock.load(Ordering::Relaxed);
             let young_len = inst
                 .lru_len
                 .load(Ordering::Relaxed)
@@ -251,26 +272,23 @@ impl Shared {
         lists.make_young(local);
         inst.publish(&lists);
         drop(lists);
-        let clock = inst
-            .young_clock
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(1);
+        let clock = inst.freed_clock.load(Ordering::Relaxed);
         c.young.store(clock.max(1), Ordering::Relaxed);
-        bump(&inst.stats.young);
+        inst.stats.bump(Counter::Young);
     }
 
     /// Takes a frame for a new page under the instance's exclusive hash lock: free list first,
     /// then a clean, unpinned, unlatched page from the LRU tail. The frame comes back latched
     /// exclusively, holding no page.
-    pub(crate) fn take_frame(&self, ii: usize, hash: &mut PageHash) -> Option<u32> {
+    pub(crate) fn take_frame(&self, ii: usize, hash: &mut HashWrite<'_>) -> Option<u32> {
         let inst = &self.instances[ii];
         let mut lists = inst.lists.lock();
         let mut skipped = Vec::new();
         let mut got = None;
         while let Some(l) = lists.free.pop() {
             let c = self.ctl(inst.base + l);
-            if c.pin.load(Ordering::Acquire) == 0 && c.try_lock_x() {
-                if c.pin.load(Ordering::Acquire) == 0 {
+            if c.pin.load(Ordering::SeqCst) == 0 && c.try_lock_x() {
+                if c.pin.load(Ordering::SeqCst) == 0 {
                     got = Some(inst.base + l);
                     break;
                 }
@@ -283,7 +301,7 @@ impl Shared {
             let victim = lists.tail_first().find(|&l| {
                 let c = self.ctl(inst.base + l);
                 let idle = |c: &Ctl| {
-                    c.pin.load(Ordering::Acquire) == 0 && c.oldest.load(Ordering::Acquire) == 0
+                    c.pin.load(Ordering::SeqCst) == 0 && c.oldest.load(Ordering::Acquire) == 0
                 };
                 if !idle(c) || !c.try_lock_x() {
                     return false;
@@ -302,7 +320,8 @@ impl Shared {
                 if old != NO_PAGE {
                     hash.remove(old, l);
                 }
-                bump(&inst.stats.evictions);
+                inst.freed_clock.fetch_add(1, Ordering::Relaxed);
+                inst.stats.bump(Counter::Evictions);
                 got = Some(inst.base + l);
             }
         }
@@ -383,7 +402,7 @@ impl Shared {
         match space.read_page(id.page_no, bytes) {
             Ok(_) => {
                 self.publish_read(ii, f);
-                bump(&self.instances[ii].stats.reads);
+                self.instances[ii].stats.bump(Counter::Reads);
                 self.ctl(f).unlock_x();
                 Ok(f)
             }

@@ -21,7 +21,7 @@ use minnow_io::Tablespace;
 use minnow_page::PageId;
 use parking_lot::Mutex;
 
-use crate::lru::fold;
+use crate::hash::fold;
 use crate::pool::Shared;
 
 const TRACKERS: usize = 32;
@@ -146,7 +146,9 @@ impl Shared {
             if ok {
                 let ii = self.instance_of(PageId::new(space.space_id(), no));
                 self.publish_read(ii, f);
-                crate::stats::bump(&self.instances[ii].stats.read_ahead);
+                self.instances[ii]
+                    .stats
+                    .bump(crate::stats::Counter::ReadAhead);
                 let c = self.ctl(f);
                 c.unlock_x();
                 c.unpin();
