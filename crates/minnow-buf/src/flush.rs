@@ -29,7 +29,7 @@
 //! page is marked clean if its LSN did not change meanwhile; otherwise it stays dirty with its
 //! original `oldest_modification` and is written again later.
 //!
-//! After flushing, [`Shared::advance_checkpoint`] moves the checkpoint to the smallest
+//! After flushing, `Shared::advance_checkpoint` moves the checkpoint to the smallest
 //! `oldest_modification` left (or to the durable end of the log if nothing is dirty).
 //!
 //! A failed write or sync poisons the pool (see [`crate::BufError::Poisoned`]).

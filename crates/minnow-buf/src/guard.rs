@@ -8,7 +8,7 @@
 //! a crash.
 //!
 //! [`OptimisticRead`] holds only a pin and a version number: it copies bytes without any
-//! latch and then asks whether a writer intervened (the seqlock in [`crate::frame`]). The
+//! latch and then asks whether a writer intervened (the seqlock in the private `frame` module). The
 //! B-tree uses it to descend through inner pages without latching them.
 
 use std::ops::Deref;

@@ -8,7 +8,7 @@
 //!
 //! | module | what it teaches |
 //! |---|---|
-//! | [`frame`](crate::frame) (private) | frames in one memory map; the control block; pin vs latch; the seqlock version |
+//! | `frame` (private) | frames in one memory map; the control block; pin vs latch; the seqlock version |
 //! | [`guard`] | RAII page guards: the only way to page bytes; optimistic reads |
 //! | `instance` | sharding: page hash, LRU, free list and flush list per instance |
 //! | `hash` | the page hash; why a shared lock stops scaling; the lock-free (seqlock) lookup |

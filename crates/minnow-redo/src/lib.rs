@@ -16,7 +16,7 @@
 //!
 //! - [`block`]: LSNs and the 512-byte blocks the log is written in;
 //! - [`record`]: physical redo records and the group that makes a mini-transaction atomic;
-//! - [`format`]: the file header, the two checkpoint slots, the block frame;
+//! - [`format`](mod@format): the file header, the two checkpoint slots, the block frame;
 //! - [`log`]: the running log: append, group commit, `flush_log_at_trx_commit`, checkpoints,
 //!   back-pressure, poisoning after a failed sync;
 //! - [`recover`]: finding the end of the log after a crash, telling a torn tail from damage,
