@@ -532,6 +532,8 @@ fn memory_report_counts_bookkeeping() {
     assert_eq!(big.frames, 1 << 20);
     assert!(big.per_frame <= 64.0);
     assert!(big.total_bytes < 70.0 * 1024.0 * 1024.0, "{big:?}");
+    // The numbers docs/EXPERIMENTS.md (E6) quotes: `cargo test -p minnow-buf memory -- --nocapture`.
+    eprintln!("16 GiB pool of 16 KiB pages: {big:?}");
 }
 
 #[test]
