@@ -1,7 +1,7 @@
-//! # minnow-btree: B+tree nodes
+//! # minnow-btree: the B+tree
 //!
-//! This crate is minnow's B+tree, built bottom-up. What is here now is the layer that works on
-//! the bytes of **one** page:
+//! This crate is minnow's B+tree, built bottom-up. First the layer that works on the bytes of
+//! **one** page:
 //!
 //! - [`record`]: the record format (ours, modelled on InnoDB's COMPACT): a column schema,
 //!   [`record::RecordLayout`] for clustered leaves, secondary leaves and node pointers, an
@@ -12,10 +12,12 @@
 //!   deletes, delete-marks, reorganization, split-point choice, record moves for splits and
 //!   merges, and a [`node::check`] of every invariant;
 //! - [`PageMut`]: the trait through which every page change is made, so that a
-//!   mini-transaction can turn each one into a redo record.
-//!
-//! The tree itself (descent through the buffer pool, splits across pages, latch coupling) is
-//! built on top of this layer.
+//!   mini-transaction can turn each one into a redo record;
+//! - [`tree`]: the B+tree over the buffer pool built on that layer: [`BTree`] with point
+//!   lookups, inserts, deletes, updates, delete-marks and range scans ([`RangeScan`]); shared
+//!   latch coupling for readers, optimistic-then-pessimistic writers, splits at the insert
+//!   point or in the middle, merges, root raise and lower, one mini-transaction per
+//!   structural change, a simple page allocator in page 0, and [`BTree::check`].
 //!
 //! ```
 //! use minnow_btree::node;
@@ -59,5 +61,7 @@
 pub mod node;
 mod page_mut;
 pub mod record;
+pub mod tree;
 
 pub use page_mut::{CountingPage, PageMut};
+pub use tree::{BTree, Entry, RangeScan, ScanRange, TreeError, TreeStats};

@@ -1,0 +1,236 @@
+//! Descents from the root to a leaf, in the three ways the tree needs.
+//!
+//! - [`BTree::leaf_for_read`]: shared latch coupling. Hold the parent's shared latch, latch
+//!   the child shared, release the parent. A reader holds at most two latches, for an instant.
+//! - [`BTree::leaf_for_write`] (optimistic): the same coupling down to level 1, then the leaf
+//!   is latched *exclusively* through the caller's mtr. If the root is itself the leaf, it is
+//!   read shared first (to learn that), released, then latched exclusively and checked again:
+//!   a root raise in between sends the caller round again.
+//! - [`BTree::latch_path`] (pessimistic): exclusive latches from the root down, all held by the
+//!   mtr until it commits. On each level below the root it latches, left to right: the left
+//!   sibling if it has the same parent (a merge partner), the path page, its right sibling
+//!   (whose `PREV` a split or merge rewrites) and, when the right sibling has the same parent,
+//!   the right sibling's right sibling (a merge of the right sibling into this page rewrites
+//!   its `PREV`). A level is finished before the next
+//!   one starts, which keeps the global latch order top-down, left to right.
+
+use minnow_buf::{BufferPool, Mtr, PageHandle, PageReadGuard};
+use minnow_page::PageId;
+
+use super::page::{NIL, child_of, next, prev, validate};
+use super::{BTree, TreeError};
+use crate::node::{self, Cursor};
+use crate::record::SearchKey;
+
+/// More levels than this is taken as a corrupt root (a 4 KiB-page tree of 2^32 records is
+/// far lower).
+pub(crate) const MAX_LEVEL: u16 = 32;
+
+/// A page X-latched by an mtr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Latched {
+    /// Page number.
+    pub no: u32,
+    /// The mtr's handle.
+    pub h: PageHandle,
+}
+
+/// One level of a pessimistically latched path.
+#[derive(Debug, Clone)]
+pub(crate) struct Level {
+    /// The B-tree level.
+    pub level: u16,
+    /// The page on the path.
+    pub page: Latched,
+    /// Its left sibling, if that has the same parent.
+    pub left: Option<Latched>,
+    /// Its right sibling (any parent).
+    pub right: Option<Latched>,
+    /// True if the right sibling has the same parent.
+    pub right_same_parent: bool,
+    /// The right sibling's right sibling, latched when the right sibling has the same parent
+    /// (a merge of it into the page rewrites its `PREV`).
+    pub right2: Option<Latched>,
+}
+
+impl BTree {
+    pub(crate) fn corrupt(&self, page_no: u32, what: impl Into<String>) -> TreeError {
+        TreeError::Corrupt {
+            page: self.id(page_no),
+            what: what.into(),
+        }
+    }
+
+    /// The node pointer to follow on node page `page` (page `no`) for `key` (`None`: the
+    /// leftmost), and its child page number.
+    pub(crate) fn child_for(
+        &self,
+        no: u32,
+        page: &[u8],
+        key: Option<&SearchKey>,
+    ) -> Result<(Cursor, u32), TreeError> {
+        let c = match key {
+            Some(k) => node::search(page, &self.node, k)?.cursor,
+            None => node::next(page, Cursor::INFIMUM)?,
+        };
+        if !c.is_user() {
+            return Err(self.corrupt(no, "node page has no pointer for the key"));
+        }
+        Ok((c, child_of(&self.node, page, c.origin())?))
+    }
+
+    fn root_level(&self, page: &[u8]) -> Result<u16, TreeError> {
+        let level = validate(page, self.id(self.root), self.index_id, None)?;
+        if level > MAX_LEVEL {
+            return Err(self.corrupt(self.root, format!("root at level {level}")));
+        }
+        Ok(level)
+    }
+
+    /// Shared latch coupling from the root to the leaf that holds `key` (`None`: the leftmost
+    /// leaf). Returns the leaf, shared-latched.
+    pub(crate) fn leaf_for_read<'p>(
+        &self,
+        pool: &'p BufferPool,
+        key: Option<&SearchKey>,
+    ) -> Result<PageReadGuard<'p>, TreeError> {
+        let mut g = pool.get_read(self.id(self.root))?;
+        let mut level = self.root_level(&g)?;
+        while level > 0 {
+            let (_, child) = self.child_for(g.page_id().page_no, &g, key)?;
+            let id = self.id(child);
+            let c = pool.get_read(id)?;
+            validate(&c, id, self.index_id, Some(level - 1))?;
+            g = c; // the parent's latch is released only now: coupling
+            level -= 1;
+        }
+        Ok(g)
+    }
+
+    /// Optimistic writer descent: shared coupling to level 1, the leaf latched exclusively
+    /// by `mtr`. `None` if the root turned out not to be a leaf after all (retry).
+    pub(crate) fn leaf_for_write(
+        &self,
+        pool: &BufferPool,
+        mtr: &mut Mtr<'_>,
+        key: &SearchKey,
+    ) -> Result<Option<PageHandle>, TreeError> {
+        let rid = self.id(self.root);
+        let mut g = pool.get_read(rid)?;
+        let mut level = self.root_level(&g)?;
+        if level == 0 {
+            drop(g);
+            let h = mtr.get_write(rid)?;
+            let level = self.root_level(mtr.page(h))?;
+            return Ok((level == 0).then_some(h));
+        }
+        loop {
+            let (_, child) = self.child_for(g.page_id().page_no, &g, Some(key))?;
+            let id = self.id(child);
+            if level == 1 {
+                let h = mtr.get_write(id)?;
+                drop(g);
+                validate(mtr.page(h), id, self.index_id, Some(0))?;
+                return Ok(Some(h));
+            }
+            let c = pool.get_read(id)?;
+            validate(&c, id, self.index_id, Some(level - 1))?;
+            g = c;
+            level -= 1;
+        }
+    }
+
+    fn latch(&self, mtr: &mut Mtr<'_>, no: u32, level: u16) -> Result<Latched, TreeError> {
+        let id: PageId = self.id(no);
+        let h = mtr.get_write(id)?;
+        validate(mtr.page(h), id, self.index_id, Some(level))?;
+        Ok(Latched { no, h })
+    }
+
+    /// Pessimistic descent for `key`: the path from the root (index 0) to the leaf, with the
+    /// siblings each level may need, all X-latched by `mtr`. See the module docs.
+    pub(crate) fn latch_path(
+        &self,
+        mtr: &mut Mtr<'_>,
+        key: &SearchKey,
+    ) -> Result<Vec<Level>, TreeError> {
+        let h = mtr.get_write(self.id(self.root))?;
+        let root = Latched { no: self.root, h };
+        let mut level = self.root_level(mtr.page(root.h))?;
+        let mut path = vec![Level {
+            level,
+            page: root,
+            left: None,
+            right: None,
+            right_same_parent: false,
+            right2: None,
+        }];
+        while level > 0 {
+            let parent = path.last().map_or(root, |l| l.page);
+            let ppage = mtr.page(parent.h);
+            let (c, child) = self.child_for(parent.no, ppage, Some(key))?;
+            let (left_no, right_no) = self.neighbours(ppage, c)?;
+            level -= 1;
+            let left = left_no.map(|no| self.latch(mtr, no, level)).transpose()?;
+            let page = self.latch(mtr, child, level)?;
+            let page_prev =
+                prev(mtr.page(page.h)).map_err(|e| self.corrupt(child, e.to_string()))?;
+            if let Some(l) = left {
+                let l_next = next(mtr.page(l.h)).map_err(|e| self.corrupt(l.no, e.to_string()))?;
+                if l_next != child || page_prev != l.no {
+                    return Err(self.corrupt(child, "sibling links disagree with the parent"));
+                }
+            }
+            let rno = next(mtr.page(page.h)).map_err(|e| self.corrupt(child, e.to_string()))?;
+            let right = (rno != NIL)
+                .then(|| self.latch(mtr, rno, level))
+                .transpose()?;
+            let right_same_parent = match right_no {
+                Some(r) if r == rno => true,
+                Some(_) => {
+                    return Err(self.corrupt(child, "right sibling is not the parent's next child"));
+                }
+                None => false,
+            };
+            let mut right2 = None;
+            if let (true, Some(r)) = (right_same_parent, right) {
+                let r2 = next(mtr.page(r.h)).map_err(|e| self.corrupt(r.no, e.to_string()))?;
+                if r2 != NIL {
+                    right2 = Some(self.latch(mtr, r2, level)?);
+                }
+            }
+            path.push(Level {
+                level,
+                page,
+                left,
+                right,
+                right_same_parent,
+                right2,
+            });
+        }
+        Ok(path)
+    }
+
+    /// The children of the node pointers just before and just after `c` on node page `page`.
+    fn neighbours(&self, page: &[u8], c: Cursor) -> Result<(Option<u32>, Option<u32>), TreeError> {
+        let mut before = None;
+        let mut prev_c = None;
+        for r in node::records(page) {
+            let r = r?;
+            if r == c {
+                before = prev_c;
+                break;
+            }
+            prev_c = Some(r);
+        }
+        let left = before
+            .map(|b| child_of(&self.node, page, b.origin()))
+            .transpose()?;
+        let after = node::next(page, c)?;
+        let right = after
+            .is_user()
+            .then(|| child_of(&self.node, page, after.origin()))
+            .transpose()?;
+        Ok((left, right))
+    }
+}

@@ -1,0 +1,451 @@
+//! The B+tree: many INDEX pages, found through the buffer pool, changed by mini-transactions.
+//!
+//! One [`BTree`] is one index. Its pages form levels: level 0 holds the **leaves** (the
+//! records themselves), every level above holds **node pointers** (a key and a child page
+//! number), and the single page at the top is the **root**, whose page number never changes
+//! (it is what the dictionary remembers).
+//!
+//! ```text
+//!                          root (level 2)  [MIN | 40 | 90]
+//!                         /                  |           \
+//!          level 1 [MIN | 17 | 28]      [40 | 61]          [90 | 120]
+//!                  /     |      \        /     \             /     \
+//!  leaves  [1..16] <-> [17..27] <-> [28..39] <-> [40..60] <-> ... <-> [120..]
+//! ```
+//!
+//! Every page on a level is linked to its left and right neighbours through the FIL header
+//! (`PREV` at offset 8, `NEXT` at 12), so a range scan walks the leaves without going back up.
+//! A node pointer's key is the smallest key its child may hold: child `i` of a page holds keys
+//! in `[key_i, key_{i+1})`. The first node pointer of the leftmost page of each non-leaf level
+//! carries the `MIN_REC` flag and compares below every key, so every search finds a child.
+//! Inner pages keep one more invariant: their first record's key equals their separator in
+//! the parent.
+//!
+//! ## Descent and latch coupling
+//!
+//! To find a key, start at the root and repeatedly search the page ([`crate::node::search`])
+//! for the last node pointer `<= key`, then go to its child. Many threads do this at once, and
+//! a writer may be changing a page a reader is about to enter. **Latch coupling** (or
+//! *crabbing*) makes that safe without a lock shared by all readers: a reader holds a shared
+//! latch on the parent until it has latched the child, then lets go of the parent. At every
+//! moment it holds a latch on a page that points to where it is going, so no split or merge
+//! can pull the child away between "read the pointer" and "latch the child". It never holds
+//! more than two latches, so readers of different leaves never wait for each other.
+//!
+//! ## Writers: optimistic first, pessimistic when the structure changes
+//!
+//! Most inserts and deletes change one leaf and nothing else. So a writer first descends
+//! **optimistically**: shared latches on the way down, exactly as a reader, and an exclusive
+//! latch only on the leaf. If the change fits (an insert that needs no split, a delete that
+//! does not leave the page under-full) it is made right there, in one mini-transaction on
+//! one page, while other threads keep using every other page.
+//!
+//! If the leaf must **split** or **merge**, the parent changes too, and possibly the
+//! grandparent, up to the root. The writer cannot upgrade the shared latches it let go of, so
+//! it releases everything (its mtr made no change yet) and starts again **pessimistically**:
+//! exclusive latches from the root down, plus the siblings each level may need (see
+//! the `descend` module). Holding the root exclusively serialises structural changes of one tree, which
+//! is simple and rare: with 4 KiB pages of 50-byte records, one insert in about 80 splits.
+//! (InnoDB releases the ancestors that turn out to be *safe*, i.e. that will not split or
+//! merge whatever happens below; minnow's mtr keeps every latch to commit, so it does not.)
+//!
+//! ## Latch order: why there is no deadlock
+//!
+//! Every thread takes latches in one global order: **top-down** (a page before any page on a
+//! lower level), and on one level **left to right**. Readers and optimistic writers descend
+//! top-down; scans move right along the leaves; a pessimistic writer latches, level by level
+//! from the root, the path page's left sibling (if it has the same parent), the path page,
+//! its right sibling and, when needed, the right sibling's right sibling, finishing a level
+//! before starting the next. Pages it allocates (and page 0, which holds the allocator) come
+//! last: nobody else can reach a page that is not yet in the tree. A wait-for cycle would need
+//! some thread to wait for a page *earlier* in the order than one it holds, which never
+//! happens.
+//!
+//! ## Splits, and the root raise
+//!
+//! A full page splits in two: a new page is allocated, linked into the sibling list to the
+//! right of the old one, and the records from a **split point** on move to it
+//! ([`crate::node::split_point`]): in the middle (by bytes) for random inserts, but *at the
+//! insert point* when inserts run in ascending or descending order (the page header remembers
+//! the last insert and the direction). A sequential load then leaves every page full instead of
+//! half full. A node pointer to the new page (its first key and page number) goes into the
+//! parent, which may split in turn.
+//!
+//! When the root is full it cannot split sideways (its page number must stay), so it splits
+//! *upwards*: its records move to a new child page, the root is re-initialised one level
+//! higher with a single node pointer to that child, and the child splits as any page would.
+//! This **root raise** is the only way the tree grows taller, so all leaves stay at one depth.
+//!
+//! ## Merges, and the root lower
+//!
+//! A delete that leaves a page less than a quarter full ([`MERGE_FILL`]) merges it with a
+//! sibling under the same parent, if the two fit in one page: the records move, the sibling
+//! links are mended, the emptied page's node pointer is deleted from the parent (which may in
+//! turn become under-full) and the page goes back to the allocator. When the root is left with
+//! a single child, the child's records move up into the root and the child is freed: the
+//! **root lower**, the only way the tree gets shorter.
+//!
+//! ## One mini-transaction per structural change
+//!
+//! A split changes at least four pages (the page, the new page, the right neighbour's `PREV`,
+//! the parent) and page 0 (the allocator). If a crash left some of those changes on disk and
+//! not the others, the tree would be broken: a page with no parent pointer, a sibling link to
+//! nowhere. So every structural change is **one** mini-transaction: all its pages stay
+//! X-latched until commit, its redo records are appended as one group, and recovery replays a
+//! group whole or not at all. No other thread sees a half-done split (the latches), and no
+//! crash leaves one (the redo group). Every byte goes through [`crate::PageMut`] implemented for
+//! `(&mut Mtr, PageHandle)`, so no change escapes the log.
+//!
+//! ## Range scans
+//!
+//! A [`RangeScan`] copies the qualifying records of one leaf at a time and then lets go of the
+//! latch, remembering the leaf's page number, its LSN and its right sibling. To move on it
+//! latches the remembered leaf again: if the LSN is unchanged, nothing moved and it couples to
+//! the right sibling; otherwise it searches again from the root for the last key it returned
+//! (InnoDB's "restore the persistent cursor").
+//!
+//! ## Example
+//!
+//! ```
+//! use std::ops::Bound;
+//! use minnow_btree::{BTree, ScanRange};
+//! use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+//! use minnow_buf::{BufConfig, BufferPool};
+//! use minnow_page::PageSize;
+//! use minnow_redo::FlushAtCommit;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let pool = BufferPool::create_scratch(dir.path(), BufConfig::with_frames(64, PageSize::K4), 1)?;
+//! let layout = RecordLayout::clustered(
+//!     vec![Column::new(ColumnType::U64)],
+//!     vec![Column::new(ColumnType::Var(100))],
+//! )?;
+//! let (tree, _) = BTree::create(&pool, 1, 42, layout)?;
+//! let row = |k: u64| vec![Value::UInt(k), Value::trx_id(1), Value::roll_ptr(1 << 55),
+//!                         Value::Bytes(format!("row {k}").into_bytes())];
+//! for k in 0..2000 {
+//!     let end = tree.insert(&pool, &row(k))?;
+//!     pool.commit_durable(end, FlushAtCommit::Lazy)?;
+//! }
+//! tree.delete(&pool, &[Value::UInt(7)])?;
+//! assert!(tree.get(&pool, &[Value::UInt(7)])?.is_none());
+//! assert_eq!(tree.get(&pool, &[Value::UInt(8)])?.unwrap().values, row(8));
+//! let range = ScanRange::new(Bound::Excluded(vec![Value::UInt(5)]), Bound::Unbounded).limit(3);
+//! let keys: Vec<Value> = tree.scan(&pool, range)?.map(|e| Ok(e?.values[0].clone()))
+//!     .collect::<Result<_, minnow_btree::TreeError>>()?;
+//! assert_eq!(keys, [Value::UInt(6), Value::UInt(8), Value::UInt(9)]);
+//! let stats = tree.check(&pool)?;
+//! assert_eq!((stats.records, stats.height), (1999, 2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod alloc;
+mod check;
+mod cursor;
+mod descend;
+mod merge;
+mod page;
+mod split;
+
+pub use alloc::{ALLOC_AT, SpaceUsage, allocate, free, space_usage};
+pub use check::TreeStats;
+pub use cursor::{RangeScan, ScanRange};
+
+use minnow_buf::{BufError, BufferPool};
+use minnow_page::PageId;
+use minnow_redo::Lsn;
+
+use crate::PageMut as _;
+use crate::node::{self, NodeError};
+use crate::record::{RecordBuf, RecordError, RecordLayout, SearchKey, Value};
+
+/// A page less full than this share of its record space is merged with a sibling if they fit.
+pub const MERGE_FILL: f64 = 0.25;
+
+/// Errors of tree operations.
+#[derive(Debug, thiserror::Error)]
+pub enum TreeError {
+    /// The buffer pool failed (IO, corrupt page, pool exhausted, poisoned).
+    #[error(transparent)]
+    Buf(#[from] BufError),
+    /// A node-page operation failed.
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    /// A record could not be encoded or decoded.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// An insert found a record with the same key.
+    #[error("duplicate key {key:?} in index {index_id}")]
+    Duplicate {
+        /// The index.
+        index_id: u64,
+        /// The key, as stored field bytes.
+        key: SearchKey,
+    },
+    /// A delete, update or delete-mark found no record with the key.
+    #[error("key {key:?} not found in index {index_id}")]
+    NotFound {
+        /// The index.
+        index_id: u64,
+        /// The key, as stored field bytes.
+        key: SearchKey,
+    },
+    /// A key with the wrong number of fields.
+    #[error("a key of index {index_id} needs {need} fields, got {got}")]
+    BadKey {
+        /// The index.
+        index_id: u64,
+        /// Fields the key needs.
+        need: usize,
+        /// Fields given.
+        got: usize,
+    },
+    /// A B-tree invariant does not hold on a page.
+    #[error("corrupt B-tree page {page}: {what}")]
+    Corrupt {
+        /// The page.
+        page: PageId,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// One record returned by a lookup or a scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// One value per stored field of the leaf layout.
+    pub values: Vec<Value>,
+    /// True if the record is delete-marked.
+    pub deleted: bool,
+}
+
+/// One index: a B+tree of INDEX pages in one tablespace. A small descriptor (`Clone`,
+/// `Send`, `Sync`): every operation takes the [`BufferPool`] the pages live in.
+#[derive(Debug, Clone)]
+pub struct BTree {
+    space: u32,
+    root: u32,
+    index_id: u64,
+    leaf: RecordLayout,
+    node: RecordLayout,
+}
+
+impl BTree {
+    /// Creates an empty tree: allocates its root in `space` and formats it as an empty leaf
+    /// of `index_id`, in one mtr. Returns the tree and the mtr's end LSN (pass it to
+    /// [`BufferPool::commit_durable`] to make the creation durable).
+    pub fn create(
+        pool: &BufferPool,
+        space: u32,
+        index_id: u64,
+        layout: RecordLayout,
+    ) -> Result<(BTree, Lsn), TreeError> {
+        let mut mtr = pool.mtr()?;
+        let h = allocate(&mut mtr, space)?;
+        page::init_index_page(&mut mtr, h, index_id, 0)?;
+        let root = mtr.page_id(h).map_or(0, |id| id.page_no);
+        let end = mtr.commit()?;
+        Ok((BTree::descriptor(space, root, index_id, layout), end))
+    }
+
+    /// Opens the tree whose root is page `root` of `space`; the index id is read from the
+    /// root, which must be an INDEX page.
+    pub fn open(
+        pool: &BufferPool,
+        space: u32,
+        root: u32,
+        layout: RecordLayout,
+    ) -> Result<BTree, TreeError> {
+        let id = PageId::new(space, root);
+        let g = pool.get_read(id)?;
+        let index_id = node::index_id(&g)?;
+        page::validate(&g, id, index_id, None)?;
+        Ok(BTree::descriptor(space, root, index_id, layout))
+    }
+
+    fn descriptor(space: u32, root: u32, index_id: u64, leaf: RecordLayout) -> BTree {
+        let node = leaf.node_ptr();
+        BTree {
+            space,
+            root,
+            index_id,
+            leaf,
+            node,
+        }
+    }
+
+    /// The tablespace.
+    pub fn space(&self) -> u32 {
+        self.space
+    }
+
+    /// The root page number (fixed for the tree's life).
+    pub fn root(&self) -> u32 {
+        self.root
+    }
+
+    /// The index id stamped on every page.
+    pub fn index_id(&self) -> u64 {
+        self.index_id
+    }
+
+    /// The leaf record layout.
+    pub fn layout(&self) -> &RecordLayout {
+        &self.leaf
+    }
+
+    pub(crate) fn id(&self, page_no: u32) -> PageId {
+        PageId::new(self.space, page_no)
+    }
+
+    pub(crate) fn layout_at(&self, level: u16) -> &RecordLayout {
+        if level == 0 { &self.leaf } else { &self.node }
+    }
+
+    /// Encodes a full key (exactly `n_key` values).
+    pub fn key(&self, key: &[Value]) -> Result<SearchKey, TreeError> {
+        if key.len() != self.leaf.n_key() {
+            return Err(TreeError::BadKey {
+                index_id: self.index_id,
+                need: self.leaf.n_key(),
+                got: key.len(),
+            });
+        }
+        Ok(self.leaf.search_key(key)?)
+    }
+
+    /// The record with key `key`, delete-marked or not.
+    pub fn get(&self, pool: &BufferPool, key: &[Value]) -> Result<Option<Entry>, TreeError> {
+        let k = self.key(key)?;
+        let g = self.leaf_for_read(pool, Some(&k))?;
+        let found = node::search(&g, &self.leaf, &k)?;
+        if !found.exact {
+            return Ok(None);
+        }
+        let origin = found.cursor.origin();
+        Ok(Some(Entry {
+            values: self.leaf.decode(&g, origin)?,
+            deleted: node::header_at(&g, found.cursor)?.deleted(),
+        }))
+    }
+
+    /// Inserts a record (one value per stored field of the leaf layout); fails with
+    /// [`TreeError::Duplicate`] if its key exists (delete-marked records included). Returns
+    /// the end LSN of the mtr that made the change.
+    pub fn insert(&self, pool: &BufferPool, values: &[Value]) -> Result<Lsn, TreeError> {
+        let rec = self.leaf.encode(values)?;
+        self.insert_rec(pool, &rec)
+    }
+
+    /// [`BTree::insert`] of an encoded leaf record.
+    pub fn insert_rec(&self, pool: &BufferPool, rec: &RecordBuf) -> Result<Lsn, TreeError> {
+        let key = self.leaf.key_of(rec.as_bytes(), rec.extra())?;
+        if let Some(end) = self.insert_optimistic(pool, rec, &key)? {
+            return Ok(end);
+        }
+        self.insert_pessimistic(pool, rec, &key)
+    }
+
+    /// Deletes the record with key `key` (removing it from its page; see
+    /// [`BTree::set_delete_mark`] for the logical delete MVCC uses). Merges pages that fall
+    /// below [`MERGE_FILL`].
+    pub fn delete(&self, pool: &BufferPool, key: &[Value]) -> Result<Lsn, TreeError> {
+        let k = self.key(key)?;
+        if let Some(end) = self.delete_optimistic(pool, &k)? {
+            return Ok(end);
+        }
+        self.delete_pessimistic(pool, &k)
+    }
+
+    /// Replaces the record with the same key as `values`: in place when the new record has
+    /// the same size, else by delete and insert on the same page, else with a split.
+    pub fn update(&self, pool: &BufferPool, values: &[Value]) -> Result<Lsn, TreeError> {
+        let rec = self.leaf.encode(values)?;
+        let key = self.leaf.key_of(rec.as_bytes(), rec.extra())?;
+        if let Some(end) = self.update_optimistic(pool, &rec, &key)? {
+            return Ok(end);
+        }
+        self.update_pessimistic(pool, &rec, &key)
+    }
+
+    /// Sets or clears the delete mark of the record with key `key` (one byte, one page).
+    pub fn set_delete_mark(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        deleted: bool,
+    ) -> Result<Lsn, TreeError> {
+        let k = self.key(key)?;
+        loop {
+            let mut mtr = pool.mtr()?;
+            let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
+                continue;
+            };
+            let found = node::search(mtr.page(h), &self.leaf, &k)?;
+            if !found.exact {
+                return Err(self.not_found(k));
+            }
+            node::set_delete_mark(&mut (&mut mtr, h), found.cursor, deleted)?;
+            return Ok(mtr.commit()?);
+        }
+    }
+
+    /// A forward range scan; see [`ScanRange`] for bounds and limit.
+    pub fn scan<'p>(
+        &self,
+        pool: &'p BufferPool,
+        range: ScanRange,
+    ) -> Result<RangeScan<'p>, TreeError> {
+        RangeScan::new(self.clone(), pool, range)
+    }
+
+    fn not_found(&self, key: SearchKey) -> TreeError {
+        TreeError::NotFound {
+            index_id: self.index_id,
+            key,
+        }
+    }
+
+    fn update_optimistic(
+        &self,
+        pool: &BufferPool,
+        rec: &RecordBuf,
+        key: &SearchKey,
+    ) -> Result<Option<Lsn>, TreeError> {
+        let mut mtr = pool.mtr()?;
+        let Some(h) = self.leaf_for_write(pool, &mut mtr, key)? else {
+            return Ok(None);
+        };
+        let found = node::search(mtr.page(h), &self.leaf, key)?;
+        if !found.exact {
+            return Err(self.not_found(key.clone()));
+        }
+        let origin = found.cursor.origin();
+        let (x, d) = self.leaf.size_of(mtr.page(h), origin)?;
+        let info = node::header_at(mtr.page(h), found.cursor)?.info_bits;
+        if x == rec.extra() && x + d == rec.len() {
+            // Same shape: overwrite the extra bytes below the header and the data in place.
+            let bytes = rec.as_bytes();
+            let head = bytes.get(..x.saturating_sub(5)).unwrap_or_default();
+            let data = bytes.get(x..).unwrap_or_default();
+            if !head.is_empty() {
+                (&mut mtr, h)
+                    .write_changed(origin - x, head)
+                    .map_err(NodeError::from)?;
+            }
+            (&mut mtr, h)
+                .write_changed(origin, data)
+                .map_err(NodeError::from)?;
+            return Ok(Some(mtr.commit()?));
+        }
+        node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
+        let mut new = rec.clone();
+        new.set_info_bits(info);
+        match node::insert(&mut (&mut mtr, h), &self.leaf, &new) {
+            Ok(_) => Ok(Some(mtr.commit()?)),
+            // Dropping the mtr puts the page back as it was.
+            Err(NodeError::PageFull { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Shared setup for the tree tests: a tablespace, a redo log and a small buffer pool on real
+//! files in a temporary directory, and a clean reopen (shutdown, then recovery).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+use minnow_buf::{BufConfig, BufferPool, DirectWriter, SpaceMap};
+use minnow_io::{Backend, FlushMethod, OpenOptions, SyncBackend, Tablespace};
+use minnow_page::PageSize;
+use minnow_page::checksum::{ChecksumAlgorithm, ChecksumPolicy};
+use minnow_redo::Log;
+
+pub const SPACE: u32 = 1;
+pub const PAGE: PageSize = PageSize::K4;
+
+pub fn cfg(frames: usize) -> BufConfig {
+    BufConfig {
+        read_ahead_threshold: 0,
+        ..BufConfig::with_frames(frames, PAGE)
+    }
+}
+
+/// Key `i64`, a nullable VARCHAR(400) value.
+pub fn layout() -> RecordLayout {
+    RecordLayout::clustered(
+        vec![Column::new(ColumnType::I64)],
+        vec![Column::nullable(ColumnType::Var(400))],
+    )
+    .unwrap()
+}
+
+pub fn row(key: i64, value: &[u8]) -> Vec<Value> {
+    vec![
+        Value::Int(key),
+        Value::trx_id(1),
+        Value::roll_ptr(1 << 55),
+        Value::Bytes(value.to_vec()),
+    ]
+}
+
+pub fn value_of(values: &[Value]) -> (i64, Vec<u8>) {
+    match (&values[0], &values[3]) {
+        (Value::Int(k), Value::Bytes(b)) => (*k, b.clone()),
+        other => panic!("unexpected row {other:?}"),
+    }
+}
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub frames: usize,
+}
+
+impl Env {
+    pub fn new(frames: usize) -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+            frames,
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("t1.ibd")
+    }
+
+    fn redo(&self) -> PathBuf {
+        self.dir.path().join("redo")
+    }
+
+    /// Creates the tablespace (one page: the allocator grows it) and the log.
+    pub fn create(&self) -> BufferPool {
+        let backend = SyncBackend::new();
+        let space = Tablespace::create(
+            &backend,
+            &self.data(),
+            SPACE,
+            PAGE,
+            ChecksumAlgorithm::Crc32,
+            FlushMethod::Fsync,
+            1,
+        )
+        .unwrap();
+        let spaces = Arc::new(SpaceMap::new());
+        spaces.insert(Arc::new(space));
+        let file = backend
+            .open(
+                &self.redo(),
+                &OpenOptions::new(FlushMethod::Fsync).create(true),
+            )
+            .unwrap();
+        let log = Arc::new(Log::create(file, 8 << 20).unwrap());
+        BufferPool::open(cfg(self.frames), spaces, log, Arc::new(DirectWriter)).unwrap()
+    }
+
+    /// Opens the files again and recovers.
+    pub fn reopen(&self) -> BufferPool {
+        reopen_at(self.dir.path(), &self.data(), &self.redo(), self.frames)
+    }
+}
+
+fn reopen_at(_dir: &Path, data: &Path, redo: &Path, frames: usize) -> BufferPool {
+    let backend = SyncBackend::new();
+    let opts = OpenOptions::new(FlushMethod::Fsync);
+    let space = Tablespace::open(&backend, data, &opts, ChecksumPolicy::default()).unwrap();
+    let spaces = Arc::new(SpaceMap::new());
+    spaces.insert(Arc::new(space));
+    let log_file = backend.open(redo, &opts).unwrap();
+    let (pool, _log, _report) = BufferPool::recover(
+        cfg(frames),
+        spaces,
+        None,
+        || Ok(Arc::new(DirectWriter)),
+        log_file,
+    )
+    .unwrap();
+    pool
+}
