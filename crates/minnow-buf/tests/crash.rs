@@ -2,7 +2,7 @@
 //!
 //! Everything (data file, redo log, doublewrite segments) sits on a [`CrashSim`]. Each seed:
 //!
-//! 1. create a 64-page tablespace (4 KiB pages) and a small log; initialise every page;
+//! 1. create a 64-page tablespace (4 KiB pages for even seeds, 16 KiB for odd ones) and a small log; initialise every page;
 //! 2. arm the simulator to die after a random number of writes/syncs, and run mtrs that each
 //!    write the mtr's number into one slot of three random pages, committing each with
 //!    `flush_log_at_trx_commit = 1`, with a 16-frame pool (constant eviction) and a page
@@ -37,7 +37,15 @@ const SLOTS: usize = 56;
 const SLOT: usize = 64;
 const BASE: usize = 64;
 const MTRS: u64 = 160;
-const PAGE: PageSize = PageSize::K4;
+/// Even seeds use 4 KiB pages, odd seeds 16 KiB pages: a 16 KiB page spans four 4 KiB
+/// chunks, so the simulator's 4 KiB tears tear pages too, not only its 512-byte ones.
+fn page_size(seed: u64) -> PageSize {
+    if seed % 2 == 0 {
+        PageSize::K4
+    } else {
+        PageSize::K16
+    }
+}
 
 struct Rng(u64);
 impl Rng {
@@ -81,27 +89,28 @@ fn model(seed: u64, c: u64) -> Vec<Vec<u64>> {
     m
 }
 
-fn cfg(cleaners: usize) -> BufConfig {
+fn cfg(cleaners: usize, page: PageSize) -> BufConfig {
     BufConfig {
         page_cleaners: cleaners,
         doublewrite_pages: 4,
         read_ahead_threshold: 0,
-        ..BufConfig::with_frames(16, PAGE)
+        ..BufConfig::with_frames(16, page)
     }
 }
 
-fn dblwr_config(mode: DoublewriteMode) -> DoublewriteConfig {
-    DoublewriteConfig::new(mode, 2, PAGE).pages_per_batch(4)
+fn dblwr_config(mode: DoublewriteMode, page: PageSize) -> DoublewriteConfig {
+    DoublewriteConfig::new(mode, 2, page).pages_per_batch(4)
 }
 
 fn writer(
     backend: &dyn Backend,
     dir: &Path,
     mode: DoublewriteMode,
+    page: PageSize,
 ) -> Result<Arc<dyn PageWriter>, BufError> {
     Ok(match mode {
         DoublewriteMode::Off => Arc::new(DirectWriter),
-        m => Arc::new(Doublewrite::open(backend, dir, dblwr_config(m))?),
+        m => Arc::new(Doublewrite::open(backend, dir, dblwr_config(m, page))?),
     })
 }
 
@@ -114,6 +123,7 @@ enum Outcome {
 }
 
 fn run_seed(seed: u64, mode: DoublewriteMode) -> Outcome {
+    let page = page_size(seed);
     let dir = tempfile::tempdir().unwrap();
     let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
     let backend: Arc<dyn Backend> = sim.clone();
@@ -125,7 +135,7 @@ fn run_seed(seed: u64, mode: DoublewriteMode) -> Outcome {
             &*backend,
             &data,
             1,
-            PAGE,
+            page,
             ChecksumAlgorithm::Crc32,
             FlushMethod::Fsync,
             PAGES + 1,
@@ -137,8 +147,8 @@ fn run_seed(seed: u64, mode: DoublewriteMode) -> Outcome {
             .open(&redo, &OpenOptions::new(FlushMethod::Fsync).create(true))
             .unwrap();
         let log = Arc::new(Log::create(log_file, 32 << 10).unwrap());
-        let w = writer(&*backend, dir.path(), mode).unwrap();
-        let pool = BufferPool::open(cfg(1), spaces, log, w).unwrap();
+        let w = writer(&*backend, dir.path(), mode, page).unwrap();
+        let pool = BufferPool::open(cfg(1, page), spaces, log, w).unwrap();
         for no in 1..=PAGES {
             let mut m = pool.mtr().unwrap();
             m.new_page(PageId::new(1, no)).unwrap();
@@ -182,10 +192,10 @@ fn run_seed(seed: u64, mode: DoublewriteMode) -> Outcome {
         mode,
     });
     let recovered = BufferPool::recover(
-        cfg(0),
+        cfg(0, page),
         Arc::clone(&spaces),
         dblwr,
-        || writer(&*backend, dir.path(), mode),
+        || writer(&*backend, dir.path(), mode, page),
         log_file,
     );
     let pool = match recovered {
@@ -215,7 +225,7 @@ fn run_seed(seed: u64, mode: DoublewriteMode) -> Outcome {
             "seed {seed}: page {no} header area"
         );
         assert!(
-            g[BASE + SLOTS * SLOT..PAGE.bytes() - 8]
+            g[BASE + SLOTS * SLOT..page.bytes() - 8]
                 .iter()
                 .all(|&b| b == 0),
             "seed {seed}: page {no} tail"
@@ -235,7 +245,7 @@ fn run_seed(seed: u64, mode: DoublewriteMode) -> Outcome {
         }
     }
     drop(pool);
-    let mut buf = minnow_io::AlignedBuf::page(PAGE);
+    let mut buf = minnow_io::AlignedBuf::page(page);
     for no in 0..space.size_in_pages() {
         space
             .read_page(no, &mut buf)
