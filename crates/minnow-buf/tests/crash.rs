@@ -40,7 +40,7 @@ const MTRS: u64 = 160;
 /// Even seeds use 4 KiB pages, odd seeds 16 KiB pages: a 16 KiB page spans four 4 KiB
 /// chunks, so the simulator's 4 KiB tears tear pages too, not only its 512-byte ones.
 fn page_size(seed: u64) -> PageSize {
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         PageSize::K4
     } else {
         PageSize::K16
