@@ -227,15 +227,7 @@ fn run_seed(seed: u64) -> Outcome {
 }
 
 fn seeds(default: u64) -> std::ops::Range<u64> {
-    let n = std::env::var("MINNOW_CRASH_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    let start = std::env::var("MINNOW_CRASH_SEED_START")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    start..start + n
+    minnow_io::campaign_seeds(default)
 }
 
 #[test]

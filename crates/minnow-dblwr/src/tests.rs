@@ -576,14 +576,7 @@ fn pages_of_unknown_spaces_are_skipped_and_reported() {
 
 /// Seeds to run: `MINNOW_CRASH_SEEDS` (default 200) from `MINNOW_CRASH_SEED_START` (default 0).
 fn seeds() -> std::ops::Range<u64> {
-    let var = |name: &str, default: u64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(default)
-    };
-    let start = var("MINNOW_CRASH_SEED_START", 0);
-    start..start + var("MINNOW_CRASH_SEEDS", 200)
+    minnow_io::campaign_seeds(200)
 }
 
 /// SplitMix64, to derive a crash point from a seed.

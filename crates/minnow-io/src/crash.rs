@@ -53,6 +53,21 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::file::SECTOR;
 use crate::{Backend, FileIo, FlushMethod, IoError, IoOp, IoRequest, OpenOptions};
 
+/// The seeds a crash campaign runs: `MINNOW_CRASH_SEEDS` of them (default `default_count`),
+/// starting at `MINNOW_CRASH_SEED_START` (default 0). CI runs the defaults; a long campaign
+/// started elsewhere in the seed space never repeats CI's. Every campaign in the workspace
+/// reads its seeds here, so the two variables mean the same thing everywhere.
+pub fn campaign_seeds(default_count: u64) -> std::ops::Range<u64> {
+    let var = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(default)
+    };
+    let start = var("MINNOW_CRASH_SEED_START", 0);
+    start..start.saturating_add(var("MINNOW_CRASH_SEEDS", default_count))
+}
+
 /// A backend that records unsynced writes and can cut the power. See the module docs.
 #[derive(Debug)]
 pub struct CrashSim {

@@ -300,15 +300,7 @@ fn a_failed_sync_poisons_the_log() {
 }
 
 fn seeds() -> std::ops::Range<u64> {
-    let count = std::env::var("MINNOW_CRASH_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200u64);
-    let start = std::env::var("MINNOW_CRASH_SEED_START")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0u64);
-    start..start + count
+    minnow_io::campaign_seeds(200)
 }
 
 /// The crash campaign for the log alone: random appends, syncs and checkpoints, power cut at a
