@@ -1,0 +1,228 @@
+//! [`Config`]: the knobs of a database, each named after the `innodb_*` variable it mirrors.
+//!
+//! Only knobs that the lower crates actually implement are here; each is passed down as is
+//! ([`minnow_buf::BufConfig`], [`minnow_dblwr::DoublewriteConfig`], the redo log, the
+//! tablespace). [`Config::validate`] checks them all and names the first bad one in
+//! [`Error::Config`].
+//!
+//! | field | InnoDB variable | when it matters |
+//! |---|---|---|
+//! | `buffer_pool_size` | `innodb_buffer_pool_size` | every open |
+//! | `buffer_pool_instances` | `innodb_buffer_pool_instances` | every open |
+//! | `page_size` | `innodb_page_size` | create (open checks it matches the files) |
+//! | `flush_log_at_trx_commit` | `innodb_flush_log_at_trx_commit` | every statement |
+//! | `log_file_size` | `innodb_log_file_size` (whole circular log) | create |
+//! | `doublewrite` | `innodb_doublewrite` (on, off, detect_only) | every open |
+//! | `doublewrite_pages` | `innodb_doublewrite_pages` | every open |
+//! | `flush_method` | `innodb_flush_method` (fsync, O_DIRECT, O_DSYNC) | every open |
+//! | `io_backend` | (minnow) `pread`/`pwrite`, `io_uring`, or a backend you pass in | every open |
+//! | `page_cleaners` | `innodb_page_cleaners` | every open |
+//! | `checksum_algorithm` | `innodb_checksum_algorithm` | create; written pages use it |
+//! | `old_blocks_pct`, `old_blocks_time` | `innodb_old_blocks_pct`, `innodb_old_blocks_time` | every open |
+//! | `io_capacity` | `innodb_io_capacity` | every open |
+//! | `flush_neighbors` | `innodb_flush_neighbors` | every open |
+//! | `max_dirty_pages_pct`, `max_dirty_pages_pct_lwm` | same names | every open |
+//! | `read_ahead_threshold` | `innodb_read_ahead_threshold` | every open |
+//! | `buffer_pool_dump_at_shutdown`, `buffer_pool_dump_pct` | same names (the dump is also loaded at startup) | close / open |
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use minnow_buf::{BufConfig, FlushNeighbors};
+use minnow_dblwr::DoublewriteMode;
+use minnow_io::{Backend, FlushMethod, SyncBackend, UringBackend};
+use minnow_page::PageSize;
+use minnow_page::checksum::ChecksumAlgorithm;
+use minnow_redo::FlushAtCommit;
+
+use crate::error::{Error, Result};
+
+/// How the database's files are read and written.
+#[derive(Debug, Clone, Default)]
+pub enum IoBackend {
+    /// Synchronous `pread`/`pwrite` ([`minnow_io::SyncBackend`]).
+    #[default]
+    Sync,
+    /// `io_uring` ([`minnow_io::UringBackend`]); opening fails with an IO error if the kernel
+    /// refuses it (there is no silent fallback).
+    IoUring,
+    /// A backend you construct: a [`minnow_io::CrashSim`] for crash tests, a
+    /// [`minnow_io::LatencyModel`] for experiments, or your own [`Backend`]. Every file of
+    /// the database (tablespace, redo log, doublewrite segments) goes through it; the
+    /// `ib_buffer_pool` dump is written with ordinary file IO.
+    Custom(Arc<dyn Backend>),
+}
+
+impl IoBackend {
+    pub(crate) fn build(&self) -> Result<Arc<dyn Backend>> {
+        Ok(match self {
+            IoBackend::Sync => Arc::new(SyncBackend::new()),
+            IoBackend::IoUring => Arc::new(UringBackend::new()?),
+            IoBackend::Custom(b) => Arc::clone(b),
+        })
+    }
+}
+
+/// Settings of a database. Start from [`Config::default`] and change fields:
+///
+/// ```
+/// use minnow::Config;
+/// use minnow::redo::FlushAtCommit;
+///
+/// let config = Config {
+///     buffer_pool_size: 8 << 20,
+///     flush_log_at_trx_commit: FlushAtCommit::Write,
+///     ..Config::default()
+/// };
+/// config.validate()?;
+/// assert!(Config { buffer_pool_instances: 0, ..Config::default() }.validate().is_err());
+/// # Ok::<(), minnow::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `innodb_buffer_pool_size` in bytes (default 64 MiB; at least 8 frames per instance).
+    pub buffer_pool_size: usize,
+    /// `innodb_buffer_pool_instances` (default 1).
+    pub buffer_pool_instances: usize,
+    /// `innodb_page_size` (default 16 KiB). Fixed at create; `open` requires the same value.
+    pub page_size: PageSize,
+    /// `innodb_flush_log_at_trx_commit`: 1 = [`FlushAtCommit::Sync`] (default: every
+    /// statement is durable when it returns), 2 = [`FlushAtCommit::Write`] (written to the OS,
+    /// synced about once a second), 0 = [`FlushAtCommit::Lazy`].
+    pub flush_log_at_trx_commit: FlushAtCommit,
+    /// `innodb_log_file_size`: bytes of the circular redo log (default 48 MiB). Used at
+    /// create; an existing log keeps its size.
+    pub log_file_size: u64,
+    /// `innodb_doublewrite` (default on).
+    pub doublewrite: DoublewriteMode,
+    /// `innodb_doublewrite_pages`: pages per flush batch (default 64).
+    pub doublewrite_pages: usize,
+    /// `innodb_flush_method` (default fsync).
+    pub flush_method: FlushMethod,
+    /// The IO backend (default synchronous `pread`/`pwrite`).
+    pub io_backend: IoBackend,
+    /// `innodb_page_cleaners` (default 1; 0 flushes only on demand).
+    pub page_cleaners: usize,
+    /// `innodb_checksum_algorithm` (default crc32): pages are written with it; reads accept
+    /// the other algorithms (non-strict).
+    pub checksum_algorithm: ChecksumAlgorithm,
+    /// `innodb_old_blocks_pct` (5..=95, default 37).
+    pub old_blocks_pct: u32,
+    /// `innodb_old_blocks_time` (default 1 s).
+    pub old_blocks_time: Duration,
+    /// `innodb_io_capacity` (default 200).
+    pub io_capacity: u32,
+    /// `innodb_flush_neighbors` (default 0).
+    pub flush_neighbors: FlushNeighbors,
+    /// `innodb_max_dirty_pages_pct` (default 90).
+    pub max_dirty_pages_pct: u32,
+    /// `innodb_max_dirty_pages_pct_lwm` (default 10).
+    pub max_dirty_pages_pct_lwm: u32,
+    /// `innodb_read_ahead_threshold` (0..=64, default 56; 0 turns read-ahead off).
+    pub read_ahead_threshold: u32,
+    /// `innodb_buffer_pool_dump_at_shutdown` and `_load_at_startup` (default true): the
+    /// `ib_buffer_pool` file in the data directory.
+    pub buffer_pool_dump_at_shutdown: bool,
+    /// `innodb_buffer_pool_dump_pct` (1..=100, default 25).
+    pub buffer_pool_dump_pct: u32,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        let buf = BufConfig::default();
+        Config {
+            buffer_pool_size: 64 << 20,
+            buffer_pool_instances: 1,
+            page_size: PageSize::K16,
+            flush_log_at_trx_commit: FlushAtCommit::Sync,
+            log_file_size: 48 << 20,
+            doublewrite: DoublewriteMode::On,
+            doublewrite_pages: 64,
+            flush_method: FlushMethod::Fsync,
+            io_backend: IoBackend::Sync,
+            page_cleaners: 1,
+            checksum_algorithm: ChecksumAlgorithm::Crc32,
+            old_blocks_pct: buf.old_blocks_pct,
+            old_blocks_time: buf.old_blocks_time,
+            io_capacity: buf.io_capacity,
+            flush_neighbors: buf.flush_neighbors,
+            max_dirty_pages_pct: buf.max_dirty_pages_pct,
+            max_dirty_pages_pct_lwm: buf.max_dirty_pages_pct_lwm,
+            read_ahead_threshold: buf.read_ahead_threshold,
+            buffer_pool_dump_at_shutdown: true,
+            buffer_pool_dump_pct: buf.dump_pct,
+        }
+    }
+}
+
+/// The smallest redo log accepted (the log must hold the largest mini-transaction with room
+/// to spare).
+pub const MIN_LOG_FILE_SIZE: u64 = 64 << 10;
+
+impl Config {
+    /// Checks every knob; the error names the first bad one by its `innodb_*` name.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |knob: &'static str, reason: String| Err(Error::Config { knob, reason });
+        if self.buffer_pool_instances == 0 {
+            return bad("innodb_buffer_pool_instances", "must be at least 1".into());
+        }
+        if self.log_file_size < MIN_LOG_FILE_SIZE {
+            return bad(
+                "innodb_log_file_size",
+                format!(
+                    "{} bytes is below the minimum {MIN_LOG_FILE_SIZE}",
+                    self.log_file_size
+                ),
+            );
+        }
+        if self.doublewrite_pages == 0
+            || self.doublewrite_pages > minnow_dblwr::format::MAX_CAPACITY
+        {
+            return bad(
+                "innodb_doublewrite_pages",
+                format!(
+                    "{} is outside 1..={}",
+                    self.doublewrite_pages,
+                    minnow_dblwr::format::MAX_CAPACITY
+                ),
+            );
+        }
+        self.buf_config(None)
+            .validate()
+            .or_else(|e| bad("innodb_buffer_pool_*", e.to_string()))
+    }
+
+    pub(crate) fn buf_config(&self, dump_dir: Option<&std::path::Path>) -> BufConfig {
+        BufConfig {
+            pool_size: self.buffer_pool_size,
+            page_size: self.page_size,
+            instances: self.buffer_pool_instances,
+            old_blocks_pct: self.old_blocks_pct,
+            old_blocks_time: self.old_blocks_time,
+            page_cleaners: self.page_cleaners,
+            doublewrite_pages: self.doublewrite_pages,
+            flush_neighbors: self.flush_neighbors,
+            io_capacity: self.io_capacity,
+            max_dirty_pages_pct: self.max_dirty_pages_pct,
+            max_dirty_pages_pct_lwm: self.max_dirty_pages_pct_lwm,
+            read_ahead_threshold: self.read_ahead_threshold,
+            dump_pct: self.buffer_pool_dump_pct,
+            dump_dir: if self.buffer_pool_dump_at_shutdown {
+                dump_dir.map(std::path::Path::to_path_buf)
+            } else {
+                None
+            },
+            ..BufConfig::with_frames(8, self.page_size)
+        }
+    }
+
+    pub(crate) fn dblwr_config(&self) -> minnow_dblwr::DoublewriteConfig {
+        minnow_dblwr::DoublewriteConfig::new(
+            self.doublewrite,
+            self.page_cleaners + 1,
+            self.page_size,
+        )
+        .pages_per_batch(self.doublewrite_pages)
+        .flush_method(self.flush_method)
+    }
+}

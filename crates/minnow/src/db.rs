@@ -1,0 +1,604 @@
+//! [`Database`]: the data directory, startup and recovery, the dictionary, shutdown.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+use minnow_btree::{BTree, ScanRange, TreeError};
+use minnow_buf::{BufferPool, DirectWriter, DoublewriteRecovery, PageWriter, SpaceMap};
+use minnow_dblwr::{Doublewrite, DoublewriteMode};
+use minnow_io::{Backend, OpenOptions, Tablespace};
+use minnow_page::checksum::ChecksumPolicy;
+use minnow_redo::{Durability, Log, Lsn};
+use parking_lot::{Mutex, RwLock};
+
+use crate::config::Config;
+use crate::error::{Error, Result, from_tree};
+use crate::schema::{self, PRIMARY, TableDef, TableMeta};
+use crate::table::Table;
+
+/// The system tablespace's file name (InnoDB's `ibdata1`): the dictionary and every table.
+pub const SYSTEM_TABLESPACE: &str = "ibdata1";
+/// The redo log's file name.
+pub const REDO_LOG: &str = "ib_logfile0";
+/// The system tablespace's space id (as InnoDB's).
+pub const SYSTEM_SPACE_ID: u32 = 0;
+/// The dictionary B-tree's root page: the first page the allocator hands out.
+pub const DICT_ROOT: u32 = 1;
+/// The dictionary's index id.
+pub const DICT_INDEX_ID: u64 = 1;
+/// The dictionary key reserved for the "secondary indexes need repair" marker (no table
+/// has an empty name).
+const RECONCILE_MARK: &[u8] = b"";
+
+/// Secondary-index entries (index columns, then primary key columns).
+type Entries = Vec<Vec<Value>>;
+
+/// One open table: its resolved definition and its trees.
+#[derive(Debug)]
+pub(crate) struct TableEntry {
+    pub meta: TableMeta,
+    pub clustered: BTree,
+    pub secondary: Vec<BTree>,
+}
+
+/// What [`Database::check`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Tables checked.
+    pub tables: usize,
+    /// Indexes checked (clustered and secondary, plus the dictionary).
+    pub indexes: usize,
+    /// Rows per table.
+    pub rows: BTreeMap<String, u64>,
+}
+
+/// What `open` did to bring the database back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenReport {
+    /// Redo groups replayed (0 after a clean shutdown).
+    pub redo_groups: u64,
+    /// Pages changed by redo apply.
+    pub pages_applied: u64,
+    /// Pages restored from the doublewrite buffer.
+    pub pages_repaired: usize,
+    /// Secondary-index entries added or removed to make every secondary index agree with
+    /// its table again (see the crate docs, "Atomicity").
+    pub secondary_repairs: u64,
+}
+
+pub(crate) struct Inner {
+    pub pool: BufferPool,
+    pub config: Config,
+    pub dict: BTree,
+    pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
+    /// Serialises statements and DDL: one writer at a time.
+    pub write: Mutex<()>,
+    next_index_id: Mutex<u64>,
+    dir: PathBuf,
+}
+
+/// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
+/// and every table's indexes), the redo log (`ib_logfile0`), the doublewrite segments
+/// (`dblwr.N`) and the buffer pool dump (`ib_buffer_pool`).
+///
+/// ```
+/// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Database::create(dir.path(), Config::default())?;
+/// let users = db.create_table(
+///     TableDef::new("users")
+///         .column(ColumnDef::new("id", ColumnType::U64))
+///         .column(ColumnDef::new("name", ColumnType::Var(40)))
+///         .primary_key(&["id"]),
+/// )?;
+/// users.insert(&[Value::UInt(1), Value::Bytes(b"ada".to_vec())])?;
+/// db.close()?;
+///
+/// let db = Database::open(dir.path(), Config::default())?;
+/// let row = db.table("users")?.get(&[Value::UInt(1)])?;
+/// assert_eq!(row, Some(vec![Value::UInt(1), Value::Bytes(b"ada".to_vec())]));
+/// db.check()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Database {
+    inner: Option<Inner>,
+    report: OpenReport,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("dir", &self.inner.as_ref().map(|i| i.dir.clone()))
+            .finish()
+    }
+}
+
+fn dict_layout() -> Result<RecordLayout> {
+    RecordLayout::clustered(
+        vec![Column::new(ColumnType::Var(schema::MAX_NAME_LEN as u16))],
+        vec![Column::new(ColumnType::Var(
+            minnow_btree::record::MAX_VAR_LEN as u16,
+        ))],
+    )
+    .map_err(|e| Error::Corrupt {
+        what: format!("dictionary layout: {e}"),
+    })
+}
+
+fn dict_row(name: &[u8], value: Vec<u8>) -> Vec<Value> {
+    vec![
+        Value::Bytes(name.to_vec()),
+        Value::trx_id(0),
+        Value::roll_ptr(1 << 55),
+        Value::Bytes(value),
+    ]
+}
+
+fn writer(
+    backend: &dyn Backend,
+    dir: &Path,
+    config: &Config,
+) -> Result<Arc<dyn PageWriter>, minnow_buf::BufError> {
+    Ok(match config.doublewrite {
+        DoublewriteMode::Off => Arc::new(DirectWriter),
+        _ => Arc::new(Doublewrite::open(backend, dir, config.dblwr_config())?),
+    })
+}
+
+impl Database {
+    /// Creates a database in `dir` (created if missing; it must not hold a database):
+    /// the system tablespace, the redo log, the doublewrite segments and the dictionary.
+    /// Creating is not crash-atomic: if it fails or the machine dies during `create`, remove
+    /// the directory and create again.
+    pub fn create(dir: impl AsRef<Path>, config: Config) -> Result<Database> {
+        config.validate()?;
+        let dir = dir.as_ref();
+        let dir_err = |reason: String| Error::Directory {
+            path: dir.to_path_buf(),
+            reason,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| dir_err(e.to_string()))?;
+        if dir.join(SYSTEM_TABLESPACE).exists() {
+            return Err(dir_err("already holds a database".into()));
+        }
+        let backend = config.io_backend.build()?;
+        let space = Tablespace::create(
+            &*backend,
+            &dir.join(SYSTEM_TABLESPACE),
+            SYSTEM_SPACE_ID,
+            config.page_size,
+            config.checksum_algorithm,
+            config.flush_method,
+            4,
+        )?;
+        let spaces = Arc::new(SpaceMap::new());
+        spaces.insert(Arc::new(space));
+        let log_file = backend.open(
+            &dir.join(REDO_LOG),
+            &OpenOptions::new(config.flush_method).create(true),
+        )?;
+        let log = Arc::new(Log::create(log_file, config.log_file_size)?);
+        let w = writer(&*backend, dir, &config)?;
+        let pool = BufferPool::open(config.buf_config(Some(dir)), spaces, log, w)?;
+        let (dict, end) = BTree::create(&pool, SYSTEM_SPACE_ID, DICT_INDEX_ID, dict_layout()?)
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+        if dict.root() != DICT_ROOT {
+            return Err(Error::Corrupt {
+                what: format!("dictionary root landed on page {}", dict.root()),
+            });
+        }
+        pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+        pool.flush_all()?;
+        Ok(Database {
+            inner: Some(Inner {
+                pool,
+                config,
+                dict,
+                tables: RwLock::new(BTreeMap::new()),
+                write: Mutex::new(()),
+                next_index_id: Mutex::new(DICT_INDEX_ID + 1),
+                dir: dir.to_path_buf(),
+            }),
+            report: OpenReport::default(),
+        })
+    }
+
+    /// Opens the database in `dir` and brings it back to a consistent state, in InnoDB's
+    /// order: doublewrite repair of torn pages, redo apply from the last checkpoint, flush
+    /// and checkpoint (all in [`minnow_buf::BufferPool::recover`]); then the dictionary is
+    /// read, and after a crash the secondary indexes are repaired from their tables.
+    pub fn open(dir: impl AsRef<Path>, config: Config) -> Result<Database> {
+        config.validate()?;
+        let dir = dir.as_ref();
+        if !dir.join(SYSTEM_TABLESPACE).exists() {
+            return Err(Error::Directory {
+                path: dir.to_path_buf(),
+                reason: format!("no {SYSTEM_TABLESPACE}: not a minnow database"),
+            });
+        }
+        let backend = config.io_backend.build()?;
+        let opts = OpenOptions::new(config.flush_method);
+        let space = Tablespace::open(
+            &*backend,
+            &dir.join(SYSTEM_TABLESPACE),
+            &opts,
+            ChecksumPolicy::new(config.checksum_algorithm),
+        )?;
+        if space.page_size() != config.page_size {
+            return Err(Error::Config {
+                knob: "innodb_page_size",
+                reason: format!(
+                    "the database has {} pages, the configuration asks for {}",
+                    space.page_size(),
+                    config.page_size
+                ),
+            });
+        }
+        let spaces = Arc::new(SpaceMap::new());
+        spaces.insert(Arc::new(space));
+        let log_file = backend.open(&dir.join(REDO_LOG), &opts)?;
+        let dblwr = (config.doublewrite != DoublewriteMode::Off).then_some(DoublewriteRecovery {
+            backend: &*backend,
+            dir,
+            mode: config.doublewrite,
+        });
+        let (pool, _log, rec) = BufferPool::recover(
+            config.buf_config(Some(dir)),
+            spaces,
+            dblwr,
+            || writer(&*backend, dir, &config),
+            log_file,
+        )?;
+        let mut report = OpenReport {
+            redo_groups: rec.log.groups,
+            pages_applied: rec.pages_applied,
+            pages_repaired: rec.doublewrite.as_ref().map_or(0, |d| d.restored().count()),
+            secondary_repairs: 0,
+        };
+        let dict = BTree::open(&pool, SYSTEM_SPACE_ID, DICT_ROOT, dict_layout()?)
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+        let mut tables = BTreeMap::new();
+        let mut next = DICT_INDEX_ID + 1;
+        let mut marked = false;
+        for e in dict
+            .scan(&pool, ScanRange::all())
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?
+        {
+            let e = e.map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+            let (Some(Value::Bytes(name)), Some(Value::Bytes(value))) =
+                (e.values.first(), e.values.get(3))
+            else {
+                return Err(Error::Corrupt {
+                    what: "dictionary record without name or value".into(),
+                });
+            };
+            if name.as_slice() == RECONCILE_MARK {
+                marked = true;
+                continue;
+            }
+            let name = String::from_utf8_lossy(name).into_owned();
+            let meta = schema::decode(&name, value)?;
+            next = next.max(meta.index_id + 1).max(
+                meta.secondary
+                    .iter()
+                    .map(|s| s.index_id + 1)
+                    .max()
+                    .unwrap_or(0),
+            );
+            let entry = TableEntry::open(&pool, meta)?;
+            tables.insert(name, Arc::new(entry));
+        }
+        let mut db = Database {
+            inner: Some(Inner {
+                pool,
+                config,
+                dict,
+                tables: RwLock::new(tables),
+                write: Mutex::new(()),
+                next_index_id: Mutex::new(next),
+                dir: dir.to_path_buf(),
+            }),
+            report: OpenReport::default(),
+        };
+        if rec.log.groups > 0 || marked {
+            report.secondary_repairs = db.reconcile(marked)?;
+        }
+        db.report = report;
+        Ok(db)
+    }
+
+    pub(crate) fn inner(&self) -> Result<&Inner> {
+        self.inner.as_ref().ok_or(Error::Poisoned)
+    }
+
+    /// What `open` did (all zero after `create`).
+    pub fn open_report(&self) -> &OpenReport {
+        &self.report
+    }
+
+    /// The configuration the database runs with.
+    pub fn config(&self) -> Result<&Config> {
+        Ok(&self.inner()?.config)
+    }
+
+    /// The buffer pool (for statistics and inspection).
+    pub fn buffer_pool(&self) -> Result<&BufferPool> {
+        Ok(&self.inner()?.pool)
+    }
+
+    /// Makes an acknowledged change as durable as `flush_log_at_trx_commit` asks.
+    pub(crate) fn durable(&self, end: Lsn) -> Result<Durability> {
+        let inner = self.inner()?;
+        Ok(inner
+            .pool
+            .commit_durable(end, inner.config.flush_log_at_trx_commit)?)
+    }
+
+    /// Creates a table and its indexes. The trees are created first (one mtr each); the
+    /// dictionary record, inserted in one more mtr, is the commit point: after a crash the
+    /// table either exists whole or not at all (a crash before that record leaves a few
+    /// allocated pages unused, never a half-created table). Durable as
+    /// `flush_log_at_trx_commit` says.
+    pub fn create_table(&self, def: TableDef) -> Result<Table<'_>> {
+        let inner = self.inner()?;
+        let _w = inner.write.lock();
+        let mut meta = TableMeta::resolve(def)?;
+        if inner.tables.read().contains_key(meta.name()) {
+            return Err(Error::TableExists {
+                table: meta.name().to_owned(),
+            });
+        }
+        let name = meta.name().to_owned();
+        // The dictionary record must fit before any tree is created.
+        let rec = inner
+            .dict
+            .layout()
+            .encode(&dict_row(name.as_bytes(), schema::encode(&meta)))
+            .map_err(|e| Error::BadDefinition {
+                table: name.clone(),
+                reason: e.to_string(),
+            })?;
+        let max = minnow_btree::node::max_record_len(inner.config.page_size.bytes());
+        if rec.len() > max {
+            return Err(Error::BadDefinition {
+                table: name,
+                reason: format!(
+                    "its dictionary record of {} bytes exceeds the {max}-byte maximum",
+                    rec.len()
+                ),
+            });
+        }
+        let mut ids = inner.next_index_id.lock();
+        let (clustered, _) =
+            BTree::create(&inner.pool, SYSTEM_SPACE_ID, *ids, meta.clustered_layout()?)
+                .map_err(|e| from_tree(e, &name, PRIMARY))?;
+        meta.index_id = *ids;
+        meta.root = clustered.root();
+        *ids += 1;
+        let mut secondary = Vec::new();
+        for i in 0..meta.secondary.len() {
+            let layout = meta.secondary_layout(&meta.secondary[i])?;
+            let (t, _) = BTree::create(&inner.pool, SYSTEM_SPACE_ID, *ids, layout)
+                .map_err(|e| from_tree(e, &name, &meta.secondary[i].name))?;
+            meta.secondary[i].index_id = *ids;
+            meta.secondary[i].root = t.root();
+            *ids += 1;
+            secondary.push(t);
+        }
+        drop(ids);
+        let end = inner
+            .dict
+            .insert(
+                &inner.pool,
+                &dict_row(name.as_bytes(), schema::encode(&meta)),
+            )
+            .map_err(|e| from_tree(e, &name, "SYS_TABLES"))?;
+        self.durable(end)?;
+        let entry = Arc::new(TableEntry {
+            meta,
+            clustered,
+            secondary,
+        });
+        inner.tables.write().insert(name, Arc::clone(&entry));
+        Ok(Table::new(self, entry))
+    }
+
+    /// The table named `name`.
+    pub fn table(&self, name: &str) -> Result<Table<'_>> {
+        let entry = self
+            .inner()?
+            .tables
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable {
+                table: name.to_owned(),
+            })?;
+        Ok(Table::new(self, entry))
+    }
+
+    /// The names of every table, in order.
+    pub fn tables(&self) -> Result<Vec<String>> {
+        Ok(self.inner()?.tables.read().keys().cloned().collect())
+    }
+
+    /// The definition of table `name`, as the dictionary holds it.
+    pub fn table_def(&self, name: &str) -> Result<TableDef> {
+        Ok(self.table(name)?.def().clone())
+    }
+
+    /// Verifies every index: the dictionary's and each table's B-trees
+    /// ([`minnow_btree::BTree::check`]: page invariants, key order, levels, sibling links),
+    /// and that every secondary index holds exactly one entry per row of its table, built
+    /// from that row. The first problem is an error naming the table and index.
+    pub fn check(&self) -> Result<CheckReport> {
+        let inner = self.inner()?;
+        let _w = inner.write.lock();
+        inner
+            .dict
+            .check(&inner.pool)
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+        let mut report = CheckReport {
+            indexes: 1,
+            ..CheckReport::default()
+        };
+        for (name, t) in inner.tables.read().iter() {
+            let stats = t
+                .clustered
+                .check(&inner.pool)
+                .map_err(|e| from_tree(e, name, PRIMARY))?;
+            report.indexes += 1;
+            for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
+                tree.check(&inner.pool)
+                    .map_err(|e| from_tree(e, name, &s.name))?;
+                report.indexes += 1;
+                let (missing, extra) = self.differences(t, tree, s)?;
+                if !missing.is_empty() || !extra.is_empty() {
+                    return Err(Error::Corrupt {
+                        what: format!(
+                            "table `{name}`, index `{}`: {} entries missing (e.g. {:?}), {} extra (e.g. {:?})",
+                            s.name,
+                            missing.len(),
+                            missing.first(),
+                            extra.len(),
+                            extra.first()
+                        ),
+                    });
+                }
+            }
+            report.rows.insert(name.clone(), stats.records);
+            report.tables += 1;
+        }
+        Ok(report)
+    }
+
+    /// The secondary entries the table's rows call for that the index lacks, and the
+    /// entries the index has that no row calls for.
+    fn differences(
+        &self,
+        t: &TableEntry,
+        tree: &BTree,
+        s: &schema::SecMeta,
+    ) -> Result<(Entries, Entries)> {
+        let pool = &self.inner()?.pool;
+        let name = t.meta.name();
+        let mut want = HashSet::new();
+        for e in t
+            .clustered
+            .scan(pool, ScanRange::all())
+            .map_err(|e| from_tree(e, name, PRIMARY))?
+        {
+            let e = e.map_err(|e| from_tree(e, name, PRIMARY))?;
+            let row = t.meta.row_of(e.values)?;
+            want.insert(t.meta.secondary_values(s, &row));
+        }
+        let mut extra = Vec::new();
+        for e in tree
+            .scan(pool, ScanRange::all())
+            .map_err(|e| from_tree(e, name, &s.name))?
+        {
+            let e = e.map_err(|e| from_tree(e, name, &s.name))?;
+            if !want.remove(&e.values) {
+                extra.push(e.values);
+            }
+        }
+        Ok((want.into_iter().collect(), extra))
+    }
+
+    /// Makes every secondary index agree with its table again after a crash cut a
+    /// statement between its clustered change and its secondary changes. A marker record in
+    /// the dictionary, made durable first and removed last, makes the repair itself
+    /// restartable.
+    fn reconcile(&self, marked: bool) -> Result<u64> {
+        let inner = self.inner()?;
+        let tables: Vec<Arc<TableEntry>> = inner.tables.read().values().cloned().collect();
+        if tables.iter().all(|t| t.secondary.is_empty()) && !marked {
+            return Ok(0);
+        }
+        if !marked {
+            let end = inner
+                .dict
+                .insert(&inner.pool, &dict_row(RECONCILE_MARK, Vec::new()))
+                .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+            inner
+                .pool
+                .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+        }
+        let mut repairs = 0;
+        let mut last = None;
+        for t in &tables {
+            for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
+                let (missing, extra) = self.differences(t, tree, s)?;
+                for k in extra {
+                    last = Some(
+                        tree.delete(&inner.pool, &k)
+                            .map_err(|e| from_tree(e, t.meta.name(), &s.name))?,
+                    );
+                    repairs += 1;
+                }
+                for k in missing {
+                    last = Some(
+                        tree.insert(&inner.pool, &k)
+                            .map_err(|e| from_tree(e, t.meta.name(), &s.name))?,
+                    );
+                    repairs += 1;
+                }
+            }
+        }
+        let _ = last;
+        match inner
+            .dict
+            .delete(&inner.pool, &[Value::Bytes(RECONCILE_MARK.to_vec())])
+        {
+            Ok(end) => {
+                inner
+                    .pool
+                    .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+            }
+            Err(TreeError::NotFound { .. }) => {}
+            Err(e) => return Err(from_tree(e, "SYS_TABLES", PRIMARY)),
+        }
+        Ok(repairs)
+    }
+
+    /// Closes the database cleanly: stops the page cleaners, writes every dirty page,
+    /// checkpoints at the end of the log (so the next `open` replays nothing) and writes the
+    /// `ib_buffer_pool` dump. Dropping a `Database` does the same and ignores errors.
+    pub fn close(mut self) -> Result<()> {
+        match self.inner.take() {
+            Some(inner) => Ok(inner.pool.shutdown()?),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            let _ = inner.pool.shutdown();
+        }
+    }
+}
+
+impl TableEntry {
+    fn open(pool: &BufferPool, meta: TableMeta) -> Result<TableEntry> {
+        let name = meta.name().to_owned();
+        let clustered = BTree::open(pool, SYSTEM_SPACE_ID, meta.root, meta.clustered_layout()?)
+            .map_err(|e| from_tree(e, &name, PRIMARY))?;
+        let mut secondary = Vec::new();
+        for s in &meta.secondary {
+            secondary.push(
+                BTree::open(pool, SYSTEM_SPACE_ID, s.root, meta.secondary_layout(s)?)
+                    .map_err(|e| from_tree(e, &name, &s.name))?,
+            );
+        }
+        Ok(TableEntry {
+            meta,
+            clustered,
+            secondary,
+        })
+    }
+}

@@ -1,0 +1,207 @@
+//! Typed errors of the embedded API.
+//!
+//! Every failure is a variant that says what went wrong and where: a table or column that does
+//! not exist, a value of the wrong type, a duplicate key (naming the table, the index and the
+//! key), a damaged page (naming the file, the page and both checksums), an IO failure, a
+//! poisoned database (an earlier write or sync failed: reopen it), or a bad [`crate::Config`].
+
+use std::path::PathBuf;
+
+use minnow_btree::TreeError;
+use minnow_btree::record::Value;
+use minnow_buf::BufError;
+use minnow_page::PageId;
+use minnow_page::checksum::Corruption;
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the embedded API.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A [`crate::Config`] knob has a value that cannot be used.
+    #[error("bad configuration: {knob}: {reason}")]
+    Config {
+        /// The knob, by its `innodb_*` name.
+        knob: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `Database::create` on a directory that already holds a database, or `open` on one
+    /// that does not.
+    #[error("{}: {reason}", path.display())]
+    Directory {
+        /// The data directory.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No table of that name.
+    #[error("no such table `{table}`")]
+    NoSuchTable {
+        /// The name asked for.
+        table: String,
+    },
+    /// `create_table` with a name that exists.
+    #[error("table `{table}` already exists")]
+    TableExists {
+        /// The table.
+        table: String,
+    },
+    /// No column of that name in the table.
+    #[error("no such column `{column}` in table `{table}`")]
+    NoSuchColumn {
+        /// The table.
+        table: String,
+        /// The name asked for.
+        column: String,
+    },
+    /// No secondary index of that name on the table.
+    #[error("no such index `{index}` on table `{table}`")]
+    NoSuchIndex {
+        /// The table.
+        table: String,
+        /// The name asked for.
+        index: String,
+    },
+    /// A table definition that cannot be created.
+    #[error("bad definition of table `{table}`: {reason}")]
+    BadDefinition {
+        /// The table.
+        table: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A value that does not fit its column (type, range, length, NULL in a NOT NULL column),
+    /// or a row or key with the wrong number of values.
+    #[error("type mismatch in table `{table}`, column `{column}`: {reason}")]
+    TypeMismatch {
+        /// The table.
+        table: String,
+        /// The column (empty when the number of values is wrong).
+        column: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An insert or update would give two rows the same primary key, or the same key of a
+    /// unique secondary index.
+    #[error("duplicate key {key:?} in index `{index}` of table `{table}`")]
+    DuplicateKey {
+        /// The table.
+        table: String,
+        /// The index (`PRIMARY` for the primary key).
+        index: String,
+        /// The key's values.
+        key: Vec<Value>,
+    },
+    /// A row (or index entry) larger than a page can take: records may be at most about half
+    /// a page, since long columns are not moved to overflow pages yet.
+    #[error(
+        "a record of {len} bytes in index `{index}` of table `{table}` exceeds the {max}-byte maximum"
+    )]
+    RowTooLarge {
+        /// The table.
+        table: String,
+        /// The index.
+        index: String,
+        /// The record's size in bytes.
+        len: usize,
+        /// The largest record the page size allows.
+        max: usize,
+    },
+    /// `update` of a row that does not exist.
+    #[error("no row with primary key {key:?} in table `{table}`")]
+    RowNotFound {
+        /// The table.
+        table: String,
+        /// The primary key.
+        key: Vec<Value>,
+    },
+    /// A page failed its checksum and could not be repaired.
+    #[error("corrupt page {page} ({}, page {page_no}): {corruption}", path.display())]
+    CorruptPage {
+        /// The page.
+        page: PageId,
+        /// The file.
+        path: PathBuf,
+        /// Its page number in the file.
+        page_no: u32,
+        /// Stored and computed checksums, LSNs.
+        corruption: Corruption,
+    },
+    /// A structure is damaged: a B-tree page, a dictionary record, or an index that does
+    /// not agree with its table ([`crate::Database::check`]).
+    #[error("corruption: {what}")]
+    Corrupt {
+        /// What is wrong, and where.
+        what: String,
+    },
+    /// An earlier write or sync failed; nothing more can be made durable. Reopen the database.
+    #[error("the database is poisoned by an earlier failed write or sync; reopen it")]
+    Poisoned,
+    /// File IO failed.
+    #[error(transparent)]
+    Io(#[from] minnow_io::IoError),
+    /// Another failure of the storage layers (redo log, doublewrite buffer, recovery, a
+    /// buffer pool whose frames are all pinned).
+    #[error(transparent)]
+    Storage(BufError),
+}
+
+impl From<BufError> for Error {
+    fn from(e: BufError) -> Error {
+        match e {
+            BufError::Corrupt {
+                page,
+                path,
+                page_no,
+                corruption,
+            } => Error::CorruptPage {
+                page,
+                path,
+                page_no,
+                corruption,
+            },
+            BufError::Io(e) => Error::Io(e),
+            BufError::Poisoned => Error::Poisoned,
+            BufError::Log(minnow_redo::LogError::Poisoned) => Error::Poisoned,
+            other => Error::Storage(other),
+        }
+    }
+}
+
+impl From<minnow_dblwr::DblwrError> for Error {
+    fn from(e: minnow_dblwr::DblwrError) -> Error {
+        Error::from(BufError::from(e))
+    }
+}
+
+impl From<minnow_redo::LogError> for Error {
+    fn from(e: minnow_redo::LogError) -> Error {
+        Error::from(BufError::from(e))
+    }
+}
+
+/// Maps a tree error that is not a duplicate or a missing key (those are handled where they
+/// happen, with the table's names).
+pub(crate) fn from_tree(e: TreeError, table: &str, index: &str) -> Error {
+    match e {
+        TreeError::Buf(b) => Error::from(b),
+        TreeError::Node(minnow_btree::node::NodeError::RecordTooBig { len, max }) => {
+            Error::RowTooLarge {
+                table: table.to_owned(),
+                index: index.to_owned(),
+                len,
+                max,
+            }
+        }
+        TreeError::Record(r) => Error::TypeMismatch {
+            table: table.to_owned(),
+            column: String::new(),
+            reason: format!("index `{index}`: {r}"),
+        },
+        other => Error::Corrupt {
+            what: format!("table `{table}`, index `{index}`: {other}"),
+        },
+    }
+}

@@ -1,0 +1,136 @@
+//! # minnow: the embedded API
+//!
+//! This crate is what an application links: a [`Database`] in a directory, tables with typed
+//! columns, a clustered primary key and secondary indexes, point and range reads, and
+//! explicit durability. Underneath it are the crates that do the work: the buffer pool and
+//! mini-transactions (`minnow-buf`), the redo log (`minnow-redo`), the doublewrite buffer
+//! (`minnow-dblwr`), B+trees (`minnow-btree`) and files (`minnow-io`).
+//!
+//! ```
+//! use std::ops::Bound;
+//! use minnow::{ColumnDef, ColumnType, Config, Database, Error, IndexDef, Scan, TableDef, Value};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Database::create(dir.path(), Config::default())?;
+//! let accounts = db.create_table(
+//!     TableDef::new("accounts")
+//!         .column(ColumnDef::new("id", ColumnType::U64))
+//!         .column(ColumnDef::new("owner", ColumnType::Var(32)))
+//!         .column(ColumnDef::new("balance", ColumnType::I64))
+//!         .primary_key(&["id"])
+//!         .index(IndexDef::unique("by_owner", &["owner"])),
+//! )?;
+//! accounts.insert(&[Value::UInt(1), Value::Bytes(b"ada".to_vec()), Value::Int(100)])?;
+//! accounts.insert(&[Value::UInt(2), Value::Bytes(b"bob".to_vec()), Value::Int(5)])?;
+//! let dup = accounts.insert(&[Value::UInt(3), Value::Bytes(b"ada".to_vec()), Value::Int(0)]);
+//! assert!(matches!(dup, Err(Error::DuplicateKey { ref index, .. }) if index == "by_owner"));
+//!
+//! accounts.update(&[Value::UInt(2), Value::Bytes(b"bob".to_vec()), Value::Int(7)])?;
+//! let bob = Bound::Included(vec![Value::Bytes(b"bob".to_vec())]);
+//! let rows: Vec<_> = accounts
+//!     .scan_index("by_owner", Scan::range(bob.clone(), bob).columns(&["balance"]))?
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(rows, [vec![Value::Int(7)]]);
+//! db.check()?;
+//! db.close()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## The data directory
+//!
+//! | file | what |
+//! |---|---|
+//! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), the dictionary B-tree (root page 1), and every table's indexes |
+//! | `ib_logfile0` | the circular redo log (`innodb_log_file_size`) |
+//! | `dblwr.0`, `dblwr.1`, ... | doublewrite segments, one per page cleaner plus one for user-thread flushes |
+//! | `ib_buffer_pool` | the buffer pool dump, written at close and loaded at open |
+//!
+//! One system tablespace holds everything for now (InnoDB's `innodb_file_per_table=OFF`);
+//! a tablespace per table needs a tablespace registry in the dictionary and comes later.
+//!
+//! ## The dictionary
+//!
+//! Table definitions live in a B-tree of the system tablespace (InnoDB's `SYS_TABLES`,
+//! reduced to one record per table): key = the table name, value = the definition with each
+//! index's id and root page, encoded as `schema::encode` documents. `create_table` first
+//! creates the index trees (one mini-transaction each) and then inserts the dictionary record
+//! in one more: that insert is the commit point. A crash before it leaves a few allocated
+//! pages unused and no table; a crash after it (once the statement's redo is durable) leaves
+//! the whole table. `open` reads every record back.
+//!
+//! ## Recovery
+//!
+//! `open` runs recovery through [`minnow_buf::BufferPool::recover`], in InnoDB's order:
+//! **doublewrite repair** of torn pages first (redo records are edits of an intact page),
+//! then **redo** from the last checkpoint, then flush and checkpoint. Then the dictionary is
+//! read, and, if redo had anything to replay, the **secondary indexes are repaired** (below).
+//! [`Database::open_report`] says what happened.
+//!
+//! ## Atomicity and isolation: what exists today
+//!
+//! There are no multi-statement transactions yet (they come with MVCC). What each statement
+//! guarantees:
+//!
+//! - **One writer at a time.** Statements (insert, update, delete, create_table) take one
+//!   database-wide write lock; readers take none and run concurrently with the writer.
+//! - **A statement is atomic across a crash.** Its change to the clustered index (the row) is
+//!   one B-tree operation, which is one mini-transaction (a split or merge included), so redo
+//!   replays it whole or not at all: that is the statement's **commit point**. Its secondary
+//!   index changes follow in further mini-transactions (`minnow-btree` runs each operation in
+//!   its own mtr and has no API to put several trees' changes in one). If a crash falls
+//!   between them, `open` rolls the secondary indexes forward from the clustered index:
+//!   entries no row calls for are removed, missing ones added. A marker record in the
+//!   dictionary, made durable before the repair and removed after it, makes the repair
+//!   itself restartable. After `open`, every statement is either fully there or not at all.
+//!   The repair compares every secondary index with its table, so an `open` after a crash
+//!   costs a scan of every table that has secondary indexes (a clean `close` avoids it).
+//! - **Durability** of each statement follows `flush_log_at_trx_commit`, and every
+//!   statement returns the [`Durability`] it reached: `Synced` (1), `Written` (2),
+//!   `Buffered` (0). A statement acknowledged with `Synced` survives any crash.
+//! - **Isolation for readers is per read, not per statement**: a reader running during a
+//!   writer's statement may see the row change before the secondary index change (for
+//!   example, a secondary index scan that fetches rows skips an entry whose row was just
+//!   deleted, and may miss a row just inserted; a covering scan may return an entry whose
+//!   row is already gone). A scan is not a snapshot: rows changed while it runs may or may
+//!   not be seen. Readers never see a torn page or a half-done split. Snapshot reads come
+//!   with MVCC.
+//!
+//! ## Not built yet
+//!
+//! Multi-statement transactions, MVCC, row locks and rollback; `DROP TABLE` and `ALTER`;
+//! a tablespace per table; auto-increment; prefix bounds in scans (bounds are full keys) and
+//! backward scans; large rows (a row must fit in about half a page); the `innodb_*` knobs the
+//! lower crates do not implement yet (adaptive hash index, thread concurrency, purge,
+//! compression, write IO threads).
+
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+#![deny(unsafe_code)]
+
+mod config;
+mod db;
+mod error;
+mod schema;
+mod table;
+
+pub use config::{Config, IoBackend, MIN_LOG_FILE_SIZE};
+pub use db::{
+    CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
+    SYSTEM_TABLESPACE,
+};
+pub use error::{Error, Result};
+pub use minnow_btree::record::{ColumnType, Value};
+pub use minnow_redo::{Durability, FlushAtCommit};
+pub use schema::{ColumnDef, IndexDef, MAX_NAME_LEN, PRIMARY, TableDef};
+pub use table::{Rows, Scan, Table};
+
+/// The lower crates, for settings and inspection (`minnow::io::CrashSim`,
+/// `minnow::dblwr::DoublewriteMode`, ...).
+pub use minnow_btree as btree;
+pub use minnow_buf as buf;
+pub use minnow_dblwr as dblwr;
+pub use minnow_io as io;
+pub use minnow_page as page;
+pub use minnow_redo as redo;

@@ -1,0 +1,692 @@
+//! Table definitions, and how the dictionary stores them.
+//!
+//! A [`TableDef`] names typed columns, the primary key and the secondary indexes. When the
+//! table is created, each index gets an **index id** (stamped on every page of its B-tree)
+//! and a **root page** (fixed for the tree's life); the definition together with those is
+//! one dictionary record, encoded as described in [`encode`]'s docs.
+
+use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+
+use crate::error::{Error, Result};
+
+/// Longest table, column or index name, in bytes.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// One column: a name, a type and whether it may be NULL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnDef {
+    /// The name (1..=64 bytes).
+    pub name: String,
+    /// The type.
+    pub ty: ColumnType,
+    /// Whether the column may be NULL (primary key columns may not).
+    pub nullable: bool,
+}
+
+impl ColumnDef {
+    /// A NOT NULL column.
+    pub fn new(name: impl Into<String>, ty: ColumnType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            nullable: false,
+        }
+    }
+
+    /// A nullable column.
+    pub fn nullable(name: impl Into<String>, ty: ColumnType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            nullable: true,
+        }
+    }
+
+    fn column(&self) -> Column {
+        Column {
+            ty: self.ty,
+            nullable: self.nullable,
+        }
+    }
+}
+
+/// A secondary index: a name, its columns, and whether their values must be unique.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    /// The name (unique within the table; `PRIMARY` is reserved).
+    pub name: String,
+    /// The indexed columns, by name, in key order.
+    pub columns: Vec<String>,
+    /// Whether two rows may not share the indexed values. As in SQL, rows with a NULL in
+    /// any indexed column never conflict.
+    pub unique: bool,
+}
+
+impl IndexDef {
+    /// A non-unique index.
+    pub fn new(name: impl Into<String>, columns: &[&str]) -> IndexDef {
+        IndexDef {
+            name: name.into(),
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            unique: false,
+        }
+    }
+
+    /// A unique index.
+    pub fn unique(name: impl Into<String>, columns: &[&str]) -> IndexDef {
+        IndexDef {
+            unique: true,
+            ..IndexDef::new(name, columns)
+        }
+    }
+}
+
+/// A table: columns in order, the primary key, secondary indexes.
+///
+/// ```
+/// use minnow::{ColumnDef, ColumnType, IndexDef, TableDef};
+///
+/// let def = TableDef::new("users")
+///     .column(ColumnDef::new("id", ColumnType::U64))
+///     .column(ColumnDef::new("email", ColumnType::Var(100)))
+///     .column(ColumnDef::nullable("age", ColumnType::U8))
+///     .primary_key(&["id"])
+///     .index(IndexDef::unique("by_email", &["email"]))
+///     .index(IndexDef::new("by_age", &["age"]));
+/// assert_eq!(def.columns.len(), 3);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableDef {
+    /// The table name (1..=64 bytes).
+    pub name: String,
+    /// The columns, in row order.
+    pub columns: Vec<ColumnDef>,
+    /// The primary key columns, by name, in key order (at least one, all NOT NULL).
+    pub primary_key: Vec<String>,
+    /// Secondary indexes.
+    pub indexes: Vec<IndexDef>,
+}
+
+impl TableDef {
+    /// An empty definition named `name`.
+    pub fn new(name: impl Into<String>) -> TableDef {
+        TableDef {
+            name: name.into(),
+            columns: Vec::new(),
+            primary_key: Vec::new(),
+            indexes: Vec::new(),
+        }
+    }
+
+    /// Adds a column.
+    pub fn column(mut self, c: ColumnDef) -> TableDef {
+        self.columns.push(c);
+        self
+    }
+
+    /// Sets the primary key.
+    pub fn primary_key(mut self, columns: &[&str]) -> TableDef {
+        self.primary_key = columns.iter().map(|c| (*c).to_owned()).collect();
+        self
+    }
+
+    /// Adds a secondary index.
+    pub fn index(mut self, i: IndexDef) -> TableDef {
+        self.indexes.push(i);
+        self
+    }
+
+    /// The position of column `name`.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+/// The name the primary key goes by in errors and [`crate::Database::check`].
+pub const PRIMARY: &str = "PRIMARY";
+
+/// A secondary index, resolved: column positions, its tree's identity.
+#[derive(Debug, Clone)]
+pub(crate) struct SecMeta {
+    pub name: String,
+    pub unique: bool,
+    /// Positions (in the row) of the indexed columns.
+    pub cols: Vec<usize>,
+    pub index_id: u64,
+    pub root: u32,
+}
+
+/// A table, resolved: what the dictionary record holds.
+#[derive(Debug, Clone)]
+pub(crate) struct TableMeta {
+    pub def: TableDef,
+    /// Positions of the primary key columns.
+    pub pk: Vec<usize>,
+    /// Positions of the other columns, in row order.
+    pub rest: Vec<usize>,
+    pub index_id: u64,
+    pub root: u32,
+    pub secondary: Vec<SecMeta>,
+}
+
+fn bad(def: &TableDef, reason: impl Into<String>) -> Error {
+    Error::BadDefinition {
+        table: def.name.clone(),
+        reason: reason.into(),
+    }
+}
+
+fn check_name(def: &TableDef, what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
+        return Err(bad(
+            def,
+            format!("{what} name `{name}` must be 1..={MAX_NAME_LEN} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+fn positions(def: &TableDef, names: &[String], what: &str) -> Result<Vec<usize>> {
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        let i = def
+            .column_index(n)
+            .ok_or_else(|| bad(def, format!("{what} names unknown column `{n}`")))?;
+        if out.contains(&i) {
+            return Err(bad(def, format!("{what} names column `{n}` twice")));
+        }
+        out.push(i);
+    }
+    if out.is_empty() {
+        return Err(bad(def, format!("{what} has no columns")));
+    }
+    Ok(out)
+}
+
+impl TableMeta {
+    /// Checks a definition and resolves names to positions (index ids and roots are 0 until
+    /// the trees exist).
+    pub fn resolve(def: TableDef) -> Result<TableMeta> {
+        check_name(&def, "table", &def.name)?;
+        if def.columns.is_empty() {
+            return Err(bad(&def, "a table needs at least one column"));
+        }
+        for (i, c) in def.columns.iter().enumerate() {
+            check_name(&def, "column", &c.name)?;
+            if def.columns[..i].iter().any(|o| o.name == c.name) {
+                return Err(bad(&def, format!("column `{}` appears twice", c.name)));
+            }
+            if c.ty.max_len() == 0 || c.ty.max_len() > minnow_btree::record::MAX_VAR_LEN {
+                return Err(bad(
+                    &def,
+                    format!("column `{}` has an unusable length", c.name),
+                ));
+            }
+        }
+        let pk = positions(&def, &def.primary_key, "the primary key")?;
+        if let Some(&i) = pk.iter().find(|&&i| def.columns[i].nullable) {
+            return Err(bad(
+                &def,
+                format!("primary key column `{}` is nullable", def.columns[i].name),
+            ));
+        }
+        let rest = (0..def.columns.len()).filter(|i| !pk.contains(i)).collect();
+        let mut secondary = Vec::new();
+        for (n, ix) in def.indexes.iter().enumerate() {
+            check_name(&def, "index", &ix.name)?;
+            if ix.name == PRIMARY || def.indexes[..n].iter().any(|o| o.name == ix.name) {
+                return Err(bad(&def, format!("index name `{}` is taken", ix.name)));
+            }
+            secondary.push(SecMeta {
+                name: ix.name.clone(),
+                unique: ix.unique,
+                cols: positions(&def, &ix.columns, &format!("index `{}`", ix.name))?,
+                index_id: 0,
+                root: 0,
+            });
+        }
+        let meta = TableMeta {
+            def,
+            pk,
+            rest,
+            index_id: 0,
+            root: 0,
+            secondary,
+        };
+        meta.clustered_layout()?;
+        for s in &meta.secondary {
+            meta.secondary_layout(s)?;
+        }
+        Ok(meta)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    fn col(&self, i: usize) -> Column {
+        self.def
+            .columns
+            .get(i)
+            .map_or(Column::new(ColumnType::U8), ColumnDef::column)
+    }
+
+    pub fn clustered_layout(&self) -> Result<RecordLayout> {
+        RecordLayout::clustered(
+            self.pk.iter().map(|&i| self.col(i)).collect(),
+            self.rest.iter().map(|&i| self.col(i)).collect(),
+        )
+        .map_err(|e| bad(&self.def, e.to_string()))
+    }
+
+    pub fn secondary_layout(&self, s: &SecMeta) -> Result<RecordLayout> {
+        RecordLayout::secondary(
+            s.cols
+                .iter()
+                .chain(self.pk.iter())
+                .map(|&i| self.col(i))
+                .collect(),
+        )
+        .map_err(|e| bad(&self.def, e.to_string()))
+    }
+
+    /// Checks and normalises one value for column `i`: integers become `Int` for signed
+    /// columns and `UInt` for unsigned ones (as the record decoder returns them), so that
+    /// rows compare equal to what reads return.
+    pub fn normalise(&self, i: usize, v: &Value) -> Result<Value> {
+        let Some(c) = self.def.columns.get(i) else {
+            return Err(self.mismatch("", "no such column position".into()));
+        };
+        let fail = |reason: String| Err(self.mismatch(&c.name, reason));
+        let signed = matches!(
+            c.ty,
+            ColumnType::I8 | ColumnType::I16 | ColumnType::I32 | ColumnType::I64
+        );
+        let (lo, hi): (i128, i128) = match c.ty {
+            ColumnType::I8 => (i8::MIN.into(), i8::MAX.into()),
+            ColumnType::I16 => (i16::MIN.into(), i16::MAX.into()),
+            ColumnType::I32 => (i32::MIN.into(), i32::MAX.into()),
+            ColumnType::I64 => (i64::MIN.into(), i64::MAX.into()),
+            ColumnType::U8 => (0, u8::MAX.into()),
+            ColumnType::U16 => (0, u16::MAX.into()),
+            ColumnType::U32 => (0, u32::MAX.into()),
+            ColumnType::U64 => (0, u64::MAX.into()),
+            ColumnType::Fixed(_) | ColumnType::Var(_) => (0, -1),
+        };
+        let int = |x: i128| -> Result<Value> {
+            if lo > hi {
+                return fail(format!("{:?} column given an integer", c.ty));
+            }
+            if x < lo || x > hi {
+                return fail(format!("{x} is out of range for {:?}", c.ty));
+            }
+            Ok(if signed {
+                Value::Int(i64::try_from(x).unwrap_or_default())
+            } else {
+                Value::UInt(u64::try_from(x).unwrap_or_default())
+            })
+        };
+        match v {
+            Value::Null if c.nullable => Ok(Value::Null),
+            Value::Null => fail("NULL in a NOT NULL column".into()),
+            Value::Int(x) => int(i128::from(*x)),
+            Value::UInt(x) => int(i128::from(*x)),
+            Value::Bytes(b) => match c.ty {
+                ColumnType::Fixed(n) if b.len() != usize::from(n) => {
+                    fail(format!("{} bytes for a Fixed({n}) column", b.len()))
+                }
+                ColumnType::Var(n) if b.len() > usize::from(n) => {
+                    fail(format!("{} bytes for a Var({n}) column", b.len()))
+                }
+                ColumnType::Fixed(_) | ColumnType::Var(_) => Ok(v.clone()),
+                _ => fail(format!("{:?} column given bytes", c.ty)),
+            },
+        }
+    }
+
+    pub fn mismatch(&self, column: &str, reason: String) -> Error {
+        Error::TypeMismatch {
+            table: self.def.name.clone(),
+            column: column.to_owned(),
+            reason,
+        }
+    }
+
+    /// Checks and normalises a whole row.
+    pub fn normalise_row(&self, row: &[Value]) -> Result<Vec<Value>> {
+        if row.len() != self.def.columns.len() {
+            return Err(self.mismatch(
+                "",
+                format!(
+                    "{} values for {} columns",
+                    row.len(),
+                    self.def.columns.len()
+                ),
+            ));
+        }
+        row.iter()
+            .enumerate()
+            .map(|(i, v)| self.normalise(i, v))
+            .collect()
+    }
+
+    /// Checks and normalises values for the columns at `cols`.
+    pub fn normalise_key(&self, cols: &[usize], key: &[Value]) -> Result<Vec<Value>> {
+        if key.len() != cols.len() {
+            return Err(self.mismatch(
+                "",
+                format!("{} key values for {} key columns", key.len(), cols.len()),
+            ));
+        }
+        cols.iter()
+            .zip(key)
+            .map(|(&i, v)| self.normalise(i, v))
+            .collect()
+    }
+
+    /// The smallest and largest value of column `i` in the key order.
+    pub fn extreme(&self, i: usize, max: bool) -> Value {
+        let c = self.col(i);
+        if c.nullable && !max {
+            return Value::Null;
+        }
+        match c.ty {
+            ColumnType::I8 => Value::Int(if max { i8::MAX.into() } else { i8::MIN.into() }),
+            ColumnType::I16 => Value::Int(if max {
+                i16::MAX.into()
+            } else {
+                i16::MIN.into()
+            }),
+            ColumnType::I32 => Value::Int(if max {
+                i32::MAX.into()
+            } else {
+                i32::MIN.into()
+            }),
+            ColumnType::I64 => Value::Int(if max { i64::MAX } else { i64::MIN }),
+            ColumnType::U8 => Value::UInt(if max { u8::MAX.into() } else { 0 }),
+            ColumnType::U16 => Value::UInt(if max { u16::MAX.into() } else { 0 }),
+            ColumnType::U32 => Value::UInt(if max { u32::MAX.into() } else { 0 }),
+            ColumnType::U64 => Value::UInt(if max { u64::MAX } else { 0 }),
+            ColumnType::Fixed(n) => Value::Bytes(vec![if max { 0xFF } else { 0 }; usize::from(n)]),
+            ColumnType::Var(n) => Value::Bytes(if max {
+                vec![0xFF; usize::from(n)]
+            } else {
+                Vec::new()
+            }),
+        }
+    }
+
+    /// The clustered record of a (normalised) row.
+    pub fn clustered_values(&self, row: &[Value]) -> Vec<Value> {
+        let mut v: Vec<Value> = self.pk.iter().map(|&i| row[i].clone()).collect();
+        v.push(Value::trx_id(0));
+        v.push(Value::roll_ptr(1 << 55));
+        v.extend(self.rest.iter().map(|&i| row[i].clone()));
+        v
+    }
+
+    /// The row of a clustered record.
+    pub fn row_of(&self, rec: Vec<Value>) -> Result<Vec<Value>> {
+        let n = self.def.columns.len();
+        if rec.len() != n + 2 {
+            return Err(Error::Corrupt {
+                what: format!(
+                    "table `{}`: clustered record has {} fields",
+                    self.def.name,
+                    rec.len()
+                ),
+            });
+        }
+        let mut row = vec![Value::Null; n];
+        let mut it = rec.into_iter();
+        for &i in &self.pk {
+            row[i] = it.next().unwrap_or(Value::Null);
+        }
+        it.next();
+        it.next();
+        for &i in &self.rest {
+            row[i] = it.next().unwrap_or(Value::Null);
+        }
+        Ok(row)
+    }
+
+    /// The secondary entry of a (normalised) row.
+    pub fn secondary_values(&self, s: &SecMeta, row: &[Value]) -> Vec<Value> {
+        s.cols
+            .iter()
+            .chain(self.pk.iter())
+            .map(|&i| row[i].clone())
+            .collect()
+    }
+
+    /// The primary key of a (normalised) row.
+    pub fn pk_of(&self, row: &[Value]) -> Vec<Value> {
+        self.pk.iter().map(|&i| row[i].clone()).collect()
+    }
+}
+
+// ---- The dictionary record's value: a small versioned binary encoding. ----
+
+const FORMAT_VERSION: u8 = 1;
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.push(s.len().min(255) as u8);
+    out.extend_from_slice(&s.as_bytes()[..s.len().min(255)]);
+}
+
+fn put_u16(out: &mut Vec<u8>, v: usize) {
+    out.extend_from_slice(&(v.min(usize::from(u16::MAX)) as u16).to_be_bytes());
+}
+
+fn type_code(t: ColumnType) -> (u8, u16) {
+    match t {
+        ColumnType::I8 => (1, 0),
+        ColumnType::I16 => (2, 0),
+        ColumnType::I32 => (3, 0),
+        ColumnType::I64 => (4, 0),
+        ColumnType::U8 => (5, 0),
+        ColumnType::U16 => (6, 0),
+        ColumnType::U32 => (7, 0),
+        ColumnType::U64 => (8, 0),
+        ColumnType::Fixed(n) => (9, n),
+        ColumnType::Var(n) => (10, n),
+    }
+}
+
+/// Encodes the table's dictionary value. Layout (big-endian): version `u8` = 1; clustered
+/// index id `u64`, root `u32`; column count `u16`, then per column a name (`u8` length and
+/// bytes), a type code `u8` (1..=4 I8..I64, 5..=8 U8..U64, 9 Fixed, 10 Var), a `u16`
+/// length (Fixed/Var, else 0) and a nullable flag `u8`; primary key column count `u16` and
+/// positions `u16`; index count `u16`, then per index a name, a unique flag `u8`, column
+/// count `u16` and positions `u16`, index id `u64`, root `u32`.
+pub(crate) fn encode(m: &TableMeta) -> Vec<u8> {
+    let mut out = vec![FORMAT_VERSION];
+    out.extend_from_slice(&m.index_id.to_be_bytes());
+    out.extend_from_slice(&m.root.to_be_bytes());
+    put_u16(&mut out, m.def.columns.len());
+    for c in &m.def.columns {
+        put_str(&mut out, &c.name);
+        let (code, len) = type_code(c.ty);
+        out.push(code);
+        out.extend_from_slice(&len.to_be_bytes());
+        out.push(u8::from(c.nullable));
+    }
+    put_u16(&mut out, m.pk.len());
+    for &p in &m.pk {
+        put_u16(&mut out, p);
+    }
+    put_u16(&mut out, m.secondary.len());
+    for s in &m.secondary {
+        put_str(&mut out, &s.name);
+        out.push(u8::from(s.unique));
+        put_u16(&mut out, s.cols.len());
+        for &p in &s.cols {
+            put_u16(&mut out, p);
+        }
+        out.extend_from_slice(&s.index_id.to_be_bytes());
+        out.extend_from_slice(&s.root.to_be_bytes());
+    }
+    out
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1)?.first().copied()
+    }
+    fn u16(&mut self) -> Option<usize> {
+        Some(usize::from(u16::from_be_bytes(
+            self.take(2)?.try_into().ok()?,
+        )))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_be_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_be_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn str(&mut self) -> Option<String> {
+        let n = usize::from(self.u8()?);
+        String::from_utf8(self.take(n)?.to_vec()).ok()
+    }
+}
+
+fn decode_inner(name: &str, b: &[u8]) -> Option<TableMeta> {
+    let mut r = Reader { b, at: 0 };
+    if r.u8()? != FORMAT_VERSION {
+        return None;
+    }
+    let index_id = r.u64()?;
+    let root = r.u32()?;
+    let mut def = TableDef::new(name);
+    for _ in 0..r.u16()? {
+        let cname = r.str()?;
+        let code = r.u8()?;
+        let len = u16::try_from(r.u16()?).ok()?;
+        let ty = match code {
+            1 => ColumnType::I8,
+            2 => ColumnType::I16,
+            3 => ColumnType::I32,
+            4 => ColumnType::I64,
+            5 => ColumnType::U8,
+            6 => ColumnType::U16,
+            7 => ColumnType::U32,
+            8 => ColumnType::U64,
+            9 => ColumnType::Fixed(len),
+            10 => ColumnType::Var(len),
+            _ => return None,
+        };
+        let nullable = r.u8()? != 0;
+        def.columns.push(ColumnDef {
+            name: cname,
+            ty,
+            nullable,
+        });
+    }
+    let col_name = |def: &TableDef, p: usize| def.columns.get(p).map(|c| c.name.clone());
+    for _ in 0..r.u16()? {
+        let p = r.u16()?;
+        def.primary_key.push(col_name(&def, p)?);
+    }
+    let mut ids = Vec::new();
+    for _ in 0..r.u16()? {
+        let iname = r.str()?;
+        let unique = r.u8()? != 0;
+        let mut columns = Vec::new();
+        for _ in 0..r.u16()? {
+            let p = r.u16()?;
+            columns.push(col_name(&def, p)?);
+        }
+        ids.push((r.u64()?, r.u32()?));
+        def.indexes.push(IndexDef {
+            name: iname,
+            columns,
+            unique,
+        });
+    }
+    if r.at != b.len() {
+        return None;
+    }
+    let mut m = TableMeta::resolve(def).ok()?;
+    m.index_id = index_id;
+    m.root = root;
+    for (s, (id, rt)) in m.secondary.iter_mut().zip(ids) {
+        s.index_id = id;
+        s.root = rt;
+    }
+    Some(m)
+}
+
+/// Decodes a dictionary value; damage is [`Error::Corrupt`] naming the table.
+pub(crate) fn decode(name: &str, b: &[u8]) -> Result<TableMeta> {
+    decode_inner(name, b).ok_or_else(|| Error::Corrupt {
+        what: format!("dictionary record of table `{name}` is malformed"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def() -> TableDef {
+        TableDef::new("t")
+            .column(ColumnDef::new("id", ColumnType::U64))
+            .column(ColumnDef::nullable("v", ColumnType::Var(10)))
+            .column(ColumnDef::new("k", ColumnType::I32))
+            .primary_key(&["id"])
+            .index(IndexDef::unique("by_k", &["k"]))
+    }
+
+    #[test]
+    fn dictionary_record_round_trips_and_rejects_damage() {
+        let mut m = TableMeta::resolve(def()).unwrap();
+        m.index_id = 7;
+        m.root = 3;
+        m.secondary[0].index_id = 8;
+        m.secondary[0].root = 4;
+        let b = encode(&m);
+        let back = decode("t", &b).unwrap();
+        assert_eq!(back.def, m.def);
+        assert_eq!((back.index_id, back.root), (7, 3));
+        assert_eq!((back.secondary[0].index_id, back.secondary[0].root), (8, 4));
+        for cut in 0..b.len() {
+            assert!(decode("t", &b[..cut]).is_err(), "prefix {cut} accepted");
+        }
+        let mut bad = b.clone();
+        bad[0] = 9;
+        assert!(matches!(decode("t", &bad), Err(Error::Corrupt { .. })));
+    }
+
+    #[test]
+    fn definitions_are_validated() {
+        let nullable_pk = TableDef::new("t")
+            .column(ColumnDef::nullable("id", ColumnType::U64))
+            .primary_key(&["id"]);
+        assert!(matches!(
+            TableMeta::resolve(nullable_pk),
+            Err(Error::BadDefinition { .. })
+        ));
+        let unknown = def().index(IndexDef::new("x", &["nope"]));
+        assert!(matches!(
+            TableMeta::resolve(unknown),
+            Err(Error::BadDefinition { .. })
+        ));
+        let dup = def().index(IndexDef::new("by_k", &["v"]));
+        assert!(TableMeta::resolve(dup).is_err());
+        let m = TableMeta::resolve(def()).unwrap();
+        assert_eq!(m.normalise(2, &Value::UInt(5)).unwrap(), Value::Int(5));
+        assert!(m.normalise(2, &Value::Int(i64::MAX)).is_err());
+        assert!(m.normalise(0, &Value::Null).is_err());
+        assert!(m.normalise(1, &Value::Bytes(vec![0; 11])).is_err());
+        assert_eq!(m.normalise(1, &Value::Null).unwrap(), Value::Null);
+    }
+}

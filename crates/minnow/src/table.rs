@@ -1,0 +1,501 @@
+//! [`Table`]: statements on one table and its indexes, and streaming scans.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use minnow_btree::record::Value;
+use minnow_btree::{BTree, RangeScan, ScanRange, TreeError};
+use minnow_redo::{Durability, Lsn};
+
+use crate::db::{Database, TableEntry};
+use crate::error::{Error, Result, from_tree};
+use crate::schema::{PRIMARY, SecMeta, TableDef};
+
+/// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]); every
+/// statement through it is atomic (see the crate docs, "Atomicity").
+#[derive(Debug, Clone)]
+pub struct Table<'db> {
+    db: &'db Database,
+    t: Arc<TableEntry>,
+}
+
+/// What a scan returns: key bounds, a limit and a projection.
+///
+/// Bounds are full keys: all primary key columns for [`Table::scan`], all columns of the
+/// secondary index (without the primary key) for [`Table::scan_index`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// Lower bound.
+    pub start: Bound<Vec<Value>>,
+    /// Upper bound.
+    pub end: Bound<Vec<Value>>,
+    /// The most rows to return.
+    pub limit: Option<usize>,
+    /// The columns to return, by name, in this order (`None`: every column in table order).
+    pub columns: Option<Vec<String>>,
+}
+
+impl Scan {
+    /// Every row, every column.
+    pub fn all() -> Scan {
+        Scan {
+            start: Bound::Unbounded,
+            end: Bound::Unbounded,
+            limit: None,
+            columns: None,
+        }
+    }
+
+    /// Rows with keys in `start..end`.
+    pub fn range(start: Bound<Vec<Value>>, end: Bound<Vec<Value>>) -> Scan {
+        Scan {
+            start,
+            end,
+            ..Scan::all()
+        }
+    }
+
+    /// At most `n` rows.
+    pub fn limit(mut self, n: usize) -> Scan {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Only these columns, in this order.
+    pub fn columns(mut self, cols: &[&str]) -> Scan {
+        self.columns = Some(cols.iter().map(|c| (*c).to_owned()).collect());
+        self
+    }
+}
+
+/// A streaming scan ([`Table::scan`], [`Table::scan_index`]): an iterator of projected
+/// rows. It holds no latch between rows (it reads one leaf at a time), so a thread may
+/// write while it scans; rows changed meanwhile may or may not be seen.
+pub struct Rows<'db> {
+    db: &'db Database,
+    t: Arc<TableEntry>,
+    inner: RangeScan<'db>,
+    /// `None`: a clustered scan; `Some(i)`: secondary index `i`.
+    index: Option<usize>,
+    /// Positions of the requested columns in the row.
+    proj: Vec<usize>,
+    /// Whether the secondary entry holds every requested column.
+    covering: bool,
+    done: bool,
+}
+
+impl std::fmt::Debug for Rows<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rows")
+            .field("table", &self.t.meta.name())
+            .field("index", &self.index)
+            .field("covering", &self.covering)
+            .finish()
+    }
+}
+
+impl Rows<'_> {
+    /// True if this secondary-index scan answers from the index alone (every requested
+    /// column is an index or primary key column); false if it fetches each row from the
+    /// clustered index. A primary key scan is always covering.
+    pub fn is_covering(&self) -> bool {
+        self.covering
+    }
+
+    fn row(&mut self, values: Vec<Value>) -> Result<Option<Vec<Value>>> {
+        let meta = &self.t.meta;
+        let Some(i) = self.index else {
+            let row = meta.row_of(values)?;
+            return Ok(Some(self.proj.iter().map(|&c| row[c].clone()).collect()));
+        };
+        let s = &meta.secondary[i];
+        if self.covering {
+            // Entry = index columns, then primary key columns.
+            let at = |c: usize| {
+                s.cols
+                    .iter()
+                    .chain(meta.pk.iter())
+                    .position(|&x| x == c)
+                    .and_then(|p| values.get(p).cloned())
+                    .unwrap_or(Value::Null)
+            };
+            return Ok(Some(self.proj.iter().map(|&c| at(c)).collect()));
+        }
+        let pk: Vec<Value> = values.get(s.cols.len()..).unwrap_or_default().to_vec();
+        let inner = self.db.inner()?;
+        let e = self
+            .t
+            .clustered
+            .get(&inner.pool, &pk)
+            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        match e {
+            Some(e) => {
+                let row = meta.row_of(e.values)?;
+                Ok(Some(self.proj.iter().map(|&c| row[c].clone()).collect()))
+            }
+            // The row went away after the entry was read (a writer deleted it and has not
+            // reached this index yet): skip it. `Database::check` is what finds real
+            // disagreements.
+            None => Ok(None),
+        }
+    }
+}
+
+impl Iterator for Rows<'_> {
+    type Item = Result<Vec<Value>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let index = match self.index {
+            None => PRIMARY.to_owned(),
+            Some(i) => self.t.meta.secondary[i].name.clone(),
+        };
+        loop {
+            let r = match self.inner.next()? {
+                Ok(e) => self.row(e.values),
+                Err(e) => Err(from_tree(e, self.t.meta.name(), &index)),
+            };
+            match r {
+                Ok(Some(row)) => return Some(Ok(row)),
+                Ok(None) => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl<'db> Table<'db> {
+    pub(crate) fn new(db: &'db Database, t: Arc<TableEntry>) -> Table<'db> {
+        Table { db, t }
+    }
+
+    /// The table's definition.
+    pub fn def(&self) -> &TableDef {
+        &self.t.meta.def
+    }
+
+    fn pool(&self) -> Result<&'db minnow_buf::BufferPool> {
+        Ok(&self.db.inner()?.pool)
+    }
+
+    fn name(&self) -> &str {
+        self.t.meta.name()
+    }
+
+    fn dup(&self, index: &str, key: Vec<Value>) -> Error {
+        Error::DuplicateKey {
+            table: self.name().to_owned(),
+            index: index.to_owned(),
+            key,
+        }
+    }
+
+    /// The row with primary key `key` (one value per primary key column), all columns in
+    /// table order.
+    pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        let key = self.t.meta.normalise_key(&self.t.meta.pk, key)?;
+        let e = self
+            .t
+            .clustered
+            .get(self.pool()?, &key)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
+        e.map(|e| self.t.meta.row_of(e.values)).transpose()
+    }
+
+    /// If unique index `s` holds `values` for a row other than `own_pk`, the duplicate error.
+    fn check_unique(
+        &self,
+        s: &SecMeta,
+        tree: &BTree,
+        row: &[Value],
+        own_pk: Option<&[Value]>,
+    ) -> Result<()> {
+        let meta = &self.t.meta;
+        let key: Vec<Value> = s.cols.iter().map(|&c| row[c].clone()).collect();
+        if !s.unique || key.contains(&Value::Null) {
+            return Ok(());
+        }
+        let lo: Vec<Value> = key
+            .iter()
+            .cloned()
+            .chain(meta.pk.iter().map(|&c| meta.extreme(c, false)))
+            .collect();
+        let hi: Vec<Value> = key
+            .iter()
+            .cloned()
+            .chain(meta.pk.iter().map(|&c| meta.extreme(c, true)))
+            .collect();
+        let range = ScanRange::new(Bound::Included(lo), Bound::Included(hi)).limit(2);
+        for e in tree
+            .scan(self.pool()?, range)
+            .map_err(|e| from_tree(e, self.name(), &s.name))?
+        {
+            let e = e.map_err(|e| from_tree(e, self.name(), &s.name))?;
+            let pk = e.values.get(s.cols.len()..).unwrap_or_default();
+            if own_pk != Some(pk) {
+                return Err(self.dup(&s.name, key));
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts a row (one value per column, in table order). A row whose primary key exists
+    /// is [`Error::DuplicateKey`] naming `PRIMARY`; one that would duplicate a unique
+    /// secondary index's key names that index. Returns how durable the row is when this
+    /// returns (per `flush_log_at_trx_commit`).
+    pub fn insert(&self, row: &[Value]) -> Result<Durability> {
+        let meta = &self.t.meta;
+        let row = meta.normalise_row(row)?;
+        let pool = self.pool()?;
+        let _w = self.db.inner()?.write.lock();
+        let pk = meta.pk_of(&row);
+        if self
+            .t
+            .clustered
+            .get(pool, &pk)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+            .is_some()
+        {
+            return Err(self.dup(PRIMARY, pk));
+        }
+        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
+            self.check_unique(s, tree, &row, None)?;
+        }
+        let mut end = match self.t.clustered.insert(pool, &meta.clustered_values(&row)) {
+            Ok(end) => end,
+            Err(TreeError::Duplicate { .. }) => return Err(self.dup(PRIMARY, pk)),
+            Err(e) => return Err(from_tree(e, self.name(), PRIMARY)),
+        };
+        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
+            end = end.max(self.sec_insert(s, tree, &row)?);
+        }
+        self.db.durable(end)
+    }
+
+    fn sec_insert(&self, s: &SecMeta, tree: &BTree, row: &[Value]) -> Result<Lsn> {
+        let pool = self.pool()?;
+        tree.insert(pool, &self.t.meta.secondary_values(s, row))
+            .map_err(|e| from_tree(e, self.name(), &s.name))
+    }
+
+    fn sec_delete(&self, s: &SecMeta, tree: &BTree, row: &[Value]) -> Result<Lsn> {
+        let pool = self.pool()?;
+        tree.delete(pool, &self.t.meta.secondary_values(s, row))
+            .map_err(|e| from_tree(e, self.name(), &s.name))
+    }
+
+    /// Deletes the row with primary key `key`; `None` if there was none.
+    pub fn delete(&self, key: &[Value]) -> Result<Option<Durability>> {
+        let meta = &self.t.meta;
+        let key = meta.normalise_key(&meta.pk, key)?;
+        let pool = self.pool()?;
+        let _w = self.db.inner()?.write.lock();
+        let Some(old) = self
+            .t
+            .clustered
+            .get(pool, &key)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+        else {
+            return Ok(None);
+        };
+        let old = meta.row_of(old.values)?;
+        let mut end = self
+            .t
+            .clustered
+            .delete(pool, &key)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
+        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
+            end = end.max(self.sec_delete(s, tree, &old)?);
+        }
+        self.db.durable(end).map(Some)
+    }
+
+    /// Replaces the row with the same primary key as `row` (the primary key itself cannot
+    /// change: delete and insert for that). A missing row is [`Error::RowNotFound`]; a new
+    /// value that duplicates a unique index's key is [`Error::DuplicateKey`].
+    pub fn update(&self, row: &[Value]) -> Result<Durability> {
+        let meta = &self.t.meta;
+        let row = meta.normalise_row(row)?;
+        let pool = self.pool()?;
+        let _w = self.db.inner()?.write.lock();
+        let pk = meta.pk_of(&row);
+        let Some(old) = self
+            .t
+            .clustered
+            .get(pool, &pk)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+        else {
+            return Err(Error::RowNotFound {
+                table: self.name().to_owned(),
+                key: pk,
+            });
+        };
+        let old = meta.row_of(old.values)?;
+        let changed: Vec<bool> = meta
+            .secondary
+            .iter()
+            .map(|s| s.cols.iter().any(|&c| old[c] != row[c]))
+            .collect();
+        for ((s, tree), &ch) in meta.secondary.iter().zip(&self.t.secondary).zip(&changed) {
+            if ch {
+                self.check_unique(s, tree, &row, Some(&pk))?;
+            }
+        }
+        let mut end = self
+            .t
+            .clustered
+            .update(pool, &meta.clustered_values(&row))
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
+        for ((s, tree), &ch) in meta.secondary.iter().zip(&self.t.secondary).zip(&changed) {
+            if ch {
+                end = end.max(self.sec_delete(s, tree, &old)?);
+                end = end.max(self.sec_insert(s, tree, &row)?);
+            }
+        }
+        self.db.durable(end)
+    }
+
+    fn projection(&self, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
+        let def = &self.t.meta.def;
+        match cols {
+            None => Ok((0..def.columns.len()).collect()),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    def.column_index(n).ok_or_else(|| Error::NoSuchColumn {
+                        table: def.name.clone(),
+                        column: n.clone(),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// A streaming scan over the primary key, in key order.
+    ///
+    /// ```
+    /// use std::ops::Bound;
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, Scan, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .column(ColumnDef::new("v", ColumnType::I64))
+    ///     .primary_key(&["id"]))?;
+    /// for i in 0..10u64 {
+    ///     t.insert(&[Value::UInt(i), Value::Int(-(i as i64))])?;
+    /// }
+    /// let scan = Scan::range(Bound::Included(vec![Value::UInt(3)]), Bound::Unbounded)
+    ///     .limit(2)
+    ///     .columns(&["v"]);
+    /// let rows: Vec<_> = t.scan(scan)?.collect::<Result<_, _>>()?;
+    /// assert_eq!(rows, [vec![Value::Int(-3)], vec![Value::Int(-4)]]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
+        let meta = &self.t.meta;
+        let proj = self.projection(&scan.columns)?;
+        let b = |b: Bound<Vec<Value>>| -> Result<Bound<Vec<Value>>> {
+            Ok(match b {
+                Bound::Included(k) => Bound::Included(meta.normalise_key(&meta.pk, &k)?),
+                Bound::Excluded(k) => Bound::Excluded(meta.normalise_key(&meta.pk, &k)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let mut range = ScanRange::new(b(scan.start)?, b(scan.end)?);
+        range.limit = scan.limit;
+        let inner = self
+            .t
+            .clustered
+            .scan(self.pool()?, range)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
+        Ok(Rows {
+            db: self.db,
+            t: Arc::clone(&self.t),
+            inner,
+            index: None,
+            proj,
+            covering: true,
+            done: false,
+        })
+    }
+
+    /// A streaming scan over secondary index `index`, in index order (ties in primary key
+    /// order). Covering when every requested column is an index or primary key column;
+    /// otherwise each row is fetched from the clustered index.
+    ///
+    /// ```
+    /// use std::ops::Bound;
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .column(ColumnDef::new("city", ColumnType::Var(20)))
+    ///     .column(ColumnDef::new("note", ColumnType::Var(20)))
+    ///     .primary_key(&["id"])
+    ///     .index(IndexDef::new("by_city", &["city"])))?;
+    /// for (id, city) in [(1u64, "oslo"), (2, "bern"), (3, "oslo")] {
+    ///     t.insert(&[Value::UInt(id), Value::Bytes(city.into()), Value::Bytes(b"n".to_vec())])?;
+    /// }
+    /// let oslo = Bound::Included(vec![Value::Bytes(b"oslo".to_vec())]);
+    /// let ids = t.scan_index("by_city", Scan::range(oslo.clone(), oslo).columns(&["id"]))?;
+    /// assert!(ids.is_covering());
+    /// let ids: Vec<_> = ids.collect::<Result<_, _>>()?;
+    /// assert_eq!(ids, [vec![Value::UInt(1)], vec![Value::UInt(3)]]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
+        let meta = &self.t.meta;
+        let i = meta
+            .secondary
+            .iter()
+            .position(|s| s.name == index)
+            .ok_or_else(|| Error::NoSuchIndex {
+                table: self.name().to_owned(),
+                index: index.to_owned(),
+            })?;
+        let s = &meta.secondary[i];
+        let proj = self.projection(&scan.columns)?;
+        let covering = proj
+            .iter()
+            .all(|c| s.cols.contains(c) || meta.pk.contains(c));
+        // Extend a bound over the index columns with the smallest or largest primary key.
+        let ext = |k: Vec<Value>, max: bool| -> Result<Vec<Value>> {
+            let mut k = meta.normalise_key(&s.cols, &k)?;
+            k.extend(meta.pk.iter().map(|&c| meta.extreme(c, max)));
+            Ok(k)
+        };
+        let start = match scan.start {
+            Bound::Included(k) => Bound::Included(ext(k, false)?),
+            Bound::Excluded(k) => Bound::Excluded(ext(k, true)?),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let end = match scan.end {
+            Bound::Included(k) => Bound::Included(ext(k, true)?),
+            Bound::Excluded(k) => Bound::Excluded(ext(k, false)?),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let mut range = ScanRange::new(start, end);
+        range.limit = scan.limit;
+        let inner = self.t.secondary[i]
+            .scan(self.pool()?, range)
+            .map_err(|e| from_tree(e, self.name(), index))?;
+        Ok(Rows {
+            db: self.db,
+            t: Arc::clone(&self.t),
+            inner,
+            index: Some(i),
+            proj,
+            covering,
+            done: false,
+        })
+    }
+}

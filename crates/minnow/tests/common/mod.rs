@@ -1,0 +1,130 @@
+//! Shared by the model and crash tests: a small deterministic RNG, the test table, its model.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use minnow::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
+
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// `t(id U64 PK, a I32, u Var(8) NULL, pad Var(120))`, `by_a(a)`, unique `by_u(u)`.
+pub fn table_def() -> TableDef {
+    TableDef::new("t")
+        .column(ColumnDef::new("id", ColumnType::U64))
+        .column(ColumnDef::new("a", ColumnType::I32))
+        .column(ColumnDef::nullable("u", ColumnType::Var(8)))
+        .column(ColumnDef::new("pad", ColumnType::Var(120)))
+        .primary_key(&["id"])
+        .index(IndexDef::new("by_a", &["a"]))
+        .index(IndexDef::unique("by_u", &["u"]))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub a: i64,
+    pub u: Option<Vec<u8>>,
+    pub pad: Vec<u8>,
+}
+
+impl Row {
+    pub fn values(&self, id: u64) -> Vec<Value> {
+        vec![
+            Value::UInt(id),
+            Value::Int(self.a),
+            self.u.clone().map_or(Value::Null, Value::Bytes),
+            Value::Bytes(self.pad.clone()),
+        ]
+    }
+}
+
+pub type Model = BTreeMap<u64, Row>;
+
+/// A random row whose `u` (if any) no other row of `m` than `id` holds.
+pub fn random_row(rng: &mut Rng, m: &Model, id: u64) -> Row {
+    let a = rng.below(50) as i64 - 25;
+    let mut u = None;
+    if rng.below(3) > 0 {
+        let cand = format!("u{}", rng.below(400)).into_bytes();
+        if !m
+            .iter()
+            .any(|(k, r)| *k != id && r.u.as_ref() == Some(&cand))
+        {
+            u = Some(cand);
+        }
+    }
+    let len = rng.below(120) as usize;
+    let pad = (0..len).map(|i| (id as u8).wrapping_add(i as u8)).collect();
+    Row { a, u, pad }
+}
+
+/// A statement against the model.
+#[derive(Debug, Clone)]
+pub enum Op {
+    Insert(u64, Row),
+    Update(u64, Row),
+    Delete(u64),
+}
+
+impl Op {
+    pub fn apply(&self, m: &mut Model) {
+        match self {
+            Op::Insert(id, r) | Op::Update(id, r) => {
+                m.insert(*id, r.clone());
+            }
+            Op::Delete(id) => {
+                m.remove(id);
+            }
+        }
+    }
+
+    /// A random valid statement (no duplicate keys) for model `m`.
+    pub fn random(rng: &mut Rng, m: &Model, keys: u64) -> Op {
+        let id = rng.below(keys);
+        match (m.contains_key(&id), rng.below(3)) {
+            (false, _) => Op::Insert(id, random_row(rng, m, id)),
+            (true, 0) => Op::Delete(id),
+            (true, _) => Op::Update(id, random_row(rng, m, id)),
+        }
+    }
+
+    pub fn run(&self, t: &minnow::Table<'_>) -> minnow::Result<()> {
+        match self {
+            Op::Insert(id, r) => t.insert(&r.values(*id)).map(|_| ()),
+            Op::Update(id, r) => t.update(&r.values(*id)).map(|_| ()),
+            Op::Delete(id) => {
+                let d = t.delete(&[Value::UInt(*id)])?;
+                assert!(d.is_some(), "delete of existing row {id} found nothing");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Every row of the table, in primary key order, as the model's rows.
+pub fn all_rows(t: &minnow::Table<'_>) -> Vec<Vec<Value>> {
+    t.scan(minnow::Scan::all())
+        .unwrap()
+        .collect::<minnow::Result<Vec<_>>>()
+        .unwrap()
+}
+
+pub fn model_rows(m: &Model) -> Vec<Vec<Value>> {
+    m.iter().map(|(id, r)| r.values(*id)).collect()
+}
+
+pub fn seeds(default: u64) -> std::ops::Range<u64> {
+    minnow::io::campaign_seeds(default)
+}
