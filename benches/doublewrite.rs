@@ -66,7 +66,7 @@
 //! Run: `cargo bench --bench doublewrite` (about 8 minutes; filter with a regex, e.g.
 //! `-- 'doublewrite/(on|off)/batch128/uring|bound/batch128'`). `MINNOW_BENCH_DIR` chooses the
 //! disk (default: the system temp dir); `MINNOW_BENCH_PAGES` the tablespace size in 16 KiB
-//! pages (default 4096). `cargo bench -- --test` runs every configuration once (the printed
+//! pages (default 4096); `MINNOW_BENCH_URING_RINGS` the io_uring backend's rings (default 8). `cargo bench -- --test` runs every configuration once (the printed
 //! numbers are then single batches, not measurements).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -109,9 +109,16 @@ fn pages_in_space() -> u32 {
         .unwrap_or(4096)
 }
 
-/// The backends every configuration runs on.
+/// The backends every configuration runs on. `MINNOW_BENCH_URING_RINGS` sets the io_uring
+/// backend's number of rings (default [`UringBackend::DEFAULT_RINGS`]; 1 makes every flusher
+/// take turns on one ring, as before the pool).
 fn backends() -> Vec<(&'static str, Arc<dyn Backend>)> {
-    let uring = UringBackend::new().unwrap_or_else(|e| panic!("io_uring: {e}"));
+    let rings = std::env::var("MINNOW_BENCH_URING_RINGS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(UringBackend::DEFAULT_RINGS);
+    let uring = UringBackend::with_rings(rings, UringBackend::DEFAULT_ENTRIES)
+        .unwrap_or_else(|e| panic!("io_uring: {e}"));
     vec![
         ("sync", Arc::new(SyncBackend::new())),
         ("uring", Arc::new(uring)),
