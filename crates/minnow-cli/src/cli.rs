@@ -30,8 +30,9 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the storage layers end to end on real files: write a tablespace, commit to the redo
-    /// log from several threads, read everything back verified, catch a damaged page, inspect.
+    /// Run the engine end to end on real files: write a tablespace, commit to the redo log from
+    /// several threads, read everything back verified, catch a damaged page, load and query
+    /// sysbench's sbtest table through the embedded API, inspect.
     Demo {
         /// Directory for the files (default: a temporary directory, removed afterwards).
         #[arg(long, value_name = "DIR")]
@@ -57,6 +58,9 @@ pub enum Command {
         /// Durable commits per thread.
         #[arg(long, default_value_t = 250)]
         commits: usize,
+        /// Rows in the demo's sbtest table.
+        #[arg(long, default_value_t = 20_000)]
+        rows: u64,
     },
     /// Check the checksum of every page of each file, like innochecksum.
     Verify {
@@ -171,6 +175,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             flush_method,
             commit_threads,
             commits,
+            rows,
         } => {
             let opts = cmd::demo::DemoOpts {
                 dir: dir.clone(),
@@ -181,6 +186,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
                 flush_method: *flush_method,
                 commit_threads: (*commit_threads).max(1),
                 commits: *commits,
+                rows: (*rows).max(1),
             };
             cmd::demo::run(&opts, cli.json, out)
         }

@@ -15,6 +15,8 @@ fn demo_runs_and_checks_itself() {
             "3",
             "--commits",
             "20",
+            "--rows",
+            "700",
         ])
         .arg("--dir")
         .arg(dir.path())
@@ -33,6 +35,14 @@ fn demo_runs_and_checks_itself() {
     assert_eq!(report["damaged_page"], 48);
     assert_eq!(report["damage_detected"], true);
     assert!(report["log_syncs"].as_u64().unwrap() <= 60);
+    let t = &report["tables"];
+    assert_eq!(t["rows"], 700);
+    assert_eq!(t["covering"], true);
+    assert_eq!(t["covering_rows"], 100);
+    assert_eq!(t["fetching_rows"], 100);
+    assert_eq!(t["checked_indexes"], 3);
+    assert_eq!(t["reopen_redo_groups"], 0);
+    assert!(dir.path().join("db").join("ibdata1").exists());
     assert!(dir.path().join("demo.ibd").exists());
 }
 
@@ -48,6 +58,8 @@ fn demo_text_output_ends_with_the_inspector() {
             "5",
             "--page-size",
             "4k",
+            "--rows",
+            "300",
         ])
         .args(["--backend", "io_uring", "--flush-method", "O_DIRECT"])
         .arg("--dir")
@@ -65,5 +77,9 @@ fn demo_text_output_ends_with_the_inspector() {
         "{text}"
     );
     assert!(text.contains("damage found"), "{text}");
-    assert!(text.contains("32 pages: 32 valid (crc32 32)"), "{text}");
+    assert!(text.contains("loaded 300 rows in key order"), "{text}");
+    assert!(
+        text.contains("INDEX"),
+        "the inspector shows the table's B-tree pages: {text}"
+    );
 }
