@@ -62,6 +62,13 @@ pub enum Command {
         #[arg(long, default_value_t = 20_000)]
         rows: u64,
     },
+    /// Open a stopped minnow database (recovering it if needed) and verify every index
+    /// against its table and every B-tree invariant.
+    Check {
+        /// The database directory.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
     /// Check the checksum of every page of each file, like innochecksum.
     Verify {
         /// How to read the files.
@@ -190,6 +197,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             };
             cmd::demo::run(&opts, cli.json, out)
         }
+        Command::Check { dir } => cmd::check::run(dir, cli.json, out),
         Command::Verify { read, files } => cmd::verify::run(files, read, cli.json, out),
         Command::Inspect {
             read,

@@ -16,6 +16,9 @@ pub enum CliError {
     /// Opening or reading a tablespace failed.
     #[error(transparent)]
     Space(#[from] SpaceError),
+    /// A minnow database could not be opened or checked (the message names the directory).
+    #[error("{0}")]
+    Database(String),
     /// The demo could not run (the message names the file or step).
     #[error("demo: {0}")]
     Demo(String),
