@@ -549,10 +549,13 @@ fn read_upto(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
 
 /// SplitMix64: a tiny, well-mixed, seedable generator. Enough for choosing fates, and its
 /// output never changes between library versions, so a seed names the same crash forever.
-struct SplitMix64(u64);
+/// Crash campaigns use it too, to derive their workloads and cut points from a seed.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -561,8 +564,8 @@ impl SplitMix64 {
     }
 
     /// A number in `0..n` (0 when `n` is 0).
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next_u64() % n }
     }
 }
 

@@ -58,7 +58,7 @@ pub mod tablespace;
 pub mod uring;
 
 pub use aligned::AlignedBuf;
-pub use crash::{CrashReport, CrashSim, Fate, FileCrash, WriteFate, campaign_seeds};
+pub use crash::{CrashReport, CrashSim, Fate, FileCrash, SplitMix64, WriteFate, campaign_seeds};
 pub use error::{IoError, IoOp};
 pub use file::{Backend, FileIo, FlushMethod, IoRequest, OpenOptions, ParseFlushMethodError};
 pub use latency::{DiskProfile, LatencyModel, LatencyStats};
