@@ -147,6 +147,28 @@ impl BTree {
         Ok(Latched { no, h })
     }
 
+    /// The start of every pessimistic operation: a new mtr, the X-latched path for `key`
+    /// ([`BTree::latch_path`]), the leaf's index in it and handle, and where `key` falls on
+    /// the leaf.
+    pub(crate) fn latch_leaf<'p>(
+        &self,
+        pool: &'p BufferPool,
+        key: &SearchKey,
+    ) -> Result<PessimisticLeaf<'p>, TreeError> {
+        let mut mtr = pool.mtr()?;
+        let path = self.latch_path(&mut mtr, key)?;
+        let last = path.len().saturating_sub(1);
+        let leaf = self.handle(&path, last)?;
+        let found = node::search(mtr.page(leaf), &self.leaf, key)?;
+        Ok(PessimisticLeaf {
+            mtr,
+            path,
+            last,
+            leaf,
+            found,
+        })
+    }
+
     /// Pessimistic descent for `key`: the path from the root (index 0) to the leaf, with the
     /// siblings each level may need, all X-latched by `mtr`. See the module docs.
     pub(crate) fn latch_path(
@@ -233,4 +255,18 @@ impl BTree {
             .transpose()?;
         Ok((left, right))
     }
+}
+
+/// What [`BTree::latch_leaf`] hands a pessimistic operation.
+pub(crate) struct PessimisticLeaf<'p> {
+    /// The operation's mtr, holding every latch of `path`.
+    pub mtr: Mtr<'p>,
+    /// Root (index 0) to leaf.
+    pub path: Vec<Level>,
+    /// The leaf's index in `path`.
+    pub last: usize,
+    /// The leaf.
+    pub leaf: PageHandle,
+    /// Where the key falls on the leaf.
+    pub found: node::SearchResult,
 }

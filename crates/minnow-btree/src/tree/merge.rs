@@ -5,7 +5,7 @@ use minnow_buf::{BufferPool, Mtr};
 use minnow_redo::Lsn;
 
 use super::alloc::free;
-use super::descend::{Latched, Level};
+use super::descend::{Latched, Level, PessimisticLeaf};
 use super::page::{NIL, capacity, child_of, fits_records, move_records, next, set_next, set_prev};
 use super::{BTree, MERGE_FILL, TreeError};
 use crate::node::{self, Cursor};
@@ -46,11 +46,13 @@ impl BTree {
         pool: &BufferPool,
         key: &SearchKey,
     ) -> Result<Lsn, TreeError> {
-        let mut mtr = pool.mtr()?;
-        let path = self.latch_path(&mut mtr, key)?;
-        let last = path.len().saturating_sub(1);
-        let h = self.handle(&path, last)?;
-        let found = node::search(mtr.page(h), &self.leaf, key)?;
+        let PessimisticLeaf {
+            mut mtr,
+            path,
+            last,
+            leaf: h,
+            found,
+        } = self.latch_leaf(pool, key)?;
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }

@@ -5,7 +5,7 @@ use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_redo::Lsn;
 
 use super::alloc::allocate;
-use super::descend::{Latched, Level, MAX_LEVEL};
+use super::descend::{Latched, Level, MAX_LEVEL, PessimisticLeaf};
 use super::page::{
     fits_records, init_index_page, move_records, next, node_ptr, set_next, set_prev,
 };
@@ -56,11 +56,14 @@ impl BTree {
         rec: &RecordBuf,
         key: &SearchKey,
     ) -> Result<Lsn, TreeError> {
-        let mut mtr = pool.mtr()?;
-        let path = self.latch_path(&mut mtr, key)?;
-        let last = path.len().saturating_sub(1);
-        let h = self.handle(&path, last)?;
-        if node::search(mtr.page(h), &self.leaf, key)?.exact {
+        let PessimisticLeaf {
+            mut mtr,
+            path,
+            last,
+            found,
+            ..
+        } = self.latch_leaf(pool, key)?;
+        if found.exact {
             return Err(self.duplicate(key));
         }
         self.insert_into(&mut mtr, &path, last, rec)?;
@@ -74,11 +77,13 @@ impl BTree {
         rec: &RecordBuf,
         key: &SearchKey,
     ) -> Result<Lsn, TreeError> {
-        let mut mtr = pool.mtr()?;
-        let path = self.latch_path(&mut mtr, key)?;
-        let last = path.len().saturating_sub(1);
-        let h = self.handle(&path, last)?;
-        let found = node::search(mtr.page(h), &self.leaf, key)?;
+        let PessimisticLeaf {
+            mut mtr,
+            path,
+            last,
+            leaf: h,
+            found,
+        } = self.latch_leaf(pool, key)?;
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }

@@ -1,4 +1,5 @@
-//! Shared by the model and crash tests: a small deterministic RNG, the test table, its model.
+//! Shared by the model and crash tests: the campaign RNG (the crash simulator's), the test table,
+//! its model.
 
 #![allow(dead_code)]
 
@@ -6,19 +7,7 @@ use std::collections::BTreeMap;
 
 use minnow::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
 
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+pub use minnow::io::SplitMix64 as Rng;
 
 /// `t(id U64 PK, a I32, u Var(8) NULL, pad Var(120))`, `by_a(a)`, unique `by_u(u)`.
 pub fn table_def() -> TableDef {
