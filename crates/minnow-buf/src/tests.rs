@@ -16,10 +16,14 @@ pub(crate) struct Env {
 }
 
 pub(crate) fn env(pages: u32, log_capacity: u64) -> Env {
+    env_on(&SyncBackend::new(), pages, log_capacity)
+}
+
+/// A tablespace of `pages` 4 KiB pages and a log, on `backend`.
+pub(crate) fn env_on(backend: &dyn Backend, pages: u32, log_capacity: u64) -> Env {
     let dir = tempfile::tempdir().unwrap();
-    let backend: Arc<dyn Backend> = Arc::new(SyncBackend::new());
     let space = Tablespace::create(
-        &*backend,
+        backend,
         &dir.path().join("t1.ibd"),
         1,
         PageSize::K4,
@@ -487,29 +491,9 @@ fn dump_and_load_warm_the_pool() {
 
 #[test]
 fn failed_data_sync_poisons_the_pool() {
-    let dir = tempfile::tempdir().unwrap();
-    let sim = Arc::new(minnow_io::CrashSim::new(Arc::new(SyncBackend::new())));
-    let backend: Arc<dyn Backend> = sim.clone();
-    let space = Tablespace::create(
-        &*backend,
-        &dir.path().join("t1.ibd"),
-        1,
-        PageSize::K4,
-        ChecksumAlgorithm::Crc32,
-        FlushMethod::Fsync,
-        8,
-    )
-    .unwrap();
-    let spaces = Arc::new(SpaceMap::new());
-    spaces.insert(Arc::new(space));
-    let file = backend
-        .open(
-            &dir.path().join("redo"),
-            &OpenOptions::new(FlushMethod::Fsync).create(true),
-        )
-        .unwrap();
-    let log = Arc::new(Log::create(file, 1 << 20).unwrap());
-    let pool = BufferPool::open(cfg(8), spaces, Arc::clone(&log), Arc::new(DirectWriter)).unwrap();
+    let sim = minnow_io::CrashSim::new(Arc::new(SyncBackend::new()));
+    let e = env_on(&sim, 8, 1 << 20);
+    let pool = open(&e, cfg(8));
     let mut m = pool.mtr().unwrap();
     m.new_page(pid(1)).unwrap();
     let end = m.commit().unwrap();

@@ -698,15 +698,32 @@ mod tests {
         panic!("{n} rings were never lent out");
     }
 
-    #[test]
-    fn a_submitter_waiting_for_its_io_does_not_hold_up_the_others() {
+    /// Runs `body` while one of `rings` rings is held by a read blocked on a FIFO. `body` gets
+    /// a regular file opened through it, and `wake`, which releases the blocked
+    /// read; the read is released when `body` returns or panics, so the test always ends.
+    fn with_a_blocked_ring(rings: usize, body: impl FnOnce(&dyn FileIo, &dyn Fn())) {
         let dir = tempfile::tempdir().unwrap();
-        let b = UringBackend::with_rings(2, 8).unwrap();
+        let b = UringBackend::with_rings(rings, 8).unwrap();
         let fifo_path = fifo(dir.path());
         let opts = OpenOptions::new(FlushMethod::Fsync);
         let pipe = b.open(&fifo_path, &opts).unwrap();
         let file = b.open(&dir.path().join("f"), &opts.create(true)).unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
+        let woken = std::cell::Cell::new(false);
+        let wake = || {
+            if !woken.replace(true) {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&fifo_path)
+                    .and_then(|mut w| std::io::Write::write_all(&mut w, b"wake"))
+                    .unwrap();
+            }
+        };
+        struct WakeOnDrop<'a>(&'a dyn Fn());
+        impl Drop for WakeOnDrop<'_> {
+            fn drop(&mut self) {
+                (self.0)();
+            }
+        }
         std::thread::scope(|s| {
             let blocked = s.spawn(|| {
                 let mut buf = [0u8; 4];
@@ -714,59 +731,51 @@ mod tests {
                 buf
             });
             wait_for_leases(&b, 1);
-            // With one ring behind a lock held while waiting, this would wait for the FIFO.
-            let other = s.spawn(|| {
-                batch_round_trip(&*file, &pattern(1, 1, 20), 0);
-                tx.send(()).unwrap();
-            });
-            let done = rx.recv_timeout(std::time::Duration::from_secs(20));
-            // Release the blocked reader whatever happened, so the test ends either way.
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&fifo_path)
-                .and_then(|mut w| std::io::Write::write_all(&mut w, b"wake"))
-                .unwrap();
-            assert!(done.is_ok(), "a batch waited for another submitter's IO");
-            other.join().unwrap();
+            let guard = WakeOnDrop(&wake);
+            body(&*file, &wake);
+            drop(guard);
             assert_eq!(&blocked.join().unwrap(), b"wake");
         });
-        assert_eq!(b.pool.free.lock().unwrap().len(), 2);
+        assert_eq!(b.pool.free.lock().unwrap().len(), rings);
+    }
+
+    #[test]
+    fn a_submitter_waiting_for_its_io_does_not_hold_up_the_others() {
+        with_a_blocked_ring(2, |file, wake| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::scope(|s| {
+                // With one ring behind a lock held while waiting, this would wait for the FIFO.
+                let other = s.spawn(move || {
+                    batch_round_trip(file, &pattern(1, 1, 20), 0);
+                    tx.send(()).unwrap();
+                });
+                let done = rx.recv_timeout(std::time::Duration::from_secs(20));
+                wake();
+                assert!(done.is_ok(), "a batch waited for another submitter's IO");
+                other.join().unwrap();
+            });
+        });
     }
 
     #[test]
     fn when_every_ring_is_busy_a_submitter_waits_for_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = UringBackend::with_rings(1, 8).unwrap();
-        let fifo_path = fifo(dir.path());
-        let opts = OpenOptions::new(FlushMethod::Fsync);
-        let pipe = b.open(&fifo_path, &opts).unwrap();
-        let file = b.open(&dir.path().join("f"), &opts.create(true)).unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::scope(|s| {
-            let blocked = s.spawn(|| {
-                let mut buf = [0u8; 4];
-                pipe.read_at(&mut buf, 0).unwrap();
-                buf
+        with_a_blocked_ring(1, |file, wake| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::scope(|s| {
+                let waiter = s.spawn(move || {
+                    file.write_at(&[9u8; 100], 0).unwrap();
+                    tx.send(()).unwrap();
+                });
+                let early = rx.recv_timeout(std::time::Duration::from_millis(200));
+                wake();
+                assert!(early.is_err(), "the only ring was used twice at once");
+                rx.recv_timeout(std::time::Duration::from_secs(20))
+                    .expect("the waiting submitter never got the ring back");
+                waiter.join().unwrap();
             });
-            wait_for_leases(&b, 1);
-            let waiter = s.spawn(|| {
-                file.write_at(&[9u8; 100], 0).unwrap();
-                tx.send(()).unwrap();
-            });
-            let early = rx.recv_timeout(std::time::Duration::from_millis(200));
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&fifo_path)
-                .and_then(|mut w| std::io::Write::write_all(&mut w, b"wake"))
-                .unwrap();
-            assert!(early.is_err(), "the only ring was used twice at once");
-            rx.recv_timeout(std::time::Duration::from_secs(20))
-                .expect("the waiting submitter never got the ring back");
-            waiter.join().unwrap();
-            assert_eq!(&blocked.join().unwrap(), b"wake");
+            let mut back = [0u8; 100];
+            file.read_at(&mut back, 0).unwrap();
+            assert_eq!(back, [9u8; 100]);
         });
-        let mut back = [0u8; 100];
-        file.read_at(&mut back, 0).unwrap();
-        assert_eq!(back, [9u8; 100]);
     }
 }
