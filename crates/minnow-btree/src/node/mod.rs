@@ -84,7 +84,9 @@ use minnow_page::index::{PAGE_DATA, PAGE_HEADER};
 use minnow_page::{PageError, PageSize, bytes};
 
 use crate::PageMut;
-use crate::record::{INFO_MIN_REC, RecStatus, RecordError, RecordHeader, RecordLayout, SearchKey};
+use crate::record::{
+    HEADER_SIZE, INFO_MIN_REC, RecStatus, RecordError, RecordHeader, RecordLayout, SearchKey,
+};
 
 /// Origin of the infimum record.
 pub const INFIMUM: usize = 99;
@@ -409,29 +411,46 @@ pub fn next(page: &[u8], cursor: Cursor) -> Result<Cursor, NodeError> {
     next_of(page, cursor.origin()).map(Cursor)
 }
 
-/// Compares `key` with the record at `origin`, treating the infimum, the supremum and a
-/// MIN_REC node pointer as smaller/larger than every key.
-fn cmp_rec(
+/// Compares a key with the record at `origin` through `cmp`, treating the infimum, the
+/// supremum and a MIN_REC node pointer as smaller/larger than every key. Only the two header
+/// bytes it needs are read: the info bits (`origin - 5`) and the status (`origin - 3`).
+#[inline]
+fn cmp_rec<F>(
     page: &[u8],
     layout: &RecordLayout,
-    key: &SearchKey,
     origin: usize,
     skip: usize,
-) -> Result<(Ordering, usize), NodeError> {
-    let h = rec_header(page, origin)?;
-    match h.status {
-        RecStatus::Infimum => return Ok((Ordering::Greater, 0)),
-        RecStatus::Supremum => return Ok((Ordering::Less, 0)),
-        _ if h.info_bits & INFO_MIN_REC != 0 => return Ok((Ordering::Greater, 0)),
-        s if s != layout.status() => {
-            return Err(NodeError::Corrupt {
-                at: origin,
-                what: "record status does not match the layout",
-            });
-        }
+    cmp: &F,
+) -> Result<(Ordering, usize), NodeError>
+where
+    F: Fn(usize, usize) -> Result<(Ordering, usize), RecordError>,
+{
+    match origin {
+        INFIMUM => return Ok((Ordering::Greater, 0)),
+        SUPREMUM => return Ok((Ordering::Less, 0)),
         _ => {}
     }
-    Ok(layout.compare(key, page, origin, skip)?)
+    let info = origin
+        .checked_sub(HEADER_SIZE)
+        .and_then(|at| page.get(at))
+        .copied();
+    let status = origin.checked_sub(3).and_then(|at| page.get(at)).copied();
+    let (Some(info), Some(status)) = (info, status) else {
+        return Err(NodeError::Corrupt {
+            at: origin,
+            what: "record header outside the page",
+        });
+    };
+    if info & INFO_MIN_REC != 0 {
+        return Ok((Ordering::Greater, 0));
+    }
+    if status & 7 != layout.status().bits() {
+        return Err(NodeError::Corrupt {
+            at: origin,
+            what: "record status does not match the layout",
+        });
+    }
+    Ok(cmp(origin, skip)?)
 }
 
 /// Finds where `key` belongs: the last record `<= key` and the first record `> key`, by binary
@@ -441,8 +460,27 @@ pub fn search(
     layout: &RecordLayout,
     key: &SearchKey,
 ) -> Result<SearchResult, NodeError> {
-    let h = Hdr::read(page)?;
-    let n = usize::from(h.n_slots);
+    match layout.flat_key(key) {
+        Some(flat) => search_by(page, layout, key.len(), |origin, _| {
+            flat.compare(page, origin)
+        }),
+        None => search_by(page, layout, key.len(), |origin, skip| {
+            layout.compare(key, page, origin, skip)
+        }),
+    }
+}
+
+/// [`search`] with the comparison of the key against a record given as `cmp(origin, skip)`.
+fn search_by<F>(
+    page: &[u8],
+    layout: &RecordLayout,
+    key_len: usize,
+    cmp: F,
+) -> Result<SearchResult, NodeError>
+where
+    F: Fn(usize, usize) -> Result<(Ordering, usize), RecordError>,
+{
+    let n = usize::from(bytes::read_u16(page, PAGE_HEADER)?); // PAGE_N_DIR_SLOTS
     let max_slots = page_len(page)?.saturating_sub(SUPREMUM_END + 8) / 2;
     if n < 2 || n > max_slots {
         return Err(NodeError::Corrupt {
@@ -454,7 +492,13 @@ pub fn search(
     let (mut low_match, mut up_match) = (0usize, 0usize);
     while up - low > 1 {
         let mid = low + (up - low) / 2;
-        let (ord, m) = cmp_rec(page, layout, key, slot(page, mid)?, low_match.min(up_match))?;
+        let (ord, m) = cmp_rec(
+            page,
+            layout,
+            slot(page, mid)?,
+            low_match.min(up_match),
+            &cmp,
+        )?;
         if ord == Ordering::Less {
             (up, up_match) = (mid, m);
         } else {
@@ -476,7 +520,7 @@ pub fn search(
                 what: "directory group does not lead to its owner",
             });
         }
-        let (ord, m) = cmp_rec(page, layout, key, rec, low_match.min(up_match))?;
+        let (ord, m) = cmp_rec(page, layout, rec, low_match.min(up_match), &cmp)?;
         if ord == Ordering::Less {
             up_match = m;
             break rec;
@@ -484,7 +528,7 @@ pub fn search(
         (low_rec, low_match) = (rec, m);
         rec = next_of(page, rec)?;
     };
-    let exact = low_rec != INFIMUM && low_match == key.len() && {
+    let exact = low_rec != INFIMUM && low_match == key_len && {
         let h = rec_header(page, low_rec)?;
         h.info_bits & INFO_MIN_REC == 0
     };

@@ -17,6 +17,94 @@ pub struct RecordLayout {
     status: RecStatus,
     n_nullable: usize,
     trx_id_field: Option<usize>,
+    /// Where each leading key field ends, relative to the origin, for as long as the key
+    /// fields are fixed-width and NOT NULL: such fields sit at fixed offsets, so
+    /// [`RecordLayout::compare`] reads them directly instead of walking the extra bytes.
+    fixed_key_ends: Vec<usize>,
+}
+
+/// Up to 8 bytes as a big-endian integer, left-aligned (the first byte is the most
+/// significant), so integer order is `memcmp` order for byte strings of one length.
+fn be_word(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    for (d, s) in w.iter_mut().zip(b) {
+        *d = *s;
+    }
+    u64::from_be_bytes(w)
+}
+
+/// A search key made of fixed-width fields, flattened for fast comparison
+/// ([`RecordLayout::flat_key`]).
+#[derive(Debug, Clone)]
+pub struct FlatKey<'l> {
+    /// Bytes in the key.
+    len: usize,
+    /// The key as a left-aligned big-endian word, when it has at most 8 bytes.
+    word: Option<u64>,
+    /// The key's bytes, when it has more than 8 (else empty).
+    bytes: Vec<u8>,
+    /// Where each key field ends, relative to the record origin.
+    ends: &'l [usize],
+}
+
+impl FlatKey<'_> {
+    /// Number of key fields.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True for a key with no fields.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Compares the key with the record at `origin` (which must be a record of the layout the
+    /// key was made for): the order of the key relative to the record and the number of
+    /// leading fields that matched, as [`RecordLayout::compare`].
+    #[inline]
+    pub fn compare(&self, page: &[u8], origin: usize) -> Result<(Ordering, usize), RecordError> {
+        let n = self.len;
+        let (ord, diff_at) = match self.word {
+            Some(k) => {
+                // The key's `n` bytes against the record's first `n`, as left-aligned words;
+                // eight bytes are read at once where the page has them.
+                let mask = if n == 0 { 0 } else { u64::MAX << (64 - 8 * n) };
+                let r = match page.get(origin..origin + 8) {
+                    Some(eight) => u64::from_be_bytes(eight.try_into().unwrap_or([0; 8])),
+                    None => be_word(bytes::slice(page, origin, n)?),
+                } & mask;
+                (k.cmp(&r), ((k ^ r).leading_zeros() / 8) as usize)
+            }
+            None => {
+                let stored = bytes::slice(page, origin, n)?;
+                let d = self
+                    .bytes
+                    .iter()
+                    .zip(stored)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(n);
+                (self.bytes.as_slice().cmp(stored), d)
+            }
+        };
+        if ord == Ordering::Equal {
+            return Ok((ord, self.ends.len()));
+        }
+        Ok((ord, self.ends.iter().take_while(|&&e| e <= diff_at).count()))
+    }
+}
+
+/// The end offsets of the leading fixed-width, NOT NULL fields among the first `n_key`.
+fn fixed_key_ends(fields: &[Column], n_key: usize) -> Vec<usize> {
+    let mut end = 0;
+    fields
+        .iter()
+        .take(n_key)
+        .map_while(|c| {
+            let n = c.ty.fixed_len().filter(|_| !c.nullable)?;
+            end += n;
+            Some(end)
+        })
+        .collect()
 }
 
 impl RecordLayout {
@@ -39,6 +127,7 @@ impl RecordLayout {
         }
         let n_nullable = fields.iter().filter(|c| c.nullable).count();
         Ok(RecordLayout {
+            fixed_key_ends: fixed_key_ends(&fields, n_key),
             fields,
             n_key,
             status,
@@ -71,6 +160,7 @@ impl RecordLayout {
         fields.push(Column::new(ColumnType::U32));
         RecordLayout {
             n_nullable: fields.iter().filter(|c| c.nullable).count(),
+            fixed_key_ends: fixed_key_ends(&fields, self.n_key),
             fields,
             n_key: self.n_key,
             status: RecStatus::NodePtr,
@@ -244,10 +334,11 @@ impl RecordLayout {
 
     /// Decodes the record at `origin` into typed values.
     pub fn decode(&self, page: &[u8], origin: usize) -> Result<Vec<Value>, RecordError> {
-        self.walk(page, origin)
-            .zip(&self.fields)
-            .map(|(f, col)| Ok(f?.map_or(Value::Null, |b| decode_value(col.ty, b))))
-            .collect()
+        let mut values = Vec::with_capacity(self.fields.len());
+        for (f, col) in self.walk(page, origin).zip(&self.fields) {
+            values.push(f?.map_or(Value::Null, |b| decode_value(col.ty, b)));
+        }
+        Ok(values)
     }
 
     /// Encodes a search key from up to [`RecordLayout::n_key`] leading key values.
@@ -302,6 +393,47 @@ impl RecordLayout {
             }
         }
         Ok((Ordering::Equal, key.fields.len()))
+    }
+
+    /// The offset of field `i` from the record origin, if every field before it is a
+    /// fixed-width NOT NULL key field (so the offset is the same in every record): for
+    /// example the child page number of a node pointer with an integer key.
+    pub fn fixed_offset(&self, i: usize) -> Option<usize> {
+        match i.checked_sub(1) {
+            None => Some(0),
+            Some(prev) => self.fixed_key_ends.get(prev).copied(),
+        }
+    }
+
+    /// `key` prepared for fast comparison, if each of its fields is non-NULL and its column
+    /// fixed-width and NOT NULL: such fields lie at fixed offsets from the origin, so the key
+    /// compares with one `memcmp` of its concatenated bytes (one integer comparison for keys of
+    /// up to 8 bytes) instead of a walk through the record's extra bytes.
+    pub fn flat_key<'l>(&'l self, key: &SearchKey) -> Option<FlatKey<'l>> {
+        let ends = self.fixed_key_ends.get(..key.fields.len())?;
+        let mut len = 0;
+        for (f, &end) in key.fields.iter().zip(ends) {
+            len += f.as_deref()?.len();
+            if len != end {
+                return None;
+            }
+        }
+        let mut all = key.fields.iter().flatten().flatten().copied();
+        let (word, bytes) = if len <= 8 {
+            let mut w = [0u8; 8];
+            for (d, b) in w.iter_mut().zip(all) {
+                *d = b;
+            }
+            (Some(u64::from_be_bytes(w)), Vec::new())
+        } else {
+            (None, all.by_ref().collect())
+        };
+        Some(FlatKey {
+            len,
+            word,
+            bytes,
+            ends,
+        })
     }
 }
 

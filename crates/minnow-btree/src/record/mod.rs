@@ -419,7 +419,7 @@ impl RecordBuf {
 
 mod layout;
 
-pub use layout::{FieldWalk, RecordLayout, SearchKey};
+pub use layout::{FieldWalk, FlatKey, RecordLayout, SearchKey};
 
 #[cfg(test)]
 mod tests;

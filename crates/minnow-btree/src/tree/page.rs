@@ -165,6 +165,11 @@ pub(crate) fn child_of(
     page: &[u8],
     origin: usize,
 ) -> Result<u32, TreeError> {
+    let child = node_layout.fields().len().saturating_sub(1);
+    if let Some(off) = node_layout.fixed_offset(child) {
+        return Ok(minnow_page::bytes::read_u32(page, origin + off)
+            .map_err(crate::record::RecordError::from)?);
+    }
     let fields = node_layout.fields_of(page, origin)?;
     let raw = fields.last().copied().flatten().unwrap_or_default();
     let b: [u8; 4] = raw.try_into().map_err(|_| {
