@@ -40,7 +40,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), the dictionary B-tree (root page 1), and every table's indexes |
+//! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), page 1 (the first INODE page), the dictionary B-tree (root page 2), and every table's indexes |
 //! | `ib_logfile0` | the circular redo log (`innodb_log_file_size`) |
 //! | `dblwr.0`, `dblwr.1`, ... | doublewrite segments, one per page cleaner plus one for user-thread flushes |
 //! | `ib_buffer_pool` | the buffer pool dump, written at close and loaded at open |
@@ -111,6 +111,7 @@
 
 mod config;
 mod db;
+mod ddl;
 mod error;
 mod schema;
 mod table;
