@@ -176,7 +176,11 @@ fn run_seed(seed: u64) -> Outcome {
     let stats = tree
         .check_space(&pool, &space)
         .unwrap_or_else(|e| panic!("seed {seed}: check after recovery: {e}\n{report}"));
-    assert!(space.loose_pages.is_empty(), "seed {seed}: leaked pages {:?}", space.loose_pages);
+    assert!(
+        space.loose_pages.is_empty(),
+        "seed {seed}: leaked pages {:?}",
+        space.loose_pages
+    );
     let actual: Model = tree
         .scan(&pool, ScanRange::all())
         .unwrap()

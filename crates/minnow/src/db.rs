@@ -349,8 +349,8 @@ impl Database {
 
     /// Creates a table and its indexes. The trees are created first (one mtr each); the
     /// dictionary record, inserted in one more mtr, is the commit point: after a crash the
-    /// table either exists whole or not at all (a crash before that record leaves a few
-    /// allocated pages unused, never a half-created table). Durable as
+    /// table either exists whole or not at all (a crash before that record leaves segments
+    /// no record names, which `open` frees; never a half-created table). Durable as
     /// `flush_log_at_trx_commit` says.
     pub fn create_table(&self, def: TableDef) -> Result<Table<'_>> {
         let inner = self.inner()?;

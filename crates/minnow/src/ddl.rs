@@ -70,7 +70,7 @@ fn decode_segs(key: &[u8], b: &[u8]) -> Result<Vec<Segment>> {
             b.len()
         ),
     };
-    if b.len() % SEG_LEN != 0 {
+    if !b.len().is_multiple_of(SEG_LEN) {
         return Err(bad());
     }
     b.chunks(SEG_LEN)
@@ -293,7 +293,10 @@ impl Database {
     /// ([`space::check_space`]), every tree's pages in its own segments
     /// ([`BTree::check_space`]), every segment owned by a live tree or a pending drop, and no
     /// used page without an owner.
-    pub(crate) fn check_allocation(&self, tables: &BTreeMap<String, Arc<TableEntry>>) -> Result<()> {
+    pub(crate) fn check_allocation(
+        &self,
+        tables: &BTreeMap<String, Arc<TableEntry>>,
+    ) -> Result<()> {
         let inner = self.inner()?;
         let report = space::check_space(&inner.pool, SYSTEM_SPACE_ID)
             .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
@@ -317,7 +320,8 @@ impl Database {
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?
         {
             let e = e.map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
-            if let (Some(Value::Bytes(k)), Some(Value::Bytes(v))) = (e.values.first(), e.values.get(3))
+            if let (Some(Value::Bytes(k)), Some(Value::Bytes(v))) =
+                (e.values.first(), e.values.get(3))
                 && is_drop_marker(k)
             {
                 owned.extend(decode_segs(k, v)?.iter().map(|s| s.id));
@@ -327,7 +331,10 @@ impl Database {
             return Err(Error::Corrupt {
                 what: format!(
                     "page allocator: segment {id} belongs to no table or index (pages {:?})",
-                    report.segments.get(id).map(|s| s.pages.iter().take(8).collect::<Vec<_>>())
+                    report
+                        .segments
+                        .get(id)
+                        .map(|s| s.pages.iter().take(8).collect::<Vec<_>>())
                 ),
             });
         }

@@ -154,7 +154,7 @@ fn run_seed(seed: u64) -> (bool, bool) {
     let backend: Arc<dyn Backend> = sim.clone();
     let mut rng = Rng(seed ^ 0xD809_0000);
     let mut model = Model::new();
-    let ddl = if seed % 2 == 0 {
+    let ddl = if seed.is_multiple_of(2) {
         Ddl::DropIndex
     } else {
         Ddl::DropTable
@@ -208,7 +208,10 @@ fn run_seed(seed: u64) -> (bool, bool) {
         Ddl::DropIndex => {
             let t = db.table("t").unwrap();
             let has = t.def().indexes.iter().any(|i| i.name == "by_a");
-            assert!(!(dropped && has), "seed {seed}: acknowledged DROP INDEX undone");
+            assert!(
+                !(dropped && has),
+                "seed {seed}: acknowledged DROP INDEX undone"
+            );
             assert_eq!(all_rows(&t), model_rows(&model), "seed {seed}");
         }
         Ddl::DropTable => match db.table("t") {
@@ -217,7 +220,10 @@ fn run_seed(seed: u64) -> (bool, bool) {
                 if dropped {
                     // Only the re-created table can be there, with a prefix of its inserts.
                     assert!(rows.len() <= after.len() + 1, "seed {seed}");
-                    assert!(rows != model_rows(&model) || model.is_empty(), "seed {seed}");
+                    assert!(
+                        rows != model_rows(&model) || model.is_empty(),
+                        "seed {seed}"
+                    );
                 } else {
                     assert_eq!(rows, model_rows(&model), "seed {seed}: half-dropped table");
                 }

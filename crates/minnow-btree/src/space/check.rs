@@ -164,8 +164,8 @@ pub(crate) fn scan(pool: &BufferPool, space: u32) -> Result<SpaceReport, TreeErr
         cache: HashMap::new(),
     };
     let bad = |page: u32, what: String| corrupt(space, page, what);
-    let geo = Geometry::of(r.page(0)?.len())
-        .ok_or_else(|| bad(0, "unsupported page size".into()))?;
+    let geo =
+        Geometry::of(r.page(0)?.len()).ok_or_else(|| bad(0, "unsupported page size".into()))?;
     let ext = geo.extent;
     let limit = r.u32(0, fsph::FSP_HEADER + fsph::FREE_LIMIT)?;
     let size = r.u32(0, fsph::FSP_HEADER + fsph::SIZE)?;
@@ -289,7 +289,9 @@ pub(crate) fn scan(pool: &BufferPool, space: u32) -> Result<SpaceReport, TreeErr
         } else {
             Err(bad(
                 page,
-                format!("{who} claims page {page}, which is not a free-for-the-taking used fragment page (free, in an FSEG extent, or claimed twice)"),
+                format!(
+                    "{who} claims page {page}, which is not a free-for-the-taking used fragment page (free, in an FSEG extent, or claimed twice)"
+                ),
             ))
         }
     };
@@ -302,11 +304,17 @@ pub(crate) fn scan(pool: &BufferPool, space: u32) -> Result<SpaceReport, TreeErr
         for node in r.list(list, limit)? {
             let ip = node.page;
             if node.at() != INODE_PAGE_NODE {
-                return Err(bad(ip, format!("inode list node {node} at the wrong offset")));
+                return Err(bad(
+                    ip,
+                    format!("inode list node {node} at the wrong offset"),
+                ));
             }
             let ty = fil::page_type(r.page(ip)?).map_err(|err| bad(ip, err.to_string()))?;
             if ty != PageType::Inode {
-                return Err(bad(ip, format!("page {ip} on an inode list is {}", ty.name())));
+                return Err(bad(
+                    ip,
+                    format!("page {ip} on an inode list is {}", ty.name()),
+                ));
             }
             claim(ip, "the space (INODE page)")?;
             report.inode_pages.push(ip);
@@ -321,7 +329,9 @@ pub(crate) fn scan(pool: &BufferPool, space: u32) -> Result<SpaceReport, TreeErr
                 if r.u32(ip, at + MAGIC)? != MAGIC_N || id >= next_seg || !ids.insert(id) {
                     return Err(bad(
                         ip,
-                        format!("inode at {ip}:{at}: bad magic, or id {id} repeated or not below the next id {next_seg}"),
+                        format!(
+                            "inode at {ip}:{at}: bad magic, or id {id} repeated or not below the next id {next_seg}"
+                        ),
                     ));
                 }
                 let header = FsegHeader {
@@ -356,7 +366,9 @@ pub(crate) fn scan(pool: &BufferPool, space: u32) -> Result<SpaceReport, TreeErr
                         if !fits {
                             return Err(bad(
                                 start,
-                                format!("segment {id}'s extent {start} has {used} pages used, which does not fit its list"),
+                                format!(
+                                    "segment {id}'s extent {start} has {used} pages used, which does not fit its list"
+                                ),
                             ));
                         }
                         if list == NOT_FULL {
@@ -372,7 +384,9 @@ pub(crate) fn scan(pool: &BufferPool, space: u32) -> Result<SpaceReport, TreeErr
                 if stored != nf_used {
                     return Err(bad(
                         ip,
-                        format!("segment {id}: NOT_FULL_N_USED is {stored}, its NOT_FULL extents use {nf_used}"),
+                        format!(
+                            "segment {id}: NOT_FULL_N_USED is {stored}, its NOT_FULL extents use {nf_used}"
+                        ),
                     ));
                 }
                 report.segments.insert(id, seg);
@@ -385,7 +399,10 @@ pub(crate) fn scan(pool: &BufferPool, space: u32) -> Result<SpaceReport, TreeErr
             if !ok {
                 return Err(bad(
                     ip,
-                    format!("INODE page {ip} has {n_free} free slots of {per} but is on the {} list", if full { "full" } else { "free" }),
+                    format!(
+                        "INODE page {ip} has {n_free} free slots of {per} but is on the {} list",
+                        if full { "full" } else { "free" }
+                    ),
                 ));
             }
         }

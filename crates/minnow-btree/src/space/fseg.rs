@@ -334,7 +334,9 @@ impl Fsp<'_, '_> {
                 None => Err(corrupt(
                     self.space,
                     page,
-                    format!("page {page}'s extent belongs to segment {owner}, which does not exist"),
+                    format!(
+                        "page {page}'s extent belongs to segment {owner}, which does not exist"
+                    ),
                 )),
             };
         }

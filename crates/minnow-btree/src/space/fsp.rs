@@ -10,8 +10,8 @@ use minnow_buf::{Mtr, PageHandle};
 use minnow_page::{PageId, PageType, bytes, fil, fsp};
 
 use super::{
-    Addr, FSP_FREE, FSP_FREE_FRAG, FSP_FULL_FRAG, Geometry, XDES_FREE, XDES_FREE_FRAG,
-    XDES_FSEG, XDES_FULL_FRAG, corrupt,
+    Addr, FSP_FREE, FSP_FREE_FRAG, FSP_FULL_FRAG, Geometry, XDES_FREE, XDES_FREE_FRAG, XDES_FSEG,
+    XDES_FULL_FRAG, corrupt,
 };
 use crate::tree::TreeError;
 
@@ -108,7 +108,10 @@ impl<'m, 'a> Fsp<'m, 'a> {
             return Err(corrupt(
                 self.space,
                 base.page,
-                format!("removing node {node} from the empty list at offset {}", base.off),
+                format!(
+                    "removing node {node} from the empty list at offset {}",
+                    base.off
+                ),
             ));
         }
         let prev = self.read_addr(node.page, node.at())?;
@@ -204,7 +207,9 @@ impl<'m, 'a> Fsp<'m, 'a> {
     /// Pages in use in the extent.
     pub fn n_used(&mut self, e: Addr) -> Result<u32, TreeError> {
         let map = self.bitmap(e)?;
-        Ok((0..self.geo.extent).filter(|&i| !super::bit_free(&map, i)).count() as u32)
+        Ok((0..self.geo.extent)
+            .filter(|&i| !super::bit_free(&map, i))
+            .count() as u32)
     }
 
     /// The lowest free page index of the extent.
@@ -285,7 +290,11 @@ impl<'m, 'a> Fsp<'m, 'a> {
             }
             self.add_extent()?;
         }
-        Err(corrupt(self.space, 0, "growing the space gave no free extent"))
+        Err(corrupt(
+            self.space,
+            0,
+            "growing the space gave no free extent",
+        ))
     }
 
     /// Gives an extent (already unlinked from its list) back to the space's FREE list.
@@ -347,7 +356,11 @@ impl<'m, 'a> Fsp<'m, 'a> {
             }
             self.add_extent()?;
         }
-        Err(corrupt(self.space, 0, "growing the space gave no fragment extent"))
+        Err(corrupt(
+            self.space,
+            0,
+            "growing the space gave no fragment extent",
+        ))
     }
 
     /// Gives back a fragment page: its extent moves from FULL_FRAG to FREE_FRAG, and to the

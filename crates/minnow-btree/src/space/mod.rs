@@ -247,7 +247,7 @@ impl Geometry {
 
     /// True for page 0 and the XDES page starting each later group.
     pub fn is_descriptor(&self, page: u32) -> bool {
-        page % self.group() == 0
+        page.is_multiple_of(self.group())
     }
 
     /// The address of the XDES entry describing `page`.

@@ -77,7 +77,10 @@ fn segment_takes_fragments_then_extents_in_ascending_order() {
     assert_eq!(pages[FRAG_SLOTS..], ext[..]);
     let r = check_space(&pool, SPACE).unwrap();
     let s = &r.segments[&seg.id];
-    assert_eq!((s.fragments.len(), s.extents.clone()), (FRAG_SLOTS, vec![EXT]));
+    assert_eq!(
+        (s.fragments.len(), s.extents.clone()),
+        (FRAG_SLOTS, vec![EXT])
+    );
     assert_eq!(s.pages.len(), 40);
     assert_eq!(r.inode_pages, vec![1]);
     assert_eq!(r.descriptor_pages, vec![0]);

@@ -56,8 +56,8 @@
 //! top-down; scans move right along the leaves; a pessimistic writer latches, level by level
 //! from the root, the path page's left sibling (if it has the same parent), the path page,
 //! its right sibling and, when needed, the right sibling's right sibling, finishing a level
-//! before starting the next. Pages it allocates (and page 0, which holds the allocator) come
-//! last: nobody else can reach a page that is not yet in the tree. A wait-for cycle would need
+//! before starting the next. Pages it allocates (and page 0, the XDES and INODE pages, which
+//! hold the allocator: see [`crate::space`]) come last: nobody else can reach a page that is not yet in the tree. A wait-for cycle would need
 //! some thread to wait for a page *earlier* in the order than one it holds, which never
 //! happens.
 //!
@@ -88,7 +88,7 @@
 //! ## One mini-transaction per structural change
 //!
 //! A split changes at least four pages (the page, the new page, the right neighbour's `PREV`,
-//! the parent) and page 0 (the allocator). If a crash left some of those changes on disk and
+//! the parent) and the allocator's pages (page 0, an XDES or INODE page). If a crash left some of those changes on disk and
 //! not the others, the tree would be broken: a page with no parent pointer, a sibling link to
 //! nowhere. So every structural change is **one** mini-transaction: all its pages stay
 //! X-latched until commit, its redo records are appended as one group, and recovery replays a
@@ -149,8 +149,8 @@ mod split;
 
 pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use check::TreeStats;
-pub use segs::Segments;
 pub use cursor::{RangeScan, ScanRange};
+pub use segs::Segments;
 
 use minnow_buf::{BufError, BufferPool};
 use minnow_page::PageId;

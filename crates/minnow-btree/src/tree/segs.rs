@@ -28,10 +28,7 @@ pub struct Segments {
 
 impl Segments {
     /// The (top, leaf) FSEG headers stored in root page `id`.
-    pub(crate) fn headers(
-        page: &[u8],
-        id: PageId,
-    ) -> Result<(FsegHeader, FsegHeader), TreeError> {
+    pub(crate) fn headers(page: &[u8], id: PageId) -> Result<(FsegHeader, FsegHeader), TreeError> {
         let bad = |e: minnow_page::PageError| TreeError::Corrupt {
             page: id,
             what: format!("root FSEG headers: {e}"),
@@ -93,7 +90,12 @@ impl BTree {
     }
 
     /// Gives page `no` of `level` back to its segment.
-    pub(crate) fn free_page(&self, mtr: &mut Mtr<'_>, no: u32, level: u16) -> Result<(), TreeError> {
+    pub(crate) fn free_page(
+        &self,
+        mtr: &mut Mtr<'_>,
+        no: u32,
+        level: u16,
+    ) -> Result<(), TreeError> {
         space::free_in(mtr, self.segs.of_level(level).header, no)
     }
 
@@ -145,14 +147,23 @@ impl BTree {
                 }
             }
         }
-        for (seg, want, what) in [(self.segs.top, top, "non-leaf"), (self.segs.leaf, leaf, "leaf")] {
+        for (seg, want, what) in [
+            (self.segs.top, top, "non-leaf"),
+            (self.segs.leaf, leaf, "leaf"),
+        ] {
             let Some(got) = report.segments.get(&seg.id) else {
-                return Err(self.corrupt(self.root, format!("{what} segment {} does not exist", seg.id)));
+                return Err(self.corrupt(
+                    self.root,
+                    format!("{what} segment {} does not exist", seg.id),
+                ));
             };
             if got.header != seg.header {
                 return Err(self.corrupt(
                     self.root,
-                    format!("{what} segment {} is at {}, not {}", seg.id, got.header, seg.header),
+                    format!(
+                        "{what} segment {} is at {}, not {}",
+                        seg.id, got.header, seg.header
+                    ),
                 ));
             }
             if got.pages != want {
