@@ -61,6 +61,7 @@
 pub mod node;
 mod page_mut;
 pub mod record;
+pub mod space;
 pub mod tree;
 
 pub use page_mut::{CountingPage, PageMut};

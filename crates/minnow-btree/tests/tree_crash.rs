@@ -168,9 +168,19 @@ fn run_seed(seed: u64) -> Outcome {
     .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}\n{report}"));
     let tree = BTree::open(&pool, SPACE, root, layout())
         .unwrap_or_else(|e| panic!("seed {seed}: open: {e}\n{report}"));
+    // The allocator agrees with the tree: every tree page is allocated to its segment, and
+    // no page is both used and free (the splits and merges allocated and freed pages in the
+    // same mtrs as their tree changes).
+    let space = minnow_btree::space::check_space(&pool, SPACE)
+        .unwrap_or_else(|e| panic!("seed {seed}: space check after recovery: {e}\n{report}"));
     let stats = tree
-        .check(&pool)
+        .check_space(&pool, &space)
         .unwrap_or_else(|e| panic!("seed {seed}: check after recovery: {e}\n{report}"));
+    assert!(
+        space.loose_pages.is_empty(),
+        "seed {seed}: leaked pages {:?}",
+        space.loose_pages
+    );
     let actual: Model = tree
         .scan(&pool, ScanRange::all())
         .unwrap()
@@ -210,7 +220,8 @@ fn run_seed(seed: u64) -> Outcome {
         let key = 10_000 + k;
         tree.insert(&pool, &row(key, b"after")).unwrap();
     }
-    tree.check(&pool).unwrap();
+    let space = minnow_btree::space::check_space(&pool, SPACE).unwrap();
+    tree.check_space(&pool, &space).unwrap();
     outcome
 }
 

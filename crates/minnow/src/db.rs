@@ -24,8 +24,9 @@ pub const SYSTEM_TABLESPACE: &str = "ibdata1";
 pub const REDO_LOG: &str = "ib_logfile0";
 /// The system tablespace's space id (as InnoDB's).
 pub const SYSTEM_SPACE_ID: u32 = 0;
-/// The dictionary B-tree's root page: the first page the allocator hands out.
-pub const DICT_ROOT: u32 = 1;
+/// The dictionary B-tree's root page: the first page the allocator hands out after page 1,
+/// the first INODE page (which holds the dictionary's two segments).
+pub const DICT_ROOT: u32 = 2;
 /// The dictionary's index id.
 pub const DICT_INDEX_ID: u64 = 1;
 /// The dictionary key reserved for the "secondary indexes need repair" marker (no table
@@ -41,6 +42,9 @@ pub(crate) struct TableEntry {
     pub meta: TableMeta,
     pub clustered: BTree,
     pub secondary: Vec<BTree>,
+    /// Set by `drop_table` / `drop_index` when this entry stops being the table's: handles
+    /// still holding it get [`Error::TableChanged`].
+    pub dropped: std::sync::atomic::AtomicBool,
 }
 
 /// What [`Database::check`] found.
@@ -128,7 +132,7 @@ fn dict_layout() -> Result<RecordLayout> {
     })
 }
 
-fn dict_row(name: &[u8], value: Vec<u8>) -> Vec<Value> {
+pub(crate) fn dict_row(name: &[u8], value: Vec<u8>) -> Vec<Value> {
     vec![
         Value::Bytes(name.to_vec()),
         Value::trx_id(0),
@@ -263,6 +267,7 @@ impl Database {
         let mut tables = BTreeMap::new();
         let mut next = DICT_INDEX_ID + 1;
         let mut marked = false;
+        let mut drops = Vec::new();
         for e in dict
             .scan(&pool, ScanRange::all())
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?
@@ -277,6 +282,10 @@ impl Database {
             };
             if name.as_slice() == RECONCILE_MARK {
                 marked = true;
+                continue;
+            }
+            if crate::ddl::is_drop_marker(name) {
+                drops.push((name.clone(), value.clone()));
                 continue;
             }
             let name = String::from_utf8_lossy(name).into_owned();
@@ -303,6 +312,7 @@ impl Database {
             }),
             report: OpenReport::default(),
         };
+        db.finish_ddl(drops, rec.log.groups > 0)?;
         if rec.log.groups > 0 || marked {
             report.secondary_repairs = db.reconcile(marked)?;
         }
@@ -339,8 +349,8 @@ impl Database {
 
     /// Creates a table and its indexes. The trees are created first (one mtr each); the
     /// dictionary record, inserted in one more mtr, is the commit point: after a crash the
-    /// table either exists whole or not at all (a crash before that record leaves a few
-    /// allocated pages unused, never a half-created table). Durable as
+    /// table either exists whole or not at all (a crash before that record leaves segments
+    /// no record names, which `open` frees; never a half-created table). Durable as
     /// `flush_log_at_trx_commit` says.
     pub fn create_table(&self, def: TableDef) -> Result<Table<'_>> {
         let inner = self.inner()?;
@@ -401,6 +411,7 @@ impl Database {
             meta,
             clustered,
             secondary,
+            dropped: Default::default(),
         });
         inner.tables.write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self, entry))
@@ -433,7 +444,10 @@ impl Database {
     /// Verifies every index: the dictionary's and each table's B-trees
     /// ([`minnow_btree::BTree::check`]: page invariants, key order, levels, sibling links),
     /// and that every secondary index holds exactly one entry per row of its table, built
-    /// from that row. The first problem is an error naming the table and index.
+    /// from that row; then the page allocator ([`minnow_btree::space::check_space`]):
+    /// every tree page is allocated to its tree's segment, every segment belongs to a live
+    /// tree, and no page is in use without an owner. The first problem is an error naming
+    /// the table and index.
     pub fn check(&self) -> Result<CheckReport> {
         let inner = self.inner()?;
         let _w = inner.write.lock();
@@ -472,6 +486,7 @@ impl Database {
             report.rows.insert(name.clone(), stats.records);
             report.tables += 1;
         }
+        self.check_allocation(&inner.tables.read())?;
         Ok(report)
     }
 
@@ -599,6 +614,7 @@ impl TableEntry {
             meta,
             clustered,
             secondary,
+            dropped: Default::default(),
         })
     }
 }

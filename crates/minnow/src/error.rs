@@ -64,6 +64,20 @@ pub enum Error {
         /// The name asked for.
         index: String,
     },
+    /// `drop_index` of the primary key: a table's rows live in its clustered index, which
+    /// goes only with the table (`drop_table`).
+    #[error("cannot drop the PRIMARY index of table `{table}`; drop the table instead")]
+    DropPrimary {
+        /// The table.
+        table: String,
+    },
+    /// A [`crate::Table`] handle taken before a `drop_table` or `drop_index` of its table:
+    /// take a new one with [`crate::Database::table`].
+    #[error("table `{table}` was dropped or changed after this handle was taken")]
+    TableChanged {
+        /// The table.
+        table: String,
+    },
     /// A table definition that cannot be created.
     #[error("bad definition of table `{table}`: {reason}")]
     BadDefinition {

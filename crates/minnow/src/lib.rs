@@ -40,7 +40,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), the dictionary B-tree (root page 1), and every table's indexes |
+//! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), page 1 (the first INODE page), the dictionary B-tree (root page 2), and every table's indexes |
 //! | `ib_logfile0` | the circular redo log (`innodb_log_file_size`) |
 //! | `dblwr.0`, `dblwr.1`, ... | doublewrite segments, one per page cleaner plus one for user-thread flushes |
 //! | `ib_buffer_pool` | the buffer pool dump, written at close and loaded at open |
@@ -54,9 +54,13 @@
 //! reduced to one record per table): key = the table name, value = the definition with each
 //! index's id and root page, encoded as `schema::encode` documents. `create_table` first
 //! creates the index trees (one mini-transaction each) and then inserts the dictionary record
-//! in one more: that insert is the commit point. A crash before it leaves a few allocated
-//! pages unused and no table; a crash after it (once the statement's redo is durable) leaves
-//! the whole table. `open` reads every record back.
+//! in one more: that insert is the commit point. A crash before it leaves no table and a few
+//! segments no record names, which `open` frees; a crash after it (once the statement's redo
+//! is durable) leaves the whole table. `open` reads every record back.
+//!
+//! `drop_table` and `drop_index` change the dictionary first (the commit point) and then give
+//! the index trees' segments back to the tablespace, so their pages are reused and the file
+//! stops growing; a pending-drop marker record makes the freeing restartable (`ddl` module).
 //!
 //! ## Recovery
 //!
@@ -97,7 +101,8 @@
 //!
 //! ## Not built yet
 //!
-//! Multi-statement transactions, MVCC, row locks and rollback; `DROP TABLE` and `ALTER`;
+//! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` and
+//! `CREATE INDEX` on an existing table;
 //! a tablespace per table; auto-increment; prefix bounds in scans (bounds are full keys) and
 //! backward scans; large rows (a row must fit in about half a page); the `innodb_*` knobs the
 //! lower crates do not implement yet (adaptive hash index, thread concurrency, purge,
@@ -111,6 +116,7 @@
 
 mod config;
 mod db;
+mod ddl;
 mod error;
 mod schema;
 mod table;

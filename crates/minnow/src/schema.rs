@@ -177,10 +177,10 @@ fn bad(def: &TableDef, reason: impl Into<String>) -> Error {
 }
 
 fn check_name(def: &TableDef, what: &str, name: &str) -> Result<()> {
-    if name.is_empty() || name.len() > MAX_NAME_LEN {
+    if name.is_empty() || name.len() > MAX_NAME_LEN || name.contains('\0') {
         return Err(bad(
             def,
-            format!("{what} name `{name}` must be 1..={MAX_NAME_LEN} bytes"),
+            format!("{what} name `{name}` must be 1..={MAX_NAME_LEN} bytes without NUL"),
         ));
     }
     Ok(())

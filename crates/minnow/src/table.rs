@@ -174,6 +174,17 @@ impl<'db> Table<'db> {
         Table { db, t }
     }
 
+    /// An error if a DDL statement (`drop_table`, `drop_index`) replaced or removed this
+    /// table after the handle was taken: its trees may be gone.
+    fn live(&self) -> Result<()> {
+        if self.t.dropped.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(Error::TableChanged {
+                table: self.name().to_owned(),
+            });
+        }
+        Ok(())
+    }
+
     /// The table's definition.
     pub fn def(&self) -> &TableDef {
         &self.t.meta.def
@@ -198,6 +209,7 @@ impl<'db> Table<'db> {
     /// The row with primary key `key` (one value per primary key column), all columns in
     /// table order.
     pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        self.live()?;
         let key = self.t.meta.normalise_key(&self.t.meta.pk, key)?;
         let e = self
             .t
@@ -253,6 +265,7 @@ impl<'db> Table<'db> {
         let row = meta.normalise_row(row)?;
         let pool = self.pool()?;
         let _w = self.db.inner()?.write.lock();
+        self.live()?;
         let pk = meta.pk_of(&row);
         if self
             .t
@@ -295,6 +308,7 @@ impl<'db> Table<'db> {
         let key = meta.normalise_key(&meta.pk, key)?;
         let pool = self.pool()?;
         let _w = self.db.inner()?.write.lock();
+        self.live()?;
         let Some(old) = self
             .t
             .clustered
@@ -323,6 +337,7 @@ impl<'db> Table<'db> {
         let row = meta.normalise_row(row)?;
         let pool = self.pool()?;
         let _w = self.db.inner()?.write.lock();
+        self.live()?;
         let pk = meta.pk_of(&row);
         let Some(old) = self
             .t
@@ -399,6 +414,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
+        self.live()?;
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
         let b = |b: Bound<Vec<Value>>| -> Result<Bound<Vec<Value>>> {
@@ -453,6 +469,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
+        self.live()?;
         let meta = &self.t.meta;
         let i = meta
             .secondary

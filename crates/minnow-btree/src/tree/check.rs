@@ -55,6 +55,15 @@ impl BTree {
     /// Checks every invariant of the tree (see the module docs); the error names the first
     /// page found wrong. Never panics, whatever the bytes.
     pub fn check(&self, pool: &BufferPool) -> Result<TreeStats, TreeError> {
+        Ok(self.walk_checked(pool)?.0)
+    }
+
+    /// [`BTree::check`], also returning the page numbers of each level (leaves first), left
+    /// to right.
+    pub(crate) fn walk_checked(
+        &self,
+        pool: &BufferPool,
+    ) -> Result<(TreeStats, Vec<Vec<u32>>), TreeError> {
         let root = {
             let id = self.id(self.root);
             let g = pool.get_read(id)?;
@@ -95,7 +104,12 @@ impl BTree {
             }
         }
         w.stats.pages_per_level = w.levels.iter().map(Vec::len).collect();
-        Ok(w.stats)
+        let pages = w
+            .levels
+            .iter()
+            .map(|l| l.iter().map(|s| s.no).collect())
+            .collect();
+        Ok((w.stats, pages))
     }
 }
 

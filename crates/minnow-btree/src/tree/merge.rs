@@ -4,7 +4,6 @@
 use minnow_buf::{BufferPool, Mtr};
 use minnow_redo::Lsn;
 
-use super::alloc::free;
 use super::descend::{Latched, Level, PessimisticLeaf};
 use super::page::{NIL, capacity, child_of, fits_records, move_records, next, set_next, set_prev};
 use super::{BTree, MERGE_FILL, TreeError};
@@ -89,7 +88,7 @@ impl BTree {
                 set_prev(mtr, r.h, l.no)?;
             }
             self.remove_child(mtr, up.page, n.no)?;
-            free(mtr, self.space, n.no)?;
+            self.free_page(mtr, n.no, lvl.level)?;
             return self.rebalance(mtr, path, i - 1);
         }
         let right = match (lvl.right_same_parent, lvl.right) {
@@ -108,7 +107,7 @@ impl BTree {
                 set_prev(mtr, r2.h, n.no)?;
             }
             self.remove_child(mtr, up.page, r.no)?;
-            free(mtr, self.space, r.no)?;
+            self.free_page(mtr, r.no, lvl.level)?;
             return self.rebalance(mtr, path, i - 1);
         }
         Ok(())
@@ -174,7 +173,8 @@ impl BTree {
             }
             node::init(&mut (&mut *mtr, root.h), self.index_id, level - 1)?;
             move_records(mtr, ch, root.h, self.layout_at(level - 1), Cursor::INFIMUM)?;
-            free(mtr, self.space, child)?;
+            self.keep_seg_headers(mtr, root.h)?;
+            self.free_page(mtr, child, level - 1)?;
         }
     }
 }

@@ -56,8 +56,8 @@
 //! top-down; scans move right along the leaves; a pessimistic writer latches, level by level
 //! from the root, the path page's left sibling (if it has the same parent), the path page,
 //! its right sibling and, when needed, the right sibling's right sibling, finishing a level
-//! before starting the next. Pages it allocates (and page 0, which holds the allocator) come
-//! last: nobody else can reach a page that is not yet in the tree. A wait-for cycle would need
+//! before starting the next. Pages it allocates (and page 0, the XDES and INODE pages, which
+//! hold the allocator: see [`crate::space`]) come last: nobody else can reach a page that is not yet in the tree. A wait-for cycle would need
 //! some thread to wait for a page *earlier* in the order than one it holds, which never
 //! happens.
 //!
@@ -88,7 +88,7 @@
 //! ## One mini-transaction per structural change
 //!
 //! A split changes at least four pages (the page, the new page, the right neighbour's `PREV`,
-//! the parent) and page 0 (the allocator). If a crash left some of those changes on disk and
+//! the parent) and the allocator's pages (page 0, an XDES or INODE page). If a crash left some of those changes on disk and
 //! not the others, the tree would be broken: a page with no parent pointer, a sibling link to
 //! nowhere. So every structural change is **one** mini-transaction: all its pages stay
 //! X-latched until commit, its redo records are appended as one group, and recovery replays a
@@ -139,17 +139,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod alloc;
 mod check;
 mod cursor;
 mod descend;
 mod merge;
 mod page;
+mod segs;
 mod split;
 
-pub use alloc::{ALLOC_AT, SpaceUsage, allocate, free, space_usage};
+pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use check::TreeStats;
 pub use cursor::{RangeScan, ScanRange};
+pub use segs::Segments;
 
 use minnow_buf::{BufError, BufferPool};
 use minnow_page::PageId;
@@ -228,12 +229,15 @@ pub struct BTree {
     index_id: u64,
     leaf: RecordLayout,
     node: RecordLayout,
+    /// The non-leaf segment (which holds the root) and the leaf segment.
+    segs: Segments,
 }
 
 impl BTree {
-    /// Creates an empty tree: allocates its root in `space` and formats it as an empty leaf
-    /// of `index_id`, in one mtr. Returns the tree and the mtr's end LSN (pass it to
-    /// [`BufferPool::commit_durable`] to make the creation durable).
+    /// Creates an empty tree: its two segments (non-leaf and leaf), its root (the first
+    /// page of the non-leaf segment) formatted as an empty leaf of `index_id` with the
+    /// segments' FSEG headers, all in one mtr. Returns the tree and the mtr's end LSN (pass
+    /// it to [`BufferPool::commit_durable`] to make the creation durable).
     pub fn create(
         pool: &BufferPool,
         space: u32,
@@ -241,15 +245,19 @@ impl BTree {
         layout: RecordLayout,
     ) -> Result<(BTree, Lsn), TreeError> {
         let mut mtr = pool.mtr()?;
-        let h = allocate(&mut mtr, space)?;
+        let top = crate::space::create_segment(&mut mtr, space)?;
+        let leaf = crate::space::create_segment(&mut mtr, space)?;
+        let h = crate::space::allocate_in(&mut mtr, top.header, None)?;
         page::init_index_page(&mut mtr, h, index_id, 0)?;
+        let segs = Segments { top, leaf };
+        segs.write(&mut mtr, h)?;
         let root = mtr.page_id(h).map_or(0, |id| id.page_no);
         let end = mtr.commit()?;
-        Ok((BTree::descriptor(space, root, index_id, layout), end))
+        Ok((BTree::descriptor(space, root, index_id, layout, segs), end))
     }
 
-    /// Opens the tree whose root is page `root` of `space`; the index id is read from the
-    /// root, which must be an INDEX page.
+    /// Opens the tree whose root is page `root` of `space`; the index id and the segments
+    /// are read from the root, which must be an INDEX page.
     pub fn open(
         pool: &BufferPool,
         space: u32,
@@ -257,13 +265,23 @@ impl BTree {
         layout: RecordLayout,
     ) -> Result<BTree, TreeError> {
         let id = PageId::new(space, root);
-        let g = pool.get_read(id)?;
-        let index_id = node::index_id(&g)?;
-        page::validate(&g, id, index_id, None)?;
-        Ok(BTree::descriptor(space, root, index_id, layout))
+        let (index_id, headers) = {
+            let g = pool.get_read(id)?;
+            let index_id = node::index_id(&g)?;
+            page::validate(&g, id, index_id, None)?;
+            (index_id, Segments::headers(&g, id)?)
+        };
+        let segs = Segments::read(pool, id, headers)?;
+        Ok(BTree::descriptor(space, root, index_id, layout, segs))
     }
 
-    fn descriptor(space: u32, root: u32, index_id: u64, leaf: RecordLayout) -> BTree {
+    fn descriptor(
+        space: u32,
+        root: u32,
+        index_id: u64,
+        leaf: RecordLayout,
+        segs: Segments,
+    ) -> BTree {
         let node = leaf.node_ptr();
         BTree {
             space,
@@ -271,6 +289,7 @@ impl BTree {
             index_id,
             leaf,
             node,
+            segs,
         }
     }
 

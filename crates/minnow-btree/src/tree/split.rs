@@ -4,7 +4,6 @@
 use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_redo::Lsn;
 
-use super::alloc::allocate;
 use super::descend::{Latched, Level, MAX_LEVEL, PessimisticLeaf};
 use super::page::{
     fits_records, init_index_page, move_records, next, node_ptr, set_next, set_prev,
@@ -160,12 +159,13 @@ impl BTree {
                 what: format!("root raise above level {MAX_LEVEL}"),
             });
         }
-        let c = allocate(mtr, self.space)?;
+        let c = self.alloc_page(mtr, level, None)?;
         let c_no = mtr.page_id(c).map_or(0, |id| id.page_no);
         init_index_page(mtr, c, self.index_id, level)?;
         let layout = self.layout_at(level);
         move_records(mtr, root.h, c, layout, Cursor::INFIMUM)?;
         node::init(&mut (&mut *mtr, root.h), self.index_id, level + 1)?;
+        self.keep_seg_headers(mtr, root.h)?;
         let first = node::next(mtr.page(c), Cursor::INFIMUM)?;
         if !first.is_user() {
             return Err(TreeError::Corrupt {
@@ -237,7 +237,7 @@ impl BTree {
             return Err(self.corrupt(n.no, "right sibling not latched for a split"));
         }
 
-        let m = allocate(mtr, self.space)?;
+        let m = self.alloc_page(mtr, level, n.no.checked_add(1))?;
         let m_no = mtr.page_id(m).map_or(0, |id| id.page_no);
         init_index_page(mtr, m, self.index_id, level)?;
         set_prev(mtr, m, n.no)?;

@@ -85,8 +85,41 @@ pub struct FspInfo {
     pub frag_n_used: u32,
     /// Next unused segment id.
     pub next_seg_id: u64,
+    /// Lengths of the FSP lists: free extents, FREE_FRAG and FULL_FRAG extents, full and
+    /// non-full INODE pages (docs/FORMAT.md §3.2).
+    pub lists: FspLists,
     /// The flags, decoded.
     pub flags: FlagsInfo,
+}
+
+/// The lengths of page 0's list bases.
+#[derive(Debug, Serialize)]
+pub struct FspLists {
+    /// Extents with no page used.
+    pub free_extents: u32,
+    /// Extents with some pages used as fragment pages.
+    pub free_frag_extents: u32,
+    /// Extents whose pages are all used as fragment pages.
+    pub full_frag_extents: u32,
+    /// INODE pages with no free slot.
+    pub inode_pages_full: u32,
+    /// INODE pages with a free slot.
+    pub inode_pages_free: u32,
+}
+
+impl FspLists {
+    fn read(page0: &[u8]) -> FspLists {
+        use minnow_page::fsp as f;
+        let len =
+            |base: usize| minnow_page::bytes::read_u32(page0, f::FSP_HEADER + base).unwrap_or(0);
+        FspLists {
+            free_extents: len(f::FREE),
+            free_frag_extents: len(f::FREE_FRAG),
+            full_frag_extents: len(f::FULL_FRAG),
+            inode_pages_full: len(f::SEG_INODES_FULL),
+            inode_pages_free: len(f::SEG_INODES_FREE),
+        }
+    }
 }
 
 /// Pages of one type.
@@ -357,6 +390,7 @@ fn read_fsp(space: &Space) -> Result<Option<FspInfo>, SpaceError> {
         free_limit: h.free_limit,
         frag_n_used: h.frag_n_used,
         next_seg_id: h.next_seg_id,
+        lists: FspLists::read(&page0),
         flags: FlagsInfo::new(h.flags),
     }))
 }
@@ -419,6 +453,17 @@ fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
                 fsp.size_pages
             )?;
             writeln!(out, "free limit:    {}", fsp.free_limit)?;
+            let l = &fsp.lists;
+            writeln!(
+                out,
+                "extents:       {} free, {} free-frag, {} full-frag; inode pages {} full, {} with room; {} frag pages used",
+                l.free_extents,
+                l.free_frag_extents,
+                l.full_frag_extents,
+                l.inode_pages_full,
+                l.inode_pages_free,
+                fsp.frag_n_used
+            )?;
         }
         None => writeln!(out, "size:          {size} (no FSP header)")?,
     }

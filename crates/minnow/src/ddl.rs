@@ -1,0 +1,351 @@
+//! `DROP TABLE` and `DROP INDEX`, and the allocator half of [`Database::check`].
+//!
+//! ## Dropping, crash-safely
+//!
+//! A table's indexes are B-trees, and each tree owns two segments of the system tablespace
+//! (leaves and non-leaf pages, see `minnow_btree::space`). Dropping an index means two
+//! changes that cannot be one mini-transaction: the dictionary must stop naming the tree, and
+//! the tree's segments must go back to the space (one mtr per 64 extents of each segment).
+//! So a drop runs in four steps, after InnoDB's "drop a table in the background" idea:
+//!
+//! 1. insert a **pending-drop marker** into the dictionary: the key `"\0drop "` plus the
+//!    first segment's id (no table name contains NUL), the value the segments to free, each
+//!    as space (4), inode page (4), inode offset (2) and segment id (8);
+//! 2. change the dictionary (delete the table's record, or rewrite it without the index):
+//!    this is the **commit point**, made durable before the call returns;
+//! 3. free the segments ([`minnow_btree::BTree::free_all`]);
+//! 4. delete the marker.
+//!
+//! `create_table` needs no marker: its trees are created first and its dictionary record is
+//! its commit point, so a crash in between leaves segments no record names; `open` after a
+//! crash frees such **orphan segments**.
+//!
+//! `open` finishes what a crash interrupted: for each marker, if a live tree still uses one
+//! of its segments, the crash came before the commit point and the marker is simply removed;
+//! otherwise the segments are freed (a segment whose inode no longer holds the recorded id
+//! is already free: segment ids are never reused) and the marker removed. Either way the
+//! steps can run again any number of times.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use minnow_btree::record::Value;
+use minnow_btree::space::{self, FsegHeader, Segment};
+use minnow_btree::{BTree, ScanRange};
+
+use crate::db::{Database, SYSTEM_SPACE_ID, TableEntry, dict_row};
+use crate::error::{Error, Result, from_tree};
+use crate::schema::{self, PRIMARY};
+
+/// The prefix of pending-drop marker keys in the dictionary.
+const DROP_MARK: &[u8] = b"\0drop ";
+/// Bytes of one segment in a marker's value.
+const SEG_LEN: usize = 18;
+
+/// True for a dictionary key that is a pending-drop marker.
+pub(crate) fn is_drop_marker(key: &[u8]) -> bool {
+    key.starts_with(DROP_MARK)
+}
+
+fn marker_key(segs: &[Segment]) -> Vec<u8> {
+    let id = segs.first().map_or(0, |s| s.id);
+    [DROP_MARK, format!("{id:016x}").as_bytes()].concat()
+}
+
+fn encode_segs(segs: &[Segment]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(segs.len() * SEG_LEN);
+    for s in segs {
+        out.extend_from_slice(&s.header.to_bytes());
+        out.extend_from_slice(&s.id.to_be_bytes());
+    }
+    out
+}
+
+fn decode_segs(key: &[u8], b: &[u8]) -> Result<Vec<Segment>> {
+    let bad = || Error::Corrupt {
+        what: format!(
+            "pending-drop record {:?} has {} bytes, not a multiple of {SEG_LEN}",
+            String::from_utf8_lossy(key),
+            b.len()
+        ),
+    };
+    if !b.len().is_multiple_of(SEG_LEN) {
+        return Err(bad());
+    }
+    b.chunks(SEG_LEN)
+        .map(|c| {
+            let header = FsegHeader::read(c, 0).map_err(|_| bad())?;
+            let id = c
+                .get(10..18)
+                .and_then(|x| <[u8; 8]>::try_from(x).ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(bad)?;
+            Ok(Segment { header, id })
+        })
+        .collect()
+}
+
+fn segments_of<'a>(trees: impl IntoIterator<Item = &'a BTree>) -> Vec<Segment> {
+    trees
+        .into_iter()
+        .flat_map(|t| [t.segments().leaf, t.segments().top])
+        .collect()
+}
+
+impl Database {
+    /// Drops table `name` with all its indexes: the dictionary record goes (the commit
+    /// point, durable when this returns), then every index's segments go back to the
+    /// tablespace, so the pages are reused by later inserts and the file stops growing. The
+    /// name can be used again at once. Handles to the table taken before get
+    /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let inner = self.inner()?;
+        let _w = inner.write.lock();
+        let entry = inner
+            .tables
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable {
+                table: name.to_owned(),
+            })?;
+        let segs = segments_of(std::iter::once(&entry.clustered).chain(&entry.secondary));
+        let key = self.mark_drop(&segs, name)?;
+        let end = inner
+            .dict
+            .delete(&inner.pool, &[Value::Bytes(name.as_bytes().to_vec())])
+            .map_err(|e| from_tree(e, name, "SYS_TABLES"))?;
+        inner
+            .pool
+            .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+        entry.dropped.store(true, Ordering::Release);
+        inner.tables.write().remove(name);
+        self.free_segments(&key, &segs)
+    }
+
+    /// Drops secondary index `index` of table `table`: the table's dictionary record is
+    /// rewritten without it (the commit point, durable when this returns), then the index's
+    /// segments go back to the tablespace. The primary key cannot be dropped
+    /// ([`Error::DropPrimary`]); handles to the table taken before get
+    /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
+    pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
+        let inner = self.inner()?;
+        let _w = inner.write.lock();
+        let entry = inner
+            .tables
+            .read()
+            .get(table)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable {
+                table: table.to_owned(),
+            })?;
+        if index == PRIMARY {
+            return Err(Error::DropPrimary {
+                table: table.to_owned(),
+            });
+        }
+        let i = entry
+            .meta
+            .secondary
+            .iter()
+            .position(|s| s.name == index)
+            .ok_or_else(|| Error::NoSuchIndex {
+                table: table.to_owned(),
+                index: index.to_owned(),
+            })?;
+        let mut meta = entry.meta.clone();
+        meta.secondary.remove(i);
+        meta.def.indexes.retain(|d| d.name != index);
+        let mut secondary = entry.secondary.clone();
+        let tree = secondary.remove(i);
+        let segs = segments_of([&tree]);
+        let key = self.mark_drop(&segs, table)?;
+        let end = inner
+            .dict
+            .update(
+                &inner.pool,
+                &dict_row(table.as_bytes(), schema::encode(&meta)),
+            )
+            .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
+        inner
+            .pool
+            .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+        let new = Arc::new(TableEntry {
+            meta,
+            clustered: entry.clustered.clone(),
+            secondary,
+            dropped: Default::default(),
+        });
+        entry.dropped.store(true, Ordering::Release);
+        inner.tables.write().insert(table.to_owned(), new);
+        self.free_segments(&key, &segs)
+    }
+
+    /// Step 1 of a drop: the pending-drop marker. Returns its key.
+    fn mark_drop(&self, segs: &[Segment], table: &str) -> Result<Vec<u8>> {
+        let inner = self.inner()?;
+        let key = marker_key(segs);
+        inner
+            .dict
+            .insert(&inner.pool, &dict_row(&key, encode_segs(segs)))
+            .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
+        Ok(key)
+    }
+
+    /// Steps 3 and 4 of a drop: free the segments, then remove the marker.
+    fn free_segments(&self, key: &[u8], segs: &[Segment]) -> Result<()> {
+        let inner = self.inner()?;
+        let mut last = None;
+        for &s in segs {
+            last = Some(
+                space::free_segment(&inner.pool, s)
+                    .map_err(|e| from_tree(e, "SYS_TABLES", "pending drop"))?,
+            );
+        }
+        let _ = last;
+        let end = inner
+            .dict
+            .delete(&inner.pool, &[Value::Bytes(key.to_vec())])
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+        self.durable(end)?;
+        Ok(())
+    }
+
+    /// The segments every live tree uses: the dictionary's and each table's.
+    fn live_segments(&self, tables: &BTreeMap<String, Arc<TableEntry>>) -> Result<Vec<Segment>> {
+        let inner = self.inner()?;
+        let mut trees = vec![&inner.dict];
+        for t in tables.values() {
+            trees.push(&t.clustered);
+            trees.extend(&t.secondary);
+        }
+        Ok(segments_of(trees))
+    }
+
+    /// Finishes the drops a crash interrupted (called by `open` with the markers it found):
+    /// see the module docs. After a crash (`crashed`), also frees **orphan segments**: a
+    /// crash inside `create_table`, after its trees were created and before the dictionary
+    /// record that is its commit point, leaves segments that no dictionary record names.
+    pub(crate) fn finish_ddl(&self, markers: Vec<(Vec<u8>, Vec<u8>)>, crashed: bool) -> Result<()> {
+        self.finish_drops(markers)?;
+        if !crashed {
+            return Ok(());
+        }
+        let inner = self.inner()?;
+        let report = space::check_space(&inner.pool, SYSTEM_SPACE_ID)
+            .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
+        let live: HashSet<u64> = self
+            .live_segments(&inner.tables.read())?
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        let mut last = None;
+        for (&id, seg) in &report.segments {
+            if !live.contains(&id) {
+                let s = Segment {
+                    header: seg.header,
+                    id,
+                };
+                last = Some(
+                    space::free_segment(&inner.pool, s)
+                        .map_err(|e| from_tree(e, "SYS_TABLES", "orphan segment"))?,
+                );
+            }
+        }
+        if let Some(end) = last {
+            inner
+                .pool
+                .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+        }
+        Ok(())
+    }
+
+    fn finish_drops(&self, markers: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+        if markers.is_empty() {
+            return Ok(());
+        }
+        let inner = self.inner()?;
+        let live: HashSet<u64> = self
+            .live_segments(&inner.tables.read())?
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        for (key, value) in markers {
+            let segs = decode_segs(&key, &value)?;
+            if segs.iter().any(|s| live.contains(&s.id)) {
+                // The crash came before the commit point: the index is still there.
+                let end = inner
+                    .dict
+                    .delete(&inner.pool, &[Value::Bytes(key.clone())])
+                    .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+                inner
+                    .pool
+                    .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+            } else {
+                self.free_segments(&key, &segs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The allocator half of [`Database::check`]: the space's structures
+    /// ([`space::check_space`]), every tree's pages in its own segments
+    /// ([`BTree::check_space`]), every segment owned by a live tree or a pending drop, and no
+    /// used page without an owner.
+    pub(crate) fn check_allocation(
+        &self,
+        tables: &BTreeMap<String, Arc<TableEntry>>,
+    ) -> Result<()> {
+        let inner = self.inner()?;
+        let report = space::check_space(&inner.pool, SYSTEM_SPACE_ID)
+            .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
+        inner
+            .dict
+            .check_space(&inner.pool, &report)
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+        for (name, t) in tables {
+            t.clustered
+                .check_space(&inner.pool, &report)
+                .map_err(|e| from_tree(e, name, PRIMARY))?;
+            for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
+                tree.check_space(&inner.pool, &report)
+                    .map_err(|e| from_tree(e, name, &s.name))?;
+            }
+        }
+        let mut owned: HashSet<u64> = self.live_segments(tables)?.iter().map(|s| s.id).collect();
+        for e in inner
+            .dict
+            .scan(&inner.pool, ScanRange::all())
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?
+        {
+            let e = e.map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+            if let (Some(Value::Bytes(k)), Some(Value::Bytes(v))) =
+                (e.values.first(), e.values.get(3))
+                && is_drop_marker(k)
+            {
+                owned.extend(decode_segs(k, v)?.iter().map(|s| s.id));
+            }
+        }
+        if let Some(id) = report.segments.keys().find(|id| !owned.contains(id)) {
+            return Err(Error::Corrupt {
+                what: format!(
+                    "page allocator: segment {id} belongs to no table or index (pages {:?})",
+                    report
+                        .segments
+                        .get(id)
+                        .map(|s| s.pages.iter().take(8).collect::<Vec<_>>())
+                ),
+            });
+        }
+        if !report.loose_pages.is_empty() {
+            return Err(Error::Corrupt {
+                what: format!(
+                    "page allocator: pages in use by no segment: {:?}",
+                    report.loose_pages.iter().take(8).collect::<Vec<_>>()
+                ),
+            });
+        }
+        Ok(())
+    }
+}
