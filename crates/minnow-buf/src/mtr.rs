@@ -12,14 +12,15 @@
 //!    [`Mtr::new_page`]) and kept latched until commit, so no other thread sees a half-done
 //!    state;
 //! 3. **change**: [`Mtr::write`], [`Mtr::memset`], [`Mtr::init_page`] change the frame at once
-//!    and append a redo [`Record`]; the first change to a page keeps a before-image;
+//!    and append a redo [`Record`]; each change first saves the bytes it overwrites in the
+//!    mtr's undo buffer (a few bytes for a record insert, not a copy of the page);
 //! 4. **commit** ([`Mtr::commit`]): encode the records as one group, append it to the log →
 //!    LSN range `[start, end)`; stamp every changed page's FIL LSN with `end`; put pages that
 //!    were clean on the flush list with `oldest_modification = start`; then release the
 //!    latches. The group is replayed whole or not at all after a crash.
 //!
 //! An mtr dropped without commit, or whose commit fails (log full, poisoned), puts the
-//! before-images back: no change without redo ever stays in a frame. Commit does not make
+//! saved bytes back, newest first: no change without redo ever stays in a frame. Commit does not make
 //! the redo durable; a user transaction does that once, for all its mtrs, with
 //! [`crate::BufferPool::commit_durable`] (`flush_log_at_trx_commit`).
 
@@ -37,8 +38,17 @@ pub struct PageHandle(usize);
 
 struct Held<'a> {
     guard: PageWriteGuard<'a>,
-    before: Option<Vec<u8>>,
+    /// True once the mtr changed the page (it gets the commit LSN and joins the flush list).
+    changed: bool,
     created: bool,
+}
+
+/// Bytes a change overwrote: `len` bytes at `offset` of held page `page`, saved at the end
+/// of [`Mtr::undo`] (the newest last).
+struct Overwritten {
+    page: usize,
+    offset: usize,
+    len: usize,
 }
 
 /// A mini-transaction. See the module docs.
@@ -46,6 +56,9 @@ pub struct Mtr<'a> {
     pool: &'a BufferPool,
     pages: Vec<Held<'a>>,
     records: Vec<Record>,
+    /// The overwritten bytes of every change, in order; [`Mtr::overwritten`] says where.
+    undo: Vec<u8>,
+    overwritten: Vec<Overwritten>,
     done: bool,
 }
 
@@ -55,6 +68,8 @@ impl<'a> Mtr<'a> {
             pool,
             pages: Vec::new(),
             records: Vec::new(),
+            undo: Vec::new(),
+            overwritten: Vec::new(),
             done: false,
         }
     }
@@ -76,7 +91,7 @@ impl<'a> Mtr<'a> {
         let frame = shared.fix(id, Mode::Exclusive)?;
         self.pages.push(Held {
             guard: PageWriteGuard { shared, frame, id },
-            before: None,
+            changed: false,
             created: false,
         });
         Ok(PageHandle(self.pages.len() - 1))
@@ -92,7 +107,7 @@ impl<'a> Mtr<'a> {
                 let (frame, created) = shared.create(id)?;
                 self.pages.push(Held {
                     guard: PageWriteGuard { shared, frame, id },
-                    before: None,
+                    changed: false,
                     created,
                 });
                 PageHandle(self.pages.len() - 1)
@@ -115,18 +130,37 @@ impl<'a> Mtr<'a> {
         self.pages.get(h.0).map(|held| held.guard.id)
     }
 
-    /// The held page's mutable bytes, keeping a before-image at the first change.
-    fn bytes(&mut self, h: PageHandle) -> Result<(&mut [u8], PageId), BufError> {
+    /// The held page's bytes `offset..offset + len` (already checked against the page size),
+    /// to be changed: their current contents are saved for a rollback first.
+    fn bytes(
+        &mut self,
+        h: PageHandle,
+        offset: usize,
+        len: usize,
+    ) -> Result<(&mut [u8], PageId), BufError> {
         let held = self.pages.get_mut(h.0).ok_or(BufError::OutOfPage {
             offset: 0,
             len: 0,
             page_size: 0,
         })?;
-        if held.before.is_none() {
-            held.before = Some(held.guard.to_vec());
-        }
         let id = held.guard.id;
-        Ok((held.guard.bytes_mut(), id))
+        let range = held
+            .guard
+            .bytes_mut()
+            .get_mut(offset..offset + len)
+            .ok_or(BufError::OutOfPage {
+                offset,
+                len,
+                page_size: self.pool.shared.cfg.page_size.bytes(),
+            })?;
+        held.changed = true;
+        self.undo.extend_from_slice(range);
+        self.overwritten.push(Overwritten {
+            page: h.0,
+            offset,
+            len,
+        });
+        Ok((range, id))
     }
 
     fn check(&self, offset: usize, len: usize) -> Result<u16, BufError> {
@@ -144,8 +178,8 @@ impl<'a> Mtr<'a> {
     /// Writes `data` at `offset` of a held page (logged as a WRITE record).
     pub fn write(&mut self, h: PageHandle, offset: usize, data: &[u8]) -> Result<(), BufError> {
         let off = self.check(offset, data.len())?;
-        let (bytes, page) = self.bytes(h)?;
-        bytes[offset..offset + data.len()].copy_from_slice(data);
+        let (bytes, page) = self.bytes(h, offset, data.len())?;
+        bytes.copy_from_slice(data);
         self.records.push(Record::Write {
             page,
             offset: off,
@@ -168,8 +202,8 @@ impl<'a> Mtr<'a> {
             len,
             page_size: self.pool.shared.cfg.page_size.bytes(),
         })?;
-        let (bytes, page) = self.bytes(h)?;
-        bytes[offset..offset + len].fill(value);
+        let (bytes, page) = self.bytes(h, offset, len)?;
+        bytes.fill(value);
         self.records.push(Record::Memset {
             page,
             offset: off,
@@ -183,7 +217,8 @@ impl<'a> Mtr<'a> {
     /// number and space id (WRITE records), so the page is a valid, empty page of type
     /// ALLOCATED that its user fills in.
     pub fn init_page(&mut self, h: PageHandle) -> Result<(), BufError> {
-        let (bytes, page) = self.bytes(h)?;
+        let page_size = self.pool.shared.cfg.page_size.bytes();
+        let (bytes, page) = self.bytes(h, 0, page_size)?;
         bytes.fill(0);
         self.records.push(Record::InitPage { page });
         self.write(h, fil::PAGE_NO, &page.page_no.to_be_bytes())?;
@@ -211,7 +246,7 @@ impl<'a> Mtr<'a> {
         let group = encode_group(&self.records);
         let gate = shared.gate.read();
         let (start, end) = log.append(&group)?;
-        for held in self.pages.iter_mut().filter(|h| h.before.is_some()) {
+        for held in self.pages.iter_mut().filter(|h| h.changed) {
             let _ = fil::set_page_lsn(held.guard.bytes_mut(), end.0);
             shared.mark_dirty(held.guard.frame, start);
         }
@@ -222,10 +257,17 @@ impl<'a> Mtr<'a> {
 
     /// Undoes the in-memory changes (the mtr is being dropped uncommitted).
     fn rollback(&mut self) {
-        for mut held in self.pages.drain(..).rev() {
-            if let Some(before) = held.before.take() {
-                held.guard.bytes_mut().copy_from_slice(&before);
+        while let Some(o) = self.overwritten.pop() {
+            let saved = self.undo.split_off(self.undo.len().saturating_sub(o.len));
+            let range = self
+                .pages
+                .get_mut(o.page)
+                .and_then(|held| held.guard.bytes_mut().get_mut(o.offset..o.offset + o.len));
+            if let Some(range) = range {
+                range.copy_from_slice(&saved);
             }
+        }
+        for held in self.pages.drain(..).rev() {
             if held.created {
                 held.guard.discard();
             }

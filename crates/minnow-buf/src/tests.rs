@@ -320,9 +320,13 @@ fn dropped_mtr_restores_pages() {
         let h = m.get_write(pid(1)).unwrap();
         m.write(h, 300, b"never logged").unwrap();
         m.memset(h, 400, 10, 0xAB).unwrap();
+        // Overlapping changes are undone newest first.
+        m.write(h, 305, b"overlaps both").unwrap();
+        m.memset(h, 398, 4, 0xCD).unwrap();
         let n = m.new_page(pid(7)).unwrap();
         assert_eq!(m.page_id(n), Some(pid(7)));
-        assert_eq!(m.record_count(), 2 + 3);
+        m.write(n, 200, b"on the new page").unwrap();
+        assert_eq!(m.record_count(), 4 + 3 + 1);
     }
     assert_eq!(pool.get_read(pid(1)).unwrap().to_vec(), before);
     assert!(!pool.contains(pid(7)), "a created page is given up");

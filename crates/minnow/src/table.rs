@@ -267,12 +267,16 @@ impl<'db> Table<'db> {
         let _w = self.db.inner()?.write.lock();
         self.live()?;
         let pk = meta.pk_of(&row);
-        if self
-            .t
-            .clustered
-            .get(pool, &pk)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
-            .is_some()
+        // A duplicate primary key is reported before any unique secondary index's; when there
+        // are unique secondary indexes to check first, the clustered index is looked up
+        // first. Otherwise the clustered insert itself finds the duplicate, changing nothing.
+        if meta.secondary.iter().any(|s| s.unique)
+            && self
+                .t
+                .clustered
+                .get(pool, &pk)
+                .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+                .is_some()
         {
             return Err(self.dup(PRIMARY, pk));
         }
