@@ -140,6 +140,7 @@
 //! ```
 
 mod alloc;
+mod bulk;
 mod check;
 mod cursor;
 mod descend;
@@ -148,6 +149,7 @@ mod page;
 mod split;
 
 pub use alloc::{ALLOC_AT, SpaceUsage, allocate, free, space_usage};
+pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use cursor::{RangeScan, ScanRange};
 
@@ -199,6 +201,22 @@ pub enum TreeError {
         need: usize,
         /// Fields given.
         got: usize,
+    },
+    /// A bulk build got a record whose key is below the previous record's.
+    #[error("bulk build of index {index_id}: key {key:?} arrived after {previous:?}")]
+    OutOfOrder {
+        /// The index.
+        index_id: u64,
+        /// The key that arrived out of order, as stored field bytes.
+        key: SearchKey,
+        /// The key before it.
+        previous: SearchKey,
+    },
+    /// A bulk build fill factor outside `(0, 1]`.
+    #[error("bulk build fill factor {fill_factor} is not in (0, 1]")]
+    BadFillFactor {
+        /// The fill factor given.
+        fill_factor: f64,
     },
     /// A B-tree invariant does not hold on a page.
     #[error("corrupt B-tree page {page}: {what}")]
