@@ -17,7 +17,9 @@ fn scratch(dir: &std::path::Path, page: PageSize, frames: usize) -> BufferPool {
 }
 
 fn value(k: i64) -> Vec<u8> {
-    (0..(k as usize % 97 + 20)).map(|i| (k as u8) ^ (i as u8)).collect()
+    (0..(k as usize % 97 + 20))
+        .map(|i| (k as u8) ^ (i as u8))
+        .collect()
 }
 
 fn build(pool: &BufferPool, n: i64, fill: f64) -> BTree {

@@ -56,7 +56,9 @@ fn catalog_layout() -> RecordLayout {
 }
 
 fn value(k: i64) -> Vec<u8> {
-    (0..(k as usize % 61 + 30)).map(|i| (k as u8) ^ (i as u8)).collect()
+    (0..(k as usize % 61 + 30))
+        .map(|i| (k as u8) ^ (i as u8))
+        .collect()
 }
 
 fn expected() -> Vec<(i64, Vec<u8>)> {
@@ -160,7 +162,10 @@ fn run_seed(seed: u64) -> Outcome {
             let Some(Value::UInt(root)) = e.values.get(3).cloned() else {
                 panic!("seed {seed}: bad catalog entry {e:?}");
             };
-            assert!(outcome.built, "seed {seed}: a root was published without a build");
+            assert!(
+                outcome.built,
+                "seed {seed}: a root was published without a build"
+            );
             let tree = BTree::open(&pool, SPACE, root as u32, layout())
                 .unwrap_or_else(|e| panic!("seed {seed}: open built tree: {e}\n{report}"));
             let stats = tree

@@ -441,6 +441,31 @@ pub fn search(
     layout: &RecordLayout,
     key: &SearchKey,
 ) -> Result<SearchResult, NodeError> {
+    search_mode(page, layout, key, false)
+}
+
+/// Like [`search`], but finds the last record *strictly below* `key` (the infimum if there is
+/// none) and the first record `>= key`. With a key of fewer fields than the index key (a
+/// prefix), `search` lands after every record that starts with the prefix and
+/// `search_before` before all of them: InnoDB's `PAGE_CUR_LE` and `PAGE_CUR_L` modes. Range
+/// scans use it to start at the first record of a prefix.
+pub fn search_before(
+    page: &[u8],
+    layout: &RecordLayout,
+    key: &SearchKey,
+) -> Result<SearchResult, NodeError> {
+    search_mode(page, layout, key, true)
+}
+
+/// [`search`] (`strict` false: equal records go low) or [`search_before`] (`strict` true:
+/// equal records go up).
+fn search_mode(
+    page: &[u8],
+    layout: &RecordLayout,
+    key: &SearchKey,
+    strict: bool,
+) -> Result<SearchResult, NodeError> {
+    let goes_up = |ord: Ordering| ord == Ordering::Less || (strict && ord == Ordering::Equal);
     let h = Hdr::read(page)?;
     let n = usize::from(h.n_slots);
     let max_slots = page_len(page)?.saturating_sub(SUPREMUM_END + 8) / 2;
@@ -455,7 +480,7 @@ pub fn search(
     while up - low > 1 {
         let mid = low + (up - low) / 2;
         let (ord, m) = cmp_rec(page, layout, key, slot(page, mid)?, low_match.min(up_match))?;
-        if ord == Ordering::Less {
+        if goes_up(ord) {
             (up, up_match) = (mid, m);
         } else {
             (low, low_match) = (mid, m);
@@ -477,14 +502,14 @@ pub fn search(
             });
         }
         let (ord, m) = cmp_rec(page, layout, key, rec, low_match.min(up_match))?;
-        if ord == Ordering::Less {
+        if goes_up(ord) {
             up_match = m;
             break rec;
         }
         (low_rec, low_match) = (rec, m);
         rec = next_of(page, rec)?;
     };
-    let exact = low_rec != INFIMUM && low_match == key.len() && {
+    let exact = !strict && low_rec != INFIMUM && low_match == key.len() && {
         let h = rec_header(page, low_rec)?;
         h.info_bits & INFO_MIN_REC == 0
     };

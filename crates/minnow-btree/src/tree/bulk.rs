@@ -67,8 +67,8 @@ use minnow_redo::Lsn;
 use super::page::{NIL, node_ptr};
 use super::{BTree, TreeError, allocate};
 use crate::node::{self, NodeError, SUPREMUM, SUPREMUM_END};
-use minnow_page::index::PAGE_HEADER;
 use crate::record::{INFO_MIN_REC, RecordBuf, RecordHeader, RecordLayout, next_rel};
+use minnow_page::index::PAGE_HEADER;
 
 /// InnoDB's default `innodb_fill_factor` for sorted index builds: 15/16 of each page.
 pub const DEFAULT_FILL_FACTOR: f64 = 15.0 / 16.0;
@@ -146,8 +146,7 @@ impl PageImage {
     fn takes(&self, len: usize, fill: f64) -> bool {
         let page_len = self.img.len();
         let n = self.n_recs + 1;
-        let physical =
-            self.heap_top + len + 8 + 2 * (2 + n / GROUP) <= page_len && n + 2 < 0x1FFF;
+        let physical = self.heap_top + len + 8 + 2 * (2 + n / GROUP) <= page_len && n + 2 < 0x1FFF;
         if !physical {
             return false;
         }
@@ -423,8 +422,13 @@ impl<'p> BulkBuilder<'p> {
         let page_len = self.page_len()?;
         if self.levels.len() <= level {
             let no = self.allocate_page()?;
-            self.levels
-                .push(PageImage::new(page_len, level as u16, no, NIL, self.index_id));
+            self.levels.push(PageImage::new(
+                page_len,
+                level as u16,
+                no,
+                NIL,
+                self.index_id,
+            ));
         }
         let full = self
             .levels

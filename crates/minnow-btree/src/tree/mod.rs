@@ -98,11 +98,21 @@
 //!
 //! ## Range scans
 //!
-//! A [`RangeScan`] copies the qualifying records of one leaf at a time and then lets go of the
-//! latch, remembering the leaf's page number, its LSN and its right sibling. To move on it
-//! latches the remembered leaf again: if the LSN is unchanged, nothing moved and it couples to
-//! the right sibling; otherwise it searches again from the root for the last key it returned
-//! (InnoDB's "restore the persistent cursor").
+//! A [`RangeScan`] goes forward or backward ([`ScanRange::reverse`]) between bounds that may be
+//! key prefixes. It starts with one descent and one binary search on the leaf, copies only the
+//! records it may return (no more than the limit) under a shared latch, and then lets go of
+//! the latch, remembering the leaf's page number, LSN and siblings. To move on it checks the
+//! remembered leaf's LSN: unchanged, it steps to the sibling (rightwards by latch coupling;
+//! leftwards by latching the left page *first* and then the remembered one, so that every
+//! thread takes sibling latches left to right); changed, it searches again from the root for
+//! the last key it returned (InnoDB's "restore the persistent cursor"). See the cursor module.
+//!
+//! ## Bulk build
+//!
+//! [`BulkBuilder`] builds a whole tree bottom-up from sorted records: leaves filled to a fill
+//! factor (15/16 by default), upper levels from the first keys of the level below, the root
+//! last; each finished page is one mini-transaction logging only its used bytes, and the tree
+//! is reachable only once the caller publishes its root.
 //!
 //! ## Example
 //!
@@ -408,7 +418,8 @@ impl BTree {
         }
     }
 
-    /// A forward range scan; see [`ScanRange`] for bounds and limit.
+    /// A range scan, forward or backward; see [`ScanRange`] for bounds (keys or key
+    /// prefixes), limit and direction.
     pub fn scan<'p>(
         &self,
         pool: &'p BufferPool,
