@@ -233,3 +233,43 @@ fn bulk_build_from_an_iterator() {
     pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
     assert_eq!(tree.check(&pool).unwrap().records, 1000);
 }
+
+#[test]
+fn finish_into_keeps_the_root_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = scratch(dir.path(), PageSize::K4, 256);
+    let (tree, _) = BTree::create(&pool, SPACE, 9, layout()).unwrap();
+    // An empty tree that had records once: its heap holds leftovers.
+    tree.insert(&pool, &row(1, b"gone")).unwrap();
+    tree.delete(&pool, &[Value::Int(1)]).unwrap();
+    let mut b = BulkBuilder::new(&pool, SPACE, 9, layout(), BulkOptions::default()).unwrap();
+    for k in 0..2000i64 {
+        b.push_values(&row(k * 3 - 1000, &value(k))).unwrap();
+    }
+    let root = tree.root();
+    b.finish_into(&tree).unwrap();
+    let stats = tree.check(&pool).unwrap();
+    assert_eq!((stats.records, stats.height), (2000, 2));
+    assert_eq!(tree.root(), root);
+    let reopened = BTree::open(&pool, SPACE, root, layout()).unwrap();
+    assert_eq!(contents(&pool, &reopened), expected(2000));
+    assert_eq!(contents(&pool, &tree), expected(2000));
+    // Not into a tree that has records, nor into another index.
+    let mut b = BulkBuilder::new(&pool, SPACE, 9, layout(), BulkOptions::default()).unwrap();
+    b.push_values(&row(1, b"x")).unwrap();
+    assert!(matches!(
+        b.finish_into(&tree),
+        Err(TreeError::NotEmpty { .. })
+    ));
+    let (other, _) = BTree::create(&pool, SPACE, 10, layout()).unwrap();
+    let b = BulkBuilder::new(&pool, SPACE, 9, layout(), BulkOptions::default()).unwrap();
+    assert!(matches!(
+        b.finish_into(&other),
+        Err(TreeError::NotEmpty { .. })
+    ));
+    // A single-leaf build goes into the root too.
+    let mut b = BulkBuilder::new(&pool, SPACE, 10, layout(), BulkOptions::default()).unwrap();
+    b.push_values(&row(4, b"four")).unwrap();
+    b.finish_into(&other).unwrap();
+    assert_eq!(other.check(&pool).unwrap().records, 1);
+}

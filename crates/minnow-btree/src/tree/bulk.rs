@@ -525,6 +525,64 @@ impl<'p> BulkBuilder<'p> {
         })
     }
 
+    /// Finishes every level like [`BulkBuilder::finish`], but puts the result into `tree`,
+    /// an existing **empty** tree of the same index id, keeping its root page number: the
+    /// built root's contents are written into `tree`'s root page and the page the builder
+    /// had for the root is freed, in one mini-transaction, which is therefore the moment the
+    /// records appear in `tree` (before it, `tree` is empty; after it, full). A tree that is
+    /// not an empty leaf is [`TreeError::NotEmpty`], and the built pages stay unreachable.
+    /// Returns the end LSN of the last mtr.
+    pub fn finish_into(mut self, tree: &BTree) -> Result<Lsn, TreeError> {
+        if tree.index_id != self.index_id || tree.space != self.space {
+            return Err(TreeError::NotEmpty {
+                index_id: tree.index_id,
+                what: format!(
+                    "bulk build of index {} in space {} cannot fill index {} in space {}",
+                    self.index_id, self.space, tree.index_id, tree.space
+                ),
+            });
+        }
+        if self.levels.is_empty() {
+            return Ok(self.end);
+        }
+        let mut level = 0;
+        while level + 1 < self.levels.len() || self.levels.get(level).is_some_and(|p| p.prev != NIL)
+        {
+            self.finish_page(level, true)?;
+            level += 1;
+        }
+        let page_len = self.page_len()?;
+        let Some(p) = self.levels.get_mut(level) else {
+            return Ok(self.end);
+        };
+        let dir_start = p.seal()?;
+        let mut mtr = self.pool.mtr()?;
+        let h = mtr.get_write(tree.id(tree.root))?;
+        super::page::validate(mtr.page(h), tree.id(tree.root), tree.index_id, Some(0)).map_err(
+            |_| TreeError::NotEmpty {
+                index_id: tree.index_id,
+                what: "its root is not a leaf".into(),
+            },
+        )?;
+        if node::n_recs(mtr.page(h))? != 0 {
+            return Err(TreeError::NotEmpty {
+                index_id: tree.index_id,
+                what: "its root holds records".into(),
+            });
+        }
+        mtr.memset(h, fil::PREV, 8, 0xFF)?;
+        let head = p.img.get(PAGE_HEADER..p.heap_top).unwrap_or_default();
+        mtr.write(h, PAGE_HEADER, head)?;
+        // Whatever an earlier life of the root left between the heap and the directory goes.
+        mtr.memset(h, p.heap_top, dir_start - p.heap_top, 0)?;
+        let dir = p.img.get(dir_start..page_len - 8).unwrap_or_default();
+        mtr.write(h, dir_start, dir)?;
+        super::alloc::free(&mut mtr, self.space, p.page_no)?;
+        self.end = self.end.max(mtr.commit()?);
+        self.pages += 1;
+        Ok(self.end)
+    }
+
     /// Writes the root (the top level's only page) without passing a pointer up.
     fn write_root(&mut self, level: usize) -> Result<(), TreeError> {
         let page_len = self.page_len()?;

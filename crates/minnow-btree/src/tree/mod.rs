@@ -228,6 +228,14 @@ pub enum TreeError {
         /// The fill factor given.
         fill_factor: f64,
     },
+    /// [`BulkBuilder::finish_into`] on a tree that is not empty (or not the built index).
+    #[error("index {index_id} cannot take a bulk build: {what}")]
+    NotEmpty {
+        /// The index.
+        index_id: u64,
+        /// Why.
+        what: String,
+    },
     /// A B-tree invariant does not hold on a page.
     #[error("corrupt B-tree page {page}: {what}")]
     Corrupt {
