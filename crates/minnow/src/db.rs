@@ -75,7 +75,7 @@ pub(crate) struct Inner {
     pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
     /// Serialises statements and DDL: one writer at a time.
     pub write: Mutex<()>,
-    next_index_id: Mutex<u64>,
+    pub(crate) next_index_id: Mutex<u64>,
     dir: PathBuf,
 }
 
@@ -128,7 +128,7 @@ fn dict_layout() -> Result<RecordLayout> {
     })
 }
 
-fn dict_row(name: &[u8], value: Vec<u8>) -> Vec<Value> {
+pub(crate) fn dict_row(name: &[u8], value: Vec<u8>) -> Vec<Value> {
     vec![
         Value::Bytes(name.to_vec()),
         Value::trx_id(0),
