@@ -211,9 +211,9 @@ fn scans_survive_changes_between_calls() {
             if reverse {
                 range = range.reverse();
             }
-            let mut scan = tree.scan(&pool, range).unwrap();
+            let scan = tree.scan(&pool, range).unwrap();
             let mut got = Vec::new();
-            while let Some(e) = scan.next() {
+            for e in scan {
                 got.push(key_of(&e.unwrap().values));
                 // Change the tree: inserts (between existing keys, so pages split) and
                 // deletes (so pages merge), anywhere.

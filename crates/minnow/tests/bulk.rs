@@ -8,6 +8,9 @@ use std::ops::Bound;
 
 use minnow::{ColumnDef, ColumnType, Config, Database, Error, IndexDef, Scan, TableDef, Value};
 
+/// A model bound: `a`, `b`, and whether `b` is part of it (else a prefix on `a`).
+type ModelKey = (u64, i64, bool);
+
 fn def() -> TableDef {
     TableDef::new("t")
         .column(ColumnDef::new("a", ColumnType::U32))
@@ -204,22 +207,21 @@ fn reverse_scans_and_prefix_bounds_match_a_model() {
     };
     for round in 0..300 {
         // Prefix bounds on `a` alone, or full keys.
-        let bound =
-            |rnd: &mut dyn FnMut(u64) -> u64| -> (Bound<Vec<Value>>, Bound<(u64, i64, bool)>) {
-                let a = rnd(62);
-                let full = rnd(2) == 0;
-                let b = rnd(84) as i64 - 42;
-                let vals = if full {
-                    vec![Value::UInt(a), Value::Int(b)]
-                } else {
-                    vec![Value::UInt(a)]
-                };
-                match rnd(3) {
-                    0 => (Bound::Unbounded, Bound::Unbounded),
-                    1 => (Bound::Included(vals), Bound::Included((a, b, full))),
-                    _ => (Bound::Excluded(vals), Bound::Excluded((a, b, full))),
-                }
+        let bound = |rnd: &mut dyn FnMut(u64) -> u64| -> (Bound<Vec<Value>>, Bound<ModelKey>) {
+            let a = rnd(62);
+            let full = rnd(2) == 0;
+            let b = rnd(84) as i64 - 42;
+            let vals = if full {
+                vec![Value::UInt(a), Value::Int(b)]
+            } else {
+                vec![Value::UInt(a)]
             };
+            match rnd(3) {
+                0 => (Bound::Unbounded, Bound::Unbounded),
+                1 => (Bound::Included(vals), Bound::Included((a, b, full))),
+                _ => (Bound::Excluded(vals), Bound::Excluded((a, b, full))),
+            }
+        };
         let (s, sm) = bound(&mut rnd);
         let (e, em) = bound(&mut rnd);
         let reverse = rnd(2) == 0;
