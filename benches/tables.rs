@@ -20,6 +20,8 @@
 //! |---|---|---|
 //! | `tables/load/sequential` | rows/s inserting `rows` rows in key order into a fresh table (create and close untimed) | ≥ 1,000,000 rows/s |
 //! | `tables/load/random` | rows/s inserting the same rows in a random order | (reported) |
+//! | `tables/load/bulk` | rows/s of `Table::load` of the same rows in key order (bottom-up build of the clustered index and `k_1`) | ≥ 1,000,000 rows/s |
+//! | `tables/create_index` | rows/s of `Database::create_index("k_1")` on the loaded table without it | (reported) |
 //! | `tables/point_get` | one `Table::get` of a random `id` over the loaded table | < 1 µs |
 //! | `tables/pk_range/{10,1000}` | `Scan::range(id..).limit(n)` from a random `id`, every row read | (reported) |
 //! | `tables/k_1_covering/{10,100}` | `scan_index("k_1")` from a random `k`, columns `["k", "id"]`: answered from the index | (reported) |
@@ -268,6 +270,54 @@ fn bench_load(c: &mut Criterion, gen_: &Gen, name: &str, ids: &[u64]) {
     g.finish();
 }
 
+/// Times `Table::load` of `ids` (in key order) into fresh databases (create and close
+/// untimed; the rows are made before the clock starts).
+fn bench_bulk_load(c: &mut Criterion, gen_: &Gen, ids: &[u64]) {
+    let rows: Vec<[Value; 4]> = ids.iter().map(|&id| gen_.row(id)).collect();
+    let mut g = c.benchmark_group("tables/load");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(ids.len() as u64));
+    g.bench_function("bulk", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let dir = bench_dir();
+                let db = create(dir.path(), gen_.rows, true);
+                let table = db.table(TABLE).unwrap_or_else(|e| panic!("{e}"));
+                let start = Instant::now();
+                table.load(&rows).unwrap_or_else(|e| panic!("load: {e}"));
+                total += start.elapsed();
+                drop(table);
+                db.close().unwrap_or_else(|e| panic!("close: {e}"));
+            }
+            total
+        })
+    });
+    g.finish();
+    let mut g = c.benchmark_group("tables");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(ids.len() as u64));
+    g.bench_function("create_index", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let dir = bench_dir();
+                let db = create(dir.path(), gen_.rows, false);
+                let table = db.table(TABLE).unwrap_or_else(|e| panic!("{e}"));
+                table.load(&rows).unwrap_or_else(|e| panic!("load: {e}"));
+                drop(table);
+                let start = Instant::now();
+                db.create_index(TABLE, IndexDef::new("k_1", &["k"]))
+                    .unwrap_or_else(|e| panic!("create_index: {e}"));
+                total += start.elapsed();
+                db.close().unwrap_or_else(|e| panic!("close: {e}"));
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
 fn key(id: u64) -> Vec<Value> {
     vec![Value::UInt(id)]
 }
@@ -282,6 +332,7 @@ fn tables(c: &mut Criterion) {
     space(&gen_, &seq, &random);
     bench_load(c, &gen_, "sequential", &seq);
     bench_load(c, &gen_, "random", &random);
+    bench_bulk_load(c, &gen_, &seq);
 
     // The reads run on one sequentially loaded table, every page cached.
     let dir = bench_dir();

@@ -22,7 +22,7 @@ enum Op {
     Update(i64, usize),
     Mark(i64, bool),
     Get(i64),
-    Scan(Bound<i64>, Bound<i64>, Option<usize>),
+    Scan(Bound<i64>, Bound<i64>, Option<usize>, bool),
     Reopen,
 }
 
@@ -49,8 +49,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..KEYS, 0usize..160).prop_map(|(k, l)| Op::Update(k, l)),
         1 => (0..KEYS, any::<bool>()).prop_map(|(k, m)| Op::Mark(k, m)),
         2 => (0..KEYS).prop_map(Op::Get),
-        1 => (bound(), bound(), proptest::option::of(0usize..50))
-            .prop_map(|(s, e, l)| Op::Scan(s, e, l)),
+        2 => (bound(), bound(), proptest::option::of(0usize..50), any::<bool>())
+            .prop_map(|(s, e, l, r)| Op::Scan(s, e, l, r)),
     ]
 }
 
@@ -165,7 +165,7 @@ fn run(ops: Vec<Op>) {
                 });
                 assert_eq!(got.as_ref(), model.get(&k), "get {k}");
             }
-            Op::Scan(s, e, limit) => {
+            Op::Scan(s, e, limit, reverse) => {
                 let inverted = match (s, e) {
                     (
                         Bound::Included(a) | Bound::Excluded(a),
@@ -177,9 +177,19 @@ fn run(ops: Vec<Op>) {
                 if let Some(l) = limit {
                     range = range.limit(l);
                 }
+                if reverse {
+                    range = range.reverse();
+                }
                 let got = scan(&tree, &pool, range);
                 let want: Vec<(i64, Row)> = if inverted {
                     Vec::new()
+                } else if reverse {
+                    model
+                        .range((s, e))
+                        .rev()
+                        .take(limit.unwrap_or(usize::MAX))
+                        .map(|(k, r)| (*k, r.clone()))
+                        .collect()
                 } else {
                     model
                         .range((s, e))
@@ -187,7 +197,10 @@ fn run(ops: Vec<Op>) {
                         .map(|(k, r)| (*k, r.clone()))
                         .collect()
                 };
-                assert_eq!(got, want, "scan {s:?}..{e:?} limit {limit:?}");
+                assert_eq!(
+                    got, want,
+                    "scan {s:?}..{e:?} limit {limit:?} reverse {reverse}"
+                );
             }
             Op::Reopen => {
                 verify(&tree, &pool, &model);

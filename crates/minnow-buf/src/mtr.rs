@@ -144,15 +144,15 @@ impl<'a> Mtr<'a> {
             page_size: 0,
         })?;
         let id = held.guard.id;
-        let range = held
-            .guard
-            .bytes_mut()
-            .get_mut(offset..offset + len)
-            .ok_or(BufError::OutOfPage {
-                offset,
-                len,
-                page_size: self.pool.shared.cfg.page_size.bytes(),
-            })?;
+        let range =
+            held.guard
+                .bytes_mut()
+                .get_mut(offset..offset + len)
+                .ok_or(BufError::OutOfPage {
+                    offset,
+                    len,
+                    page_size: self.pool.shared.cfg.page_size.bytes(),
+                })?;
         held.changed = true;
         self.undo.extend_from_slice(range);
         self.overwritten.push(Overwritten {

@@ -45,6 +45,9 @@ pub(crate) struct TableEntry {
     /// Set by `drop_table` / `drop_index` when this entry stops being the table's: handles
     /// still holding it get [`Error::TableChanged`].
     pub dropped: std::sync::atomic::AtomicBool,
+    /// Set by `Table::load` when it replaces this entry's (empty) trees with built ones:
+    /// handles still holding it read through the table's current entry.
+    pub superseded: std::sync::atomic::AtomicBool,
 }
 
 /// What [`Database::check`] found.
@@ -79,7 +82,7 @@ pub(crate) struct Inner {
     pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
     /// Serialises statements and DDL: one writer at a time.
     pub write: Mutex<()>,
-    next_index_id: Mutex<u64>,
+    pub(crate) next_index_id: Mutex<u64>,
     dir: PathBuf,
 }
 
@@ -412,6 +415,7 @@ impl Database {
             clustered,
             secondary,
             dropped: Default::default(),
+            superseded: Default::default(),
         });
         inner.tables.write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self, entry))
@@ -615,6 +619,7 @@ impl TableEntry {
             clustered,
             secondary,
             dropped: Default::default(),
+            superseded: Default::default(),
         })
     }
 }

@@ -176,6 +176,7 @@ impl Database {
             clustered: entry.clustered.clone(),
             secondary,
             dropped: Default::default(),
+            superseded: Default::default(),
         });
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().insert(table.to_owned(), new);

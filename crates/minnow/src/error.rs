@@ -150,6 +150,22 @@ pub enum Error {
         /// What is wrong, and where.
         what: String,
     },
+    /// [`crate::Table::load`] of a table that already has rows.
+    #[error("table `{table}` is not empty: load needs an empty table")]
+    TableNotEmpty {
+        /// The table.
+        table: String,
+    },
+    /// [`crate::Table::load`] got rows out of primary key order.
+    #[error("rows out of order for load into table `{table}`: key {key:?} after {previous:?}")]
+    Unsorted {
+        /// The table.
+        table: String,
+        /// The primary key that arrived out of order.
+        key: Vec<Value>,
+        /// The primary key before it.
+        previous: Vec<Value>,
+    },
     /// An earlier write or sync failed; nothing more can be made durable. Reopen the database.
     #[error("the database is poisoned by an earlier failed write or sync; reopen it")]
     Poisoned,

@@ -99,14 +99,20 @@
 //!   not be seen. Readers never see a torn page or a half-done split. Snapshot reads come
 //!   with MVCC.
 //!
+//! ## Bulk operations
+//!
+//! [`Table::load`] fills an empty table from rows in primary key order and
+//! [`Database::create_index`] adds a secondary index to a populated table; both build their
+//! B-trees bottom-up ([`minnow_btree::tree::BulkBuilder`], pages filled to 15/16) instead of
+//! inserting row by row. Scans go forward or backward ([`Scan::reverse`]) and take key
+//! prefixes as bounds.
+//!
 //! ## Not built yet
 //!
-//! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` and
-//! `CREATE INDEX` on an existing table;
-//! a tablespace per table; auto-increment; prefix bounds in scans (bounds are full keys) and
-//! backward scans; large rows (a row must fit in about half a page); the `innodb_*` knobs the
-//! lower crates do not implement yet (adaptive hash index, thread concurrency, purge,
-//! compression, write IO threads).
+//! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` beyond
+//! `create_index` and `drop_index`; a tablespace per table; auto-increment; large rows (a row
+//! must fit in about half a page); the `innodb_*` knobs the lower crates do not implement yet
+//! (adaptive hash index, thread concurrency, purge, compression, write IO threads).
 
 #![cfg_attr(
     not(test),
@@ -114,6 +120,7 @@
 )]
 #![deny(unsafe_code)]
 
+mod bulk;
 mod config;
 mod db;
 mod ddl;

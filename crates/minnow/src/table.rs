@@ -15,14 +15,17 @@ use crate::schema::{PRIMARY, SecMeta, TableDef};
 /// statement through it is atomic (see the crate docs, "Atomicity").
 #[derive(Debug, Clone)]
 pub struct Table<'db> {
-    db: &'db Database,
-    t: Arc<TableEntry>,
+    pub(crate) db: &'db Database,
+    pub(crate) t: Arc<TableEntry>,
 }
 
-/// What a scan returns: key bounds, a limit and a projection.
+/// What a scan returns: key bounds, a limit, a projection and a direction.
 ///
-/// Bounds are full keys: all primary key columns for [`Table::scan`], all columns of the
-/// secondary index (without the primary key) for [`Table::scan_index`].
+/// Bounds are keys or key **prefixes**: for [`Table::scan`] the leading primary key columns,
+/// for [`Table::scan_index`] the leading index columns (followed, if wanted, by leading
+/// primary key columns). A prefix bound stands for every key that starts with it:
+/// `Included([5])` as a lower bound starts at the first key beginning with 5, as an upper
+/// bound ends after the last one; `Excluded([5])` leaves all of them out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scan {
     /// Lower bound.
@@ -33,6 +36,8 @@ pub struct Scan {
     pub limit: Option<usize>,
     /// The columns to return, by name, in this order (`None`: every column in table order).
     pub columns: Option<Vec<String>>,
+    /// Descending key order (from `end` down to `start`; the limit counts from the top).
+    pub reverse: bool,
 }
 
 impl Scan {
@@ -43,6 +48,7 @@ impl Scan {
             end: Bound::Unbounded,
             limit: None,
             columns: None,
+            reverse: false,
         }
     }
 
@@ -64,6 +70,12 @@ impl Scan {
     /// Only these columns, in this order.
     pub fn columns(mut self, cols: &[&str]) -> Scan {
         self.columns = Some(cols.iter().map(|c| (*c).to_owned()).collect());
+        self
+    }
+
+    /// In descending key order.
+    pub fn reverse(mut self) -> Scan {
+        self.reverse = true;
         self
     }
 }
@@ -148,14 +160,16 @@ impl Iterator for Rows<'_> {
         if self.done {
             return None;
         }
-        let index = match self.index {
-            None => PRIMARY.to_owned(),
-            Some(i) => self.t.meta.secondary[i].name.clone(),
-        };
         loop {
             let r = match self.inner.next()? {
                 Ok(e) => self.row(e.values),
-                Err(e) => Err(from_tree(e, self.t.meta.name(), &index)),
+                Err(e) => {
+                    let index = match self.index {
+                        None => PRIMARY,
+                        Some(i) => self.t.meta.secondary[i].name.as_str(),
+                    };
+                    Err(from_tree(e, self.t.meta.name(), index))
+                }
             };
             match r {
                 Ok(Some(row)) => return Some(Ok(row)),
@@ -167,6 +181,23 @@ impl Iterator for Rows<'_> {
             }
         }
     }
+}
+
+/// A bound over the leading `k.len()` columns of `cols`, normalised.
+fn prefix_bound(
+    meta: &crate::schema::TableMeta,
+    cols: &[usize],
+    b: Bound<Vec<Value>>,
+) -> Result<Bound<Vec<Value>>> {
+    let norm = |k: Vec<Value>| -> Result<Vec<Value>> {
+        let cols = cols.get(..k.len()).unwrap_or(cols);
+        meta.normalise_key(cols, &k)
+    };
+    Ok(match b {
+        Bound::Included(k) => Bound::Included(norm(k)?),
+        Bound::Excluded(k) => Bound::Excluded(norm(k)?),
+        Bound::Unbounded => Bound::Unbounded,
+    })
 }
 
 impl<'db> Table<'db> {
@@ -185,9 +216,30 @@ impl<'db> Table<'db> {
         Ok(())
     }
 
+    /// True if a bulk load replaced the table's trees since this handle was taken: reads
+    /// then go through the table's current entry.
+    fn superseded(&self) -> bool {
+        self.t.superseded.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// The table's definition.
     pub fn def(&self) -> &TableDef {
         &self.t.meta.def
+    }
+
+    /// This table's entry as the database holds it now (a fresh handle).
+    fn current(&self) -> Result<Table<'db>> {
+        let t = self
+            .db
+            .inner()?
+            .tables
+            .read()
+            .get(self.name())
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable {
+                table: self.name().to_owned(),
+            })?;
+        Ok(Table::new(self.db, t))
     }
 
     fn pool(&self) -> Result<&'db minnow_buf::BufferPool> {
@@ -210,6 +262,9 @@ impl<'db> Table<'db> {
     /// table order.
     pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
         self.live()?;
+        if self.superseded() {
+            return self.current()?.get(key);
+        }
         let key = self.t.meta.normalise_key(&self.t.meta.pk, key)?;
         let e = self
             .t
@@ -261,37 +316,39 @@ impl<'db> Table<'db> {
     /// secondary index's key names that index. Returns how durable the row is when this
     /// returns (per `flush_log_at_trx_commit`).
     pub fn insert(&self, row: &[Value]) -> Result<Durability> {
-        let meta = &self.t.meta;
-        let row = meta.normalise_row(row)?;
-        let pool = self.pool()?;
         let _w = self.db.inner()?.write.lock();
         self.live()?;
+        // The entry as it is now: an index created since this handle was made counts.
+        let this = self.current()?;
+        let meta = &this.t.meta;
+        let row = meta.normalise_row(row)?;
+        let pool = this.pool()?;
         let pk = meta.pk_of(&row);
         // A duplicate primary key is reported before any unique secondary index's; when there
         // are unique secondary indexes to check first, the clustered index is looked up
         // first. Otherwise the clustered insert itself finds the duplicate, changing nothing.
         if meta.secondary.iter().any(|s| s.unique)
-            && self
+            && this
                 .t
                 .clustered
                 .get(pool, &pk)
-                .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+                .map_err(|e| from_tree(e, this.name(), PRIMARY))?
                 .is_some()
         {
-            return Err(self.dup(PRIMARY, pk));
+            return Err(this.dup(PRIMARY, pk));
         }
-        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
-            self.check_unique(s, tree, &row, None)?;
+        for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
+            this.check_unique(s, tree, &row, None)?;
         }
-        let mut end = match self.t.clustered.insert(pool, &meta.clustered_values(&row)) {
+        let mut end = match this.t.clustered.insert(pool, &meta.clustered_values(&row)) {
             Ok(end) => end,
-            Err(TreeError::Duplicate { .. }) => return Err(self.dup(PRIMARY, pk)),
-            Err(e) => return Err(from_tree(e, self.name(), PRIMARY)),
+            Err(TreeError::Duplicate { .. }) => return Err(this.dup(PRIMARY, pk)),
+            Err(e) => return Err(from_tree(e, this.name(), PRIMARY)),
         };
-        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
-            end = end.max(self.sec_insert(s, tree, &row)?);
+        for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
+            end = end.max(this.sec_insert(s, tree, &row)?);
         }
-        self.db.durable(end)
+        this.db.durable(end)
     }
 
     fn sec_insert(&self, s: &SecMeta, tree: &BTree, row: &[Value]) -> Result<Lsn> {
@@ -308,49 +365,53 @@ impl<'db> Table<'db> {
 
     /// Deletes the row with primary key `key`; `None` if there was none.
     pub fn delete(&self, key: &[Value]) -> Result<Option<Durability>> {
-        let meta = &self.t.meta;
-        let key = meta.normalise_key(&meta.pk, key)?;
-        let pool = self.pool()?;
         let _w = self.db.inner()?.write.lock();
         self.live()?;
-        let Some(old) = self
+        // The entry as it is now: an index created since this handle was made counts.
+        let this = self.current()?;
+        let meta = &this.t.meta;
+        let key = meta.normalise_key(&meta.pk, key)?;
+        let pool = this.pool()?;
+        let Some(old) = this
             .t
             .clustered
             .get(pool, &key)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+            .map_err(|e| from_tree(e, this.name(), PRIMARY))?
         else {
             return Ok(None);
         };
         let old = meta.row_of(old.values)?;
-        let mut end = self
+        let mut end = this
             .t
             .clustered
             .delete(pool, &key)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
-        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
-            end = end.max(self.sec_delete(s, tree, &old)?);
+            .map_err(|e| from_tree(e, this.name(), PRIMARY))?;
+        for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
+            end = end.max(this.sec_delete(s, tree, &old)?);
         }
-        self.db.durable(end).map(Some)
+        this.db.durable(end).map(Some)
     }
 
     /// Replaces the row with the same primary key as `row` (the primary key itself cannot
     /// change: delete and insert for that). A missing row is [`Error::RowNotFound`]; a new
     /// value that duplicates a unique index's key is [`Error::DuplicateKey`].
     pub fn update(&self, row: &[Value]) -> Result<Durability> {
-        let meta = &self.t.meta;
-        let row = meta.normalise_row(row)?;
-        let pool = self.pool()?;
         let _w = self.db.inner()?.write.lock();
         self.live()?;
+        // The entry as it is now: an index created since this handle was made counts.
+        let this = self.current()?;
+        let meta = &this.t.meta;
+        let row = meta.normalise_row(row)?;
+        let pool = this.pool()?;
         let pk = meta.pk_of(&row);
-        let Some(old) = self
+        let Some(old) = this
             .t
             .clustered
             .get(pool, &pk)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+            .map_err(|e| from_tree(e, this.name(), PRIMARY))?
         else {
             return Err(Error::RowNotFound {
-                table: self.name().to_owned(),
+                table: this.name().to_owned(),
                 key: pk,
             });
         };
@@ -360,23 +421,23 @@ impl<'db> Table<'db> {
             .iter()
             .map(|s| s.cols.iter().any(|&c| old[c] != row[c]))
             .collect();
-        for ((s, tree), &ch) in meta.secondary.iter().zip(&self.t.secondary).zip(&changed) {
+        for ((s, tree), &ch) in meta.secondary.iter().zip(&this.t.secondary).zip(&changed) {
             if ch {
-                self.check_unique(s, tree, &row, Some(&pk))?;
+                this.check_unique(s, tree, &row, Some(&pk))?;
             }
         }
-        let mut end = self
+        let mut end = this
             .t
             .clustered
             .update(pool, &meta.clustered_values(&row))
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
-        for ((s, tree), &ch) in meta.secondary.iter().zip(&self.t.secondary).zip(&changed) {
+            .map_err(|e| from_tree(e, this.name(), PRIMARY))?;
+        for ((s, tree), &ch) in meta.secondary.iter().zip(&this.t.secondary).zip(&changed) {
             if ch {
-                end = end.max(self.sec_delete(s, tree, &old)?);
-                end = end.max(self.sec_insert(s, tree, &row)?);
+                end = end.max(this.sec_delete(s, tree, &old)?);
+                end = end.max(this.sec_insert(s, tree, &row)?);
             }
         }
-        self.db.durable(end)
+        this.db.durable(end)
     }
 
     fn projection(&self, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
@@ -419,17 +480,15 @@ impl<'db> Table<'db> {
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
         self.live()?;
+        if self.superseded() {
+            return self.current()?.scan(scan);
+        }
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
-        let b = |b: Bound<Vec<Value>>| -> Result<Bound<Vec<Value>>> {
-            Ok(match b {
-                Bound::Included(k) => Bound::Included(meta.normalise_key(&meta.pk, &k)?),
-                Bound::Excluded(k) => Bound::Excluded(meta.normalise_key(&meta.pk, &k)?),
-                Bound::Unbounded => Bound::Unbounded,
-            })
-        };
+        let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
         let mut range = ScanRange::new(b(scan.start)?, b(scan.end)?);
         range.limit = scan.limit;
+        range.reverse = scan.reverse;
         let inner = self
             .t
             .clustered
@@ -474,6 +533,9 @@ impl<'db> Table<'db> {
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
         self.live()?;
+        if self.superseded() {
+            return self.current()?.scan_index(index, scan);
+        }
         let meta = &self.t.meta;
         let i = meta
             .secondary
@@ -488,24 +550,13 @@ impl<'db> Table<'db> {
         let covering = proj
             .iter()
             .all(|c| s.cols.contains(c) || meta.pk.contains(c));
-        // Extend a bound over the index columns with the smallest or largest primary key.
-        let ext = |k: Vec<Value>, max: bool| -> Result<Vec<Value>> {
-            let mut k = meta.normalise_key(&s.cols, &k)?;
-            k.extend(meta.pk.iter().map(|&c| meta.extreme(c, max)));
-            Ok(k)
-        };
-        let start = match scan.start {
-            Bound::Included(k) => Bound::Included(ext(k, false)?),
-            Bound::Excluded(k) => Bound::Excluded(ext(k, true)?),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        let end = match scan.end {
-            Bound::Included(k) => Bound::Included(ext(k, true)?),
-            Bound::Excluded(k) => Bound::Excluded(ext(k, false)?),
-            Bound::Unbounded => Bound::Unbounded,
-        };
+        // Bounds are prefixes of (index columns, primary key columns).
+        let cols: Vec<usize> = s.cols.iter().chain(meta.pk.iter()).copied().collect();
+        let start = prefix_bound(meta, &cols, scan.start)?;
+        let end = prefix_bound(meta, &cols, scan.end)?;
         let mut range = ScanRange::new(start, end);
         range.limit = scan.limit;
+        range.reverse = scan.reverse;
         let inner = self.t.secondary[i]
             .scan(self.pool()?, range)
             .map_err(|e| from_tree(e, self.name(), index))?;

@@ -460,26 +460,53 @@ pub fn search(
     layout: &RecordLayout,
     key: &SearchKey,
 ) -> Result<SearchResult, NodeError> {
+    search_mode(page, layout, key, false)
+}
+
+/// Like [`search`], but finds the last record *strictly below* `key` (the infimum if there is
+/// none) and the first record `>= key`. With a key of fewer fields than the index key (a
+/// prefix), `search` lands after every record that starts with the prefix and
+/// `search_before` before all of them: InnoDB's `PAGE_CUR_LE` and `PAGE_CUR_L` modes. Range
+/// scans use it to start at the first record of a prefix.
+pub fn search_before(
+    page: &[u8],
+    layout: &RecordLayout,
+    key: &SearchKey,
+) -> Result<SearchResult, NodeError> {
+    search_mode(page, layout, key, true)
+}
+
+/// [`search`] (`strict` false: equal records go low) or [`search_before`] (`strict` true:
+/// equal records go up), comparing a fixed-width key flattened where the layout allows.
+fn search_mode(
+    page: &[u8],
+    layout: &RecordLayout,
+    key: &SearchKey,
+    strict: bool,
+) -> Result<SearchResult, NodeError> {
     match layout.flat_key(key) {
-        Some(flat) => search_by(page, layout, key.len(), |origin, _| {
+        Some(flat) => search_by(page, layout, key.len(), strict, |origin, _| {
             flat.compare(page, origin)
         }),
-        None => search_by(page, layout, key.len(), |origin, skip| {
+        None => search_by(page, layout, key.len(), strict, |origin, skip| {
             layout.compare(key, page, origin, skip)
         }),
     }
 }
 
-/// [`search`] with the comparison of the key against a record given as `cmp(origin, skip)`.
+/// [`search_mode`] with the comparison of the key against a record given as
+/// `cmp(origin, skip)`.
 fn search_by<F>(
     page: &[u8],
     layout: &RecordLayout,
     key_len: usize,
+    strict: bool,
     cmp: F,
 ) -> Result<SearchResult, NodeError>
 where
     F: Fn(usize, usize) -> Result<(Ordering, usize), RecordError>,
 {
+    let goes_up = |ord: Ordering| ord == Ordering::Less || (strict && ord == Ordering::Equal);
     let n = usize::from(bytes::read_u16(page, PAGE_HEADER)?); // PAGE_N_DIR_SLOTS
     let max_slots = page_len(page)?.saturating_sub(SUPREMUM_END + 8) / 2;
     if n < 2 || n > max_slots {
@@ -499,7 +526,7 @@ where
             low_match.min(up_match),
             &cmp,
         )?;
-        if ord == Ordering::Less {
+        if goes_up(ord) {
             (up, up_match) = (mid, m);
         } else {
             (low, low_match) = (mid, m);
@@ -521,14 +548,14 @@ where
             });
         }
         let (ord, m) = cmp_rec(page, layout, rec, low_match.min(up_match), &cmp)?;
-        if ord == Ordering::Less {
+        if goes_up(ord) {
             up_match = m;
             break rec;
         }
         (low_rec, low_match) = (rec, m);
         rec = next_of(page, rec)?;
     };
-    let exact = low_rec != INFIMUM && low_match == key_len && {
+    let exact = !strict && low_rec != INFIMUM && low_match == key_len && {
         let h = rec_header(page, low_rec)?;
         h.info_bits & INFO_MIN_REC == 0
     };

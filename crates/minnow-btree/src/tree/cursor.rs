@@ -1,14 +1,52 @@
-//! Range scans: a cursor that walks the leaves through their sibling links.
+//! Range scans, forward and backward: a cursor that walks the leaves through their sibling
+//! links.
 //!
-//! The cursor never keeps a latch between two calls of `next` (a caller that scans and
-//! writes in one thread would otherwise deadlock with itself). Instead it copies the
-//! qualifying records of one leaf under a shared latch and remembers where it was: the leaf's
-//! page number, its LSN and its right sibling. To continue, it latches that leaf again; if the
-//! LSN is unchanged nothing on it moved, so its `NEXT` link is still right and the cursor
-//! couples to the right sibling (latch it, then release the leaf). If the LSN changed (an
+//! ## Starting: one descent, one binary search
+//!
+//! A scan starts with one descent from the root, choosing on every level the child that holds
+//! the first record it wants, and then one binary search on the leaf ([`node::search`] or
+//! [`node::search_before`]) to land right before that record. Nothing before the start is
+//! read, decoded or copied, and a scan with a limit decodes only as many records as it may
+//! return: a 10-row scan costs about one point lookup plus ten decodes, whatever the leaf
+//! holds.
+//!
+//! ## Bounds are key prefixes
+//!
+//! A bound may have fewer values than the index key: it then stands for every key that starts
+//! with those values. `Included([5])` on a key `(a, b)` starts at the first `(5, _)` and, as
+//! an upper bound, ends after the last `(5, _)`; `Excluded([5])` skips all of them. Records are
+//! compared with a bound on the bound's fields only ([`crate::record::RecordLayout::compare`]
+//! stops there), and the descent finds the first record of a prefix with InnoDB's
+//! "strictly less" search mode ([`node::search_before`]), so a prefix works the same on every
+//! index, clustered or secondary, at any length up to the full key.
+//!
+//! ## Between two calls of `next`: no latch, a remembered position
+//!
+//! The cursor never keeps a latch between two calls of `next` (a caller that scans and writes
+//! in one thread would otherwise deadlock with itself). It copies the records it will return
+//! from one leaf under a shared latch and remembers where it was: the leaf's page number, its
+//! LSN and both sibling links. To continue, it checks that the leaf is unchanged (same LSN);
+//! if so its links are still right and the cursor moves to the sibling. If the LSN changed (an
 //! insert, a split, a merge, or the page was freed, which rewrites it), the cursor searches
-//! again from the root for the last key it returned and skips what it has seen: InnoDB's
-//! "restore the persistent cursor".
+//! again from the root for the last key it returned: InnoDB's "restore the persistent
+//! cursor".
+//!
+//! ## Moving right, and moving left without deadlocking
+//!
+//! Every thread that holds two latches on one level took them left to right (writers latch
+//! siblings left to right, readers couple rightwards). Moving **right** follows that order:
+//! latch the remembered leaf, check its LSN, latch its right sibling, release the leaf.
+//!
+//! Moving **left** cannot latch the left sibling while holding the leaf: a writer holding the
+//! left sibling and waiting for the leaf would deadlock with it. So a backward step holds
+//! nothing when it starts. It latches the remembered left sibling first, then, still holding
+//! it, the leaf it came from (left to right again); if the leaf's LSN is unchanged and the
+//! left page's `NEXT` still points at the leaf, the left page is the true left neighbour and
+//! nothing moved between them, so the leaf is released and the left page read from its last
+//! record down. Otherwise both are released and the cursor searches from the root for the last
+//! record below the last key it returned. This is what InnoDB's
+//! `btr_pcur_move_backward_from_page` does (release, then latch the left page before the
+//! current one).
 
 use std::collections::VecDeque;
 use std::ops::Bound;
@@ -16,21 +54,25 @@ use std::ops::Bound;
 use minnow_buf::{BufferPool, PageReadGuard};
 use minnow_redo::Lsn;
 
-use super::page::{NIL, validate};
+use super::descend::MAX_LEVEL;
+use super::page::{NIL, child_of, validate};
 use super::{BTree, Entry, TreeError};
-use crate::node;
+use crate::node::{self, Cursor};
 use crate::record::{SearchKey, Value};
 
 /// What a range scan returns: keys within `start..end` (each bound inclusive, exclusive or
-/// open; bounds are full keys), in ascending order, at most `limit` of them.
+/// open; a bound may be a prefix of the key, see the module docs), in ascending order (or
+/// descending with [`ScanRange::reverse`]), at most `limit` of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanRange {
-    /// The lower bound.
+    /// The lower bound (a key or a key prefix).
     pub start: Bound<Vec<Value>>,
-    /// The upper bound.
+    /// The upper bound (a key or a key prefix).
     pub end: Bound<Vec<Value>>,
     /// The most records to return (`None`: all).
     pub limit: Option<usize>,
+    /// Descending order: from `end` down to `start`.
+    pub reverse: bool,
 }
 
 impl ScanRange {
@@ -40,6 +82,7 @@ impl ScanRange {
             start: Bound::Unbounded,
             end: Bound::Unbounded,
             limit: None,
+            reverse: false,
         }
     }
 
@@ -48,7 +91,7 @@ impl ScanRange {
         ScanRange {
             start,
             end,
-            limit: None,
+            ..ScanRange::all()
         }
     }
 
@@ -57,6 +100,25 @@ impl ScanRange {
         self.limit = Some(limit);
         self
     }
+
+    /// The same range in descending key order (the limit counts from the top).
+    pub fn reverse(mut self) -> ScanRange {
+        self.reverse = true;
+        self
+    }
+}
+
+/// Where to land on a page: the cursor is the last record before the wanted one.
+#[derive(Debug, Clone, Copy)]
+enum Seek<'k> {
+    /// Before every record.
+    First,
+    /// At the last record.
+    Last,
+    /// At the last record below the key (prefix).
+    Before(&'k SearchKey),
+    /// At the last record at or below the key (prefix).
+    AtOrBefore(&'k SearchKey),
 }
 
 /// Where the cursor stopped: the leaf it read last, as it was.
@@ -64,18 +126,21 @@ impl ScanRange {
 struct Pos {
     page: u32,
     lsn: Lsn,
+    prev: u32,
     next: u32,
 }
 
-/// A forward range scan ([`BTree::scan`]): an iterator of [`Entry`] (delete-marked records
-/// included, flagged). After an error it ends.
+/// A range scan ([`BTree::scan`]): an iterator of [`Entry`] (delete-marked records included,
+/// flagged). After an error it ends.
 pub struct RangeScan<'p> {
     tree: BTree,
     pool: &'p BufferPool,
     start: Bound<SearchKey>,
     end: Bound<SearchKey>,
+    reverse: bool,
     remaining: Option<usize>,
     buf: VecDeque<Entry>,
+    /// The key of the last record buffered (where to restore from).
     last: Option<SearchKey>,
     pos: Option<Pos>,
     started: bool,
@@ -86,6 +151,7 @@ impl std::fmt::Debug for RangeScan<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RangeScan")
             .field("index_id", &self.tree.index_id)
+            .field("reverse", &self.reverse)
             .field("buffered", &self.buf.len())
             .field("done", &self.done)
             .finish()
@@ -93,11 +159,74 @@ impl std::fmt::Debug for RangeScan<'_> {
 }
 
 fn map_bound(tree: &BTree, b: Bound<Vec<Value>>) -> Result<Bound<SearchKey>, TreeError> {
+    let key = |k: Vec<Value>| -> Result<SearchKey, TreeError> {
+        let need = tree.leaf.n_key();
+        if k.len() > need {
+            return Err(TreeError::BadKey {
+                index_id: tree.index_id,
+                need,
+                got: k.len(),
+            });
+        }
+        Ok(tree.leaf.search_key(&k)?)
+    };
     Ok(match b {
-        Bound::Included(k) => Bound::Included(tree.key(&k)?),
-        Bound::Excluded(k) => Bound::Excluded(tree.key(&k)?),
+        Bound::Included(k) => Bound::Included(key(k)?),
+        Bound::Excluded(k) => Bound::Excluded(key(k)?),
         Bound::Unbounded => Bound::Unbounded,
     })
+}
+
+impl BTree {
+    /// The cursor position `seek` asks for on `page` (a node page or a leaf).
+    fn seek_on(&self, page: &[u8], level: u16, seek: Seek<'_>) -> Result<Cursor, TreeError> {
+        let layout = self.layout_at(level);
+        Ok(match seek {
+            Seek::First => Cursor::INFIMUM,
+            Seek::Last => {
+                let mut last = Cursor::INFIMUM;
+                for c in node::records(page) {
+                    last = c?;
+                }
+                last
+            }
+            Seek::Before(k) => node::search_before(page, layout, k)?.cursor,
+            Seek::AtOrBefore(k) => node::search(page, layout, k)?.cursor,
+        })
+    }
+
+    /// Shared latch coupling from the root to the leaf `seek` lands on; returns the leaf and
+    /// the position on it.
+    fn seek_leaf<'p>(
+        &self,
+        pool: &'p BufferPool,
+        seek: Seek<'_>,
+    ) -> Result<(PageReadGuard<'p>, Cursor), TreeError> {
+        let rid = self.id(self.root);
+        let mut g = pool.get_read(rid)?;
+        let mut level = validate(&g, rid, self.index_id, None)?;
+        if level > MAX_LEVEL {
+            return Err(self.corrupt(self.root, format!("root at level {level}")));
+        }
+        while level > 0 {
+            let no = g.page_id().page_no;
+            let mut c = self.seek_on(&g, level, seek)?;
+            if c.is_infimum() {
+                c = node::next(&g, c)?;
+            }
+            if !c.is_user() {
+                return Err(self.corrupt(no, "node page has no pointer for the key"));
+            }
+            let child = child_of(&self.node, &g, c.origin())?;
+            let id = self.id(child);
+            let next = pool.get_read(id)?;
+            validate(&next, id, self.index_id, Some(level - 1))?;
+            g = next; // the parent's latch is released only now: coupling
+            level -= 1;
+        }
+        let c = self.seek_on(&g, 0, seek)?;
+        Ok((g, c))
+    }
 }
 
 impl<'p> RangeScan<'p> {
@@ -113,92 +242,203 @@ impl<'p> RangeScan<'p> {
             pool,
             start,
             end,
+            reverse: range.reverse,
             remaining: range.limit,
             buf: VecDeque::new(),
             last: None,
             pos: None,
             started: false,
-            done: false,
+            done: range.limit == Some(0),
         })
     }
 
-    fn start_key(&self) -> Option<&SearchKey> {
-        match &self.start {
-            Bound::Included(k) | Bound::Excluded(k) => Some(k),
-            Bound::Unbounded => None,
+    /// Where the scan starts (or restarts, if nothing was returned yet).
+    fn first_seek(&self) -> Seek<'_> {
+        if self.reverse {
+            match &self.end {
+                Bound::Included(k) => Seek::AtOrBefore(k),
+                Bound::Excluded(k) => Seek::Before(k),
+                Bound::Unbounded => Seek::Last,
+            }
+        } else {
+            match &self.start {
+                Bound::Included(k) => Seek::Before(k),
+                Bound::Excluded(k) => Seek::AtOrBefore(k),
+                Bound::Unbounded => Seek::First,
+            }
         }
     }
 
-    /// The next leaf to read: the first one, the right sibling of the last one, or (if the
-    /// last one changed) the leaf found by searching for the last key returned.
-    fn next_leaf(&mut self) -> Result<Option<PageReadGuard<'p>>, TreeError> {
-        let tree = &self.tree;
+    /// Where to restore after the leaf changed: right after (forward) or right before
+    /// (backward) the last key returned.
+    fn restore_seek(&self) -> Seek<'_> {
+        match &self.last {
+            Some(k) if self.reverse => Seek::Before(k),
+            Some(k) => Seek::AtOrBefore(k),
+            None => self.first_seek(),
+        }
+    }
+
+    /// Validates a sibling reached through a link: a leaf of this index.
+    fn sibling(&self, no: u32) -> Result<PageReadGuard<'p>, TreeError> {
+        let id = self.tree.id(no);
+        let g = self.pool.get_read(id)?;
+        validate(&g, id, self.tree.index_id, Some(0))?;
+        Ok(g)
+    }
+
+    /// The next leaf to read and the position on it: the first one, a sibling of the last
+    /// one, or (if the last one changed) where a search for the last key lands.
+    fn next_leaf(&mut self) -> Result<Option<(PageReadGuard<'p>, Cursor)>, TreeError> {
         if !self.started {
             self.started = true;
-            return Ok(Some(tree.leaf_for_read(self.pool, self.start_key())?));
+            return Ok(Some(self.tree.seek_leaf(self.pool, self.first_seek())?));
         }
         let Some(p) = self.pos else {
             return Ok(None);
         };
-        if p.next == NIL {
-            return Ok(None);
+        let unchanged = |g: &PageReadGuard<'_>, tree: &BTree| {
+            validate(g, tree.id(p.page), tree.index_id, Some(0)).is_ok() && g.lsn() == p.lsn
+        };
+        if self.reverse {
+            if p.prev == NIL {
+                return Ok(None);
+            }
+            // Left page first, then the page we came from: left to right, as every thread
+            // that holds two leaves latches them.
+            let left = self.pool.get_read(self.tree.id(p.prev))?;
+            let left_ok = validate(&left, self.tree.id(p.prev), self.tree.index_id, Some(0))
+                .is_ok()
+                && super::page::next(&left).is_ok_and(|n| n == p.page);
+            if left_ok {
+                let cur = self.pool.get_read(self.tree.id(p.page))?;
+                if unchanged(&cur, &self.tree) {
+                    drop(cur);
+                    let c = self.tree.seek_on(&left, 0, Seek::Last)?;
+                    return Ok(Some((left, c)));
+                }
+            }
+            drop(left);
+        } else {
+            if p.next == NIL {
+                return Ok(None);
+            }
+            let cur = self.pool.get_read(self.tree.id(p.page))?;
+            if unchanged(&cur, &self.tree) {
+                let g = self.sibling(p.next)?;
+                drop(cur);
+                return Ok(Some((g, Cursor::INFIMUM)));
+            }
         }
-        let id = tree.id(p.page);
-        let cur = self.pool.get_read(id)?;
-        if validate(&cur, id, tree.index_id, Some(0)).is_ok() && cur.lsn() == p.lsn {
-            let nid = tree.id(p.next);
-            let g = self.pool.get_read(nid)?;
-            validate(&g, nid, tree.index_id, Some(0))?;
-            drop(cur);
-            return Ok(Some(g));
-        }
-        drop(cur);
-        let key = self.last.as_ref().or(self.start_key());
-        Ok(Some(tree.leaf_for_read(self.pool, key)?))
+        Ok(Some(self.tree.seek_leaf(self.pool, self.restore_seek())?))
     }
 
-    /// Copies the qualifying records of the next leaf into the buffer.
+    /// True if a record is below the start bound (compared on the bound's fields).
+    fn before_start(&self, page: &[u8], origin: usize) -> Result<bool, TreeError> {
+        let layout = &self.tree.leaf;
+        Ok(match &self.start {
+            Bound::Included(s) => {
+                layout.compare(s, page, origin, 0)?.0 == std::cmp::Ordering::Greater
+            }
+            Bound::Excluded(s) => layout.compare(s, page, origin, 0)?.0 != std::cmp::Ordering::Less,
+            Bound::Unbounded => false,
+        })
+    }
+
+    /// True if a record is above the end bound (compared on the bound's fields).
+    fn after_end(&self, page: &[u8], origin: usize) -> Result<bool, TreeError> {
+        let layout = &self.tree.leaf;
+        Ok(match &self.end {
+            Bound::Included(e) => layout.compare(e, page, origin, 0)?.0 == std::cmp::Ordering::Less,
+            Bound::Excluded(e) => {
+                layout.compare(e, page, origin, 0)?.0 != std::cmp::Ordering::Greater
+            }
+            Bound::Unbounded => false,
+        })
+    }
+
+    fn entry(&self, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
+        Ok(Entry {
+            values: self.tree.leaf.decode(page, c.origin())?,
+            deleted: node::header_at(page, c)?.deleted(),
+        })
+    }
+
+    /// Copies the records to return from the next leaf into the buffer: at most as many as
+    /// the limit still allows, starting at the position the leaf was reached with.
     fn fill(&mut self) -> Result<(), TreeError> {
-        let Some(g) = self.next_leaf()? else {
+        let Some((g, at)) = self.next_leaf()? else {
             self.done = true;
             return Ok(());
         };
-        let layout = &self.tree.leaf;
-        for c in node::records(&g) {
-            let c = c?;
-            let key = layout.key_of(&g, c.origin())?;
-            if self.last.as_ref().is_some_and(|l| key <= *l) {
-                continue;
+        let cap = self.remaining.unwrap_or(usize::MAX);
+        let mut last = None;
+        if self.reverse {
+            // Records link forwards only: collect the origins up to the position, then walk
+            // them backwards.
+            let mut origins = Vec::new();
+            if !at.is_infimum() {
+                for c in node::records(&g) {
+                    let c = c?;
+                    origins.push(c);
+                    if c == at {
+                        break;
+                    }
+                }
             }
-            let before_start = match &self.start {
-                Bound::Included(s) => key < *s,
-                Bound::Excluded(s) => key <= *s,
-                Bound::Unbounded => false,
-            };
-            if before_start {
-                continue;
+            for &c in origins.iter().rev() {
+                if self.after_end(&g, c.origin())? {
+                    continue;
+                }
+                if self.before_start(&g, c.origin())? {
+                    self.done = true;
+                    break;
+                }
+                let e = self.entry(&g, c)?;
+                self.buf.push_back(e);
+                last = Some(c);
+                if self.buf.len() >= cap {
+                    self.done = true;
+                    break;
+                }
             }
-            let past_end = match &self.end {
-                Bound::Included(e) => key > *e,
-                Bound::Excluded(e) => key >= *e,
-                Bound::Unbounded => false,
-            };
-            if past_end {
-                self.done = true;
-                break;
+        } else {
+            let mut c = at;
+            let mut started = matches!(self.start, Bound::Unbounded);
+            loop {
+                c = node::next(&g, c)?;
+                if !c.is_user() {
+                    break;
+                }
+                if !started {
+                    if self.before_start(&g, c.origin())? {
+                        continue;
+                    }
+                    started = true;
+                }
+                if self.after_end(&g, c.origin())? {
+                    self.done = true;
+                    break;
+                }
+                let e = self.entry(&g, c)?;
+                self.buf.push_back(e);
+                last = Some(c);
+                if self.buf.len() >= cap {
+                    self.done = true;
+                    break;
+                }
             }
-            self.buf.push_back(Entry {
-                values: layout.decode(&g, c.origin())?,
-                deleted: node::header_at(&g, c)?.deleted(),
-            });
-            self.last = Some(key);
         }
-        let next = super::page::next(&g)
-            .map_err(|e| self.tree.corrupt(g.page_id().page_no, e.to_string()))?;
+        if let Some(c) = last {
+            self.last = Some(self.tree.leaf.key_of(&g, c.origin())?);
+        }
+        let no = g.page_id().page_no;
+        let bad = |e: minnow_page::PageError| self.tree.corrupt(no, e.to_string());
         self.pos = Some(Pos {
-            page: g.page_id().page_no,
+            page: no,
             lsn: g.lsn(),
-            next,
+            prev: super::page::prev(&g).map_err(bad)?,
+            next: super::page::next(&g).map_err(bad)?,
         });
         Ok(())
     }

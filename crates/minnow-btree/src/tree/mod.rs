@@ -98,11 +98,21 @@
 //!
 //! ## Range scans
 //!
-//! A [`RangeScan`] copies the qualifying records of one leaf at a time and then lets go of the
-//! latch, remembering the leaf's page number, its LSN and its right sibling. To move on it
-//! latches the remembered leaf again: if the LSN is unchanged, nothing moved and it couples to
-//! the right sibling; otherwise it searches again from the root for the last key it returned
-//! (InnoDB's "restore the persistent cursor").
+//! A [`RangeScan`] goes forward or backward ([`ScanRange::reverse`]) between bounds that may be
+//! key prefixes. It starts with one descent and one binary search on the leaf, copies only the
+//! records it may return (no more than the limit) under a shared latch, and then lets go of
+//! the latch, remembering the leaf's page number, LSN and siblings. To move on it checks the
+//! remembered leaf's LSN: unchanged, it steps to the sibling (rightwards by latch coupling;
+//! leftwards by latching the left page *first* and then the remembered one, so that every
+//! thread takes sibling latches left to right); changed, it searches again from the root for
+//! the last key it returned (InnoDB's "restore the persistent cursor"). See the cursor module.
+//!
+//! ## Bulk build
+//!
+//! [`BulkBuilder`] builds a whole tree bottom-up from sorted records: leaves filled to a fill
+//! factor (15/16 by default), upper levels from the first keys of the level below, the root
+//! last; each finished page is one mini-transaction logging only its used bytes, and the tree
+//! is reachable only once the caller publishes its root.
 //!
 //! ## Example
 //!
@@ -139,6 +149,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod bulk;
 mod check;
 mod cursor;
 mod descend;
@@ -148,6 +159,7 @@ mod segs;
 mod split;
 
 pub use crate::space::{SpaceUsage, allocate, free, space_usage};
+pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use cursor::{RangeScan, ScanRange};
 pub use segs::Segments;
@@ -200,6 +212,22 @@ pub enum TreeError {
         need: usize,
         /// Fields given.
         got: usize,
+    },
+    /// A bulk build got a record whose key is below the previous record's.
+    #[error("bulk build of index {index_id}: key {key:?} arrived after {previous:?}")]
+    OutOfOrder {
+        /// The index.
+        index_id: u64,
+        /// The key that arrived out of order, as stored field bytes.
+        key: SearchKey,
+        /// The key before it.
+        previous: SearchKey,
+    },
+    /// A bulk build fill factor outside `(0, 1]`.
+    #[error("bulk build fill factor {fill_factor} is not in (0, 1]")]
+    BadFillFactor {
+        /// The fill factor given.
+        fill_factor: f64,
     },
     /// A B-tree invariant does not hold on a page.
     #[error("corrupt B-tree page {page}: {what}")]
@@ -409,7 +437,8 @@ impl BTree {
         }
     }
 
-    /// A forward range scan; see [`ScanRange`] for bounds and limit.
+    /// A range scan, forward or backward; see [`ScanRange`] for bounds (keys or key
+    /// prefixes), limit and direction.
     pub fn scan<'p>(
         &self,
         pool: &'p BufferPool,

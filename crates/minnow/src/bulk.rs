@@ -1,0 +1,405 @@
+//! Bulk operations: [`Database::create_index`] on a populated table and [`Table::load`] of an
+//! empty one, both built bottom-up with [`minnow_btree::tree::BulkBuilder`] instead of one
+//! insert per row.
+//!
+//! **`create_index`** scans the table once, encodes each row's entry for the new index, sorts
+//! the entries, checks a unique index for duplicates (failing with
+//! [`Error::DuplicateKey`] before anything is published), builds the tree bottom-up and then
+//! rewrites the table's dictionary record to name the new index. That dictionary update is
+//! the **commit point**: a crash before it leaves the build's pages allocated and unreachable
+//! and the table as it was; after it the index exists whole (its pages' redo precedes the
+//! dictionary record's in the log, so a durable dictionary record implies a durable tree).
+//!
+//! **`load`** takes rows in ascending primary key order into an empty table. The clustered
+//! index is built bottom-up as the rows stream in; each secondary index's entries are
+//! collected, sorted and built after. Unsorted rows, a duplicate primary key or a duplicate
+//! unique key fail before anything is visible. Each index is built as a new tree (with its
+//! own segments, [`minnow_btree::tree::BulkBuilder::new`]); then one dictionary update names
+//! all the new roots at once: that update is the statement's **commit point**, so after a
+//! crash either every index holds the rows or none does. The table's old, empty trees are
+//! freed after it. A crash before the commit point leaves the new trees' segments named by
+//! no dictionary record, and one after it, before the freeing, the old trees' segments:
+//! `open` frees such orphan segments. Handles taken before the load read through the
+//! table's new entry.
+
+use std::sync::Arc;
+
+use minnow_btree::record::{RecordBuf, RecordLayout, SearchKey, Value};
+use minnow_btree::tree::{BulkBuilder, BulkOptions};
+use minnow_btree::{BTree, ScanRange, TreeError};
+use minnow_buf::BufferPool;
+use minnow_redo::Durability;
+
+use crate::db::{Database, SYSTEM_SPACE_ID, TableEntry, dict_row};
+use crate::error::{Error, Result, from_tree};
+use crate::schema::{self, IndexDef, PRIMARY, SecMeta, TableMeta};
+use crate::table::Table;
+
+/// One secondary entry, encoded, with its key for sorting.
+struct SortEntry {
+    key: SearchKey,
+    rec: RecordBuf,
+}
+
+/// Encodes, sorts and checks the entries of index `s` for `rows`; a unique index with two
+/// equal non-NULL keys is [`Error::DuplicateKey`] naming the index and the key.
+fn sorted_entries<'r>(
+    meta: &TableMeta,
+    s: &SecMeta,
+    layout: &RecordLayout,
+    rows: impl Iterator<Item = &'r [Value]>,
+) -> Result<Vec<SortEntry>> {
+    let bad = |e: minnow_btree::record::RecordError| {
+        from_tree(TreeError::Record(e), meta.name(), &s.name)
+    };
+    let mut entries = Vec::new();
+    for row in rows {
+        let rec = layout.encode(&meta.secondary_values(s, row)).map_err(bad)?;
+        let key = layout.key_of(rec.as_bytes(), rec.extra()).map_err(bad)?;
+        entries.push(SortEntry { key, rec });
+    }
+    entries.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    if s.unique {
+        let n = s.cols.len();
+        for w in entries.windows(2) {
+            let (Some(a), Some(b)) = (w.first(), w.get(1)) else {
+                continue;
+            };
+            let (ka, kb) = (a.key.fields(), b.key.fields());
+            let (pa, pb) = (ka.get(..n), kb.get(..n));
+            if pa == pb && pa.is_some_and(|p| p.iter().all(Option::is_some)) {
+                let values = layout
+                    .decode(b.rec.as_bytes(), b.rec.extra())
+                    .map_err(bad)?;
+                return Err(Error::DuplicateKey {
+                    table: meta.name().to_owned(),
+                    index: s.name.clone(),
+                    key: values.into_iter().take(n).collect(),
+                });
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// Passes `result` through; if it is an error, first frees the trees a failed bulk operation
+/// created (unpublished, so nothing else refers to them; were the freeing cut by a crash,
+/// `open` would free them as orphan segments).
+fn abandon_on_error<T>(pool: &BufferPool, result: Result<T>, created: &[BTree]) -> Result<T> {
+    if result.is_err() {
+        for tree in created {
+            // The operation's own error is the one to report.
+            let _ = tree.free_all(pool);
+        }
+    }
+    result
+}
+
+/// A builder for index `index_id` filled with sorted `entries`; its tree is added to
+/// `created`.
+fn build<'p>(
+    pool: &'p BufferPool,
+    meta: &TableMeta,
+    name: &str,
+    index_id: u64,
+    layout: RecordLayout,
+    entries: &[SortEntry],
+    created: &mut Vec<BTree>,
+) -> Result<BulkBuilder<'p>> {
+    let mut b = BulkBuilder::new(
+        pool,
+        SYSTEM_SPACE_ID,
+        index_id,
+        layout,
+        BulkOptions::default(),
+    )
+    .map_err(|e| from_tree(e, meta.name(), name))?;
+    created.push(b.tree().clone());
+    for e in entries {
+        b.push(&e.rec)
+            .map_err(|e| from_tree(e, meta.name(), name))?;
+    }
+    Ok(b)
+}
+
+impl Database {
+    /// Creates secondary index `index` on table `table` from the rows it holds, built
+    /// bottom-up from sorted entries (see the module docs of `bulk`: the dictionary update is
+    /// the commit point). A unique index over rows with equal keys fails with
+    /// [`Error::DuplicateKey`] naming the index and the key, and leaves nothing behind. Every
+    /// handle on the table maintains the new index from then on.
+    ///
+    /// ```
+    /// use std::ops::Bound;
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .column(ColumnDef::new("city", ColumnType::Var(20)))
+    ///     .primary_key(&["id"]))?;
+    /// for (id, city) in [(1u64, "oslo"), (2, "bern"), (3, "oslo")] {
+    ///     t.insert(&[Value::UInt(id), Value::Bytes(city.into())])?;
+    /// }
+    /// db.create_index("t", IndexDef::new("by_city", &["city"]))?;
+    /// let oslo = Bound::Included(vec![Value::Bytes(b"oslo".to_vec())]);
+    /// let t = db.table("t")?;
+    /// let ids: Vec<_> = t
+    ///     .scan_index("by_city", Scan::range(oslo.clone(), oslo).columns(&["id"]).reverse())?
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(ids, [vec![Value::UInt(3)], vec![Value::UInt(1)]]);
+    /// db.check()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create_index(&self, table: &str, index: IndexDef) -> Result<Durability> {
+        let inner = self.inner()?;
+        let _w = inner.write.lock();
+        let t = self.table(table)?.t;
+        let mut def = t.meta.def.clone();
+        def.indexes.push(index);
+        let mut meta = TableMeta::resolve(def)?;
+        meta.index_id = t.meta.index_id;
+        meta.root = t.meta.root;
+        for (new, old) in meta.secondary.iter_mut().zip(&t.meta.secondary) {
+            new.index_id = old.index_id;
+            new.root = old.root;
+        }
+        let Some(s) = meta.secondary.last().cloned() else {
+            return Err(Error::Corrupt {
+                what: format!("table `{table}`: the new index is missing"),
+            });
+        };
+        // The dictionary record must fit before anything is built.
+        let max = minnow_btree::node::max_record_len(inner.config.page_size.bytes());
+        let rec_len = inner
+            .dict
+            .layout()
+            .encode(&dict_row(table.as_bytes(), schema::encode(&meta)))
+            .map_err(|e| Error::BadDefinition {
+                table: table.to_owned(),
+                reason: e.to_string(),
+            })?
+            .len();
+        if rec_len > max {
+            return Err(Error::BadDefinition {
+                table: table.to_owned(),
+                reason: format!(
+                    "its dictionary record of {rec_len} bytes exceeds the {max}-byte maximum"
+                ),
+            });
+        }
+        let layout = meta.secondary_layout(&s)?;
+        let mut rows = Vec::new();
+        for e in t
+            .clustered
+            .scan(&inner.pool, ScanRange::all())
+            .map_err(|e| from_tree(e, table, PRIMARY))?
+        {
+            let e = e.map_err(|e| from_tree(e, table, PRIMARY))?;
+            rows.push(meta.row_of(e.values)?);
+        }
+        let entries = sorted_entries(&meta, &s, &layout, rows.iter().map(Vec::as_slice))?;
+        drop(rows);
+        let mut ids = inner.next_index_id.lock();
+        let index_id = *ids;
+        let mut created = Vec::new();
+        let built = build(
+            &inner.pool,
+            &meta,
+            &s.name,
+            index_id,
+            layout,
+            &entries,
+            &mut created,
+        )
+        .and_then(|b| b.finish().map_err(|e| from_tree(e, table, &s.name)));
+        let (tree, _) = abandon_on_error(&inner.pool, built, &created)?;
+        *ids += 1;
+        drop(ids);
+        if let Some(last) = meta.secondary.last_mut() {
+            last.index_id = index_id;
+            last.root = tree.root();
+        }
+        // The commit point: the dictionary names the new index.
+        let end = inner
+            .dict
+            .update(
+                &inner.pool,
+                &dict_row(table.as_bytes(), schema::encode(&meta)),
+            )
+            .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
+        let mut secondary = t.secondary.clone();
+        secondary.push(tree);
+        let entry = Arc::new(TableEntry {
+            meta,
+            clustered: t.clustered.clone(),
+            secondary,
+            dropped: Default::default(),
+            superseded: Default::default(),
+        });
+        inner.tables.write().insert(table.to_owned(), entry);
+        self.durable(end)
+    }
+}
+
+impl Table<'_> {
+    /// Loads `rows` (one value per column, in table order, in ascending primary key order)
+    /// into this table, which must be empty ([`Error::TableNotEmpty`]), building every index
+    /// bottom-up (see the module docs of `bulk`). Rows out of order are [`Error::Unsorted`];
+    /// a repeated primary key or unique key is [`Error::DuplicateKey`]; either leaves the
+    /// table empty. Returns the durability reached, as a statement does.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .column(ColumnDef::new("k", ColumnType::U32))
+    ///     .primary_key(&["id"])
+    ///     .index(IndexDef::new("by_k", &["k"])))?;
+    /// t.load((0..10_000u64).map(|i| vec![Value::UInt(i), Value::UInt(i % 7)]))?;
+    /// // The three largest ids, from the top.
+    /// let top: Vec<_> = t.scan(Scan::all().reverse().limit(3).columns(&["id"]))?
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(top, [[Value::UInt(9999)], [Value::UInt(9998)], [Value::UInt(9997)]]);
+    /// assert_eq!(db.check()?.rows["t"], 10_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load<I, R>(&self, rows: I) -> Result<Durability>
+    where
+        I: IntoIterator<Item = R>,
+        R: AsRef<[Value]>,
+    {
+        let inner = self.db.inner()?;
+        let _w = inner.write.lock();
+        let t = self.db.table(self.t.meta.name())?.t;
+        let meta = &t.meta;
+        let name = meta.name();
+        let pool = &inner.pool;
+        let mut probe = t
+            .clustered
+            .scan(pool, ScanRange::all().limit(1))
+            .map_err(|e| from_tree(e, name, PRIMARY))?;
+        if probe.next().is_some() {
+            return Err(Error::TableNotEmpty {
+                table: name.to_owned(),
+            });
+        }
+        drop(probe);
+        let mut created = Vec::new();
+        let built = Table::load_build(pool, &t, rows, &mut created);
+        let (new_clustered, new_secondary, mut end) = abandon_on_error(pool, built, &created)?;
+        // The commit point: the dictionary record names the built trees' roots.
+        let mut new_meta = meta.clone();
+        new_meta.root = new_clustered.root();
+        for (s, tree) in new_meta.secondary.iter_mut().zip(&new_secondary) {
+            s.root = tree.root();
+        }
+        let published = inner
+            .dict
+            .update(pool, &dict_row(name.as_bytes(), schema::encode(&new_meta)))
+            .map_err(|e| from_tree(e, name, "SYS_TABLES"));
+        end = end.max(abandon_on_error(pool, published, &created)?);
+        let durability = self.db.durable(end)?;
+        let entry = Arc::new(TableEntry {
+            meta: new_meta,
+            clustered: new_clustered,
+            secondary: new_secondary,
+            dropped: Default::default(),
+            superseded: Default::default(),
+        });
+        inner.tables.write().insert(name.to_owned(), entry);
+        t.superseded
+            .store(true, std::sync::atomic::Ordering::Release);
+        // The empty trees the table had are now named by nothing: give their pages back (a
+        // crash before this leaves orphan segments, which `open` frees).
+        for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
+            tree.free_all(pool)
+                .map_err(|e| from_tree(e, name, "SYS_TABLES"))?;
+        }
+        Ok(durability)
+    }
+
+    /// Builds every index of `t` from `rows` (see [`Table::load`]), adding each new tree to
+    /// `created` as soon as it exists. Returns the built trees, not yet published.
+    fn load_build<I, R>(
+        pool: &BufferPool,
+        t: &TableEntry,
+        rows: I,
+        created: &mut Vec<BTree>,
+    ) -> Result<(BTree, Vec<BTree>, minnow_redo::Lsn)>
+    where
+        I: IntoIterator<Item = R>,
+        R: AsRef<[Value]>,
+    {
+        let meta = &t.meta;
+        let name = meta.name();
+        let mut clustered = BulkBuilder::new(
+            pool,
+            SYSTEM_SPACE_ID,
+            t.clustered.index_id(),
+            meta.clustered_layout()?,
+            BulkOptions::default(),
+        )
+        .map_err(|e| from_tree(e, name, PRIMARY))?;
+        created.push(clustered.tree().clone());
+        // Rows are kept only if a secondary index needs them.
+        let mut kept: Vec<Vec<Value>> = Vec::new();
+        let mut previous: Option<Vec<Value>> = None;
+        for row in rows {
+            let row = meta.normalise_row(row.as_ref())?;
+            match clustered.push_values(&meta.clustered_values(&row)) {
+                Ok(()) => {}
+                Err(TreeError::Duplicate { .. }) => {
+                    return Err(Error::DuplicateKey {
+                        table: name.to_owned(),
+                        index: PRIMARY.to_owned(),
+                        key: meta.pk_of(&row),
+                    });
+                }
+                Err(TreeError::OutOfOrder { .. }) => {
+                    return Err(Error::Unsorted {
+                        table: name.to_owned(),
+                        key: meta.pk_of(&row),
+                        previous: previous.unwrap_or_default(),
+                    });
+                }
+                Err(e) => return Err(from_tree(e, name, PRIMARY)),
+            }
+            if meta.secondary.is_empty() {
+                previous = Some(meta.pk_of(&row));
+            } else {
+                previous = Some(meta.pk_of(&row));
+                kept.push(row);
+            }
+        }
+        let mut builders = Vec::new();
+        for (s, tree) in meta.secondary.iter().zip(&t.secondary) {
+            let layout = meta.secondary_layout(s)?;
+            let entries = sorted_entries(meta, s, &layout, kept.iter().map(Vec::as_slice))?;
+            builders.push(build(
+                pool,
+                meta,
+                &s.name,
+                tree.index_id(),
+                layout,
+                &entries,
+                created,
+            )?);
+        }
+        drop(kept);
+        let (new_clustered, mut end) = clustered
+            .finish()
+            .map_err(|e| from_tree(e, name, PRIMARY))?;
+        let mut new_secondary = Vec::new();
+        for (b, s) in builders.into_iter().zip(&meta.secondary) {
+            let (tree, e) = b.finish().map_err(|e| from_tree(e, name, &s.name))?;
+            end = end.max(e);
+            new_secondary.push(tree);
+        }
+        Ok((new_clustered, new_secondary, end))
+    }
+}
