@@ -31,6 +31,9 @@ pub struct ScanRange {
     pub end: Bound<Vec<Value>>,
     /// The most records to return (`None`: all).
     pub limit: Option<usize>,
+    /// The off-page fields to fetch, by stored field index (`None`: all); see
+    /// [`crate::tree::overflow`].
+    pub fetch: Option<Vec<usize>>,
 }
 
 impl ScanRange {
@@ -40,6 +43,7 @@ impl ScanRange {
             start: Bound::Unbounded,
             end: Bound::Unbounded,
             limit: None,
+            fetch: None,
         }
     }
 
@@ -49,12 +53,20 @@ impl ScanRange {
             start,
             end,
             limit: None,
+            fetch: None,
         }
     }
 
     /// The same range, at most `limit` records.
     pub fn limit(mut self, limit: usize) -> ScanRange {
         self.limit = Some(limit);
+        self
+    }
+
+    /// The same range, fetching only these off-page fields (the others come back as
+    /// [`Value::Null`]; fields stored on the page always come back).
+    pub fn fetch(mut self, fields: Vec<usize>) -> ScanRange {
+        self.fetch = Some(fields);
         self
     }
 }
@@ -75,6 +87,7 @@ pub struct RangeScan<'p> {
     start: Bound<SearchKey>,
     end: Bound<SearchKey>,
     remaining: Option<usize>,
+    fetch: Option<Vec<usize>>,
     buf: VecDeque<Entry>,
     last: Option<SearchKey>,
     pos: Option<Pos>,
@@ -114,6 +127,7 @@ impl<'p> RangeScan<'p> {
             start,
             end,
             remaining: range.limit,
+            fetch: range.fetch,
             buf: VecDeque::new(),
             last: None,
             pos: None,
@@ -188,7 +202,7 @@ impl<'p> RangeScan<'p> {
                 break;
             }
             self.buf.push_back(Entry {
-                values: layout.decode(&g, c.origin())?,
+                values: (self.tree).decode_leaf(self.pool, &g, c.origin(), self.fetch.as_deref())?,
                 deleted: node::header_at(&g, c)?.deleted(),
             });
             self.last = Some(key);
