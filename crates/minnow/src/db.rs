@@ -1,6 +1,6 @@
 //! [`Database`]: the data directory, startup and recovery, the dictionary, shutdown.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use minnow_buf::{BufferPool, DirectWriter, DoublewriteRecovery, PageWriter, Spac
 use minnow_dblwr::{Doublewrite, DoublewriteMode};
 use minnow_io::{Backend, OpenOptions, Tablespace};
 use minnow_page::checksum::ChecksumPolicy;
+use minnow_page::{PageId, PageType, fil};
 use minnow_redo::{Durability, Log, Lsn};
 use parking_lot::{Mutex, RwLock};
 
@@ -52,6 +53,8 @@ pub struct CheckReport {
     pub indexes: usize,
     /// Rows per table.
     pub rows: BTreeMap<String, u64>,
+    /// Overflow pages holding off-page columns, in all tables.
+    pub overflow_pages: u64,
 }
 
 /// What `open` did to bring the database back.
@@ -437,7 +440,7 @@ impl Database {
     pub fn check(&self) -> Result<CheckReport> {
         let inner = self.inner()?;
         let _w = inner.write.lock();
-        inner
+        let dict = inner
             .dict
             .check(&inner.pool)
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
@@ -445,11 +448,28 @@ impl Database {
             indexes: 1,
             ..CheckReport::default()
         };
+        // Overflow page -> the table that owns it: no page may serve two trees.
+        let mut owners: HashMap<u32, String> = HashMap::new();
+        let mut own = |pages: &[u32], name: &str| -> Result<()> {
+            for &p in pages {
+                if let Some(other) = owners.insert(p, name.to_owned()) {
+                    return Err(Error::Corrupt {
+                        what: format!(
+                            "overflow page {p} belongs to a record of `{other}` and one of `{name}`"
+                        ),
+                    });
+                }
+            }
+            Ok(())
+        };
+        own(&dict.overflow_pages, "SYS_TABLES")?;
         for (name, t) in inner.tables.read().iter() {
             let stats = t
                 .clustered
                 .check(&inner.pool)
                 .map_err(|e| from_tree(e, name, PRIMARY))?;
+            own(&stats.overflow_pages, name)?;
+            report.overflow_pages += stats.overflow_pages.len() as u64;
             report.indexes += 1;
             for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
                 tree.check(&inner.pool)
@@ -471,6 +491,19 @@ impl Database {
             }
             report.rows.insert(name.clone(), stats.records);
             report.tables += 1;
+        }
+        // Every BLOB page of the tablespace must be on a chain some record owns.
+        let usage = minnow_btree::tree::space_usage(&inner.pool, SYSTEM_SPACE_ID)
+            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+        for no in 1..usage.free_limit {
+            let g = inner.pool.get_read(PageId::new(SYSTEM_SPACE_ID, no))?;
+            if fil::page_type(&g).ok() == Some(PageType::Blob) && !owners.contains_key(&no) {
+                return Err(Error::Corrupt {
+                    what: format!(
+                        "overflow page {no} of space {SYSTEM_SPACE_ID} is on no record's chain"
+                    ),
+                });
+            }
         }
         Ok(report)
     }

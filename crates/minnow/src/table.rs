@@ -126,7 +126,7 @@ impl Rows<'_> {
         let e = self
             .t
             .clustered
-            .get(&inner.pool, &pk)
+            .get_fields(&inner.pool, &pk, &meta.stored_fields(&self.proj))
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         match e {
             Some(e) => {
@@ -408,7 +408,8 @@ impl<'db> Table<'db> {
                 Bound::Unbounded => Bound::Unbounded,
             })
         };
-        let mut range = ScanRange::new(b(scan.start)?, b(scan.end)?);
+        let mut range =
+            ScanRange::new(b(scan.start)?, b(scan.end)?).fetch(meta.stored_fields(&proj));
         range.limit = scan.limit;
         let inner = self
             .t
