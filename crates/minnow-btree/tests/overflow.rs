@@ -66,8 +66,8 @@ fn sizes(page: PageSize) -> Vec<usize> {
 
 fn run(page: PageSize, frames: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let pool = BufferPool::create_scratch(dir.path(), BufConfig::with_frames(frames, page), 1)
-        .unwrap();
+    let pool =
+        BufferPool::create_scratch(dir.path(), BufConfig::with_frames(frames, page), 1).unwrap();
     let (tree, _) = BTree::create(&pool, 1, 9, layout()).unwrap();
     let sizes = sizes(page);
     let mut rows = Vec::new();
@@ -142,8 +142,7 @@ fn blob_rows_on_16k_pages() {
 fn key_columns_never_go_off_page_and_too_large_rows_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let page = PageSize::K4;
-    let pool =
-        BufferPool::create_scratch(dir.path(), BufConfig::with_frames(32, page), 1).unwrap();
+    let pool = BufferPool::create_scratch(dir.path(), BufConfig::with_frames(32, page), 1).unwrap();
     // A key that alone is bigger than half a page.
     let l = RecordLayout::clustered(
         vec![Column::new(ColumnType::Var(3000))],
@@ -180,7 +179,9 @@ fn key_columns_never_go_off_page_and_too_large_rows_are_refused() {
 #[test]
 fn off_page_rows_survive_a_clean_reopen() {
     let env = common::Env::new(128);
-    let rows: Vec<_> = (0..20u32).map(|k| row(k, Some(k as usize * 997), Some(2000))).collect();
+    let rows: Vec<_> = (0..20u32)
+        .map(|k| row(k, Some(k as usize * 997), Some(2000)))
+        .collect();
     let root = {
         let pool = env.create();
         let (tree, _) = BTree::create(&pool, common::SPACE, 3, layout()).unwrap();

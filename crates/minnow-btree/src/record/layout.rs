@@ -52,7 +52,9 @@ impl RecordLayout {
             ));
         }
         if fields.iter().take(n_key).any(|c| c.ty.is_lob()) {
-            return Err(RecordError::BadLayout("a BLOB or TEXT column cannot be a key"));
+            return Err(RecordError::BadLayout(
+                "a BLOB or TEXT column cannot be a key",
+            ));
         }
         let n_nullable = fields.iter().filter(|c| c.nullable).count();
         Ok(RecordLayout {
@@ -306,7 +308,11 @@ impl RecordLayout {
         let mut w = self.walk(page, origin);
         let mut i = 0;
         while let Some(f) = w.next() {
-            let col = self.fields.get(i).copied().unwrap_or(Column::new(ColumnType::U8));
+            let col = self
+                .fields
+                .get(i)
+                .copied()
+                .unwrap_or(Column::new(ColumnType::U8));
             out.push(match f? {
                 Some(b) if w.is_external() => Field::External(b),
                 Some(b) => Field::Value(decode_value(col.ty, b).map_err(|reason| {
@@ -588,13 +594,11 @@ fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, Rec
         (Value::Null, _) => Err(bad("NULL in a NOT NULL column")),
         (Value::Int(x), t) if t.is_int() => int(i128::from(*x)).map(Some),
         (Value::UInt(x), t) if t.is_int() => int(i128::from(*x)).map(Some),
-        (Value::Double(x), ColumnType::Double) => Ok(Some(
-            types::encode_double(*x).map_err(with_field)?.to_vec(),
-        )),
-        (Value::Date(d), ColumnType::Date) => Ok(Some(d.encode().to_vec())),
-        (Value::DateTime(d), ColumnType::DateTime) => {
-            Ok(Some(d.packed().to_be_bytes().to_vec()))
+        (Value::Double(x), ColumnType::Double) => {
+            Ok(Some(types::encode_double(*x).map_err(with_field)?.to_vec()))
         }
+        (Value::Date(d), ColumnType::Date) => Ok(Some(d.encode().to_vec())),
+        (Value::DateTime(d), ColumnType::DateTime) => Ok(Some(d.packed().to_be_bytes().to_vec())),
         (Value::Bytes(b), ColumnType::Fixed(_) | ColumnType::Var(_))
         | (Value::Bytes(b), ColumnType::Blob | ColumnType::Text) => {
             match col.ty.fixed_len() {
@@ -615,10 +619,9 @@ fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, Rec
 /// field's bytes once fetched).
 pub fn decode_value(ty: ColumnType, b: &[u8]) -> Result<Value, &'static str> {
     match ty {
-        ColumnType::Fixed(_)
-        | ColumnType::Var(_)
-        | ColumnType::Blob
-        | ColumnType::Text => return Ok(Value::Bytes(b.to_vec())),
+        ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text => {
+            return Ok(Value::Bytes(b.to_vec()));
+        }
         ColumnType::Double => {
             let a: [u8; 8] = b.try_into().map_err(|_| "not 8 bytes")?;
             return Ok(Value::Double(types::decode_double(a)));

@@ -202,7 +202,12 @@ impl<'p> RangeScan<'p> {
                 break;
             }
             self.buf.push_back(Entry {
-                values: (self.tree).decode_leaf(self.pool, &g, c.origin(), self.fetch.as_deref())?,
+                values: (self.tree).decode_leaf(
+                    self.pool,
+                    &g,
+                    c.origin(),
+                    self.fetch.as_deref(),
+                )?,
                 deleted: node::header_at(&g, c)?.deleted(),
             });
             self.last = Some(key);

@@ -347,11 +347,7 @@ impl BTree {
         self.insert_prepared(pool, &overflow::Prepared::inline(rec.clone()))
     }
 
-    fn insert_prepared(
-        &self,
-        pool: &BufferPool,
-        p: &overflow::Prepared,
-    ) -> Result<Lsn, TreeError> {
+    fn insert_prepared(&self, pool: &BufferPool, p: &overflow::Prepared) -> Result<Lsn, TreeError> {
         let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
         if let Some(end) = self.insert_optimistic(pool, p, &key)? {
             return Ok(end);

@@ -457,7 +457,10 @@ impl BTree {
                     if data.len() > max {
                         return Err(self.corrupt(
                             leaf,
-                            format!("off-page field {i} of {} bytes, the column allows {max}", data.len()),
+                            format!(
+                                "off-page field {i} of {} bytes, the column allows {max}",
+                                data.len()
+                            ),
                         ));
                     }
                     let ty = col.map_or(crate::record::ColumnType::Blob, |c| c.ty);
@@ -518,14 +521,16 @@ impl BTree {
             if r.len > max {
                 return Err(self.corrupt(
                     leaf,
-                    format!("off-page field {i} of {} bytes, the column allows {max}", r.len),
+                    format!(
+                        "off-page field {i} of {} bytes, the column allows {max}",
+                        r.len
+                    ),
                 ));
             }
             if r.len <= MIN_EXTERN_LEN as u64 {
-                return Err(self.corrupt(
-                    leaf,
-                    format!("off-page field {i} of only {} bytes", r.len),
-                ));
+                return Err(
+                    self.corrupt(leaf, format!("off-page field {i} of only {} bytes", r.len))
+                );
             }
             let mut no = r.page;
             let mut left = r.len;
@@ -533,7 +538,9 @@ impl BTree {
                 if !seen.insert(no) {
                     return Err(self.corrupt(
                         no,
-                        format!("overflow page reached twice (field {i} of a record on page {leaf})"),
+                        format!(
+                            "overflow page reached twice (field {i} of a record on page {leaf})"
+                        ),
                     ));
                 }
                 list.push(no);
