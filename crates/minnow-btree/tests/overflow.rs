@@ -73,7 +73,11 @@ fn run(page: PageSize, frames: usize) {
     let mut rows = Vec::new();
     for (k, &n) in sizes.iter().enumerate() {
         let k = k as u32;
-        let var = if k % 3 == 0 { Some(n.min(3000)) } else { None };
+        let var = if k.is_multiple_of(3) {
+            Some(n.min(3000))
+        } else {
+            None
+        };
         let r = row(k, Some(n), var);
         let end = tree.insert(&pool, &r).unwrap();
         pool.commit_durable(end, FlushAtCommit::Lazy).unwrap();

@@ -297,7 +297,7 @@ fn crash_op(rng: &mut Rng, m: &Model) -> (u32, Option<Vec<Value>>) {
     let note = rng.below(2500) as usize;
     let row = vec![
         Value::UInt(id.into()),
-        if n % 7 == 0 {
+        if n.is_multiple_of(7) {
             Value::Null
         } else {
             Value::Bytes(blob(rng.below(1 << 30), n))

@@ -40,18 +40,20 @@
 //! data bytes and has no length byte. The bitmap has `ceil(nullable / 8)` bytes (none if no
 //! column is nullable).
 //!
-//! Below the bitmap, each non-NULL variable-length field (VARCHAR/VARBINARY) has a length, in
-//! field order, at decreasing addresses. A length below 128 takes one byte. A longer one takes
-//! two: the first (higher-address) byte holds `0x80 | len >> 8`, the next one `len & 0xFF`.
-//! Bit `0x40` of that first byte is reserved for "stored off-page" (overflow pages), so one
-//! field holds at most 16383 bytes on the page.
+//! Below the bitmap, each non-NULL variable-length field (VARCHAR/VARBINARY, BLOB/TEXT) has a
+//! length, in field order, at decreasing addresses. A length below 128 takes one byte. A longer
+//! one takes two: the first (higher-address) byte holds `0x80 | len >> 8`, the next one
+//! `len & 0xFF`. Bit `0x40` ([`LEN_EXTERN`]) of that first byte means "stored off-page": the
+//! field's data is then a 20-byte reference to a chain of overflow pages
+//! ([`crate::tree::overflow`]). So one field holds at most 16383 bytes on the page.
 //!
 //! ## Field data
 //!
 //! Integers are stored big-endian with the sign bit flipped for signed types, so that unsigned
 //! byte comparison (`memcmp`) orders them numerically: `-1i32` is `7f ff ff ff`, `0i32` is
-//! `80 00 00 00`. Fixed-width bytes (`BINARY(n)`) are stored as given, exactly `n` bytes.
-//! Variable bytes are stored as given. Comparison of two values of one column is therefore
+//! `80 00 00 00`. DOUBLE, DATE and DATETIME have order-preserving encodings of their own
+//! ([`types`]). Fixed-width bytes (`BINARY(n)`) are stored as given, exactly `n` bytes.
+//! Variable bytes (VARCHAR, BLOB, TEXT) are stored as given: the collation is binary. Comparison of two values of one column is therefore
 //! always a byte comparison (shorter first when one is a prefix of the other), with NULL smaller
 //! than every value.
 //!

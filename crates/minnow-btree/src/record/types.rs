@@ -68,7 +68,7 @@ pub struct DateTime {
 pub const MAX_YEAR: u16 = 9999;
 
 fn leap(year: u16) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
 }
 
 /// Days in `month` (1..=12) of `year`; 0 for a month out of range.

@@ -204,11 +204,15 @@ pub enum TreeError {
     /// A row that cannot be stored: too big for a page even with every long column on
     /// overflow pages, or with more overflow pages than one mini-transaction may write (see
     /// [`overflow`]).
-    #[error("row too large for index {index_id}: {what}")]
+    #[error("a row of {len} bytes is too large for index {index_id} (limit {max}): {what}")]
     RowTooLarge {
         /// The index.
         index_id: u64,
-        /// Why, with the numbers.
+        /// The row's size in bytes (on-page record, or all its off-page bytes).
+        len: usize,
+        /// The limit it exceeds, in bytes.
+        max: usize,
+        /// Which limit, with the numbers.
         what: String,
     },
     /// A B-tree invariant does not hold on a page.

@@ -175,9 +175,11 @@ fn record_len(layout: &RecordLayout, raw: &[Option<Vec<u8>>], external: &[bool])
 }
 
 impl BTree {
-    fn too_large(&self, what: String) -> TreeError {
+    fn too_large(&self, len: usize, max: usize, what: String) -> TreeError {
         TreeError::RowTooLarge {
             index_id: self.index_id,
+            len,
+            max,
             what,
         }
     }
@@ -216,11 +218,16 @@ impl BTree {
             match pick.and_then(|i| external.get_mut(i)) {
                 Some(e) => *e = true,
                 None => {
-                    return Err(self.too_large(format!(
-                        "the record takes {} bytes with every long column off-page; a page of \
+                    let len = record_len(layout, &raw, &external);
+                    return Err(self.too_large(
+                        len,
+                        max,
+                        format!(
+                            "the record takes {} bytes with every long column off-page; a page of \
                          {page_len} bytes takes at most {max}",
-                        record_len(layout, &raw, &external)
-                    )));
+                            len
+                        ),
+                    ));
                 }
             }
         }
@@ -261,24 +268,34 @@ impl BTree {
         let page_len = cfg.page_size.bytes();
         let per = part_capacity(page_len).max(1);
         let pages: usize = ext.iter().map(|(_, v)| v.len().div_ceil(per)).sum();
+        let bytes: usize = ext.iter().map(|(_, v)| v.len()).sum();
         let frames = cfg.pool_size / page_len.max(1);
         if pages > frames / 4 {
-            return Err(self.too_large(format!(
-                "its off-page columns need {pages} overflow pages; one statement may latch a \
+            return Err(self.too_large(
+                bytes,
+                frames / 4 * per,
+                format!(
+                    "its off-page columns need {pages} overflow pages; one statement may latch a \
                  quarter of the buffer pool's {frames} frames"
-            )));
+                ),
+            ));
         }
-        let redo: usize = ext.iter().map(|(_, v)| v.len()).sum::<usize>() + pages * REDO_PER_PAGE;
+        let redo: usize = bytes + pages * REDO_PER_PAGE;
         let Some(log) = pool.log() else {
             return Ok(());
         };
         let redo = redo as u64 + 4 * page_len as u64;
         if redo > log.capacity() / 4 {
-            return Err(self.too_large(format!(
-                "its off-page columns need about {redo} bytes of redo in one mini-transaction; \
+            let max = usize::try_from(log.capacity() / 4).unwrap_or(usize::MAX);
+            return Err(self.too_large(
+                bytes,
+                max,
+                format!(
+                    "its off-page columns need about {redo} bytes of redo in one mini-transaction; \
                  the redo log of {} bytes takes a quarter of that",
-                log.capacity()
-            )));
+                    log.capacity()
+                ),
+            ));
         }
         let deadline = Instant::now() + LOG_WAIT;
         loop {
@@ -552,5 +569,28 @@ impl BTree {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_match_the_format_document() {
+        assert_eq!(max_record_len(4096), 1972);
+        assert_eq!(max_record_len(16384), 8116);
+        assert_eq!(part_capacity(4096), 4042);
+        assert_eq!(part_capacity(16384), 16330);
+        let r = ExternRef {
+            space: 1,
+            page: 7,
+            offset: 38,
+            len: 70_000,
+        };
+        let b = r.encode();
+        assert_eq!(&b[..12], &[0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 38]);
+        assert_eq!(ExternRef::decode(&b), Some(r));
+        assert_eq!(ExternRef::decode(&b[..19]), None);
     }
 }
