@@ -4,6 +4,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
+use minnow_btree::tree::overflow::max_record_len;
 use minnow_btree::{BTree, RangeScan, ScanRange, TreeError};
 use minnow_redo::{Durability, Lsn};
 
@@ -266,6 +267,7 @@ impl<'db> Table<'db> {
         for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
             self.check_unique(s, tree, &row, None)?;
         }
+        self.check_entry_sizes(&row)?;
         let mut end = match self.t.clustered.insert(pool, &meta.clustered_values(&row)) {
             Ok(end) => end,
             Err(TreeError::Duplicate { .. }) => return Err(self.dup(PRIMARY, pk)),
@@ -275,6 +277,30 @@ impl<'db> Table<'db> {
             end = end.max(self.sec_insert(s, tree, &row)?);
         }
         self.db.durable(end)
+    }
+
+    /// Refuses a row whose entry in some secondary index would be too big for a page
+    /// before anything is written: index entries never move columns off-page, and the
+    /// clustered row (which can) is written first.
+    fn check_entry_sizes(&self, row: &[Value]) -> Result<()> {
+        let meta = &self.t.meta;
+        let max = max_record_len(self.pool()?.config().page_size.bytes());
+        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
+            let rec = tree
+                .layout()
+                .encode(&meta.secondary_values(s, row))
+                .map_err(|e| from_tree(e.into(), self.name(), &s.name))?;
+            if rec.len() > max {
+                return Err(Error::RowTooLarge {
+                    table: self.name().to_owned(),
+                    index: s.name.clone(),
+                    len: rec.len(),
+                    max,
+                    reason: String::new(),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn sec_insert(&self, s: &SecMeta, tree: &BTree, row: &[Value]) -> Result<Lsn> {
@@ -346,6 +372,7 @@ impl<'db> Table<'db> {
                 self.check_unique(s, tree, &row, Some(&pk))?;
             }
         }
+        self.check_entry_sizes(&row)?;
         let mut end = self
             .t
             .clustered

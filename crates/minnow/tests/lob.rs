@@ -227,6 +227,27 @@ fn typed_errors_for_lob_keys_nan_and_bad_text() {
         t.insert(&[Value::Int(1), Value::Null]),
         Err(Error::TypeMismatch { .. })
     ));
+    // A secondary entry too big for a page is refused before the row is written.
+    let wide = db
+        .create_table(
+            TableDef::new("w")
+                .column(ColumnDef::new("id", ColumnType::U32))
+                .column(ColumnDef::new("v", ColumnType::Var(4000)))
+                .primary_key(&["id"])
+                .index(IndexDef::new("by_v", &["v"])),
+        )
+        .unwrap();
+    assert!(matches!(
+        wide.insert(&[Value::UInt(1), Value::Bytes(vec![1; 3000])]),
+        Err(Error::RowTooLarge { ref index, .. }) if index == "by_v"
+    ));
+    assert_eq!(wide.get(&[Value::UInt(1)]).unwrap(), None);
+    wide.insert(&[Value::UInt(1), Value::Bytes(vec![1; 30])])
+        .unwrap();
+    assert!(matches!(
+        wide.update(&[Value::UInt(1), Value::Bytes(vec![1; 3000])]),
+        Err(Error::RowTooLarge { .. })
+    ));
     // -0.0 is stored as 0.0: the same key.
     t.insert(&[Value::Double(-0.0), Value::text("zero")])
         .unwrap();
