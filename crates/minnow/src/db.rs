@@ -1,6 +1,6 @@
 //! [`Database`]: the data directory, startup and recovery, the dictionary, shutdown.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -59,6 +59,8 @@ pub struct CheckReport {
     pub indexes: usize,
     /// Rows per table.
     pub rows: BTreeMap<String, u64>,
+    /// Overflow pages holding off-page columns, in all tables.
+    pub overflow_pages: u64,
 }
 
 /// What `open` did to bring the database back.
@@ -455,7 +457,7 @@ impl Database {
     pub fn check(&self) -> Result<CheckReport> {
         let inner = self.inner()?;
         let _w = inner.write.lock();
-        inner
+        let dict = inner
             .dict
             .check(&inner.pool)
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
@@ -463,11 +465,28 @@ impl Database {
             indexes: 1,
             ..CheckReport::default()
         };
+        // Overflow page -> the table that owns it: no page may serve two trees.
+        let mut owners: HashMap<u32, String> = HashMap::new();
+        let mut own = |pages: &[u32], name: &str| -> Result<()> {
+            for &p in pages {
+                if let Some(other) = owners.insert(p, name.to_owned()) {
+                    return Err(Error::Corrupt {
+                        what: format!(
+                            "overflow page {p} belongs to a record of `{other}` and one of `{name}`"
+                        ),
+                    });
+                }
+            }
+            Ok(())
+        };
+        own(&dict.overflow_pages, "SYS_TABLES")?;
         for (name, t) in inner.tables.read().iter() {
             let stats = t
                 .clustered
                 .check(&inner.pool)
                 .map_err(|e| from_tree(e, name, PRIMARY))?;
+            own(&stats.overflow_pages, name)?;
+            report.overflow_pages += stats.overflow_pages.len() as u64;
             report.indexes += 1;
             for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
                 tree.check(&inner.pool)
@@ -491,6 +510,9 @@ impl Database {
             report.tables += 1;
         }
         self.check_allocation(&inner.tables.read())?;
+        // Every overflow page lies in its tree's leaf segment and is on one of that tree's
+        // chains (`check_allocation` through `BTree::check_space`), and every page in use
+        // belongs to some segment: so no BLOB page is on no record's chain.
         Ok(report)
     }
 

@@ -108,10 +108,12 @@ pub enum Error {
         /// The key's values.
         key: Vec<Value>,
     },
-    /// A row (or index entry) larger than a page can take: records may be at most about half
-    /// a page, since long columns are not moved to overflow pages yet.
+    /// A row (or index entry) that cannot be stored: larger than about half a page even with
+    /// its long columns on overflow pages (key columns never move), or with more off-page
+    /// bytes than one mini-transaction may write (see the crate docs, "Column types and large
+    /// rows").
     #[error(
-        "a record of {len} bytes in index `{index}` of table `{table}` exceeds the {max}-byte maximum"
+        "a record of {len} bytes in index `{index}` of table `{table}` exceeds the {max}-byte maximum{reason}"
     )]
     RowTooLarge {
         /// The table.
@@ -120,8 +122,11 @@ pub enum Error {
         index: String,
         /// The record's size in bytes.
         len: usize,
-        /// The largest record the page size allows.
+        /// The limit: the largest record the page size allows, or the most off-page bytes
+        /// the buffer pool and redo log allow.
         max: usize,
+        /// Which limit, when it is not the page size (empty otherwise, else `": ..."`).
+        reason: String,
     },
     /// `update` of a row that does not exist.
     #[error("no row with primary key {key:?} in table `{table}`")]
@@ -223,8 +228,16 @@ pub(crate) fn from_tree(e: TreeError, table: &str, index: &str) -> Error {
                 index: index.to_owned(),
                 len,
                 max,
+                reason: String::new(),
             }
         }
+        TreeError::RowTooLarge { len, max, what, .. } => Error::RowTooLarge {
+            table: table.to_owned(),
+            index: index.to_owned(),
+            len,
+            max,
+            reason: format!(": {what}"),
+        },
         TreeError::Record(r) => Error::TypeMismatch {
             table: table.to_owned(),
             column: String::new(),

@@ -36,6 +36,45 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Column types and large rows
+//!
+//! Columns are signed and unsigned 8- to 64-bit integers, `Fixed(n)` (CHAR/BINARY), `Var(n)`
+//! (VARCHAR/VARBINARY, n ≤ 16383), DOUBLE, DATE, DATETIME (microseconds), BLOB and TEXT (up to
+//! 4 GiB − 1 bytes), each nullable or not. Keys compare as bytes in an order-preserving
+//! encoding; collation is **binary** (TEXT compares by its UTF-8 bytes). DOUBLE rejects NaN and
+//! stores `-0.0` as `0.0`. BLOB and TEXT cannot be key columns of any index.
+//!
+//! A row too big for about half a page moves its longest variable-length columns to overflow
+//! pages (InnoDB's DYNAMIC format, `docs/FORMAT.md` §5.3), in the same mini-transaction as the
+//! row itself; reads fetch them only when the requested columns include them. One row's
+//! overflow pages must fit in a quarter of the buffer pool and their redo in a quarter of the
+//! log, or the statement fails with [`Error::RowTooLarge`].
+//!
+//! ```
+//! use minnow::{ColumnDef, ColumnType, Config, Database, Scan, TableDef, Value};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Database::create(dir.path(), Config::default())?;
+//! let files = db.create_table(
+//!     TableDef::new("files")
+//!         .column(ColumnDef::new("name", ColumnType::Var(100)))
+//!         .column(ColumnDef::new("modified", ColumnType::DateTime))
+//!         .column(ColumnDef::new("body", ColumnType::Blob))
+//!         .primary_key(&["name"]),
+//! )?;
+//! let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+//! let when = Value::datetime((2024, 2, 29), (12, 0, 0), 0)?;
+//! files.insert(&[Value::text("a.bin"), when.clone(), Value::Bytes(body.clone())])?;
+//! let row = files.get(&[Value::text("a.bin")])?.unwrap();
+//! assert_eq!(row[2], Value::Bytes(body));
+//! // Listing names and dates reads no overflow page.
+//! let listing: Vec<_> = files.scan(Scan::all().columns(&["name", "modified"]))?
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(listing, [vec![Value::text("a.bin"), when]]);
+//! assert!(db.check()?.overflow_pages > 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## The data directory
 //!
 //! | file | what |
@@ -110,9 +149,9 @@
 //! ## Not built yet
 //!
 //! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` beyond
-//! `create_index` and `drop_index`; a tablespace per table; auto-increment; large rows (a row
-//! must fit in about half a page); the `innodb_*` knobs the lower crates do not implement yet
-//! (adaptive hash index, thread concurrency, purge, compression, write IO threads).
+//! `create_index` and `drop_index`; a tablespace per table; auto-increment; prefix keys on
+//! BLOB/TEXT columns; the `innodb_*` knobs the lower crates do not implement yet (adaptive
+//! hash index, thread concurrency, purge, compression, write IO threads).
 
 #![cfg_attr(
     not(test),
@@ -134,7 +173,7 @@ pub use db::{
     SYSTEM_TABLESPACE,
 };
 pub use error::{Error, Result};
-pub use minnow_btree::record::{ColumnType, Value};
+pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_redo::{Durability, FlushAtCommit};
 pub use schema::{ColumnDef, IndexDef, MAX_NAME_LEN, PRIMARY, TableDef};
 pub use table::{Rows, Scan, Table};

@@ -5,7 +5,8 @@
 //! and a **root page** (fixed for the tree's life); the definition together with those is
 //! one dictionary record, encoded as described in [`encode`]'s docs.
 
-use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+use minnow_btree::record::types::canonical_double;
+use minnow_btree::record::{Column, ColumnType, Date, DateTime, RecordLayout, Value};
 
 use crate::error::{Error, Result};
 
@@ -216,7 +217,9 @@ impl TableMeta {
             if def.columns[..i].iter().any(|o| o.name == c.name) {
                 return Err(bad(&def, format!("column `{}` appears twice", c.name)));
             }
-            if c.ty.max_len() == 0 || c.ty.max_len() > minnow_btree::record::MAX_VAR_LEN {
+            if c.ty.max_len() == 0
+                || (!c.ty.is_lob() && c.ty.max_len() > minnow_btree::record::MAX_VAR_LEN)
+            {
                 return Err(bad(
                     &def,
                     format!("column `{}` has an unusable length", c.name),
@@ -224,6 +227,19 @@ impl TableMeta {
             }
         }
         let pk = positions(&def, &def.primary_key, "the primary key")?;
+        let lob_key = |what: &str, cols: &[usize]| -> Result<()> {
+            match cols.iter().find(|&&i| def.columns[i].ty.is_lob()) {
+                Some(&i) => Err(bad(
+                    &def,
+                    format!(
+                        "{what} names BLOB/TEXT column `{}`: such columns cannot be keys",
+                        def.columns[i].name
+                    ),
+                )),
+                None => Ok(()),
+            }
+        };
+        lob_key("the primary key", &pk)?;
         if let Some(&i) = pk.iter().find(|&&i| def.columns[i].nullable) {
             return Err(bad(
                 &def,
@@ -237,10 +253,13 @@ impl TableMeta {
             if ix.name == PRIMARY || def.indexes[..n].iter().any(|o| o.name == ix.name) {
                 return Err(bad(&def, format!("index name `{}` is taken", ix.name)));
             }
+            let what = format!("index `{}`", ix.name);
+            let cols = positions(&def, &ix.columns, &what)?;
+            lob_key(&what, &cols)?;
             secondary.push(SecMeta {
                 name: ix.name.clone(),
                 unique: ix.unique,
-                cols: positions(&def, &ix.columns, &format!("index `{}`", ix.name))?,
+                cols,
                 index_id: 0,
                 root: 0,
             });
@@ -311,7 +330,7 @@ impl TableMeta {
             ColumnType::U16 => (0, u16::MAX.into()),
             ColumnType::U32 => (0, u32::MAX.into()),
             ColumnType::U64 => (0, u64::MAX.into()),
-            ColumnType::Fixed(_) | ColumnType::Var(_) => (0, -1),
+            _ => (0, -1),
         };
         let int = |x: i128| -> Result<Value> {
             if lo > hi {
@@ -338,9 +357,29 @@ impl TableMeta {
                 ColumnType::Var(n) if b.len() > usize::from(n) => {
                     fail(format!("{} bytes for a Var({n}) column", b.len()))
                 }
-                ColumnType::Fixed(_) | ColumnType::Var(_) => Ok(v.clone()),
+                ColumnType::Blob | ColumnType::Text if b.len() > c.ty.max_len() => fail(format!(
+                    "{} bytes for a {:?} column (at most {})",
+                    b.len(),
+                    c.ty,
+                    c.ty.max_len()
+                )),
+                ColumnType::Text if std::str::from_utf8(b).is_err() => {
+                    fail("TEXT value is not UTF-8".into())
+                }
+                ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text => {
+                    Ok(v.clone())
+                }
                 _ => fail(format!("{:?} column given bytes", c.ty)),
             },
+            Value::Double(x) if c.ty == ColumnType::Double => match canonical_double(*x) {
+                Ok(x) => Ok(Value::Double(x)),
+                Err(_) => fail("NaN cannot be stored in a DOUBLE column".into()),
+            },
+            Value::Date(_) if c.ty == ColumnType::Date => Ok(v.clone()),
+            Value::DateTime(_) if c.ty == ColumnType::DateTime => Ok(v.clone()),
+            Value::Double(_) | Value::Date(_) | Value::DateTime(_) => {
+                fail(format!("{:?} column given {v:?}", c.ty))
+            }
         }
     }
 
@@ -413,6 +452,17 @@ impl TableMeta {
             } else {
                 Vec::new()
             }),
+            ColumnType::Double => Value::Double(if max {
+                f64::INFINITY
+            } else {
+                f64::NEG_INFINITY
+            }),
+            ColumnType::Date => Value::Date(if max { Date::MAX } else { Date::MIN }),
+            ColumnType::DateTime => {
+                Value::DateTime(if max { DateTime::MAX } else { DateTime::MIN })
+            }
+            // Never a key column, so never padded; the empty value is the smallest.
+            ColumnType::Blob | ColumnType::Text => Value::Bytes(Vec::new()),
         }
     }
 
@@ -423,6 +473,21 @@ impl TableMeta {
         v.push(Value::roll_ptr(1 << 55));
         v.extend(self.rest.iter().map(|&i| row[i].clone()));
         v
+    }
+
+    /// The stored field indexes (in the clustered record) of the columns at `cols`: what a
+    /// read must fetch from overflow pages for them.
+    pub fn stored_fields(&self, cols: &[usize]) -> Vec<usize> {
+        cols.iter()
+            .filter_map(|c| {
+                self.pk.iter().position(|p| p == c).or_else(|| {
+                    self.rest
+                        .iter()
+                        .position(|r| r == c)
+                        .map(|q| self.pk.len() + 2 + q)
+                })
+            })
+            .collect()
     }
 
     /// The row of a clustered record.
@@ -490,12 +555,19 @@ fn type_code(t: ColumnType) -> (u8, u16) {
         ColumnType::U64 => (8, 0),
         ColumnType::Fixed(n) => (9, n),
         ColumnType::Var(n) => (10, n),
+        ColumnType::Double => (11, 0),
+        ColumnType::Date => (12, 0),
+        ColumnType::DateTime => (13, 0),
+        ColumnType::Blob => (14, 0),
+        ColumnType::Text => (15, 0),
     }
 }
 
 /// Encodes the table's dictionary value. Layout (big-endian): version `u8` = 1; clustered
 /// index id `u64`, root `u32`; column count `u16`, then per column a name (`u8` length and
-/// bytes), a type code `u8` (1..=4 I8..I64, 5..=8 U8..U64, 9 Fixed, 10 Var), a `u16`
+/// bytes), a type code `u8` (1..=4 I8..I64, 5..=8 U8..U64, 9 Fixed, 10 Var, 11 Double,
+/// 12 Date, 13 DateTime, 14 Blob, 15 Text; codes 11..=15 were added without a version bump,
+/// since every record written before them decodes as it did), a `u16`
 /// length (Fixed/Var, else 0) and a nullable flag `u8`; primary key column count `u16` and
 /// positions `u16`; index count `u16`, then per index a name, a unique flag `u8`, column
 /// count `u16` and positions `u16`, index id `u64`, root `u32`.
@@ -583,6 +655,11 @@ fn decode_inner(name: &str, b: &[u8]) -> Option<TableMeta> {
             8 => ColumnType::U64,
             9 => ColumnType::Fixed(len),
             10 => ColumnType::Var(len),
+            11 => ColumnType::Double,
+            12 => ColumnType::Date,
+            13 => ColumnType::DateTime,
+            14 => ColumnType::Blob,
+            15 => ColumnType::Text,
             _ => return None,
         };
         let nullable = r.u8()? != 0;

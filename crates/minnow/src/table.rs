@@ -4,6 +4,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
+use minnow_btree::tree::overflow::max_record_len;
 use minnow_btree::{BTree, RangeScan, ScanRange, TreeError};
 use minnow_redo::{Durability, Lsn};
 
@@ -138,7 +139,7 @@ impl Rows<'_> {
         let e = self
             .t
             .clustered
-            .get(&inner.pool, &pk)
+            .get_fields(&inner.pool, &pk, &meta.stored_fields(&self.proj))
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         match e {
             Some(e) => {
@@ -340,6 +341,7 @@ impl<'db> Table<'db> {
         for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
             this.check_unique(s, tree, &row, None)?;
         }
+        this.check_entry_sizes(&row)?;
         let mut end = match this.t.clustered.insert(pool, &meta.clustered_values(&row)) {
             Ok(end) => end,
             Err(TreeError::Duplicate { .. }) => return Err(this.dup(PRIMARY, pk)),
@@ -349,6 +351,30 @@ impl<'db> Table<'db> {
             end = end.max(this.sec_insert(s, tree, &row)?);
         }
         this.db.durable(end)
+    }
+
+    /// Refuses a row whose entry in some secondary index would be too big for a page
+    /// before anything is written: index entries never move columns off-page, and the
+    /// clustered row (which can) is written first.
+    fn check_entry_sizes(&self, row: &[Value]) -> Result<()> {
+        let meta = &self.t.meta;
+        let max = max_record_len(self.pool()?.config().page_size.bytes());
+        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
+            let rec = tree
+                .layout()
+                .encode(&meta.secondary_values(s, row))
+                .map_err(|e| from_tree(e.into(), self.name(), &s.name))?;
+            if rec.len() > max {
+                return Err(Error::RowTooLarge {
+                    table: self.name().to_owned(),
+                    index: s.name.clone(),
+                    len: rec.len(),
+                    max,
+                    reason: String::new(),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn sec_insert(&self, s: &SecMeta, tree: &BTree, row: &[Value]) -> Result<Lsn> {
@@ -426,6 +452,7 @@ impl<'db> Table<'db> {
                 this.check_unique(s, tree, &row, Some(&pk))?;
             }
         }
+        this.check_entry_sizes(&row)?;
         let mut end = this
             .t
             .clustered
@@ -486,7 +513,8 @@ impl<'db> Table<'db> {
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
         let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
-        let mut range = ScanRange::new(b(scan.start)?, b(scan.end)?);
+        let mut range =
+            ScanRange::new(b(scan.start)?, b(scan.end)?).fetch(meta.stored_fields(&proj));
         range.limit = scan.limit;
         range.reverse = scan.reverse;
         let inner = self

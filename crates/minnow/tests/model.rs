@@ -390,19 +390,35 @@ fn rows_larger_than_half_a_page_are_refused_with_a_typed_error() {
         .unwrap();
     t.insert(&[Value::UInt(1), Value::Bytes(vec![7; 1000])])
         .unwrap();
-    match t.insert(&[Value::UInt(2), Value::Bytes(vec![7; 3000])]) {
+    // A long non-key column moves to an overflow page.
+    t.insert(&[Value::UInt(2), Value::Bytes(vec![7; 3000])])
+        .unwrap();
+    assert_eq!(
+        t.get(&[Value::UInt(2)]).unwrap(),
+        Some(vec![Value::UInt(2), Value::Bytes(vec![7; 3000])])
+    );
+    // A key column never does.
+    let k = db
+        .create_table(
+            TableDef::new("long_keys")
+                .column(ColumnDef::new("k", ColumnType::Var(4000)))
+                .primary_key(&["k"]),
+        )
+        .unwrap();
+    match k.insert(&[Value::Bytes(vec![7; 3000])]) {
         Err(Error::RowTooLarge {
             table,
             index,
             len,
             max,
+            ..
         }) => {
-            assert_eq!((table.as_str(), index.as_str()), ("blobs", "PRIMARY"));
+            assert_eq!((table.as_str(), index.as_str()), ("long_keys", "PRIMARY"));
             assert!(len > max, "{len} {max}");
         }
         other => panic!("expected RowTooLarge, got {other:?}"),
     }
-    assert_eq!(t.get(&[Value::UInt(2)]).unwrap(), None);
+    assert_eq!(k.get(&[Value::Bytes(vec![7; 3000])]).unwrap(), None);
     // A definition too large for one dictionary record is refused before anything is made.
     let mut wide = TableDef::new("wide").primary_key(&["c0"]);
     for i in 0..400 {
@@ -412,7 +428,7 @@ fn rows_larger_than_half_a_page_are_refused_with_a_typed_error() {
         db.create_table(wide),
         Err(Error::BadDefinition { .. })
     ));
-    assert_eq!(db.tables().unwrap(), ["blobs"]);
+    assert_eq!(db.tables().unwrap(), ["blobs", "long_keys"]);
     drop(t);
     db.check().unwrap();
 }

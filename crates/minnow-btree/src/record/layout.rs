@@ -4,10 +4,21 @@ use std::cmp::Ordering;
 
 use minnow_page::bytes;
 
+use super::types::{self, Date, DateTime};
 use super::{
-    Column, ColumnType, HEADER_SIZE, MAX_VAR_LEN, ROLL_PTR_LEN, RecStatus, RecordBuf, RecordError,
-    RecordHeader, TRX_ID_LEN, Value,
+    Column, ColumnType, EXTERN_REF_LEN, HEADER_SIZE, LEN_EXTERN, MAX_VAR_LEN, ROLL_PTR_LEN,
+    RecStatus, RecordBuf, RecordError, RecordHeader, TRX_ID_LEN, Value,
 };
+
+/// One field of a record as [`RecordLayout::decode_fields`] finds it: a value, or the
+/// 20-byte reference of a field stored off-page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Field<'p> {
+    /// The value (NULL included).
+    Value(Value),
+    /// A field stored off-page: its reference, to resolve with the overflow pages.
+    External(&'p [u8]),
+}
 
 /// The stored fields of one kind of record and which of them form the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,9 +131,17 @@ impl RecordLayout {
         if fields.len() > 1000 {
             return Err(RecordError::BadLayout("more than 1000 fields"));
         }
-        if fields.iter().any(|c| c.ty.max_len() > MAX_VAR_LEN) {
+        if fields
+            .iter()
+            .any(|c| !c.ty.is_lob() && c.ty.max_len() > MAX_VAR_LEN)
+        {
             return Err(RecordError::BadLayout(
                 "a column is longer than 16383 bytes",
+            ));
+        }
+        if fields.iter().take(n_key).any(|c| c.ty.is_lob()) {
+            return Err(RecordError::BadLayout(
+                "a BLOB or TEXT column cannot be a key",
             ));
         }
         let n_nullable = fields.iter().filter(|c| c.nullable).count();
@@ -193,6 +212,16 @@ impl RecordLayout {
         self.trx_id_field
     }
 
+    /// True if field `i` may be stored off-page: a variable-length, non-key field of a
+    /// clustered leaf (after `DB_TRX_ID` and `DB_ROLL_PTR`).
+    pub fn may_be_external(&self, i: usize) -> bool {
+        self.trx_id_field.is_some_and(|t| i >= t + 2)
+            && self
+                .fields
+                .get(i)
+                .is_some_and(|c| c.ty.fixed_len().is_none())
+    }
+
     fn null_bytes(&self) -> usize {
         self.n_nullable.div_ceil(8)
     }
@@ -226,6 +255,17 @@ impl RecordLayout {
     /// Encodes a record from stored field bytes (`None` for NULL), as returned by
     /// [`RecordLayout::fields_of`].
     pub fn encode_raw(&self, values: &[Option<&[u8]>]) -> Result<RecordBuf, RecordError> {
+        self.encode_raw_ext(values, &[])
+    }
+
+    /// [`RecordLayout::encode_raw`] where the fields whose `external` flag is set are stored
+    /// off-page: their bytes are the 20-byte reference, and their length carries
+    /// [`LEN_EXTERN`]. Missing flags are false.
+    pub fn encode_raw_ext(
+        &self,
+        values: &[Option<&[u8]>],
+        external: &[bool],
+    ) -> Result<RecordBuf, RecordError> {
         if values.len() != self.fields.len() {
             return Err(RecordError::ValueCount {
                 expected: self.fields.len(),
@@ -264,11 +304,28 @@ impl RecordLayout {
                     });
                 }
                 Some(_) => {}
+                None if external.get(i).copied().unwrap_or(false) => {
+                    if !self.may_be_external(i) || v.len() != EXTERN_REF_LEN {
+                        return Err(RecordError::BadValue {
+                            field: i,
+                            reason: "this field cannot be stored off-page",
+                        });
+                    }
+                    // Pushed in reading order (decreasing addresses); reversed below.
+                    lens.push(0x80 | LEN_EXTERN);
+                    lens.push(EXTERN_REF_LEN as u8);
+                }
                 None => {
                     if v.len() > col.ty.max_len() {
                         return Err(RecordError::BadValue {
                             field: i,
                             reason: "longer than the column's maximum",
+                        });
+                    }
+                    if v.len() > MAX_VAR_LEN {
+                        return Err(RecordError::BadValue {
+                            field: i,
+                            reason: "longer than 16383 bytes: must be stored off-page",
                         });
                     }
                     // Pushed in reading order (decreasing addresses); reversed below.
@@ -309,7 +366,58 @@ impl RecordLayout {
             nullable_seen: 0,
             len_pos: base,
             data_pos: origin,
+            external: false,
         }
+    }
+
+    /// The off-page fields of the record at `origin`: `(field index, 20-byte reference)`.
+    pub fn externals<'p>(
+        &'p self,
+        page: &'p [u8],
+        origin: usize,
+    ) -> Result<Vec<(usize, &'p [u8])>, RecordError> {
+        let mut out = Vec::new();
+        let mut w = self.walk(page, origin);
+        let mut i = 0;
+        while let Some(f) = w.next() {
+            if let (Some(b), true) = (f?, w.is_external()) {
+                out.push((i, b));
+            }
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// Decodes the record at `origin`, leaving off-page fields as their references.
+    pub fn decode_fields<'p>(
+        &'p self,
+        page: &'p [u8],
+        origin: usize,
+    ) -> Result<Vec<Field<'p>>, RecordError> {
+        let mut out = Vec::with_capacity(self.fields.len());
+        let mut w = self.walk(page, origin);
+        let mut i = 0;
+        while let Some(f) = w.next() {
+            let col = self
+                .fields
+                .get(i)
+                .copied()
+                .unwrap_or(Column::new(ColumnType::U8));
+            out.push(match f? {
+                Some(b) if w.is_external() => Field::External(b),
+                Some(b) => Field::Value(decode_value(col.ty, b).map_err(|reason| {
+                    RecordError::BadStored {
+                        origin,
+                        field: i,
+                        ty: col.ty,
+                        reason,
+                    }
+                })?),
+                None => Field::Value(Value::Null),
+            });
+            i += 1;
+        }
+        Ok(out)
     }
 
     /// The stored bytes of every field of the record at `origin` (`None` for NULL).
@@ -332,13 +440,17 @@ impl RecordLayout {
         Ok((extra, w.data_pos - origin))
     }
 
-    /// Decodes the record at `origin` into typed values.
+    /// Decodes the record at `origin` into typed values; a field stored off-page is
+    /// [`RecordError::External`] (the tree resolves those: [`crate::BTree::get`]).
     pub fn decode(&self, page: &[u8], origin: usize) -> Result<Vec<Value>, RecordError> {
-        let mut values = Vec::with_capacity(self.fields.len());
-        for (f, col) in self.walk(page, origin).zip(&self.fields) {
-            values.push(f?.map_or(Value::Null, |b| decode_value(col.ty, b)));
-        }
-        Ok(values)
+        self.decode_fields(page, origin)?
+            .into_iter()
+            .enumerate()
+            .map(|(field, f)| match f {
+                Field::Value(v) => Ok(v),
+                Field::External(_) => Err(RecordError::External { origin, field }),
+            })
+            .collect()
     }
 
     /// Encodes a search key from up to [`RecordLayout::n_key`] leading key values.
@@ -473,9 +585,16 @@ pub struct FieldWalk<'p> {
     /// the origin is too small to hold the header and null bitmap.
     len_pos: Option<usize>,
     data_pos: usize,
+    /// Whether the field returned last is stored off-page.
+    external: bool,
 }
 
 impl FieldWalk<'_> {
+    /// True if the field returned last is stored off-page (its bytes are the reference).
+    pub fn is_external(&self) -> bool {
+        self.external
+    }
+
     /// Extra bytes of the record (valid once every field has been walked).
     pub fn extra_size(&self) -> Result<usize, RecordError> {
         let pos = self.len_pos.ok_or(RecordError::ExtraUnderflow {
@@ -502,6 +621,7 @@ impl FieldWalk<'_> {
     /// Decodes the next field's position: `(start, len)`, or `None` for NULL.
     fn next_field(&mut self, col: Column) -> Result<Option<(usize, usize)>, RecordError> {
         let i = self.field;
+        self.external = false;
         if col.nullable {
             let j = self.nullable_seen;
             self.nullable_seen += 1;
@@ -524,17 +644,21 @@ impl FieldWalk<'_> {
             None => {
                 let first = self.byte_below()?;
                 let len = if first & 0x80 != 0 {
-                    if first & 0x40 != 0 {
-                        return Err(RecordError::External {
-                            origin: self.origin,
-                            field: i,
-                        });
+                    let len = (usize::from(first & 0x3F) << 8) | usize::from(self.byte_below()?);
+                    if first & LEN_EXTERN != 0 {
+                        if !self.layout.may_be_external(i) || len != EXTERN_REF_LEN {
+                            return Err(RecordError::External {
+                                origin: self.origin,
+                                field: i,
+                            });
+                        }
+                        self.external = true;
                     }
-                    (usize::from(first & 0x3F) << 8) | usize::from(self.byte_below()?)
+                    len
                 } else {
                     usize::from(first)
                 };
-                if len > col.ty.max_len() {
+                if len > col.ty.max_len().min(MAX_VAR_LEN) && !self.external {
                     return Err(RecordError::FieldTooLong {
                         origin: self.origin,
                         field: i,
@@ -573,6 +697,10 @@ impl<'p> Iterator for FieldWalk<'p> {
 
 fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, RecordError> {
     let bad = |reason| RecordError::BadValue { field: i, reason };
+    let with_field = |e: RecordError| match e {
+        RecordError::BadValue { reason, .. } => bad(reason),
+        other => other,
+    };
     let int = |x: i128| -> Result<Vec<u8>, RecordError> {
         let n = col.ty.fixed_len().unwrap_or(0);
         let bits = 8 * n as u32;
@@ -592,16 +720,25 @@ fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, Rec
         let be = stored.to_be_bytes();
         Ok(be.get(16 - n..).unwrap_or_default().to_vec())
     };
-    match (v, col.ty.is_int()) {
+    match (v, col.ty) {
         (Value::Null, _) if col.nullable => Ok(None),
         (Value::Null, _) => Err(bad("NULL in a NOT NULL column")),
-        (Value::Int(x), true) => int(i128::from(*x)).map(Some),
-        (Value::UInt(x), true) => int(i128::from(*x)).map(Some),
-        (Value::Bytes(b), false) => {
+        (Value::Int(x), t) if t.is_int() => int(i128::from(*x)).map(Some),
+        (Value::UInt(x), t) if t.is_int() => int(i128::from(*x)).map(Some),
+        (Value::Double(x), ColumnType::Double) => {
+            Ok(Some(types::encode_double(*x).map_err(with_field)?.to_vec()))
+        }
+        (Value::Date(d), ColumnType::Date) => Ok(Some(d.encode().to_vec())),
+        (Value::DateTime(d), ColumnType::DateTime) => Ok(Some(d.packed().to_be_bytes().to_vec())),
+        (Value::Bytes(b), ColumnType::Fixed(_) | ColumnType::Var(_))
+        | (Value::Bytes(b), ColumnType::Blob | ColumnType::Text) => {
             match col.ty.fixed_len() {
                 Some(n) if b.len() != n => return Err(bad("wrong length for a fixed column")),
                 None if b.len() > col.ty.max_len() => return Err(bad("longer than the maximum")),
                 _ => {}
+            }
+            if col.ty == ColumnType::Text && std::str::from_utf8(b).is_err() {
+                return Err(bad("TEXT value is not UTF-8"));
             }
             Ok(Some(b.clone()))
         }
@@ -609,9 +746,30 @@ fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, Rec
     }
 }
 
-fn decode_value(ty: ColumnType, b: &[u8]) -> Value {
-    if !ty.is_int() {
-        return Value::Bytes(b.to_vec());
+/// Decodes the stored bytes `b` of a field of type `ty` (on-page bytes, or an off-page
+/// field's bytes once fetched).
+pub fn decode_value(ty: ColumnType, b: &[u8]) -> Result<Value, &'static str> {
+    match ty {
+        ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text => {
+            return Ok(Value::Bytes(b.to_vec()));
+        }
+        ColumnType::Double => {
+            let a: [u8; 8] = b.try_into().map_err(|_| "not 8 bytes")?;
+            return Ok(Value::Double(types::decode_double(a)));
+        }
+        ColumnType::Date => {
+            let a: [u8; 3] = b.try_into().map_err(|_| "not 3 bytes")?;
+            return Date::decode(a)
+                .map(Value::Date)
+                .map_err(|_| "not a valid date");
+        }
+        ColumnType::DateTime => {
+            let a: [u8; 8] = b.try_into().map_err(|_| "not 8 bytes")?;
+            return DateTime::from_packed(u64::from_be_bytes(a))
+                .map(Value::DateTime)
+                .map_err(|_| "not a valid date and time");
+        }
+        _ => {}
     }
     let mut x: u64 = 0;
     for &byte in b {
@@ -620,8 +778,8 @@ fn decode_value(ty: ColumnType, b: &[u8]) -> Value {
     if ty.signed() {
         let bits = 8 * b.len() as u32;
         let bias = 1u64 << (bits - 1);
-        Value::Int((i128::from(x) - i128::from(bias)) as i64)
+        Ok(Value::Int((i128::from(x) - i128::from(bias)) as i64))
     } else {
-        Value::UInt(x)
+        Ok(Value::UInt(x))
     }
 }

@@ -40,18 +40,20 @@
 //! data bytes and has no length byte. The bitmap has `ceil(nullable / 8)` bytes (none if no
 //! column is nullable).
 //!
-//! Below the bitmap, each non-NULL variable-length field (VARCHAR/VARBINARY) has a length, in
-//! field order, at decreasing addresses. A length below 128 takes one byte. A longer one takes
-//! two: the first (higher-address) byte holds `0x80 | len >> 8`, the next one `len & 0xFF`.
-//! Bit `0x40` of that first byte is reserved for "stored off-page" (overflow pages), so one
-//! field holds at most 16383 bytes on the page.
+//! Below the bitmap, each non-NULL variable-length field (VARCHAR/VARBINARY, BLOB/TEXT) has a
+//! length, in field order, at decreasing addresses. A length below 128 takes one byte. A longer
+//! one takes two: the first (higher-address) byte holds `0x80 | len >> 8`, the next one
+//! `len & 0xFF`. Bit `0x40` ([`LEN_EXTERN`]) of that first byte means "stored off-page": the
+//! field's data is then a 20-byte reference to a chain of overflow pages
+//! ([`crate::tree::overflow`]). So one field holds at most 16383 bytes on the page.
 //!
 //! ## Field data
 //!
 //! Integers are stored big-endian with the sign bit flipped for signed types, so that unsigned
 //! byte comparison (`memcmp`) orders them numerically: `-1i32` is `7f ff ff ff`, `0i32` is
-//! `80 00 00 00`. Fixed-width bytes (`BINARY(n)`) are stored as given, exactly `n` bytes.
-//! Variable bytes are stored as given. Comparison of two values of one column is therefore
+//! `80 00 00 00`. DOUBLE, DATE and DATETIME have order-preserving encodings of their own
+//! ([`types`]). Fixed-width bytes (`BINARY(n)`) are stored as given, exactly `n` bytes.
+//! Variable bytes (VARCHAR, BLOB, TEXT) are stored as given: the collation is binary. Comparison of two values of one column is therefore
 //! always a byte comparison (shorter first when one is a prefix of the other), with NULL smaller
 //! than every value.
 //!
@@ -78,8 +80,17 @@ pub const HEADER_SIZE: usize = 5;
 pub const INFO_DELETED: u8 = 0x20;
 /// Info bit: the leftmost node pointer of a non-leaf level (smaller than any key).
 pub const INFO_MIN_REC: u8 = 0x10;
-/// Longest variable-length field stored on the page (bit 0x40 of a 2-byte length is reserved).
+/// Longest variable-length field stored on the page (bit 0x40 of a 2-byte length marks a
+/// field stored off-page).
 pub const MAX_VAR_LEN: usize = 0x3FFF;
+/// Longest BLOB or TEXT value: 4 GiB - 1 (InnoDB's LONGBLOB). One row's off-page bytes are
+/// further limited by the buffer pool and the redo log (see [`crate::tree::overflow`]).
+pub const MAX_BLOB_LEN: usize = u32::MAX as usize;
+/// Size of the reference an off-page field keeps in the record (see
+/// [`crate::tree::overflow`]).
+pub const EXTERN_REF_LEN: usize = 20;
+/// Bit of the first (higher-address) byte of a 2-byte length: the field is stored off-page.
+pub const LEN_EXTERN: u8 = 0x40;
 /// Size of `DB_TRX_ID`.
 pub const TRX_ID_LEN: usize = 6;
 /// Size of `DB_ROLL_PTR`.
@@ -111,13 +122,27 @@ pub enum RecordError {
         /// Column maximum.
         max: usize,
     },
-    /// A field marked as stored off-page: overflow pages are not supported yet.
+    /// A field marked as stored off-page where that is not allowed (a key field, a fixed-width
+    /// field, a layout other than a clustered leaf, a reference that is not 20 bytes), or
+    /// asked to be decoded from the page alone ([`RecordLayout::decode`]).
     #[error("field {field} of the record at {origin} is marked as stored off-page")]
     External {
         /// The record origin.
         origin: usize,
         /// Field index.
         field: usize,
+    },
+    /// Stored bytes that are no value of the field's type (a DATE with month 13).
+    #[error("field {field} of the record at {origin} is not a valid {ty:?}: {reason}")]
+    BadStored {
+        /// The record origin.
+        origin: usize,
+        /// Field index.
+        field: usize,
+        /// The field's type.
+        ty: ColumnType,
+        /// What is wrong.
+        reason: &'static str,
     },
     /// Wrong number of values for the layout.
     #[error("expected {expected} values, got {got}")]
@@ -163,6 +188,16 @@ pub enum ColumnType {
     Fixed(u16),
     /// VARCHAR(max)/VARBINARY(max): up to `max` bytes (at most [`MAX_VAR_LEN`]).
     Var(u16),
+    /// DOUBLE: an IEEE 754 double, 8 bytes (see [`types`] for NaN and `-0.0`).
+    Double,
+    /// DATE: 3 bytes, InnoDB's packed `year * 512 + month * 32 + day`.
+    Date,
+    /// DATETIME(6): 8 bytes, MySQL's packed date, time and microseconds.
+    DateTime,
+    /// BLOB: up to [`MAX_BLOB_LEN`] bytes; long values go to overflow pages. Never a key.
+    Blob,
+    /// TEXT: like BLOB, but the bytes must be UTF-8 (binary collation: compared as bytes).
+    Text,
 }
 
 impl ColumnType {
@@ -174,7 +209,9 @@ impl ColumnType {
             ColumnType::I32 | ColumnType::U32 => 4,
             ColumnType::I64 | ColumnType::U64 => 8,
             ColumnType::Fixed(n) => usize::from(n),
-            ColumnType::Var(_) => return None,
+            ColumnType::Double | ColumnType::DateTime => 8,
+            ColumnType::Date => 3,
+            ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text => return None,
         })
     }
 
@@ -182,8 +219,14 @@ impl ColumnType {
     pub fn max_len(self) -> usize {
         match self {
             ColumnType::Var(max) => usize::from(max),
+            ColumnType::Blob | ColumnType::Text => MAX_BLOB_LEN,
             other => other.fixed_len().unwrap_or(0),
         }
+    }
+
+    /// True for BLOB and TEXT, which can be no index's key column.
+    pub fn is_lob(self) -> bool {
+        matches!(self, ColumnType::Blob | ColumnType::Text)
     }
 
     fn signed(self) -> bool {
@@ -194,7 +237,17 @@ impl ColumnType {
     }
 
     fn is_int(self) -> bool {
-        !matches!(self, ColumnType::Fixed(_) | ColumnType::Var(_))
+        matches!(
+            self,
+            ColumnType::I8
+                | ColumnType::I16
+                | ColumnType::I32
+                | ColumnType::I64
+                | ColumnType::U8
+                | ColumnType::U16
+                | ColumnType::U32
+                | ColumnType::U64
+        )
     }
 }
 
@@ -223,7 +276,11 @@ impl Column {
 }
 
 /// A typed field value.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// Equality and hashing compare a [`Value::Double`] by its bits, so `Value` can be `Eq`:
+/// `Double(-0.0) != Double(0.0)` here, but a DOUBLE column stores (and reads return) `0.0`
+/// for both, and NaN cannot be stored at all (see [`types`]).
+#[derive(Debug, Clone)]
 pub enum Value {
     /// SQL NULL.
     Null,
@@ -231,11 +288,74 @@ pub enum Value {
     Int(i64),
     /// An unsigned integer (accepted by any integer column it fits).
     UInt(u64),
-    /// Bytes, for fixed and variable byte columns.
+    /// Bytes, for fixed and variable byte columns, BLOB and TEXT (UTF-8 for TEXT).
     Bytes(Vec<u8>),
+    /// A DOUBLE.
+    Double(f64),
+    /// A DATE.
+    Date(Date),
+    /// A DATETIME.
+    DateTime(DateTime),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::UInt(a), Value::UInt(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            (Value::Double(a), Value::Double(b)) => a.to_bits() == b.to_bits(),
+            (Value::Date(a), Value::Date(b)) => a == b,
+            (Value::DateTime(a), Value::DateTime(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::Null => {}
+            Value::Int(x) => x.hash(state),
+            Value::UInt(x) => x.hash(state),
+            Value::Bytes(b) => b.hash(state),
+            Value::Double(x) => x.to_bits().hash(state),
+            Value::Date(d) => d.hash(state),
+            Value::DateTime(d) => d.hash(state),
+        }
+    }
 }
 
 impl Value {
+    /// A TEXT (or byte-column) value from a string: its UTF-8 bytes.
+    pub fn text(s: &str) -> Value {
+        Value::Bytes(s.as_bytes().to_vec())
+    }
+
+    /// A DATE value; an error if the date does not exist ([`Date::new`]).
+    pub fn date(year: u16, month: u8, day: u8) -> Result<Value, RecordError> {
+        Ok(Value::Date(Date::new(year, month, day)?))
+    }
+
+    /// A DATETIME value; an error if a part is out of range ([`DateTime::new`]).
+    pub fn datetime(
+        (year, month, day): (u16, u8, u8),
+        (hour, minute, second): (u8, u8, u8),
+        micro: u32,
+    ) -> Result<Value, RecordError> {
+        Ok(Value::DateTime(DateTime::new(
+            Date::new(year, month, day)?,
+            hour,
+            minute,
+            second,
+            micro,
+        )?))
+    }
+
     /// The `DB_TRX_ID` value for transaction `id` (low 48 bits).
     pub fn trx_id(id: u64) -> Value {
         Value::Bytes(id.to_be_bytes().get(2..).unwrap_or_default().to_vec())
@@ -412,14 +532,23 @@ impl RecordBuf {
         }
     }
 
+    /// Overwrites bytes at `at` (an off-page field's reference, once its chain exists).
+    pub(crate) fn patch(&mut self, at: usize, data: &[u8]) {
+        if let Ok(dst) = bytes::slice_mut(&mut self.bytes, at, data.len()) {
+            dst.copy_from_slice(data);
+        }
+    }
+
     pub(crate) fn from_parts(bytes: Vec<u8>, extra: usize) -> RecordBuf {
         RecordBuf { bytes, extra }
     }
 }
 
 mod layout;
+pub mod types;
 
-pub use layout::{FieldWalk, FlatKey, RecordLayout, SearchKey};
+pub use layout::{Field, FieldWalk, FlatKey, RecordLayout, SearchKey, decode_value};
+pub use types::{Date, DateTime};
 
 #[cfg(test)]
 mod tests;

@@ -119,6 +119,166 @@ fn garbage_is_an_error() {
     assert!(RecordHeader::read(&page, 2).is_err());
 }
 
+mod types_order {
+    use super::super::types::{decode_double, encode_double};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn enc(ty: ColumnType, v: &Value) -> Vec<u8> {
+        let l = RecordLayout::secondary(vec![Column::new(ty)]).unwrap();
+        l.encode_field(0, v).unwrap().unwrap()
+    }
+
+    fn round_trip(ty: ColumnType, v: &Value) -> Value {
+        let l = RecordLayout::secondary(vec![Column::new(ty)]).unwrap();
+        let rec = l.encode(std::slice::from_ref(v)).unwrap();
+        l.decode(rec.as_bytes(), rec.extra()).unwrap().remove(0)
+    }
+
+    fn any_date() -> impl Strategy<Value = Date> {
+        (0u16..=9999, 1u8..=12, 1u8..=31)
+            .prop_map(|(y, m, d)| Date::new(y, m, d.min(types::days_in_month(y, m))).unwrap())
+    }
+
+    fn any_datetime() -> impl Strategy<Value = DateTime> {
+        (any_date(), 0u8..24, 0u8..60, 0u8..60, 0u32..1_000_000)
+            .prop_map(|(d, h, m, s, us)| DateTime::new(d, h, m, s, us).unwrap())
+    }
+
+    fn any_double() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>().prop_filter("not NaN", |x| !x.is_nan()),
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(f64::MIN_POSITIVE),
+            Just(-f64::MIN_POSITIVE),
+            Just(f64::MAX),
+            Just(f64::MIN),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn double_byte_order_is_value_order(a in any_double(), b in any_double()) {
+            let (ea, eb) = (encode_double(a).unwrap(), encode_double(b).unwrap());
+            prop_assert_eq!(ea.cmp(&eb), a.partial_cmp(&b).unwrap());
+            let back = decode_double(ea);
+            prop_assert_eq!(back, a);
+            prop_assert!(back.to_bits() == a.to_bits() || a == 0.0);
+            let v = round_trip(ColumnType::Double, &Value::Double(a));
+            prop_assert_eq!(v, Value::Double(if a == 0.0 { 0.0 } else { a }));
+        }
+
+        #[test]
+        fn date_byte_order_is_value_order(a in any_date(), b in any_date()) {
+            let (ea, eb) = (enc(ColumnType::Date, &Value::Date(a)), enc(ColumnType::Date, &Value::Date(b)));
+            prop_assert_eq!(ea.cmp(&eb), a.cmp(&b));
+            prop_assert_eq!(round_trip(ColumnType::Date, &Value::Date(a)), Value::Date(a));
+        }
+
+        #[test]
+        fn datetime_byte_order_is_value_order(a in any_datetime(), b in any_datetime()) {
+            let ea = enc(ColumnType::DateTime, &Value::DateTime(a));
+            let eb = enc(ColumnType::DateTime, &Value::DateTime(b));
+            prop_assert_eq!(ea.cmp(&eb), a.cmp(&b));
+            prop_assert_eq!(round_trip(ColumnType::DateTime, &Value::DateTime(a)), Value::DateTime(a));
+        }
+
+        #[test]
+        fn stored_date_bytes_never_panic(b in any::<[u8; 8]>()) {
+            let _ = decode_value(ColumnType::DateTime, &b);
+            let _ = decode_value(ColumnType::Date, &b[..3]);
+            let _ = decode_value(ColumnType::Double, &b);
+        }
+    }
+
+    #[test]
+    fn extremes_and_bad_values() {
+        assert_eq!(encode_double(-0.0).unwrap(), encode_double(0.0).unwrap());
+        assert_eq!(encode_double(0.0).unwrap(), [0x80, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(encode_double(f64::NAN).is_err());
+        assert!(Date::new(2023, 2, 29).is_err());
+        assert!(Date::new(2024, 2, 29).is_ok());
+        assert!(Date::new(1900, 2, 29).is_err());
+        assert!(Date::new(10000, 1, 1).is_err());
+        assert!(Date::new(2024, 13, 1).is_err());
+        assert!(Date::new(2024, 4, 31).is_err());
+        assert!(DateTime::new(Date::MAX, 24, 0, 0, 0).is_err());
+        assert!(DateTime::new(Date::MAX, 0, 0, 0, 1_000_000).is_err());
+        assert!(
+            enc(ColumnType::Date, &Value::Date(Date::MIN))
+                < enc(ColumnType::Date, &Value::Date(Date::MAX))
+        );
+        assert_eq!(Date::MAX.encode(), [0x4e, 0x1f, 0x9f]);
+        assert_eq!(
+            DateTime::from_packed(DateTime::MAX.packed()).unwrap(),
+            DateTime::MAX
+        );
+        assert_eq!(DateTime::MIN.to_string(), "0000-01-01 00:00:00.000000");
+        // A stored DATE with month 13 is a typed error, not a panic.
+        let l = RecordLayout::secondary(vec![Column::new(ColumnType::Date)]).unwrap();
+        let mut rec = l.encode(&[Value::Date(Date::MIN)]).unwrap();
+        rec.patch(rec.extra(), &[0, 1, 0xA1]);
+        assert!(matches!(
+            l.decode(rec.as_bytes(), rec.extra()),
+            Err(RecordError::BadStored { .. })
+        ));
+        // TEXT must be UTF-8; kinds must match.
+        let t = RecordLayout::clustered(
+            vec![Column::new(ColumnType::U8)],
+            vec![Column::new(ColumnType::Text)],
+        )
+        .unwrap();
+        assert!(t.encode_field(3, &Value::Bytes(vec![0xC0])).is_err());
+        assert!(t.encode_field(3, &Value::text("ok ✓")).is_ok());
+        assert!(t.encode_field(0, &Value::Double(1.0)).is_err());
+    }
+
+    #[test]
+    fn external_marks_are_only_accepted_where_allowed() {
+        let l = RecordLayout::clustered(
+            vec![Column::new(ColumnType::Var(100))],
+            vec![Column::new(ColumnType::Blob)],
+        )
+        .unwrap();
+        let r = [0u8; EXTERN_REF_LEN];
+        let trx = [0u8; TRX_ID_LEN];
+        let roll = [0u8; ROLL_PTR_LEN];
+        let vals = [Some(b"k".as_slice()), Some(&trx), Some(&roll), Some(&r)];
+        let rec = l
+            .encode_raw_ext(&vals, &[false, false, false, true])
+            .unwrap();
+        let ext = l.externals(rec.as_bytes(), rec.extra()).unwrap();
+        assert_eq!(ext, vec![(3, r.as_slice())]);
+        assert!(matches!(
+            l.decode(rec.as_bytes(), rec.extra()),
+            Err(RecordError::External { field: 3, .. })
+        ));
+        // Not on a key field, not with a length other than 20.
+        assert!(
+            l.encode_raw_ext(&vals, &[true, false, false, false])
+                .is_err()
+        );
+        let short = [
+            Some(b"k".as_slice()),
+            Some(&trx),
+            Some(&roll),
+            Some(b"abc".as_slice()),
+        ];
+        assert!(
+            l.encode_raw_ext(&short, &[false, false, false, true])
+                .is_err()
+        );
+        // A key field flagged off-page on the page is an error on read.
+        let mut bytes = rec.as_bytes().to_vec();
+        let first_len = rec.extra() - HEADER_SIZE - 1;
+        bytes[first_len] |= 0x80 | LEN_EXTERN;
+        assert!(l.key_of(&bytes, rec.extra()).is_err());
+    }
+}
+
 mod flat_key {
     use super::*;
     use proptest::prelude::*;

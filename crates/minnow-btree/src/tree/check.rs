@@ -10,6 +10,11 @@
 //! increase along each level, and the `PREV`/`NEXT` links of each level form exactly the
 //! left-to-right order of the walk, `FIL_NULL` at both ends. Record counts are summed from the
 //! headers, which the page check ties to the record lists.
+//!
+//! Every off-page field of a leaf record is followed down its overflow chain
+//! ([`crate::tree::overflow`]): each page must be of type BLOB with its own page number,
+//! part lengths must add up to the reference's length, the chain must end exactly there, and
+//! no overflow page may be reached twice (each belongs to one field of one record).
 
 use std::collections::HashSet;
 
@@ -32,6 +37,8 @@ pub struct TreeStats {
     pub records: u64,
     /// Fill factor of each leaf, left to right ([`crate::node::fill_factor`]).
     pub leaf_fill: Vec<f64>,
+    /// The overflow pages of every off-page field, in walk order (each once).
+    pub overflow_pages: Vec<u32>,
 }
 
 /// One page as the walk met it.
@@ -48,6 +55,7 @@ struct Walk<'a> {
     /// Pages per level in walk order, and the last key seen on each level.
     levels: Vec<Vec<Seen>>,
     last_key: Vec<Option<SearchKey>>,
+    overflow: HashSet<u32>,
     stats: TreeStats,
 }
 
@@ -79,6 +87,7 @@ impl BTree {
             visited: HashSet::new(),
             levels: (0..n).map(|_| Vec::new()).collect(),
             last_key: vec![None; n],
+            overflow: HashSet::new(),
             stats: TreeStats {
                 height: root + 1,
                 ..TreeStats::default()
@@ -189,6 +198,18 @@ impl Walk<'_> {
             }
         }
         if level == 0 {
+            if t.leaf.trx_id_field().is_some() {
+                for (c, _, _) in &recs {
+                    t.check_externals(
+                        self.pool,
+                        &page,
+                        no,
+                        c.origin(),
+                        &mut self.overflow,
+                        &mut self.stats.overflow_pages,
+                    )?;
+                }
+            }
             self.stats.records += node::n_recs(&page)? as u64;
             self.stats.leaf_fill.push(node::fill_factor(&page)?);
             return Ok(());

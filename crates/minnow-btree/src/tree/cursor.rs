@@ -73,6 +73,9 @@ pub struct ScanRange {
     pub limit: Option<usize>,
     /// Descending order: from `end` down to `start`.
     pub reverse: bool,
+    /// The off-page fields to fetch, by stored field index (`None`: all); see
+    /// [`crate::tree::overflow`].
+    pub fetch: Option<Vec<usize>>,
 }
 
 impl ScanRange {
@@ -83,6 +86,7 @@ impl ScanRange {
             end: Bound::Unbounded,
             limit: None,
             reverse: false,
+            fetch: None,
         }
     }
 
@@ -98,6 +102,13 @@ impl ScanRange {
     /// The same range, at most `limit` records.
     pub fn limit(mut self, limit: usize) -> ScanRange {
         self.limit = Some(limit);
+        self
+    }
+
+    /// The same range, fetching only these off-page fields (the others come back as
+    /// [`Value::Null`]; fields stored on the page always come back).
+    pub fn fetch(mut self, fields: Vec<usize>) -> ScanRange {
+        self.fetch = Some(fields);
         self
     }
 
@@ -139,6 +150,7 @@ pub struct RangeScan<'p> {
     end: Bound<SearchKey>,
     reverse: bool,
     remaining: Option<usize>,
+    fetch: Option<Vec<usize>>,
     buf: VecDeque<Entry>,
     /// The key of the last record buffered (where to restore from).
     last: Option<SearchKey>,
@@ -244,6 +256,7 @@ impl<'p> RangeScan<'p> {
             end,
             reverse: range.reverse,
             remaining: range.limit,
+            fetch: range.fetch,
             buf: VecDeque::new(),
             last: None,
             pos: None,
@@ -359,7 +372,9 @@ impl<'p> RangeScan<'p> {
 
     fn entry(&self, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
         Ok(Entry {
-            values: self.tree.leaf.decode(page, c.origin())?,
+            values: self
+                .tree
+                .decode_leaf(self.pool, page, c.origin(), self.fetch.as_deref())?,
             deleted: node::header_at(page, c)?.deleted(),
         })
     }

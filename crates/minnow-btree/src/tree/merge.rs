@@ -35,6 +35,7 @@ impl BTree {
                 return Ok(None);
             }
         }
+        self.free_external(&mut mtr, h, found.cursor.origin())?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
         Ok(Some(mtr.commit()?))
     }
@@ -55,6 +56,7 @@ impl BTree {
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }
+        self.free_external(&mut mtr, h, found.cursor.origin())?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
         self.rebalance(&mut mtr, &path, last)?;
         Ok(mtr.commit()?)

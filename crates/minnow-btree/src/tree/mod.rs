@@ -154,6 +154,7 @@ mod check;
 mod cursor;
 mod descend;
 mod merge;
+pub mod overflow;
 mod page;
 mod segs;
 mod split;
@@ -229,6 +230,20 @@ pub enum TreeError {
         /// The fill factor given.
         fill_factor: f64,
     },
+    /// A row that cannot be stored: too big for a page even with every long column on
+    /// overflow pages, or with more overflow pages than one mini-transaction may write (see
+    /// [`overflow`]).
+    #[error("a row of {len} bytes is too large for index {index_id} (limit {max}): {what}")]
+    RowTooLarge {
+        /// The index.
+        index_id: u64,
+        /// The row's size in bytes (on-page record, or all its off-page bytes).
+        len: usize,
+        /// The limit it exceeds, in bytes.
+        max: usize,
+        /// Which limit, with the numbers.
+        what: String,
+    },
     /// A B-tree invariant does not hold on a page.
     #[error("corrupt B-tree page {page}: {what}")]
     Corrupt {
@@ -242,7 +257,8 @@ pub enum TreeError {
 /// One record returned by a lookup or a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    /// One value per stored field of the leaf layout.
+    /// One value per stored field of the leaf layout. An off-page field the read was told
+    /// not to fetch ([`BTree::get_fields`], [`ScanRange::fetch`]) is [`Value::Null`].
     pub values: Vec<Value>,
     /// True if the record is delete-marked.
     pub deleted: bool,
@@ -361,36 +377,33 @@ impl BTree {
         Ok(self.leaf.search_key(key)?)
     }
 
-    /// The record with key `key`, delete-marked or not.
+    /// The record with key `key`, delete-marked or not, off-page fields fetched.
     pub fn get(&self, pool: &BufferPool, key: &[Value]) -> Result<Option<Entry>, TreeError> {
         let k = self.key(key)?;
-        let g = self.leaf_for_read(pool, Some(&k))?;
-        let found = node::search(&g, &self.leaf, &k)?;
-        if !found.exact {
-            return Ok(None);
-        }
-        let origin = found.cursor.origin();
-        Ok(Some(Entry {
-            values: self.leaf.decode(&g, origin)?,
-            deleted: node::header_at(&g, found.cursor)?.deleted(),
-        }))
+        self.get_key(pool, &k, None)
     }
 
     /// Inserts a record (one value per stored field of the leaf layout); fails with
-    /// [`TreeError::Duplicate`] if its key exists (delete-marked records included). Returns
-    /// the end LSN of the mtr that made the change.
+    /// [`TreeError::Duplicate`] if its key exists (delete-marked records included). Long
+    /// columns of a record too big for half a page go to overflow pages, in the same mtr
+    /// (see [`overflow`]). Returns the end LSN of the mtr that made the change.
     pub fn insert(&self, pool: &BufferPool, values: &[Value]) -> Result<Lsn, TreeError> {
-        let rec = self.leaf.encode(values)?;
-        self.insert_rec(pool, &rec)
+        let p = self.prepare(pool, values)?;
+        self.insert_prepared(pool, &p)
     }
 
-    /// [`BTree::insert`] of an encoded leaf record.
+    /// [`BTree::insert`] of an encoded leaf record (stored as given: no field moves
+    /// off-page).
     pub fn insert_rec(&self, pool: &BufferPool, rec: &RecordBuf) -> Result<Lsn, TreeError> {
-        let key = self.leaf.key_of(rec.as_bytes(), rec.extra())?;
-        if let Some(end) = self.insert_optimistic(pool, rec, &key)? {
+        self.insert_prepared(pool, &overflow::Prepared::inline(rec.clone()))
+    }
+
+    fn insert_prepared(&self, pool: &BufferPool, p: &overflow::Prepared) -> Result<Lsn, TreeError> {
+        let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
+        if let Some(end) = self.insert_optimistic(pool, p, &key)? {
             return Ok(end);
         }
-        self.insert_pessimistic(pool, rec, &key)
+        self.insert_pessimistic(pool, p, &key)
     }
 
     /// Deletes the record with key `key` (removing it from its page; see
@@ -405,14 +418,15 @@ impl BTree {
     }
 
     /// Replaces the record with the same key as `values`: in place when the new record has
-    /// the same size, else by delete and insert on the same page, else with a split.
+    /// the same size, else by delete and insert on the same page, else with a split. The old
+    /// record's overflow chains are freed and the new one's written in the same mtr.
     pub fn update(&self, pool: &BufferPool, values: &[Value]) -> Result<Lsn, TreeError> {
-        let rec = self.leaf.encode(values)?;
-        let key = self.leaf.key_of(rec.as_bytes(), rec.extra())?;
-        if let Some(end) = self.update_optimistic(pool, &rec, &key)? {
+        let p = self.prepare(pool, values)?;
+        let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
+        if let Some(end) = self.update_optimistic(pool, &p, &key)? {
             return Ok(end);
         }
-        self.update_pessimistic(pool, &rec, &key)
+        self.update_pessimistic(pool, &p, &key)
     }
 
     /// Sets or clears the delete mark of the record with key `key` (one byte, one page).
@@ -457,7 +471,7 @@ impl BTree {
     fn update_optimistic(
         &self,
         pool: &BufferPool,
-        rec: &RecordBuf,
+        p: &overflow::Prepared,
         key: &SearchKey,
     ) -> Result<Option<Lsn>, TreeError> {
         let mut mtr = pool.mtr()?;
@@ -471,6 +485,8 @@ impl BTree {
         let origin = found.cursor.origin();
         let (x, d) = self.leaf.size_of(mtr.page(h), origin)?;
         let info = node::header_at(mtr.page(h), found.cursor)?.info_bits;
+        self.free_external(&mut mtr, h, origin)?;
+        let rec = &self.store_external(&mut mtr, p)?;
         if x == rec.extra() && x + d == rec.len() {
             // Same shape: overwrite the extra bytes below the header and the data in place.
             let bytes = rec.as_bytes();

@@ -120,8 +120,8 @@ impl BTree {
 
     /// Checks the tree (as [`BTree::check`]) and that its pages are exactly its segments'
     /// pages in `report` ([`space::check_space`]): the root and the non-leaf pages in the
-    /// top segment, the other leaves in the leaf segment, and the root's FSEG headers
-    /// pointing at both.
+    /// top segment, the other leaves and the overflow pages of its records in the leaf
+    /// segment, and the root's FSEG headers pointing at both.
     pub fn check_space(
         &self,
         pool: &BufferPool,
@@ -147,6 +147,8 @@ impl BTree {
                 }
             }
         }
+        // Overflow (BLOB) pages belong to the leaf segment, as in InnoDB.
+        leaf.extend(stats.overflow_pages.iter().copied());
         for (seg, want, what) in [
             (self.segs.top, top, "non-leaf"),
             (self.segs.leaf, leaf, "leaf"),

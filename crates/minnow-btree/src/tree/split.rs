@@ -5,6 +5,7 @@ use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_redo::Lsn;
 
 use super::descend::{Latched, Level, MAX_LEVEL, PessimisticLeaf};
+use super::overflow::Prepared;
 use super::page::{
     fits_records, init_index_page, move_records, next, node_ptr, set_next, set_prev,
 };
@@ -24,9 +25,10 @@ impl BTree {
     pub(crate) fn insert_optimistic(
         &self,
         pool: &BufferPool,
-        rec: &RecordBuf,
+        p: &Prepared,
         key: &SearchKey,
     ) -> Result<Option<Lsn>, TreeError> {
+        let rec = &p.rec;
         let mut mtr = pool.mtr()?;
         let Some(h) = self.leaf_for_write(pool, &mut mtr, key)? else {
             return Ok(None);
@@ -40,6 +42,7 @@ impl BTree {
         {
             return Ok(None);
         }
+        let rec = &self.store_external(&mut mtr, p)?;
         match node::insert(&mut (&mut mtr, h), &self.leaf, rec) {
             Ok(_) => Ok(Some(mtr.commit()?)),
             Err(NodeError::PageFull { .. }) => Ok(None),
@@ -52,7 +55,7 @@ impl BTree {
     pub(crate) fn insert_pessimistic(
         &self,
         pool: &BufferPool,
-        rec: &RecordBuf,
+        p: &Prepared,
         key: &SearchKey,
     ) -> Result<Lsn, TreeError> {
         let PessimisticLeaf {
@@ -65,7 +68,8 @@ impl BTree {
         if found.exact {
             return Err(self.duplicate(key));
         }
-        self.insert_into(&mut mtr, &path, last, rec)?;
+        let rec = self.store_external(&mut mtr, p)?;
+        self.insert_into(&mut mtr, &path, last, &rec)?;
         Ok(mtr.commit()?)
     }
 
@@ -73,7 +77,7 @@ impl BTree {
     pub(crate) fn update_pessimistic(
         &self,
         pool: &BufferPool,
-        rec: &RecordBuf,
+        p: &Prepared,
         key: &SearchKey,
     ) -> Result<Lsn, TreeError> {
         let PessimisticLeaf {
@@ -87,6 +91,8 @@ impl BTree {
             return Err(self.not_found(key.clone()));
         }
         let info = node::header_at(mtr.page(h), found.cursor)?.info_bits;
+        self.free_external(&mut mtr, h, found.cursor.origin())?;
+        let rec = &self.store_external(&mut mtr, p)?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
         let mut new = rec.clone();
         new.set_info_bits(info);
