@@ -63,10 +63,14 @@ impl KvEngine for Lmdb {
 
     fn notes(&self) -> Vec<String> {
         vec![format!(
-            "LMDB {}: default flags (a commit syncs the data pages, then the meta page), \
+            "{} (heed 0.22): default flags (a commit syncs the data pages, then the meta page), \
              reads through mmap, no cache of its own; batch = one write transaction; \
              compaction = copy with MDB_CP_COMPACT",
-            heed::lmdb_version().string
+            heed::lmdb_version()
+                .string
+                .split(':')
+                .next()
+                .unwrap_or("LMDB")
         )]
     }
 
