@@ -1,0 +1,143 @@
+//! `sbtest` on minnow: a table with a clustered primary key and a secondary index.
+
+use std::ops::Bound;
+
+use minnow::redo::FlushAtCommit;
+use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, Table, TableDef, Value};
+
+use super::{C_LEN, PAD_LEN, SbEngine, SbRow};
+use crate::kv::minnow::commit;
+use crate::{Result, mismatch};
+
+/// minnow's `sbtest`: `flush_log_at_trx_commit=0` plus a redo sync at every commit point,
+/// as [`crate::kv::Minnow`].
+pub struct MinnowSb {
+    db: Database,
+}
+
+impl MinnowSb {
+    /// Creates the database in `dir` with a buffer pool of `cache` bytes.
+    pub fn create(dir: &std::path::Path, cache: usize) -> Result<MinnowSb> {
+        let config = Config {
+            buffer_pool_size: cache,
+            flush_log_at_trx_commit: FlushAtCommit::Lazy,
+            ..Config::default()
+        };
+        let db = Database::create(dir, config)?;
+        db.create_table(
+            TableDef::new("sbtest")
+                .column(ColumnDef::new("id", ColumnType::U32))
+                .column(ColumnDef::new("k", ColumnType::U32))
+                .column(ColumnDef::new("c", ColumnType::Fixed(C_LEN as u16)))
+                .column(ColumnDef::new("pad", ColumnType::Fixed(PAD_LEN as u16)))
+                .primary_key(&["id"])
+                .index(IndexDef::new("k_1", &["k"])),
+        )?;
+        commit(&db)?;
+        Ok(MinnowSb { db })
+    }
+
+    fn t(&self) -> Result<Table<'_>> {
+        Ok(self.db.table("sbtest")?)
+    }
+}
+
+fn row_values(r: &SbRow) -> [Value; 4] {
+    [
+        Value::UInt(r.id as u64),
+        Value::UInt(r.k as u64),
+        Value::Bytes(r.c.to_vec()),
+        Value::Bytes(r.pad.to_vec()),
+    ]
+}
+
+fn uint(v: &Value) -> Result<u32> {
+    match v {
+        Value::UInt(x) => Ok(*x as u32),
+        Value::Int(x) => Ok(*x as u32),
+        other => Err(mismatch(format!(
+            "minnow: expected an integer, got {other:?}"
+        ))),
+    }
+}
+
+fn bytes(v: &Value) -> Result<&[u8]> {
+    match v {
+        Value::Bytes(b) => Ok(b),
+        other => Err(mismatch(format!("minnow: expected bytes, got {other:?}"))),
+    }
+}
+
+/// Visits `(id, c)` of every row of `rows`, whose columns are `[id, c]`.
+fn visit_rows(rows: minnow::Rows<'_>, visit: &mut dyn FnMut(u32, &[u8])) -> Result<usize> {
+    let mut n = 0;
+    for row in rows {
+        let row = row?;
+        visit(uint(&row[0])?, bytes(&row[1])?);
+        n += 1;
+    }
+    Ok(n)
+}
+
+impl SbEngine for MinnowSb {
+    fn name(&self) -> &'static str {
+        "minnow"
+    }
+
+    fn notes(&self) -> String {
+        "minnow sbtest: each write statement followed by a redo sync (= flush_log_at_trx_commit=1); \
+         the update is get + update of the whole row (the API has no `SET k = k + 1`)"
+            .into()
+    }
+
+    fn load(&mut self, rows: &[SbRow]) -> Result<()> {
+        let t = self.t()?;
+        for r in rows {
+            t.insert(&row_values(r))?;
+        }
+        commit(&self.db)
+    }
+
+    fn point(&mut self, id: u32, out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        match self.t()?.get(&[Value::UInt(id as u64)])? {
+            Some(row) => {
+                out.extend_from_slice(bytes(&row[2])?);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn range(&mut self, lo: u32, hi: u32, visit: &mut dyn FnMut(u32, &[u8])) -> Result<usize> {
+        let scan = Scan::range(
+            Bound::Included(vec![Value::UInt(lo as u64)]),
+            Bound::Included(vec![Value::UInt(hi as u64)]),
+        )
+        .columns(&["id", "c"]);
+        visit_rows(self.t()?.scan(scan)?, visit)
+    }
+
+    fn by_k(&mut self, k: u32, visit: &mut dyn FnMut(u32, &[u8])) -> Result<usize> {
+        let key = vec![Value::UInt(k as u64)];
+        let scan =
+            Scan::range(Bound::Included(key.clone()), Bound::Included(key)).columns(&["id", "c"]);
+        visit_rows(self.t()?.scan_index("k_1", scan)?, visit)
+    }
+
+    fn update_k(&mut self, id: u32) -> Result<bool> {
+        let t = self.t()?;
+        let Some(mut row) = t.get(&[Value::UInt(id as u64)])? else {
+            return Ok(false);
+        };
+        row[1] = Value::UInt(uint(&row[1])? as u64 + 1);
+        t.update(&row)?;
+        commit(&self.db)?;
+        Ok(true)
+    }
+
+    fn insert(&mut self, row: &SbRow) -> Result<()> {
+        self.t()?.insert(&row_values(row))?;
+        commit(&self.db)
+    }
+}
