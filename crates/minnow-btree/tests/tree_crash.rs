@@ -149,7 +149,8 @@ fn run_seed(seed: u64) -> Outcome {
     let report = sim.power_cut(seed).unwrap();
 
     let opts = OpenOptions::new(FlushMethod::Fsync);
-    let space = Tablespace::open(&*backend, &data, &opts, ChecksumPolicy::default()).unwrap();
+    let space =
+        Tablespace::open_for_recovery(&*backend, &data, &opts, ChecksumPolicy::default()).unwrap();
     let spaces = Arc::new(SpaceMap::new());
     spaces.insert(Arc::new(space));
     let log_file = backend.open(&redo, &opts).unwrap();

@@ -169,8 +169,9 @@ fn run_seed(seed: u64, mode: DoublewriteMode) -> Outcome {
 
     // Restart.
     let opts = OpenOptions::new(FlushMethod::Fsync);
-    let space =
-        Arc::new(Tablespace::open(&*backend, &data, &opts, ChecksumPolicy::default()).unwrap());
+    let space = Arc::new(
+        Tablespace::open_for_recovery(&*backend, &data, &opts, ChecksumPolicy::default()).unwrap(),
+    );
     let spaces = Arc::new(SpaceMap::new());
     spaces.insert(Arc::clone(&space));
     let log_file = backend.open(&redo, &opts).unwrap();

@@ -109,7 +109,7 @@ impl Fixture {
     fn reopen(&mut self) {
         for (id, _) in SPACES {
             let opts = OpenOptions::new(self.method);
-            let space = Tablespace::open(
+            let space = Tablespace::open_for_recovery(
                 &*self.backend,
                 &space_path(self.path(), id),
                 &opts,

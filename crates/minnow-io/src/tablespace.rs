@@ -115,6 +115,33 @@ impl Tablespace {
         opts: &OpenOptions,
         checksum: ChecksumPolicy,
     ) -> Result<Tablespace, IoError> {
+        Tablespace::open_with(backend, path, opts, checksum, true)
+    }
+
+    /// Opens an existing tablespace for crash recovery: as [`Tablespace::open`], but page 0's
+    /// checksum is not verified. A power cut can tear page 0 like any other page, and its
+    /// intact copy is then in the doublewrite buffer, which recovery consults only after the
+    /// tablespaces are open (InnoDB restores page 0 from the doublewrite buffer the same way).
+    /// What `open` reads from page 0 survives a tear: the FSP flags and the space id never
+    /// change after creation, so both versions of a torn page agree on them (and the flags are
+    /// validated all the same). The caller reads page 0 through its normal, verifying path
+    /// once recovery is done.
+    pub fn open_for_recovery(
+        backend: &dyn Backend,
+        path: &Path,
+        opts: &OpenOptions,
+        checksum: ChecksumPolicy,
+    ) -> Result<Tablespace, IoError> {
+        Tablespace::open_with(backend, path, opts, checksum, false)
+    }
+
+    fn open_with(
+        backend: &dyn Backend,
+        path: &Path,
+        opts: &OpenOptions,
+        checksum: ChecksumPolicy,
+        verify_page0: bool,
+    ) -> Result<Tablespace, IoError> {
         if opts.create {
             return Err(bad(
                 path,
@@ -153,8 +180,12 @@ impl Tablespace {
             size: AtomicU32::new(size),
         };
         let mut page0 = AlignedBuf::page(page_size);
-        if space.read_page(0, &mut page0)? == Verdict::Empty {
-            return Err(bad(path, "page 0 is all zeros"));
+        if verify_page0 {
+            if space.read_page(0, &mut page0)? == Verdict::Empty {
+                return Err(bad(path, "page 0 is all zeros"));
+            }
+        } else {
+            space.read_page_unverified(0, &mut page0)?;
         }
         let header = FilHeader::read(&page0).map_err(|e| bad(path, &e.to_string()))?;
         let fsp = FspHeader::read(&page0).map_err(|e| bad(path, &e.to_string()))?;

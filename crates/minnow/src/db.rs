@@ -9,6 +9,7 @@ use minnow_btree::{BTree, ScanRange, TreeError};
 use minnow_buf::{BufferPool, DirectWriter, DoublewriteRecovery, PageWriter, SpaceMap};
 use minnow_dblwr::{Doublewrite, DoublewriteMode};
 use minnow_io::{Backend, OpenOptions, Tablespace};
+use minnow_page::PageId;
 use minnow_page::checksum::ChecksumPolicy;
 use minnow_redo::{Durability, Log, Lsn};
 use parking_lot::{Mutex, RwLock};
@@ -230,7 +231,9 @@ impl Database {
         }
         let backend = config.io_backend.build()?;
         let opts = OpenOptions::new(config.flush_method);
-        let space = Tablespace::open(
+        // Page 0 is verified only after recovery: a tear of it is repaired by the
+        // doublewrite buffer like any other page's.
+        let space = Tablespace::open_for_recovery(
             &*backend,
             &dir.join(SYSTEM_TABLESPACE),
             &opts,
@@ -261,6 +264,8 @@ impl Database {
             || writer(&*backend, dir, &config),
             log_file,
         )?;
+        // The first verified read of page 0 (opened unverified for recovery, above).
+        drop(pool.get_read(PageId::new(SYSTEM_SPACE_ID, 0))?);
         let mut report = OpenReport {
             redo_groups: rec.log.groups,
             pages_applied: rec.pages_applied,

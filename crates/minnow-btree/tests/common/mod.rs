@@ -103,7 +103,8 @@ impl Env {
 fn reopen_at(_dir: &Path, data: &Path, redo: &Path, frames: usize) -> BufferPool {
     let backend = SyncBackend::new();
     let opts = OpenOptions::new(FlushMethod::Fsync);
-    let space = Tablespace::open(&backend, data, &opts, ChecksumPolicy::default()).unwrap();
+    let space =
+        Tablespace::open_for_recovery(&backend, data, &opts, ChecksumPolicy::default()).unwrap();
     let spaces = Arc::new(SpaceMap::new());
     spaces.insert(Arc::new(space));
     let log_file = backend.open(redo, &opts).unwrap();
