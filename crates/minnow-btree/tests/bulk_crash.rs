@@ -15,36 +15,20 @@
 //! `MINNOW_CRASH_SEEDS=N` runs N seeds (default 60), `MINNOW_CRASH_SEED_START=S` starts at S.
 
 mod common;
+mod crash_common;
 
 use std::sync::Arc;
 
-use common::{PAGE, SPACE, layout, row, value_of};
+use common::{SPACE, layout, row, value_of};
 use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
 use minnow_btree::tree::{BulkBuilder, BulkOptions, space_usage};
 use minnow_btree::{BTree, ScanRange};
-use minnow_buf::{BufConfig, BufferPool, DoublewriteRecovery, PageWriter, SpaceMap};
-use minnow_dblwr::{Doublewrite, DoublewriteConfig, DoublewriteMode};
-use minnow_io::{Backend, CrashSim, FlushMethod, OpenOptions, SyncBackend, Tablespace};
-use minnow_page::checksum::{ChecksumAlgorithm, ChecksumPolicy};
-use minnow_redo::{FlushAtCommit, Log};
+use minnow_io::{Backend, CrashSim, SyncBackend};
+use minnow_redo::FlushAtCommit;
 
 use minnow_io::SplitMix64 as Rng;
 
 const RECORDS: i64 = 1500;
-
-fn cfg(cleaners: usize) -> BufConfig {
-    BufConfig {
-        page_cleaners: cleaners,
-        doublewrite_pages: 4,
-        read_ahead_threshold: 0,
-        ..BufConfig::with_frames(24, PAGE)
-    }
-}
-
-fn writer(backend: &dyn Backend, dir: &std::path::Path) -> Arc<dyn PageWriter> {
-    let c = DoublewriteConfig::new(DoublewriteMode::On, 2, PAGE).pages_per_batch(4);
-    Arc::new(Doublewrite::open(backend, dir, c).unwrap())
-}
 
 /// The catalog: key U32, value the root page number.
 fn catalog_layout() -> RecordLayout {
@@ -80,23 +64,7 @@ fn run_seed(seed: u64) -> Outcome {
     let mut rng = Rng(seed ^ 0xB01C_0000);
     let mut outcome = Outcome::default();
     let catalog_root = {
-        let space = Tablespace::create(
-            &*backend,
-            &data,
-            SPACE,
-            PAGE,
-            ChecksumAlgorithm::Crc32,
-            FlushMethod::Fsync,
-            1,
-        )
-        .unwrap();
-        let spaces = Arc::new(SpaceMap::new());
-        spaces.insert(Arc::new(space));
-        let log_file = backend
-            .open(&redo, &OpenOptions::new(FlushMethod::Fsync).create(true))
-            .unwrap();
-        let log = Arc::new(Log::create(log_file, 512 << 10).unwrap());
-        let pool = BufferPool::open(cfg(1), spaces, log, writer(&*backend, dir.path())).unwrap();
+        let pool = crash_common::create(&*backend, dir.path(), &data, &redo, 512 << 10);
         let (catalog, end) = BTree::create(&pool, SPACE, 1, catalog_layout()).unwrap();
         pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
         pool.flush_all().unwrap();
@@ -134,25 +102,16 @@ fn run_seed(seed: u64) -> Outcome {
     };
     let report = sim.power_cut(seed).unwrap();
 
-    let opts = OpenOptions::new(FlushMethod::Fsync);
-    let space =
-        Tablespace::open_for_recovery(&*backend, &data, &opts, ChecksumPolicy::default()).unwrap();
-    let spaces = Arc::new(SpaceMap::new());
-    spaces.insert(Arc::new(space));
-    let log_file = backend.open(&redo, &opts).unwrap();
-    let dblwr = Some(DoublewriteRecovery {
-        backend: &*backend,
-        dir: dir.path(),
-        mode: DoublewriteMode::On,
-    });
-    let (pool, _log, _report) = BufferPool::recover(
-        cfg(0),
-        spaces,
-        dblwr,
-        || Ok(writer(&*backend, dir.path())),
-        log_file,
-    )
-    .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}\n{report}"));
+    let pool = crash_common::recover(
+        &*backend,
+        dir.path(),
+        &data,
+        &redo,
+        &format!(
+            "seed {seed}
+{report}"
+        ),
+    );
     let catalog = BTree::open(&pool, SPACE, catalog_root, catalog_layout()).unwrap();
     catalog
         .check(&pool)

@@ -11,37 +11,21 @@
 //! `MINNOW_CRASH_SEEDS=N` runs N seeds (default 200), `MINNOW_CRASH_SEED_START=S` starts at S.
 
 mod common;
+mod crash_common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::{PAGE, SPACE, layout, row, value_of};
+use common::{SPACE, layout, row, value_of};
 use minnow_btree::record::Value;
 use minnow_btree::{BTree, ScanRange};
-use minnow_buf::{BufConfig, BufferPool, DoublewriteRecovery, PageWriter, SpaceMap};
-use minnow_dblwr::{Doublewrite, DoublewriteConfig, DoublewriteMode};
-use minnow_io::{Backend, CrashSim, FlushMethod, OpenOptions, SyncBackend, Tablespace};
-use minnow_page::checksum::{ChecksumAlgorithm, ChecksumPolicy};
-use minnow_redo::{FlushAtCommit, Log};
+use minnow_io::{Backend, CrashSim, SyncBackend};
+use minnow_redo::FlushAtCommit;
 
 const OPS: u64 = 500;
 const KEYS: u64 = 600;
 
 use minnow_io::SplitMix64 as Rng;
-
-fn cfg(cleaners: usize) -> BufConfig {
-    BufConfig {
-        page_cleaners: cleaners,
-        doublewrite_pages: 4,
-        read_ahead_threshold: 0,
-        ..BufConfig::with_frames(24, PAGE)
-    }
-}
-
-fn writer(backend: &dyn Backend, dir: &std::path::Path) -> Arc<dyn PageWriter> {
-    let c = DoublewriteConfig::new(DoublewriteMode::On, 2, PAGE).pages_per_batch(4);
-    Arc::new(Doublewrite::open(backend, dir, c).unwrap())
-}
 
 type Model = BTreeMap<i64, Vec<u8>>;
 
@@ -104,23 +88,7 @@ fn run_seed(seed: u64) -> Outcome {
     let mut acked_model = Model::new();
     let mut attempted_model = None;
     let (root, acked) = {
-        let space = Tablespace::create(
-            &*backend,
-            &data,
-            SPACE,
-            PAGE,
-            ChecksumAlgorithm::Crc32,
-            FlushMethod::Fsync,
-            1,
-        )
-        .unwrap();
-        let spaces = Arc::new(SpaceMap::new());
-        spaces.insert(Arc::new(space));
-        let log_file = backend
-            .open(&redo, &OpenOptions::new(FlushMethod::Fsync).create(true))
-            .unwrap();
-        let log = Arc::new(Log::create(log_file, 256 << 10).unwrap());
-        let pool = BufferPool::open(cfg(1), spaces, log, writer(&*backend, dir.path())).unwrap();
+        let pool = crash_common::create(&*backend, dir.path(), &data, &redo, 256 << 10);
         let (tree, end) = BTree::create(&pool, SPACE, 5, layout()).unwrap();
         pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
         pool.flush_all().unwrap();
@@ -148,25 +116,16 @@ fn run_seed(seed: u64) -> Outcome {
     };
     let report = sim.power_cut(seed).unwrap();
 
-    let opts = OpenOptions::new(FlushMethod::Fsync);
-    let space =
-        Tablespace::open_for_recovery(&*backend, &data, &opts, ChecksumPolicy::default()).unwrap();
-    let spaces = Arc::new(SpaceMap::new());
-    spaces.insert(Arc::new(space));
-    let log_file = backend.open(&redo, &opts).unwrap();
-    let dblwr = Some(DoublewriteRecovery {
-        backend: &*backend,
-        dir: dir.path(),
-        mode: DoublewriteMode::On,
-    });
-    let (pool, _log, _report) = BufferPool::recover(
-        cfg(0),
-        spaces,
-        dblwr,
-        || Ok(writer(&*backend, dir.path())),
-        log_file,
-    )
-    .unwrap_or_else(|e| panic!("seed {seed}: recovery failed: {e}\n{report}"));
+    let pool = crash_common::recover(
+        &*backend,
+        dir.path(),
+        &data,
+        &redo,
+        &format!(
+            "seed {seed}
+{report}"
+        ),
+    );
     let tree = BTree::open(&pool, SPACE, root, layout())
         .unwrap_or_else(|e| panic!("seed {seed}: open: {e}\n{report}"));
     // The allocator agrees with the tree: every tree page is allocated to its segment, and
