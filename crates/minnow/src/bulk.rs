@@ -30,6 +30,7 @@ use minnow_btree::{BTree, ScanRange, TreeError};
 use minnow_buf::BufferPool;
 use minnow_redo::Durability;
 
+use crate::config::AutoIncLockMode;
 use crate::db::{Database, SYSTEM_SPACE_ID, TableEntry, dict_row};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, IndexDef, PRIMARY, SecMeta, TableMeta};
@@ -237,6 +238,7 @@ impl Database {
             secondary,
             dropped: Default::default(),
             superseded: Default::default(),
+            autoinc: t.autoinc.clone(),
         });
         inner.tables.write().insert(table.to_owned(), entry);
         self.durable(end)
@@ -249,6 +251,12 @@ impl Table<'_> {
     /// bottom-up (see the module docs of `bulk`). Rows out of order are [`Error::Unsorted`];
     /// a repeated primary key or unique key is [`Error::DuplicateKey`]; either leaves the
     /// table empty. Returns the durability reached, as a statement does.
+    ///
+    /// On a table with an AUTO_INCREMENT column, rows with NULL or 0 there get the next
+    /// values in row order and explicit values move the counter, as in
+    /// [`Table::insert_many`]; a load counts as a "bulk insert", so in modes 0 and 1 it holds
+    /// the AUTO-INC lock to its end (see the `autoinc` module docs). Values taken by a load
+    /// that fails are not given back.
     ///
     /// ```
     /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
@@ -274,6 +282,14 @@ impl Table<'_> {
         R: AsRef<[Value]>,
     {
         let inner = self.db.inner()?;
+        // The AUTO-INC lock comes before the writer lock (the `autoinc` lock order).
+        let autoinc = self.db.table(self.t.meta.name())?.t.autoinc.clone();
+        let _auto_inc_lock = match (&autoinc, inner.config.autoinc_lock_mode) {
+            (Some(a), AutoIncLockMode::Traditional | AutoIncLockMode::Consecutive) => {
+                Some(a.lock_table())
+            }
+            _ => None,
+        };
         let _w = inner.write.lock();
         let t = self.db.table(self.t.meta.name())?.t;
         let meta = &t.meta;
@@ -290,7 +306,11 @@ impl Table<'_> {
         }
         drop(probe);
         let mut created = Vec::new();
-        let built = Table::load_build(pool, &t, rows, &mut created);
+        let mut generated = Vec::new();
+        let prepared = rows
+            .into_iter()
+            .map(|r| t.prepare_row(inner, r.as_ref(), &mut (0..0), &mut generated));
+        let built = Table::load_build(pool, &t, prepared, &mut created);
         let (new_clustered, new_secondary, mut end) = abandon_on_error(pool, built, &created)?;
         // The commit point: the dictionary record names the built trees' roots.
         let mut new_meta = meta.clone();
@@ -310,6 +330,7 @@ impl Table<'_> {
             secondary: new_secondary,
             dropped: Default::default(),
             superseded: Default::default(),
+            autoinc: t.autoinc.clone(),
         });
         inner.tables.write().insert(name.to_owned(), entry);
         t.superseded
@@ -325,16 +346,12 @@ impl Table<'_> {
 
     /// Builds every index of `t` from `rows` (see [`Table::load`]), adding each new tree to
     /// `created` as soon as it exists. Returns the built trees, not yet published.
-    fn load_build<I, R>(
+    fn load_build(
         pool: &BufferPool,
         t: &TableEntry,
-        rows: I,
+        rows: impl Iterator<Item = Result<Vec<Value>>>,
         created: &mut Vec<BTree>,
-    ) -> Result<(BTree, Vec<BTree>, minnow_redo::Lsn)>
-    where
-        I: IntoIterator<Item = R>,
-        R: AsRef<[Value]>,
-    {
+    ) -> Result<(BTree, Vec<BTree>, minnow_redo::Lsn)> {
         let meta = &t.meta;
         let name = meta.name();
         let mut clustered = BulkBuilder::new(
@@ -350,7 +367,8 @@ impl Table<'_> {
         let mut kept: Vec<Vec<Value>> = Vec::new();
         let mut previous: Option<Vec<Value>> = None;
         for row in rows {
-            let row = meta.normalise_row(row.as_ref())?;
+            // Checked, normalised and given its auto-increment value (`prepare_row`).
+            let row = row?;
             match clustered.push_values(&meta.clustered_values(&row)) {
                 Ok(()) => {}
                 Err(TreeError::Duplicate { .. }) => {

@@ -24,6 +24,7 @@
 //! | `max_dirty_pages_pct`, `max_dirty_pages_pct_lwm` | same names | every open |
 //! | `read_ahead_threshold` | `innodb_read_ahead_threshold` | every open |
 //! | `buffer_pool_dump_at_shutdown`, `buffer_pool_dump_pct` | same names (the dump is also loaded at startup) | close / open |
+//! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` (0, 1, 2) | every insert into a table with an AUTO_INCREMENT column |
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +61,56 @@ impl IoBackend {
             IoBackend::IoUring => Arc::new(UringBackend::new()?),
             IoBackend::Custom(b) => Arc::clone(b),
         })
+    }
+}
+
+/// `innodb_autoinc_lock_mode`: how inserts into a table with an AUTO_INCREMENT column get
+/// their values (see the `autoinc` module docs for what each mode does in minnow today).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AutoIncLockMode {
+    /// 0, "traditional": every insert statement holds the table's AUTO-INC lock until it
+    /// ends, so one statement's generated values are consecutive and insert statements on
+    /// the table run one after another.
+    Traditional,
+    /// 1, "consecutive" (MySQL's default up to 8.0.2): a statement whose row count is known
+    /// up front (a "simple insert": [`crate::Table::insert`], or
+    /// [`crate::Table::insert_many`] of an iterator with an exact size) reserves that many
+    /// values under the AUTO-INC lock and releases it at once; one whose count is unknown (a
+    /// "bulk insert") holds the lock to its end, as in mode 0.
+    Consecutive,
+    /// 2, "interleaved" (MySQL's default since 8.0.3, and minnow's): no statement takes the
+    /// AUTO-INC lock; each row takes the next value under a light mutex, so concurrent
+    /// multi-row statements interleave their values.
+    #[default]
+    Interleaved,
+}
+
+impl AutoIncLockMode {
+    /// The `innodb_autoinc_lock_mode` number: 0, 1 or 2.
+    pub fn as_innodb(self) -> u8 {
+        match self {
+            AutoIncLockMode::Traditional => 0,
+            AutoIncLockMode::Consecutive => 1,
+            AutoIncLockMode::Interleaved => 2,
+        }
+    }
+}
+
+impl TryFrom<u8> for AutoIncLockMode {
+    type Error = Error;
+
+    /// The mode for an `innodb_autoinc_lock_mode` number; anything but 0, 1, 2 is
+    /// [`Error::Config`].
+    fn try_from(n: u8) -> Result<AutoIncLockMode> {
+        match n {
+            0 => Ok(AutoIncLockMode::Traditional),
+            1 => Ok(AutoIncLockMode::Consecutive),
+            2 => Ok(AutoIncLockMode::Interleaved),
+            _ => Err(Error::Config {
+                knob: "innodb_autoinc_lock_mode",
+                reason: format!("{n} is not 0 (traditional), 1 (consecutive) or 2 (interleaved)"),
+            }),
+        }
     }
 }
 
@@ -125,6 +176,9 @@ pub struct Config {
     pub buffer_pool_dump_at_shutdown: bool,
     /// `innodb_buffer_pool_dump_pct` (1..=100, default 25).
     pub buffer_pool_dump_pct: u32,
+    /// `innodb_autoinc_lock_mode` (default 2, [`AutoIncLockMode::Interleaved`], as MySQL
+    /// 8.0). Read at every statement, so it takes effect at open.
+    pub autoinc_lock_mode: AutoIncLockMode,
 }
 
 impl Default for Config {
@@ -151,6 +205,7 @@ impl Default for Config {
             read_ahead_threshold: buf.read_ahead_threshold,
             buffer_pool_dump_at_shutdown: true,
             buffer_pool_dump_pct: buf.dump_pct,
+            autoinc_lock_mode: AutoIncLockMode::default(),
         }
     }
 }

@@ -14,6 +14,7 @@ use minnow_page::checksum::ChecksumPolicy;
 use minnow_redo::{Durability, Log, Lsn};
 use parking_lot::{Mutex, RwLock};
 
+use crate::autoinc::{self, AutoInc};
 use crate::config::Config;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY, TableDef, TableMeta};
@@ -49,6 +50,9 @@ pub(crate) struct TableEntry {
     /// Set by `Table::load` when it replaces this entry's (empty) trees with built ones:
     /// handles still holding it read through the table's current entry.
     pub superseded: std::sync::atomic::AtomicBool,
+    /// The auto-increment counter and AUTO-INC lock, if the table has an AUTO_INCREMENT
+    /// column: one per table, carried from entry to entry when DDL replaces the entry.
+    pub autoinc: Option<Arc<AutoInc>>,
 }
 
 /// What [`Database::check`] found.
@@ -278,6 +282,7 @@ impl Database {
         let mut next = DICT_INDEX_ID + 1;
         let mut marked = false;
         let mut drops = Vec::new();
+        let mut counters = HashMap::new();
         for e in dict
             .scan(&pool, ScanRange::all())
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?
@@ -298,6 +303,11 @@ impl Database {
                 drops.push((name.clone(), value.clone()));
                 continue;
             }
+            if let Some(table) = autoinc::counter_table(name) {
+                let mark = autoinc::decode_counter(&table, value)?;
+                counters.insert(table, mark);
+                continue;
+            }
             let name = String::from_utf8_lossy(name).into_owned();
             let meta = schema::decode(&name, value)?;
             next = next.max(meta.index_id + 1).max(
@@ -307,9 +317,15 @@ impl Database {
                     .max()
                     .unwrap_or(0),
             );
-            let entry = TableEntry::open(&pool, meta)?;
-            tables.insert(name, Arc::new(entry));
+            tables.insert(name, meta);
         }
+        let mut entries = BTreeMap::new();
+        for (name, meta) in tables {
+            let mark = counters.remove(&name);
+            let entry = TableEntry::open(&pool, meta, mark)?;
+            entries.insert(name, Arc::new(entry));
+        }
+        let tables = entries;
         let mut db = Database {
             inner: Some(Inner {
                 pool,
@@ -323,6 +339,7 @@ impl Database {
             report: OpenReport::default(),
         };
         db.finish_ddl(drops, rec.log.groups > 0)?;
+        db.remove_orphan_counters(counters.into_keys())?;
         if rec.log.groups > 0 || marked {
             report.secondary_repairs = db.reconcile(marked)?;
         }
@@ -409,6 +426,13 @@ impl Database {
             secondary.push(t);
         }
         drop(ids);
+        // The counter record goes first (its value 1: nothing handed out yet), so that a
+        // table record always has one; it overwrites any a crash left behind by a dropped
+        // table of the same name.
+        let autoinc = AutoInc::new(&meta, 1).map(Arc::new);
+        if autoinc.is_some() {
+            autoinc::write_counter(inner, &name, 1)?;
+        }
         let end = inner
             .dict
             .insert(
@@ -423,6 +447,7 @@ impl Database {
             secondary,
             dropped: Default::default(),
             superseded: Default::default(),
+            autoinc,
         });
         inner.tables.write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self, entry))
@@ -457,8 +482,9 @@ impl Database {
     /// and that every secondary index holds exactly one entry per row of its table, built
     /// from that row; then the page allocator ([`minnow_btree::space::check_space`]):
     /// every tree page is allocated to its tree's segment, every segment belongs to a live
-    /// tree, and no page is in use without an owner. The first problem is an error naming
-    /// the table and index.
+    /// tree, and no page is in use without an owner; and every auto-increment counter is
+    /// above its column's largest value. The first problem is an error naming the table
+    /// and index.
     pub fn check(&self) -> Result<CheckReport> {
         let inner = self.inner()?;
         let _w = inner.write.lock();
@@ -511,6 +537,7 @@ impl Database {
                     });
                 }
             }
+            t.check_auto_increment(&inner.pool)?;
             report.rows.insert(name.clone(), stats.records);
             report.tables += 1;
         }
@@ -610,10 +637,41 @@ impl Database {
         Ok(repairs)
     }
 
-    /// Closes the database cleanly: stops the page cleaners, writes every dirty page,
-    /// checkpoints at the end of the log (so the next `open` replays nothing) and writes the
-    /// `ib_buffer_pool` dump. Dropping a `Database` does the same and ignores errors.
+    /// Removes counter records whose table is gone (a crash inside `drop_table`, after its
+    /// commit point and before the counter record went).
+    fn remove_orphan_counters(&self, orphans: impl Iterator<Item = String>) -> Result<()> {
+        let inner = self.inner()?;
+        for table in orphans {
+            if let Some(end) = autoinc::delete_counter(inner, &table)? {
+                inner
+                    .pool
+                    .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every auto-increment counter's exact value as its high-water mark, so that a
+    /// clean restart leaves no gap (see the `autoinc` module docs).
+    fn persist_counters(&self) -> Result<()> {
+        let inner = self.inner()?;
+        let _w = inner.write.lock();
+        for (name, t) in inner.tables.read().iter() {
+            if let Some(ai) = &t.autoinc {
+                ai.persist_exact(inner, name)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the database cleanly: writes each auto-increment counter's exact value, stops
+    /// the page cleaners, writes every dirty page, checkpoints at the end of the log (so the
+    /// next `open` replays nothing) and writes the `ib_buffer_pool` dump. Dropping a
+    /// `Database` does the same and ignores errors.
     pub fn close(mut self) -> Result<()> {
+        if self.inner.is_some() {
+            self.persist_counters()?;
+        }
         match self.inner.take() {
             Some(inner) => Ok(inner.pool.shutdown()?),
             None => Ok(()),
@@ -623,6 +681,9 @@ impl Database {
 
 impl Drop for Database {
     fn drop(&mut self) {
+        if self.inner.is_some() {
+            let _ = self.persist_counters();
+        }
         if let Some(inner) = self.inner.take() {
             let _ = inner.pool.shutdown();
         }
@@ -630,8 +691,22 @@ impl Drop for Database {
 }
 
 impl TableEntry {
-    fn open(pool: &BufferPool, meta: TableMeta) -> Result<TableEntry> {
+    /// Opens the trees of `meta`'s table; `mark` is its counter record's value, which a table
+    /// with an AUTO_INCREMENT column must have.
+    fn open(pool: &BufferPool, meta: TableMeta, mark: Option<u128>) -> Result<TableEntry> {
         let name = meta.name().to_owned();
+        let autoinc = match (meta.auto_increment_column(), mark) {
+            (None, _) => None,
+            (Some(_), Some(mark)) => AutoInc::new(&meta, mark).map(Arc::new),
+            (Some(_), None) => {
+                return Err(Error::Corrupt {
+                    what: format!(
+                        "table `{name}` has an AUTO_INCREMENT column but the dictionary holds \
+                         no counter record for it"
+                    ),
+                });
+            }
+        };
         let clustered = BTree::open(pool, SYSTEM_SPACE_ID, meta.root, meta.clustered_layout()?)
             .map_err(|e| from_tree(e, &name, PRIMARY))?;
         let mut secondary = Vec::new();
@@ -647,6 +722,7 @@ impl TableEntry {
             secondary,
             dropped: Default::default(),
             superseded: Default::default(),
+            autoinc,
         })
     }
 }

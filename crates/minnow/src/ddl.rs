@@ -121,6 +121,11 @@ impl Database {
             .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().remove(name);
+        // The counter record goes after the commit point; a crash before this leaves it
+        // without a table, and `open` removes it.
+        if entry.autoinc.is_some() {
+            crate::autoinc::delete_counter(inner, name)?;
+        }
         self.free_segments(&key, &segs)
     }
 
@@ -157,6 +162,8 @@ impl Database {
         let mut meta = entry.meta.clone();
         meta.secondary.remove(i);
         meta.def.indexes.retain(|d| d.name != index);
+        // The AUTO_INCREMENT column must stay the first column of some index.
+        meta.check_auto_increment()?;
         let mut secondary = entry.secondary.clone();
         let tree = secondary.remove(i);
         let segs = segments_of([&tree]);
@@ -177,6 +184,7 @@ impl Database {
             secondary,
             dropped: Default::default(),
             superseded: Default::default(),
+            autoinc: entry.autoinc.clone(),
         });
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().insert(table.to_owned(), new);

@@ -128,6 +128,19 @@ pub enum Error {
         /// Which limit, when it is not the page size (empty otherwise, else `": ..."`).
         reason: String,
     },
+    /// A row asked for an auto-increment value and the AUTO_INCREMENT column's type has
+    /// none left (MySQL's error 1467).
+    #[error(
+        "AUTO_INCREMENT column `{column}` of table `{table}` has used up its range (largest value {max})"
+    )]
+    AutoIncrementExhausted {
+        /// The table.
+        table: String,
+        /// The AUTO_INCREMENT column.
+        column: String,
+        /// The column type's largest value.
+        max: u64,
+    },
     /// `update` of a row that does not exist.
     #[error("no row with primary key {key:?} in table `{table}`")]
     RowNotFound {

@@ -97,6 +97,10 @@
 //! segments no record names, which `open` frees; a crash after it (once the statement's redo
 //! is durable) leaves the whole table. `open` reads every record back.
 //!
+//! A table with an AUTO_INCREMENT column has one more small record, its counter's
+//! high-water mark (key `"\0autoinc "` + the table name), updated through the same B-tree,
+//! so through redo, ahead of the values handed out (see [`autoinc`]).
+//!
 //! `drop_table` and `drop_index` change the dictionary first (the commit point) and then give
 //! the index trees' segments back to the tablespace, so their pages are reused and the file
 //! stops growing; a pending-drop marker record makes the freeing restartable (`ddl` module).
@@ -116,6 +120,8 @@
 //!
 //! - **One writer at a time.** Statements (insert, update, delete, create_table) take one
 //!   database-wide write lock; readers take none and run concurrently with the writer.
+//!   [`Table::insert_many`] takes it per row: each of its rows is atomic, the statement as a
+//!   whole is not (it stops at its first failing row and keeps the rows before).
 //! - **A statement is atomic across a crash.** Its change to the clustered index (the row) is
 //!   one B-tree operation, which is one mini-transaction (a split or merge included), so redo
 //!   replays it whole or not at all: that is the statement's **commit point**. Its secondary
@@ -146,10 +152,43 @@
 //! inserting row by row. Scans go forward or backward ([`Scan::reverse`]) and take key
 //! prefixes as bounds.
 //!
+//! ## Auto-increment
+//!
+//! A column made with [`ColumnDef::auto_increment`] hands out 1, 2, 3, ... to rows that insert
+//! NULL or 0 into it; [`Table::insert_returning_id`] and [`Table::insert_many`] say which
+//! values a statement got ([`Inserted`]). [`Config::autoinc_lock_mode`] picks InnoDB's lock
+//! mode, 0 traditional, 1 consecutive or 2 interleaved (the default, as MySQL 8.0), and the
+//! counter lives in the dictionary, so it survives restarts and crashes without ever handing
+//! out an acknowledged value again. The [`autoinc`] module explains the modes and what each
+//! changes while minnow still runs one row change at a time.
+//!
+//! ```
+//! use minnow::{AutoIncLockMode, ColumnDef, ColumnType, Config, Database, TableDef, Value};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let config = Config { autoinc_lock_mode: AutoIncLockMode::Traditional, ..Config::default() };
+//! let db = Database::create(dir.path(), config.clone())?;
+//! let log = db.create_table(TableDef::new("log")
+//!     .column(ColumnDef::new("id", ColumnType::U64).auto_increment())
+//!     .column(ColumnDef::new("msg", ColumnType::Text))
+//!     .primary_key(&["id"]))?;
+//! let batch = log.insert_many((0..3).map(|i| vec![Value::Null, Value::text(&format!("m{i}"))]))?;
+//! assert_eq!(batch.generated, [1, 2, 3]);
+//! log.delete(&[Value::UInt(3)])?;
+//! db.close()?;
+//!
+//! // The counter came back from the dictionary: 3 is not handed out again.
+//! let db = Database::open(dir.path(), config)?;
+//! let id = db.table("log")?.insert_returning_id(&[Value::Null, Value::text("m3")])?.id();
+//! assert_eq!(id, Some(4));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Not built yet
 //!
 //! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` beyond
-//! `create_index` and `drop_index`; a tablespace per table; auto-increment; prefix keys on
+//! `create_index` and `drop_index`; a tablespace per table; `auto_increment_increment` and
+//! `_offset`; prefix keys on
 //! BLOB/TEXT columns; the `innodb_*` knobs the lower crates do not implement yet (adaptive
 //! hash index, thread concurrency, purge, compression, write IO threads).
 
@@ -159,6 +198,7 @@
 )]
 #![deny(unsafe_code)]
 
+pub mod autoinc;
 mod bulk;
 mod config;
 mod db;
@@ -167,7 +207,8 @@ mod error;
 mod schema;
 mod table;
 
-pub use config::{Config, IoBackend, MIN_LOG_FILE_SIZE};
+pub use autoinc::{AutoIncStatus, Inserted};
+pub use config::{AutoIncLockMode, Config, IoBackend, MIN_LOG_FILE_SIZE};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
     SYSTEM_TABLESPACE,

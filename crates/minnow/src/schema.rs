@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 /// Longest table, column or index name, in bytes.
 pub const MAX_NAME_LEN: usize = 64;
 
-/// One column: a name, a type and whether it may be NULL.
+/// One column: a name, a type, whether it may be NULL and whether it is the table's
+/// AUTO_INCREMENT column.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnDef {
     /// The name (1..=64 bytes).
@@ -22,6 +23,9 @@ pub struct ColumnDef {
     pub ty: ColumnType,
     /// Whether the column may be NULL (primary key columns may not).
     pub nullable: bool,
+    /// Whether inserting NULL or 0 into this column stores the table's next
+    /// auto-increment value ([`ColumnDef::auto_increment`]).
+    pub auto_increment: bool,
 }
 
 impl ColumnDef {
@@ -31,6 +35,7 @@ impl ColumnDef {
             name: name.into(),
             ty,
             nullable: false,
+            auto_increment: false,
         }
     }
 
@@ -40,10 +45,46 @@ impl ColumnDef {
             name: name.into(),
             ty,
             nullable: true,
+            auto_increment: false,
         }
     }
 
-    fn column(&self) -> Column {
+    /// Makes this the table's AUTO_INCREMENT column (MySQL's `AUTO_INCREMENT` attribute).
+    /// Inserting NULL or 0 into it stores the table's next value (1, 2, 3, ...; 0 counts as
+    /// "generate" as in MySQL without `NO_AUTO_VALUE_ON_ZERO`); inserting a larger value
+    /// moves the counter past it. As in MySQL the column must be an integer, a table has at
+    /// most one, and it must be the first column of the primary key or of some secondary
+    /// index; [`crate::Database::create_table`] refuses anything else with
+    /// [`Error::BadDefinition`]. How values are handed out under concurrency is
+    /// [`crate::Config::autoinc_lock_mode`]; the counter survives restarts and crashes (the
+    /// `autoinc` module docs say how).
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U64).auto_increment())
+    ///     .column(ColumnDef::new("name", ColumnType::Var(20)))
+    ///     .primary_key(&["id"]))?;
+    /// let ada = t.insert_returning_id(&[Value::Null, Value::text("ada")])?;
+    /// assert_eq!(ada.id(), Some(1));
+    /// t.insert(&[Value::UInt(10), Value::text("bob")])?; // explicit: the counter moves past 10
+    /// let many = t.insert_many(vec![
+    ///     vec![Value::UInt(0), Value::text("cy")], // 0 generates too
+    ///     vec![Value::Null, Value::text("di")],
+    /// ])?;
+    /// assert_eq!(many.generated, [11, 12]);
+    /// assert_eq!(t.get(&[Value::UInt(12)])?, Some(vec![Value::UInt(12), Value::text("di")]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn auto_increment(mut self) -> ColumnDef {
+        self.auto_increment = true;
+        self
+    }
+
+    pub(crate) fn column(&self) -> Column {
         Column {
             ty: self.ty,
             nullable: self.nullable,
@@ -272,6 +313,7 @@ impl TableMeta {
             root: 0,
             secondary,
         };
+        meta.check_auto_increment()?;
         meta.clustered_layout()?;
         for s in &meta.secondary {
             meta.secondary_layout(s)?;
@@ -281,6 +323,57 @@ impl TableMeta {
 
     pub fn name(&self) -> &str {
         &self.def.name
+    }
+
+    /// The position of the AUTO_INCREMENT column, if the table has one.
+    pub fn auto_increment_column(&self) -> Option<usize> {
+        self.def.columns.iter().position(|c| c.auto_increment)
+    }
+
+    /// MySQL's rules for AUTO_INCREMENT: at most one column, an integer one, and the first
+    /// column of the primary key or of some secondary index (so that its largest value is
+    /// one index descent away).
+    pub fn check_auto_increment(&self) -> Result<()> {
+        let mut cols = self
+            .def
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.auto_increment);
+        let Some((i, c)) = cols.next() else {
+            return Ok(());
+        };
+        if let Some((_, other)) = cols.next() {
+            return Err(bad(
+                &self.def,
+                format!(
+                    "columns `{}` and `{}` are both AUTO_INCREMENT; a table has at most one",
+                    c.name, other.name
+                ),
+            ));
+        }
+        if crate::autoinc::int_range(c.ty).is_none() {
+            return Err(bad(
+                &self.def,
+                format!(
+                    "AUTO_INCREMENT column `{}` is {:?}; it must be an integer column",
+                    c.name, c.ty
+                ),
+            ));
+        }
+        let keyed = self.pk.first() == Some(&i)
+            || self.secondary.iter().any(|s| s.cols.first() == Some(&i));
+        if !keyed {
+            return Err(bad(
+                &self.def,
+                format!(
+                    "AUTO_INCREMENT column `{}` must be the first column of the primary key \
+                     or of some index",
+                    c.name
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn col(&self, i: usize) -> Column {
@@ -568,7 +661,9 @@ fn type_code(t: ColumnType) -> (u8, u16) {
 /// bytes), a type code `u8` (1..=4 I8..I64, 5..=8 U8..U64, 9 Fixed, 10 Var, 11 Double,
 /// 12 Date, 13 DateTime, 14 Blob, 15 Text; codes 11..=15 were added without a version bump,
 /// since every record written before them decodes as it did), a `u16`
-/// length (Fixed/Var, else 0) and a nullable flag `u8`; primary key column count `u16` and
+/// length (Fixed/Var, else 0) and a flags `u8` (bit 0 nullable, bit 1 AUTO_INCREMENT; bit 1
+/// was added without a version bump, as older records only ever hold 0 or 1, and any other
+/// bit is damage); primary key column count `u16` and
 /// positions `u16`; index count `u16`, then per index a name, a unique flag `u8`, column
 /// count `u16` and positions `u16`, index id `u64`, root `u32`.
 pub(crate) fn encode(m: &TableMeta) -> Vec<u8> {
@@ -581,7 +676,7 @@ pub(crate) fn encode(m: &TableMeta) -> Vec<u8> {
         let (code, len) = type_code(c.ty);
         out.push(code);
         out.extend_from_slice(&len.to_be_bytes());
-        out.push(u8::from(c.nullable));
+        out.push(u8::from(c.nullable) | (u8::from(c.auto_increment) << 1));
     }
     put_u16(&mut out, m.pk.len());
     for &p in &m.pk {
@@ -662,11 +757,15 @@ fn decode_inner(name: &str, b: &[u8]) -> Option<TableMeta> {
             15 => ColumnType::Text,
             _ => return None,
         };
-        let nullable = r.u8()? != 0;
+        let flags = r.u8()?;
+        if flags & !0b11 != 0 {
+            return None;
+        }
         def.columns.push(ColumnDef {
             name: cname,
             ty,
-            nullable,
+            nullable: flags & 1 != 0,
+            auto_increment: flags & 2 != 0,
         });
     }
     let col_name = |def: &TableDef, p: usize| def.columns.get(p).map(|c| c.name.clone());
@@ -741,6 +840,32 @@ mod tests {
         let mut bad = b.clone();
         bad[0] = 9;
         assert!(matches!(decode("t", &bad), Err(Error::Corrupt { .. })));
+    }
+
+    #[test]
+    fn auto_increment_flag_round_trips_in_the_flags_byte() {
+        let mut d = def();
+        d.columns[0] = d.columns[0].clone().auto_increment();
+        let m = TableMeta::resolve(d).unwrap();
+        let b = encode(&m);
+        // version, index id, root, column count, then column `id`: name, type, length, flags.
+        let flags_at = 1 + 8 + 4 + 2 + 1 + 2 + 1 + 2;
+        assert_eq!(b[flags_at], 0b10);
+        let back = decode("t", &b).unwrap();
+        assert_eq!(back.def, m.def);
+        assert_eq!(back.auto_increment_column(), Some(0));
+        let mut bad = b.clone();
+        bad[flags_at] = 0b100;
+        assert!(matches!(decode("t", &bad), Err(Error::Corrupt { .. })));
+        // Records written before the flag existed (0 or 1) decode as they did.
+        assert!(
+            !decode("t", &encode(&TableMeta::resolve(def()).unwrap()))
+                .unwrap()
+                .def
+                .columns
+                .iter()
+                .any(|c| c.auto_increment)
+        );
     }
 
     #[test]

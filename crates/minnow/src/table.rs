@@ -8,6 +8,8 @@ use minnow_btree::tree::overflow::max_record_len;
 use minnow_btree::{BTree, RangeScan, ScanRange, TreeError};
 use minnow_redo::{Durability, Lsn};
 
+use crate::autoinc::{AutoInc, AutoIncStatus, Inserted};
+use crate::config::AutoIncLockMode;
 use crate::db::{Database, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, SecMeta, TableDef};
@@ -316,13 +318,160 @@ impl<'db> Table<'db> {
     /// is [`Error::DuplicateKey`] naming `PRIMARY`; one that would duplicate a unique
     /// secondary index's key names that index. Returns how durable the row is when this
     /// returns (per `flush_log_at_trx_commit`).
+    ///
+    /// On a table with an AUTO_INCREMENT column, NULL or 0 there takes the next value
+    /// ([`Table::insert_returning_id`] says which).
     pub fn insert(&self, row: &[Value]) -> Result<Durability> {
-        let _w = self.db.inner()?.write.lock();
+        Ok(self.insert_many(std::iter::once(row))?.durability)
+    }
+
+    /// [`Table::insert`], returning what the statement did: [`Inserted::id`] is the
+    /// auto-increment value the row got (MySQL's `LAST_INSERT_ID()`), `None` if it brought
+    /// its own value or the table has no AUTO_INCREMENT column.
+    pub fn insert_returning_id(&self, row: &[Value]) -> Result<Inserted> {
+        self.insert_many(std::iter::once(row))
+    }
+
+    /// Inserts rows one after another, as one multi-row `INSERT` statement; returns how many,
+    /// the auto-increment values generated and the durability reached (the redo log is
+    /// made durable once, at the end).
+    ///
+    /// **Each row is atomic, the statement is not** (there is no statement rollback until
+    /// transactions exist): the writer lock is taken per row, so other statements may run
+    /// between this one's rows, and at the first row that fails the statement stops with
+    /// that row's error, keeping the rows before it (made durable as
+    /// `flush_log_at_trx_commit` says).
+    ///
+    /// Auto-increment values follow [`crate::Config::autoinc_lock_mode`]: an iterator whose
+    /// `size_hint` is exact is a "simple insert" (mode 1 reserves one value per row up
+    /// front), any other a "bulk insert"; see the `autoinc` module docs. In modes 0 and 1 a
+    /// statement may hold the table's AUTO-INC lock while it pulls rows from `rows`, so the
+    /// iterator must not insert into this table itself (that would wait for itself).
+    ///
+    /// ```
+    /// use minnow::{AutoIncLockMode, ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let config = Config { autoinc_lock_mode: AutoIncLockMode::Consecutive, ..Config::default() };
+    /// let db = Database::create(dir.path(), config)?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32).auto_increment())
+    ///     .column(ColumnDef::new("c", ColumnType::Var(1)))
+    ///     .primary_key(&["id"]))?;
+    /// t.insert(&[Value::UInt(100), Value::text("x")])?;
+    /// // MySQL's manual example: a mixed-mode insert in mode 1 reserves four values for four
+    /// // rows, uses two, and the other two are lost.
+    /// let r = t.insert_many(vec![
+    ///     vec![Value::UInt(1), Value::text("a")],
+    ///     vec![Value::Null, Value::text("b")],
+    ///     vec![Value::UInt(5), Value::text("c")],
+    ///     vec![Value::Null, Value::text("d")],
+    /// ])?;
+    /// assert_eq!(r.generated, [101, 102]);
+    /// assert_eq!(t.auto_increment_status().unwrap().next, Some(105));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn insert_many<I, R>(&self, rows: I) -> Result<Inserted>
+    where
+        I: IntoIterator<Item = R>,
+        R: AsRef<[Value]>,
+    {
+        let inner = self.db.inner()?;
+        self.live()?;
+        let autoinc = self.current()?.t.autoinc.clone();
+        let rows = rows.into_iter();
+        let known = match rows.size_hint() {
+            (lo, Some(hi)) if lo == hi => Some(lo),
+            _ => None,
+        };
+        // The AUTO-INC lock, by mode (lock order: AUTO-INC lock, writer lock, counter).
+        let mut reserved = 0..0;
+        let mut reserve = None;
+        let _auto_inc_lock = match (&autoinc, inner.config.autoinc_lock_mode, known) {
+            (Some(a), AutoIncLockMode::Traditional, _)
+            | (Some(a), AutoIncLockMode::Consecutive, None) => Some(a.lock_table()),
+            (Some(_), AutoIncLockMode::Consecutive, Some(n)) => {
+                // A simple insert: at its first row that asks for a value, it reserves one
+                // per row of the statement (as MySQL's handler does) and lets the lock go.
+                reserve = Some(n);
+                None
+            }
+            _ => None,
+        };
+        let mut done = Inserted {
+            rows: 0,
+            generated: Vec::new(),
+            durability: Durability::Synced,
+        };
+        let mut end = Lsn(0);
+        let run = || -> Result<()> {
+            for row in rows {
+                let row = row.as_ref();
+                if let (Some(n), Some(a)) = (reserve, &autoinc)
+                    && a.asks(row)
+                {
+                    reserve = None;
+                    let _lock = a.lock_table();
+                    let _w = inner.write.lock();
+                    self.live()?;
+                    reserved = a.take(inner, self.name(), n as u128)?;
+                }
+                end =
+                    end.max(self.insert_one(row, &autoinc, &mut reserved, &mut done.generated)?);
+                done.rows += 1;
+            }
+            Ok(())
+        };
+        if let Err(e) = run() {
+            if done.rows > 0 {
+                // The statement's error is the one to report; a failed sync poisons the
+                // database, which the next statement reports.
+                let _ = self.db.durable(end);
+            }
+            return Err(e);
+        }
+        done.durability = self.db.durable(end)?;
+        Ok(done)
+    }
+
+    /// The table's auto-increment counter and AUTO-INC lock statistics; `None` if it has no
+    /// AUTO_INCREMENT column.
+    pub fn auto_increment_status(&self) -> Option<AutoIncStatus> {
+        let t = self.current().unwrap_or_else(|_| self.clone());
+        t.t.autoinc.as_deref().map(AutoInc::status)
+    }
+
+    /// One row of an insert statement, under the writer lock; returns its redo end.
+    fn insert_one(
+        &self,
+        row: &[Value],
+        autoinc: &Option<Arc<AutoInc>>,
+        reserved: &mut std::ops::Range<u128>,
+        generated: &mut Vec<u64>,
+    ) -> Result<Lsn> {
+        let inner = self.db.inner()?;
+        let _w = inner.write.lock();
         self.live()?;
         // The entry as it is now: an index created since this handle was made counts.
         let this = self.current()?;
+        let same = match (autoinc, &this.t.autoinc) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            return Err(Error::TableChanged {
+                table: self.name().to_owned(),
+            });
+        }
+        let row = this.t.prepare_row(inner, row, reserved, generated)?;
+        this.insert_row(row)
+    }
+
+    /// Inserts a checked, normalised row; the caller holds the writer lock.
+    fn insert_row(&self, row: Vec<Value>) -> Result<Lsn> {
+        let this = self;
         let meta = &this.t.meta;
-        let row = meta.normalise_row(row)?;
         let pool = this.pool()?;
         let pk = meta.pk_of(&row);
         // A duplicate primary key is reported before any unique secondary index's; when there
@@ -350,7 +499,7 @@ impl<'db> Table<'db> {
         for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
             end = end.max(this.sec_insert(s, tree, &row)?);
         }
-        this.db.durable(end)
+        Ok(end)
     }
 
     /// Refuses a row whose entry in some secondary index would be too big for a page
@@ -453,6 +602,11 @@ impl<'db> Table<'db> {
             }
         }
         this.check_entry_sizes(&row)?;
+        if let Some(a) = &this.t.autoinc {
+            // As in MySQL 8.0: a larger value written by an update moves the counter too.
+            let inner = self.db.inner()?;
+            a.observe(inner, meta.name(), &row[a.column])?;
+        }
         let mut end = this
             .t
             .clustered
