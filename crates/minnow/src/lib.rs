@@ -159,6 +159,8 @@
 )]
 #![deny(unsafe_code)]
 
+#[cfg(feature = "tokio")]
+mod async_db;
 mod bulk;
 mod config;
 mod db;
@@ -167,6 +169,8 @@ mod error;
 mod schema;
 mod table;
 
+#[cfg(feature = "tokio")]
+pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use config::{Config, IoBackend, MIN_LOG_FILE_SIZE};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
@@ -177,6 +181,15 @@ pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_redo::{Durability, FlushAtCommit};
 pub use schema::{ColumnDef, IndexDef, MAX_NAME_LEN, PRIMARY, TableDef};
 pub use table::{Rows, Scan, Table};
+
+// Services share one `Database` between threads (and `AsyncDatabase` moves it to tokio's
+// blocking pool): a change that made it `!Send` or `!Sync` must fail to compile here.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Database>();
+    send_sync::<Table<'static>>();
+    send_sync::<Error>();
+};
 
 /// The lower crates, for settings and inspection (`minnow::io::CrashSim`,
 /// `minnow::dblwr::DoublewriteMode`, ...).
