@@ -121,7 +121,8 @@ async fn connection(socket: TcpStream, db: AsyncDatabase) -> Result<(), BoxError
 }
 
 fn parse_u64(s: &str) -> Result<u64, BoxError> {
-    s.parse().map_err(|_| format!("`{s}` is not a number").into())
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a number").into())
 }
 
 /// Insert, or update when the key exists (one writer at a time inside the engine, so the
@@ -136,16 +137,21 @@ async fn put(db: &AsyncDatabase, k: &str, v: &str) -> Result<String, BoxError> {
 }
 
 async fn get(db: &AsyncDatabase, k: &str) -> Result<String, BoxError> {
-    Ok(match db.get("kv", vec![Value::UInt(parse_u64(k)?)]).await? {
-        Some(row) => format!("VALUE {}\n", show(&row[1])),
-        None => "NONE\n".into(),
-    })
+    Ok(
+        match db.get("kv", vec![Value::UInt(parse_u64(k)?)]).await? {
+            Some(row) => format!("VALUE {}\n", show(&row[1])),
+            None => "NONE\n".into(),
+        },
+    )
 }
 
 /// Streams the rows into the reply: the scan never holds more than a few batches.
 async fn scan(db: &AsyncDatabase, from: &str, n: &str) -> Result<String, BoxError> {
-    let range = Scan::range(Bound::Included(vec![Value::UInt(parse_u64(from)?)]), Bound::Unbounded)
-        .limit(usize::try_from(parse_u64(n)?)?);
+    let range = Scan::range(
+        Bound::Included(vec![Value::UInt(parse_u64(from)?)]),
+        Bound::Unbounded,
+    )
+    .limit(usize::try_from(parse_u64(n)?)?);
     let mut rows = db.scan("kv", range).await?;
     let mut reply = String::new();
     while let Some(row) = rows.next().await {
@@ -178,7 +184,10 @@ impl Conn {
     }
 
     async fn line(&mut self) -> Result<String, BoxError> {
-        self.lines.next_line().await?.ok_or_else(|| "server hung up".into())
+        self.lines
+            .next_line()
+            .await?
+            .ok_or_else(|| "server hung up".into())
     }
 }
 
@@ -202,10 +211,15 @@ async fn client(addr: std::net::SocketAddr, c: u64) -> Result<u64, BoxError> {
         requests += 1;
     }
     expect(conn.ask(format!("GET {}\n", u64::MAX)).await?, "NONE")?;
-    expect(conn.ask("FROB\n".into()).await?, "ERR unknown request `FROB`")?;
+    expect(
+        conn.ask("FROB\n".into()).await?,
+        "ERR unknown request `FROB`",
+    )?;
     requests += 2;
     // The scan's answer is one line per row, then END.
-    let first = conn.ask(format!("SCAN {} {KEYS_PER_CLIENT}\n", keys.start)).await?;
+    let first = conn
+        .ask(format!("SCAN {} {KEYS_PER_CLIENT}\n", keys.start))
+        .await?;
     expect(first, &format!("ROW {0} value-{0}", keys.start))?;
     for k in keys.start + 1..keys.end {
         expect(conn.line().await?, &format!("ROW {k} value-{k}"))?;

@@ -49,7 +49,7 @@
 //! holds a permit of a semaphore while it uses the database, so [`AsyncDatabase::close`] can
 //! wait, without blocking a worker, until calls already started have finished, and then
 //! closes the database on the blocking pool. It refuses with [`Error::InUse`] while other
-//! handles or open [`RowStream`]s exist. If the last handle is simply dropped inside a
+//! handles or unfinished [`RowStream`]s exist. If the last handle is simply dropped inside a
 //! runtime, the database is closed on the blocking pool as well (errors ignored, as for
 //! [`Database`]'s own drop).
 //!
@@ -273,8 +273,8 @@ impl AsyncDatabase {
             let lease = lease;
             f(&lease.db)
         })
-            .await
-            .map_err(join_error)?
+        .await
+        .map_err(join_error)?
     }
 
     /// [`Database::create_table`]; returns the definition as stored.
@@ -383,13 +383,13 @@ impl AsyncDatabase {
             rx,
             batch: Vec::new().into_iter(),
             covering,
-            _handle: Arc::clone(&self.shared),
+            handle: Some(Arc::clone(&self.shared)),
         })
     }
 
     /// Closes the database cleanly ([`Database::close`]) once calls already started have
     /// finished, without blocking a worker. Fails with [`Error::InUse`] while other clones
-    /// of this handle or open [`RowStream`]s exist; the database then stays open for them.
+    /// of this handle or unfinished [`RowStream`]s exist; the database then stays open for them.
     pub async fn close(self) -> Result<()> {
         let mut shared = Arc::try_unwrap(self.shared).map_err(|s| Error::InUse {
             handles: Arc::strong_count(&s) - 1,
@@ -473,12 +473,14 @@ fn produce(
 
 /// The rows of an [`AsyncDatabase::scan`] or [`AsyncDatabase::scan_index`], arriving in
 /// batches from a blocking task through a bounded channel. Dropping it stops the scan.
-/// While it exists it counts as a handle for [`AsyncDatabase::close`].
+/// Until it is dropped or has returned its last row, it counts as a handle for
+/// [`AsyncDatabase::close`].
 pub struct RowStream {
     rx: mpsc::Receiver<Result<Vec<Vec<Value>>>>,
     batch: std::vec::IntoIter<Vec<Value>>,
     covering: bool,
-    _handle: Arc<Shared>,
+    /// Counts as a handle for `close` until the scan has ended.
+    handle: Option<Arc<Shared>>,
 }
 
 impl std::fmt::Debug for RowStream {
@@ -497,7 +499,7 @@ impl RowStream {
             if let Some(row) = self.batch.next() {
                 return Some(Ok(row));
             }
-            match self.rx.recv().await? {
+            match self.recv().await? {
                 Ok(batch) => self.batch = batch.into_iter(),
                 Err(e) => return Some(Err(e)),
             }
@@ -511,7 +513,16 @@ impl RowStream {
         if !buffered.is_empty() {
             return Some(Ok(buffered));
         }
-        self.rx.recv().await
+        self.recv().await
+    }
+
+    /// The next message; at the end, lets go of the database handle.
+    async fn recv(&mut self) -> Option<Result<Vec<Vec<Value>>>> {
+        let msg = self.rx.recv().await;
+        if msg.is_none() {
+            self.handle = None;
+        }
+        msg
     }
 
     /// Every remaining row in one `Vec`. This holds the whole result in memory: bound the
