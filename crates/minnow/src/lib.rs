@@ -146,6 +146,15 @@
 //! inserting row by row. Scans go forward or backward ([`Scan::reverse`]) and take key
 //! prefixes as bounds.
 //!
+//! ## Async services (feature `tokio`)
+//!
+//! With the crate feature `tokio`, `AsyncDatabase` wraps a `Database` for services built on
+//! tokio. The engine blocks (page reads, log syncs), so its calls must not run on the async
+//! worker threads: each call runs on tokio's blocking pool, and scans stream rows in batches
+//! through a bounded channel (`RowStream`), so a large scan neither blocks a worker nor
+//! holds the table in memory. The module docs of `async_db` explain the design;
+//! `examples/kv_service.rs` is a small TCP key-value service built on it.
+//!
 //! ## Not built yet
 //!
 //! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` beyond
