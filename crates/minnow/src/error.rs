@@ -194,6 +194,21 @@ pub enum Error {
     /// buffer pool whose frames are all pinned).
     #[error(transparent)]
     Storage(BufError),
+    /// A call of the async handle (`AsyncDatabase`, feature `tokio`) whose blocking task did
+    /// not finish: it panicked, or the runtime shut down before it ran. The statement may
+    /// or may not have happened, as after a crash of that one call.
+    #[error("the blocking task of an async call did not finish: {reason}")]
+    TaskFailed {
+        /// What the runtime said.
+        reason: String,
+    },
+    /// `AsyncDatabase::close` (feature `tokio`) while other handles (clones, open scans)
+    /// still use the database: it stays open, and the last handle dropped closes it.
+    #[error("cannot close the database: {handles} other handle(s) still use it")]
+    InUse {
+        /// How many other handles there are.
+        handles: usize,
+    },
 }
 
 impl From<BufError> for Error {

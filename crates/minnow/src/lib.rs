@@ -184,6 +184,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Async services (feature `tokio`)
+//!
+//! With the crate feature `tokio`, `AsyncDatabase` wraps a `Database` for services built on
+//! tokio. The engine blocks (page reads, log syncs), so its calls must not run on the async
+//! worker threads: each call runs on tokio's blocking pool, and scans stream rows in batches
+//! through a bounded channel (`RowStream`), so a large scan neither blocks a worker nor
+//! holds the table in memory. The module docs of `async_db` explain the design;
+//! `examples/kv_service.rs` is a small TCP key-value service built on it.
+//!
 //! ## Not built yet
 //!
 //! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` beyond
@@ -198,6 +207,8 @@
 )]
 #![deny(unsafe_code)]
 
+#[cfg(feature = "tokio")]
+mod async_db;
 pub mod autoinc;
 mod bulk;
 mod config;
@@ -207,6 +218,8 @@ mod error;
 mod schema;
 mod table;
 
+#[cfg(feature = "tokio")]
+pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
 pub use config::{AutoIncLockMode, Config, IoBackend, MIN_LOG_FILE_SIZE};
 pub use db::{
@@ -218,6 +231,15 @@ pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_redo::{Durability, FlushAtCommit};
 pub use schema::{ColumnDef, IndexDef, MAX_NAME_LEN, PRIMARY, TableDef};
 pub use table::{Rows, Scan, Table};
+
+// Services share one `Database` between threads (and `AsyncDatabase` moves it to tokio's
+// blocking pool): a change that made it `!Send` or `!Sync` must fail to compile here.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Database>();
+    send_sync::<Table<'static>>();
+    send_sync::<Error>();
+};
 
 /// The lower crates, for settings and inspection (`minnow::io::CrashSim`,
 /// `minnow::dblwr::DoublewriteMode`, ...).
