@@ -209,6 +209,9 @@ pub(crate) struct TableMeta {
     pub index_id: u64,
     pub root: u32,
     pub secondary: Vec<SecMeta>,
+    /// For each column in table order, its stored field in the clustered record (the
+    /// primary key columns first, then `DB_TRX_ID` and `DB_ROLL_PTR`, then the rest).
+    pub row_fields: Vec<usize>,
 }
 
 fn bad(def: &TableDef, reason: impl Into<String>) -> Error {
@@ -287,7 +290,7 @@ impl TableMeta {
                 format!("primary key column `{}` is nullable", def.columns[i].name),
             ));
         }
-        let rest = (0..def.columns.len()).filter(|i| !pk.contains(i)).collect();
+        let rest: Vec<usize> = (0..def.columns.len()).filter(|i| !pk.contains(i)).collect();
         let mut secondary = Vec::new();
         for (n, ix) in def.indexes.iter().enumerate() {
             check_name(&def, "index", &ix.name)?;
@@ -305,6 +308,12 @@ impl TableMeta {
                 root: 0,
             });
         }
+        let row_fields = (0..def.columns.len())
+            .map(|c| match pk.iter().position(|&p| p == c) {
+                Some(p) => p,
+                None => pk.len() + 2 + rest.iter().position(|&r| r == c).unwrap_or(0),
+            })
+            .collect();
         let meta = TableMeta {
             def,
             pk,
@@ -312,6 +321,7 @@ impl TableMeta {
             index_id: 0,
             root: 0,
             secondary,
+            row_fields,
         };
         meta.check_auto_increment()?;
         meta.clustered_layout()?;

@@ -268,13 +268,15 @@ impl<'db> Table<'db> {
         if self.superseded() {
             return self.current()?.get(key);
         }
-        let key = self.t.meta.normalise_key(&self.t.meta.pk, key)?;
-        let e = self
+        let meta = &self.t.meta;
+        let key = meta.normalise_key(&meta.pk, key)?;
+        // The row's columns straight from the record, in table order.
+        let found = self
             .t
             .clustered
-            .get(self.pool()?, &key)
+            .get_projected(self.pool()?, &key, &meta.row_fields)
             .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
-        e.map(|e| self.t.meta.row_of(e.values)).transpose()
+        Ok(found.map(|(row, _deleted)| row))
     }
 
     /// If unique index `s` holds `values` for a row other than `own_pk`, the duplicate error.

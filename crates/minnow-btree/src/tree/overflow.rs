@@ -454,6 +454,31 @@ impl BTree {
         Ok(out)
     }
 
+    /// An off-page field `i` of the record on leaf `leaf` whose reference is `r`: its chain
+    /// read and decoded with the column's type.
+    fn fetch_external(
+        &self,
+        pool: &BufferPool,
+        leaf: u32,
+        i: usize,
+        r: &[u8],
+    ) -> Result<Value, TreeError> {
+        let data = self.read_chain(pool, leaf, r)?;
+        let col = self.leaf.fields().get(i).copied();
+        let max = col.map_or(0, |c| c.ty.max_len());
+        if data.len() > max {
+            return Err(self.corrupt(
+                leaf,
+                format!(
+                    "off-page field {i} of {} bytes, the column allows {max}",
+                    data.len()
+                ),
+            ));
+        }
+        let ty = col.map_or(crate::record::ColumnType::Blob, |c| c.ty);
+        decode_value(ty, &data).map_err(|what| self.corrupt(leaf, what))
+    }
+
     /// Decodes the leaf record at `origin` of `page`, fetching the off-page fields whose
     /// index is in `fetch` (all when `None`); the others come back as [`Value::Null`].
     pub(crate) fn decode_leaf(
@@ -470,25 +495,67 @@ impl BTree {
             out.push(match f {
                 Field::Value(v) => v,
                 Field::External(_) if fetch.is_some_and(|w| !w.contains(&i)) => Value::Null,
-                Field::External(b) => {
-                    let data = self.read_chain(pool, leaf, b)?;
-                    let col = self.leaf.fields().get(i).copied();
-                    let max = col.map_or(0, |c| c.ty.max_len());
-                    if data.len() > max {
-                        return Err(self.corrupt(
-                            leaf,
-                            format!(
-                                "off-page field {i} of {} bytes, the column allows {max}",
-                                data.len()
-                            ),
-                        ));
-                    }
-                    let ty = col.map_or(crate::record::ColumnType::Blob, |c| c.ty);
-                    decode_value(ty, &data).map_err(|what| self.corrupt(leaf, what))?
-                }
+                Field::External(b) => self.fetch_external(pool, leaf, i, b)?,
             });
         }
         Ok(out)
+    }
+
+    /// The stored fields `fields` (indexes into the leaf layout, in the order wanted; the
+    /// same field may appear twice) of the record with key `key`, off-page ones fetched, and
+    /// whether it is delete-marked; `None` if there is no such record. Only the requested
+    /// fields are decoded: a table's row read skips `DB_TRX_ID` and `DB_ROLL_PTR` and comes
+    /// back in column order without a second copy.
+    pub fn get_projected(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        fields: &[usize],
+    ) -> Result<Option<(Vec<Value>, bool)>, TreeError> {
+        let k = self.key(key)?;
+        let g = self.leaf_for_read(pool, Some(&k))?;
+        let found = node::search(&g, &self.leaf, &k)?;
+        if !found.exact {
+            return Ok(None);
+        }
+        let origin = found.cursor.origin();
+        let leaf = g.page_id().page_no;
+        // Where each stored field is (a walk of the extra bytes), then decode the wanted ones.
+        let mut raw: Vec<Option<(&[u8], bool)>> = Vec::with_capacity(self.leaf.fields().len());
+        let mut w = self.leaf.walk(&g, origin);
+        while let Some(f) = w.next() {
+            let external = w.is_external();
+            raw.push(f?.map(|b| (b, external)));
+        }
+        let mut out = Vec::with_capacity(fields.len());
+        for &i in fields {
+            let Some(slot) = raw.get(i) else {
+                return Err(self.corrupt(
+                    leaf,
+                    format!("asked for field {i} of a {}-field record", raw.len()),
+                ));
+            };
+            out.push(match *slot {
+                None => Value::Null,
+                Some((b, true)) => self.fetch_external(pool, leaf, i, b)?,
+                Some((b, false)) => {
+                    let ty = self
+                        .leaf
+                        .fields()
+                        .get(i)
+                        .map_or(crate::record::ColumnType::Blob, |c| c.ty);
+                    decode_value(ty, b).map_err(|reason| {
+                        TreeError::Record(crate::record::RecordError::BadStored {
+                            origin,
+                            field: i,
+                            ty,
+                            reason,
+                        })
+                    })?
+                }
+            });
+        }
+        Ok(Some((out, node::header_at(&g, found.cursor)?.deleted())))
     }
 
     /// [`BTree::get`] fetching only the off-page fields in `fetch` (indexes of stored
