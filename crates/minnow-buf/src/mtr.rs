@@ -66,10 +66,12 @@ impl<'a> Mtr<'a> {
     pub(crate) fn new(pool: &'a BufferPool) -> Mtr<'a> {
         Mtr {
             pool,
-            pages: Vec::new(),
-            records: Vec::new(),
-            undo: Vec::new(),
-            overwritten: Vec::new(),
+            // Room for a typical record insert (a few pages, a dozen changes), so the
+            // common mtr does not grow these step by step.
+            pages: Vec::with_capacity(4),
+            records: Vec::with_capacity(16),
+            undo: Vec::with_capacity(1024),
+            overwritten: Vec::with_capacity(16),
             done: false,
         }
     }

@@ -269,7 +269,16 @@ pub fn decode_group(body: &[u8]) -> Result<Vec<Record>, RecordError> {
 
 /// Encodes records as one group: the length prefix, then the records.
 pub fn encode_group(records: &[Record]) -> Vec<u8> {
-    let mut out = vec![0u8; GROUP_HEADER];
+    // Sized up front (a record's encoding is its data plus at most 24 bytes of header).
+    let payload: usize = records
+        .iter()
+        .map(|r| match r {
+            Record::Write { data, .. } => data.len() + 24,
+            _ => 24,
+        })
+        .sum();
+    let mut out = Vec::with_capacity(GROUP_HEADER + payload);
+    out.resize(GROUP_HEADER, 0);
     for r in records {
         r.encode(&mut out);
     }

@@ -272,9 +272,12 @@ impl RecordLayout {
                 got: values.len(),
             });
         }
-        let mut lens: Vec<u8> = Vec::new(); // in address order, built reversed below
+        // Sized up front: a record is encoded for every insert, and growing these three
+        // vectors step by step cost more than the encoding itself.
+        let data_len: usize = values.iter().flatten().map(|v| v.len()).sum();
+        let mut lens: Vec<u8> = Vec::with_capacity(2 * self.fields.len()); // in address order, built reversed below
         let mut nulls = vec![0u8; self.null_bytes()];
-        let mut data = Vec::new();
+        let mut data = Vec::with_capacity(data_len);
         let mut j = 0;
         for (i, (col, v)) in self.fields.iter().zip(values).enumerate() {
             if col.nullable {
@@ -341,7 +344,8 @@ impl RecordLayout {
         }
         lens.reverse();
         let extra = lens.len() + nulls.len() + HEADER_SIZE;
-        let mut bytes = lens;
+        let mut bytes = Vec::with_capacity(extra + data.len());
+        bytes.extend_from_slice(&lens);
         bytes.extend_from_slice(&nulls);
         let h = RecordHeader {
             info_bits: 0,
