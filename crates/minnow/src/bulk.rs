@@ -38,6 +38,9 @@ use crate::table::Table;
 
 /// One secondary entry, encoded, with its key for sorting.
 struct SortEntry {
+    /// The key as one word, when the index's key is fixed-width and at most 8 bytes (0
+    /// otherwise): sorting compares these instead of field lists.
+    word: u64,
     key: SearchKey,
     rec: RecordBuf,
 }
@@ -53,13 +56,24 @@ fn sorted_entries<'r>(
     let bad = |e: minnow_btree::record::RecordError| {
         from_tree(TreeError::Record(e), meta.name(), &s.name)
     };
-    let mut entries = Vec::new();
+    let mut entries = Vec::with_capacity(rows.size_hint().0);
+    let mut all_words = true;
     for row in rows {
         let rec = layout.encode(&meta.secondary_values(s, row)).map_err(bad)?;
         let key = layout.key_of(rec.as_bytes(), rec.extra()).map_err(bad)?;
-        entries.push(SortEntry { key, rec });
+        let word = layout.flat_key(&key).and_then(|f| f.word());
+        all_words &= word.is_some();
+        entries.push(SortEntry {
+            word: word.unwrap_or(0),
+            key,
+            rec,
+        });
     }
-    entries.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    if all_words {
+        entries.sort_unstable_by_key(|e| e.word);
+    } else {
+        entries.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    }
     if s.unique {
         let n = s.cols.len();
         for w in entries.windows(2) {

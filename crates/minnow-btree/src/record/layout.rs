@@ -64,6 +64,12 @@ impl FlatKey<'_> {
         self.ends.len()
     }
 
+    /// The key as a left-aligned big-endian word, if it has at most 8 bytes: two such keys of
+    /// one layout and one field count order as their words do (a cheap sort key).
+    pub fn word(&self) -> Option<u64> {
+        self.word
+    }
+
     /// True for a key with no fields.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
@@ -243,12 +249,12 @@ impl RecordLayout {
                 got: values.len(),
             });
         }
-        let raw = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| self.encode_field(i, v))
-            .collect::<Result<Vec<_>, _>>()?;
-        let refs: Vec<Option<&[u8]>> = raw.iter().map(|f| f.as_deref()).collect();
+        // Each value's bytes borrowed or inline (no allocation per field), then one record.
+        let mut stored = Vec::with_capacity(values.len());
+        for (i, (v, col)) in values.iter().zip(&self.fields).enumerate() {
+            stored.push(encode_stored(i, *col, v)?);
+        }
+        let refs: Vec<Option<&[u8]>> = stored.iter().map(Stored::as_slice).collect();
         self.encode_raw(&refs)
     }
 
@@ -699,13 +705,47 @@ impl<'p> Iterator for FieldWalk<'p> {
     }
 }
 
+/// One value's stored bytes, without a heap allocation: byte values are borrowed from the
+/// [`Value`], numbers and dates (at most 8 bytes) are held inline.
+#[derive(Debug, Clone, Copy)]
+enum Stored<'v> {
+    /// SQL NULL: no bytes.
+    Null,
+    /// The value's own bytes.
+    Borrowed(&'v [u8]),
+    /// Up to 8 encoded bytes: the first `len` of the array.
+    Inline([u8; 8], u8),
+}
+
+impl<'v> Stored<'v> {
+    fn inline(b: &[u8]) -> Stored<'v> {
+        let mut a = [0u8; 8];
+        for (d, s) in a.iter_mut().zip(b) {
+            *d = *s;
+        }
+        Stored::Inline(a, b.len().min(8) as u8)
+    }
+
+    fn as_slice(&self) -> Option<&[u8]> {
+        match self {
+            Stored::Null => None,
+            Stored::Borrowed(b) => Some(b),
+            Stored::Inline(a, n) => a.get(..usize::from(*n)),
+        }
+    }
+}
+
 fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, RecordError> {
+    Ok(encode_stored(i, col, v)?.as_slice().map(<[u8]>::to_vec))
+}
+
+fn encode_stored(i: usize, col: Column, v: &Value) -> Result<Stored<'_>, RecordError> {
     let bad = |reason| RecordError::BadValue { field: i, reason };
     let with_field = |e: RecordError| match e {
         RecordError::BadValue { reason, .. } => bad(reason),
         other => other,
     };
-    let int = |x: i128| -> Result<Vec<u8>, RecordError> {
+    let int = |x: i128| -> Result<Stored<'_>, RecordError> {
         let n = col.ty.fixed_len().unwrap_or(0);
         let bits = 8 * n as u32;
         let (lo, hi) = if col.ty.signed() {
@@ -722,18 +762,18 @@ fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, Rec
             x as u128
         };
         let be = stored.to_be_bytes();
-        Ok(be.get(16 - n..).unwrap_or_default().to_vec())
+        Ok(Stored::inline(be.get(16 - n..).unwrap_or_default()))
     };
     match (v, col.ty) {
-        (Value::Null, _) if col.nullable => Ok(None),
+        (Value::Null, _) if col.nullable => Ok(Stored::Null),
         (Value::Null, _) => Err(bad("NULL in a NOT NULL column")),
-        (Value::Int(x), t) if t.is_int() => int(i128::from(*x)).map(Some),
-        (Value::UInt(x), t) if t.is_int() => int(i128::from(*x)).map(Some),
-        (Value::Double(x), ColumnType::Double) => {
-            Ok(Some(types::encode_double(*x).map_err(with_field)?.to_vec()))
-        }
-        (Value::Date(d), ColumnType::Date) => Ok(Some(d.encode().to_vec())),
-        (Value::DateTime(d), ColumnType::DateTime) => Ok(Some(d.packed().to_be_bytes().to_vec())),
+        (Value::Int(x), t) if t.is_int() => int(i128::from(*x)),
+        (Value::UInt(x), t) if t.is_int() => int(i128::from(*x)),
+        (Value::Double(x), ColumnType::Double) => Ok(Stored::inline(
+            &types::encode_double(*x).map_err(with_field)?,
+        )),
+        (Value::Date(d), ColumnType::Date) => Ok(Stored::inline(&d.encode())),
+        (Value::DateTime(d), ColumnType::DateTime) => Ok(Stored::inline(&d.packed().to_be_bytes())),
         (Value::Bytes(b), ColumnType::Fixed(_) | ColumnType::Var(_))
         | (Value::Bytes(b), ColumnType::Blob | ColumnType::Text) => {
             match col.ty.fixed_len() {
@@ -744,7 +784,7 @@ fn encode_value(i: usize, col: Column, v: &Value) -> Result<Option<Vec<u8>>, Rec
             if col.ty == ColumnType::Text && std::str::from_utf8(b).is_err() {
                 return Err(bad("TEXT value is not UTF-8"));
             }
-            Ok(Some(b.clone()))
+            Ok(Stored::Borrowed(b))
         }
         _ => Err(bad("value kind does not match the column type")),
     }
