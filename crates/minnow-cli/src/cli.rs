@@ -105,6 +105,16 @@ pub enum Command {
         #[arg(value_name = "N")]
         page: u64,
     },
+    /// Show the redo log: header, checkpoint slots, the records from the checkpoint to the end
+    /// (group, type, page, offset, length, LSN) and a summary; reports a torn tail.
+    Log {
+        /// The database directory (holding `ib_logfile0`).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// List at most this many records (0: all); the summary always counts every record.
+        #[arg(long, value_name = "N", default_value_t = cmd::log::DEFAULT_LIMIT)]
+        limit: usize,
+    },
 }
 
 /// Options shared by every command: how pages are found and checked.
@@ -210,6 +220,10 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             file,
             page,
         } => cmd::page::run(file, *page, read, *hex, cli.json, out),
+        Command::Log { dir, limit } => {
+            let limit = if *limit == 0 { usize::MAX } else { *limit };
+            cmd::log::run(dir, limit, cli.json, out)
+        }
     }
 }
 

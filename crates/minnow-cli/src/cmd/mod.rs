@@ -5,5 +5,6 @@ pub mod check;
 pub mod demo;
 pub mod demo_tables;
 pub mod inspect;
+pub mod log;
 pub mod page;
 pub mod verify;
