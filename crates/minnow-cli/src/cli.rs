@@ -115,6 +115,16 @@ pub enum Command {
         #[arg(long, value_name = "N", default_value_t = cmd::log::DEFAULT_LIMIT)]
         limit: usize,
     },
+    /// Show the doublewrite segments: each header, each slot's page id and LSN, whether the
+    /// copy verifies, and how it compares with the data file's page.
+    Dblwr {
+        /// How to read the pages.
+        #[command(flatten)]
+        read: ReadOpts,
+        /// The database directory (holding `dblwr.<n>` and `ibdata1`).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
 }
 
 /// Options shared by every command: how pages are found and checked.
@@ -224,6 +234,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             let limit = if *limit == 0 { usize::MAX } else { *limit };
             cmd::log::run(dir, limit, cli.json, out)
         }
+        Command::Dblwr { read, dir } => cmd::dblwr::run(dir, read, cli.json, out),
     }
 }
 

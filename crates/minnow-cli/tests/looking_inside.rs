@@ -223,3 +223,103 @@ fn log_garbage_is_reported_not_panicked_on() {
     assert_eq!(code, 2, "{r}");
     assert!(r["error"].is_string());
 }
+
+// ---- dblwr ----
+
+#[test]
+fn dblwr_of_a_closed_database() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert_eq!(code, 0, "{r}");
+    let segments = r["segments"].as_array().unwrap();
+    assert!(!segments.is_empty());
+    let mut slots = 0;
+    for seg in segments {
+        assert_eq!(seg["valid"], true, "{seg}");
+        for slot in seg["slots"].as_array().unwrap() {
+            slots += 1;
+            assert_eq!(slot["copy_valid"], true, "{slot}");
+            // After a clean close every batch reached the data file.
+            assert!(
+                ["same_lsn", "data_newer"].contains(&slot["data"].as_str().unwrap()),
+                "{slot}"
+            );
+            assert_eq!(slot["recovery"], "keep", "{slot}");
+        }
+    }
+    assert!(slots > 0, "no batch was ever written: {r}");
+    let (code, text) = minnow_text(&["dblwr", s(dir.path())]);
+    assert_eq!(code, 0);
+    assert!(text.contains("slot"), "{text}");
+}
+
+#[test]
+fn dblwr_sees_a_torn_data_page_it_would_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let (_, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    let slot = r["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|seg| seg["slots"].as_array().unwrap().iter())
+        .find(|slot| slot["data"] == "same_lsn")
+        .cloned()
+        .expect("a slot at the data page's LSN");
+    let page = slot["page"].as_u64().unwrap();
+    let data = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[(page * 16384 + 3000) as usize] ^= 0x55;
+    std::fs::write(&data, &bytes).unwrap();
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert_eq!(code, 0, "a tear recovery repairs is not a problem: {r}");
+    assert!(r["would_restore"].as_u64().unwrap() >= 1, "{r}");
+    let hit = r["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|seg| seg["slots"].as_array().unwrap().iter())
+        .find(|s| s["page"] == page && s["lsn"] == slot["lsn"])
+        .unwrap();
+    assert_eq!(hit["data"], "data_torn", "{hit}");
+    assert_eq!(hit["recovery"], "restore", "{hit}");
+}
+
+#[test]
+fn dblwr_garbage_is_reported_not_panicked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let seg = dir.path().join("dblwr.0");
+    let bytes = std::fs::read(&seg).unwrap();
+    std::fs::write(&seg, &bytes[..30]).unwrap();
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["segments"][0]["valid"], false);
+    std::fs::write(
+        &seg,
+        (0..20_000u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let (code, _) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert_eq!(code, 1);
+    // A valid header whose copies were cut off.
+    let keep = 20_000.min(bytes.len());
+    std::fs::write(&seg, &bytes[..keep]).unwrap();
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert!(code == 0 || code == 1, "{r}");
+    // Not a directory.
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(&dir.path().join("nope"))]);
+    assert_eq!(code, 2, "{r}");
+}
+
+#[test]
+fn dblwr_and_log_of_a_crashed_database_do_not_change_it() {
+    let dir = tempfile::tempdir().unwrap();
+    make_crashed_db(dir.path());
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert!(code == 0 || code == 1, "{r}");
+    assert!(!r["segments"].as_array().unwrap().is_empty());
+}
