@@ -125,6 +125,25 @@ pub enum Command {
         #[arg(value_name = "DIR")]
         dir: std::path::PathBuf,
     },
+    /// Show one index's B-tree: pages, fill and key range per level; draw it with --dot or
+    /// --svg.
+    Tree {
+        /// The database directory (holding `ibdata1`).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// The table.
+        #[arg(value_name = "TABLE")]
+        table: String,
+        /// The index (default: the clustered index, PRIMARY).
+        #[arg(long, value_name = "NAME")]
+        index: Option<String>,
+        /// Write the tree as Graphviz to FILE.
+        #[arg(long, value_name = "FILE")]
+        dot: Option<std::path::PathBuf>,
+        /// Draw the tree as SVG to FILE (trees of at most 200 pages).
+        #[arg(long, value_name = "FILE")]
+        svg: Option<std::path::PathBuf>,
+    },
 }
 
 /// Options shared by every command: how pages are found and checked.
@@ -235,6 +254,22 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             cmd::log::run(dir, limit, cli.json, out)
         }
         Command::Dblwr { read, dir } => cmd::dblwr::run(dir, read, cli.json, out),
+        Command::Tree {
+            dir,
+            table,
+            index,
+            dot,
+            svg,
+        } => {
+            let opts = cmd::tree::TreeOpts {
+                dir: dir.clone(),
+                table: table.clone(),
+                index: index.clone(),
+                dot: dot.clone(),
+                svg: svg.clone(),
+            };
+            cmd::tree::run(&opts, cli.json, out)
+        }
     }
 }
 

@@ -323,3 +323,134 @@ fn dblwr_and_log_of_a_crashed_database_do_not_change_it() {
     assert!(code == 0 || code == 1, "{r}");
     assert!(!r["segments"].as_array().unwrap().is_empty());
 }
+
+// ---- tree ----
+
+#[test]
+fn tree_of_the_primary_key_and_a_secondary_index() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let (code, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "t"]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["index"], "PRIMARY");
+    let levels = r["levels"].as_array().unwrap();
+    assert!(levels.len() >= 2, "expected a two-level tree: {r}");
+    assert_eq!(levels[0]["pages"], 1, "one root");
+    let leaf = levels.last().unwrap();
+    assert_eq!(leaf["level"], 0);
+    assert_eq!(leaf["records"], 2000);
+    assert_eq!(leaf["min_key"], "id=0");
+    assert_eq!(leaf["max_key"], "id=1999");
+    let fill = leaf["avg_fill"].as_f64().unwrap();
+    assert!(fill > 0.3 && fill <= 1.0, "{fill}");
+    // The root's children are exactly the next level's pages, in order.
+    let pages = r["pages"].as_array().unwrap();
+    let root_children: Vec<u64> = pages[0]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    let second: Vec<u64> = pages
+        .iter()
+        .filter(|p| p["level"] == levels[1]["level"])
+        .map(|p| p["page"].as_u64().unwrap())
+        .collect();
+    assert_eq!(root_children, second);
+
+    let (code, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "t", "--index", "by_k"]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["key_columns"], serde_json::json!(["k", "id"]));
+    let leaf = r["levels"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(leaf["records"], 2000);
+    assert_eq!(leaf["min_key"], "k=0,id=0");
+    assert_eq!(leaf["max_key"], "k=36,id=1997");
+
+    let (code, text) = minnow_text(&["tree", s(dir.path()), "t"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("level  0"), "{text}");
+}
+
+#[test]
+fn tree_draws_dot_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let out = tempfile::tempdir().unwrap();
+    let dot = out.path().join("t.dot");
+    let svg = out.path().join("t.svg");
+    let (code, r) = minnow_json(
+        dir.path(),
+        &[
+            "tree",
+            s(dir.path()),
+            "t",
+            "--dot",
+            s(&dot),
+            "--svg",
+            s(&svg),
+        ],
+    );
+    assert_eq!(code, 0, "{r}");
+    let dot = std::fs::read_to_string(dot).unwrap();
+    assert!(dot.starts_with("digraph"), "{dot}");
+    assert!(dot.contains("style=dashed"), "sibling links: {dot}");
+    let root = r["root"].as_u64().unwrap();
+    let child = r["pages"][0]["children"][0].as_u64().unwrap();
+    assert!(dot.contains(&format!("p{root} -> p{child};")), "{dot}");
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(
+        svg.matches("<rect").count(),
+        2 * r["pages"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn tree_refuses_unknown_names_and_large_svgs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), Config::default()).unwrap();
+    let t = db.create_table(def()).unwrap();
+    t.insert_many((0..40_000u64).map(|id| row(id).to_vec()))
+        .unwrap();
+    drop(t);
+    db.close().unwrap();
+    let (code, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "nope"]);
+    assert_eq!(code, 2, "{r}");
+    assert!(r["error"].as_str().unwrap().contains("tables: t"), "{r}");
+    let (code, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "t", "--index", "zz"]);
+    assert_eq!(code, 2, "{r}");
+    let svg = dir.path().join("big.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_minnow"))
+        .args(["tree", s(dir.path()), "t", "--svg", s(&svg)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!svg.exists());
+}
+
+#[test]
+fn tree_reports_a_damaged_page() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let (_, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "t"]);
+    let leaf = r["pages"].as_array().unwrap().last().unwrap()["page"]
+        .as_u64()
+        .unwrap();
+    let data = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[(leaf * 16384 + 5000) as usize] ^= 0x10;
+    std::fs::write(&data, &bytes).unwrap();
+    let (code, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "t"]);
+    assert_eq!(code, 1, "{r}");
+    assert!(
+        r["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains(&leaf.to_string()),
+        "{r}"
+    );
+    // Random bytes for a tablespace: an error, not a panic.
+    std::fs::write(&data, vec![0xA5u8; 100_000]).unwrap();
+    let (code, _) = minnow_json(dir.path(), &["tree", s(dir.path()), "t"]);
+    assert!(code == 1 || code == 2);
+}

@@ -8,4 +8,5 @@ pub mod demo_tables;
 pub mod inspect;
 pub mod log;
 pub mod page;
+pub mod tree;
 pub mod verify;
