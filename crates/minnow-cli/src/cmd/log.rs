@@ -396,10 +396,7 @@ fn scan(file: &File, name: &str, limit: usize, r: &mut LogReport) -> Result<(), 
     let mut at = checkpoint.lsn;
     let mut pos = 0usize;
     let mut pages = BTreeSet::new();
-    loop {
-        let Some(len_bytes) = bytes.get(pos..pos + GROUP_HEADER) else {
-            break;
-        };
+    while let Some(len_bytes) = bytes.get(pos..pos + GROUP_HEADER) {
         let mut w = [0u8; GROUP_HEADER];
         w.copy_from_slice(len_bytes);
         let body_len = u32::from_be_bytes(w) as usize;
