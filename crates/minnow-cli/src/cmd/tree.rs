@@ -390,7 +390,8 @@ fn find_index(r: &Reader, table: &str, index: Option<&str>) -> Result<IndexInfo,
                 format!(" (the dictionary is damaged: {})", problems.join("; "))
             };
             return Err(CliError::Usage(format!(
-                "no table `{table}` in the dictionary; tables: {}{why}",
+                "no table `{table}` in the dictionary as written to the data file (a live or \
+                 crashed database may have it only in memory or in the redo log); tables: {}{why}",
                 if tables.is_empty() {
                     "none".to_string()
                 } else {
