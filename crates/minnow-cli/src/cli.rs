@@ -105,6 +105,45 @@ pub enum Command {
         #[arg(value_name = "N")]
         page: u64,
     },
+    /// Show the redo log: header, checkpoint slots, the records from the checkpoint to the end
+    /// (group, type, page, offset, length, LSN) and a summary; reports a torn tail.
+    Log {
+        /// The database directory (holding `ib_logfile0`).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// List at most this many records (0: all); the summary always counts every record.
+        #[arg(long, value_name = "N", default_value_t = cmd::log::DEFAULT_LIMIT)]
+        limit: usize,
+    },
+    /// Show the doublewrite segments: each header, each slot's page id and LSN, whether the
+    /// copy verifies, and how it compares with the data file's page.
+    Dblwr {
+        /// How to read the pages.
+        #[command(flatten)]
+        read: ReadOpts,
+        /// The database directory (holding `dblwr.<n>` and `ibdata1`).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
+    /// Show one index's B-tree: pages, fill and key range per level; draw it with --dot or
+    /// --svg.
+    Tree {
+        /// The database directory (holding `ibdata1`).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// The table.
+        #[arg(value_name = "TABLE")]
+        table: String,
+        /// The index (default: the clustered index, PRIMARY).
+        #[arg(long, value_name = "NAME")]
+        index: Option<String>,
+        /// Write the tree as Graphviz to FILE.
+        #[arg(long, value_name = "FILE")]
+        dot: Option<std::path::PathBuf>,
+        /// Draw the tree as SVG to FILE (trees of at most 200 pages).
+        #[arg(long, value_name = "FILE")]
+        svg: Option<std::path::PathBuf>,
+    },
 }
 
 /// Options shared by every command: how pages are found and checked.
@@ -210,6 +249,27 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             file,
             page,
         } => cmd::page::run(file, *page, read, *hex, cli.json, out),
+        Command::Log { dir, limit } => {
+            let limit = if *limit == 0 { usize::MAX } else { *limit };
+            cmd::log::run(dir, limit, cli.json, out)
+        }
+        Command::Dblwr { read, dir } => cmd::dblwr::run(dir, read, cli.json, out),
+        Command::Tree {
+            dir,
+            table,
+            index,
+            dot,
+            svg,
+        } => {
+            let opts = cmd::tree::TreeOpts {
+                dir: dir.clone(),
+                table: table.clone(),
+                index: index.clone(),
+                dot: dot.clone(),
+                svg: svg.clone(),
+            };
+            cmd::tree::run(&opts, cli.json, out)
+        }
     }
 }
 

@@ -11,8 +11,22 @@
 //! - `minnow page FILE N` decodes one page field by field, with an optional hex dump
 //!   ([`cmd::page`]).
 //!
+//! Three commands look at a minnow database directory, stopped or live, without opening the
+//! database (opening runs recovery, which writes):
+//!
+//! - `minnow tree DIR TABLE [--index NAME]` reads the dictionary from `ibdata1`'s raw pages,
+//!   finds the table's index and walks its B-tree level by level: pages, records, fill and key
+//!   ranges per level; `--dot` writes Graphviz and `--svg` draws small trees ([`cmd::tree`]);
+//! - `minnow log DIR` decodes the redo log: the header, both checkpoint slots, and every record
+//!   from the newest checkpoint to the end of the valid log, grouped by mini-transaction, with a
+//!   summary and any torn tail ([`cmd::log`]);
+//! - `minnow dblwr DIR` decodes each doublewrite segment and compares every slot's copy with the
+//!   page in the data file: same LSN, data newer, data older, or torn, and what recovery would
+//!   do ([`cmd::dblwr`]).
+//!
 //! Every command takes `--json` (machine-readable output on stdout) and exits with
-//! **0** when everything checked is fine, **1** when the file has corrupt pages, and **2** on a
+//! **0** when everything checked is fine, **1** when the file has corrupt pages (or the log,
+//! doublewrite or tree has other problems), and **2** on a
 //! usage or IO error (a file that cannot be opened, a page 0 whose flags make no sense).
 //!
 //! The code is laid out for reading: [`space`] opens a file and finds its page size, [`check`]

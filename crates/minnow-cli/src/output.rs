@@ -22,6 +22,10 @@ pub enum CliError {
     /// The demo could not run (the message names the file or step).
     #[error("demo: {0}")]
     Demo(String),
+    /// A request that cannot be served: an unknown table or index, a tree too large to draw,
+    /// an output file that cannot be written.
+    #[error("{0}")]
+    Usage(String),
     /// Writing the report to stdout failed.
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),

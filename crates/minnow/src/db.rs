@@ -130,7 +130,9 @@ impl std::fmt::Debug for Database {
     }
 }
 
-fn dict_layout() -> Result<RecordLayout> {
+/// The layout of the dictionary's records (FORMAT.md §8): key the table name, one value
+/// column. For read-only tools that read the dictionary from raw pages.
+pub fn dict_layout() -> Result<RecordLayout> {
     RecordLayout::clustered(
         vec![Column::new(ColumnType::Var(schema::MAX_NAME_LEN as u16))],
         vec![Column::new(ColumnType::Var(

@@ -224,12 +224,14 @@ pub use autoinc::{AutoIncStatus, Inserted};
 pub use config::{AutoIncLockMode, Config, IoBackend, MIN_LOG_FILE_SIZE};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
-    SYSTEM_TABLESPACE,
+    SYSTEM_TABLESPACE, dict_layout,
 };
 pub use error::{Error, Result};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_redo::{Durability, FlushAtCommit};
-pub use schema::{ColumnDef, IndexDef, MAX_NAME_LEN, PRIMARY, TableDef};
+pub use schema::{
+    ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
+};
 pub use table::{Rows, Scan, Table};
 
 // Services share one `Database` between threads (and `AsyncDatabase` moves it to tokio's

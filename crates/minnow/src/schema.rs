@@ -819,6 +819,54 @@ pub(crate) fn decode(name: &str, b: &[u8]) -> Result<TableMeta> {
     })
 }
 
+/// One index of a table as its dictionary record describes it: what a read-only tool needs to
+/// walk the index's B-tree from raw pages (`minnow tree`) without opening the database.
+#[derive(Debug, Clone)]
+pub struct IndexInfo {
+    /// [`PRIMARY`] for the clustered index, else the secondary index's name.
+    pub name: String,
+    /// The index id every page of the tree carries.
+    pub index_id: u64,
+    /// The root page number in the system tablespace.
+    pub root: u32,
+    /// The names of the key fields, in order: for a secondary index its own columns, then the
+    /// primary key's.
+    pub key_columns: Vec<String>,
+    /// The leaf records' layout; the levels above use [`RecordLayout::node_ptr`].
+    pub layout: RecordLayout,
+}
+
+/// Decodes the dictionary value of table `name` (FORMAT.md §8) into its definition and its
+/// indexes, the clustered one first. Never panics on damaged bytes: they are
+/// [`Error::Corrupt`].
+pub fn decode_table_indexes(name: &str, value: &[u8]) -> Result<(TableDef, Vec<IndexInfo>)> {
+    let m = decode(name, value)?;
+    let names = |cols: &[usize]| -> Vec<String> {
+        cols.iter()
+            .filter_map(|&i| m.def.columns.get(i).map(|c| c.name.clone()))
+            .collect()
+    };
+    let mut out = vec![IndexInfo {
+        name: PRIMARY.to_string(),
+        index_id: m.index_id,
+        root: m.root,
+        key_columns: names(&m.pk),
+        layout: m.clustered_layout()?,
+    }];
+    for s in &m.secondary {
+        let mut key_columns = names(&s.cols);
+        key_columns.extend(names(&m.pk));
+        out.push(IndexInfo {
+            name: s.name.clone(),
+            index_id: s.index_id,
+            root: s.root,
+            key_columns,
+            layout: m.secondary_layout(s)?,
+        });
+    }
+    Ok((m.def.clone(), out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -830,6 +878,29 @@ mod tests {
             .column(ColumnDef::new("k", ColumnType::I32))
             .primary_key(&["id"])
             .index(IndexDef::unique("by_k", &["k"]))
+    }
+
+    #[test]
+    fn decode_table_indexes_lists_every_index_clustered_first() {
+        let mut m = TableMeta::resolve(def()).unwrap();
+        m.index_id = 7;
+        m.root = 3;
+        m.secondary[0].index_id = 8;
+        m.secondary[0].root = 4;
+        let (d, ix) = decode_table_indexes("t", &encode(&m)).unwrap();
+        assert_eq!(d.name, "t");
+        assert_eq!(ix.len(), 2);
+        assert_eq!(
+            (ix[0].name.as_str(), ix[0].index_id, ix[0].root),
+            (PRIMARY, 7, 3)
+        );
+        assert_eq!(ix[0].key_columns, ["id"]);
+        assert_eq!(
+            (ix[1].name.as_str(), ix[1].index_id, ix[1].root),
+            ("by_k", 8, 4)
+        );
+        assert_eq!(ix[1].key_columns, ["k", "id"]);
+        assert!(decode_table_indexes("t", &[1, 2, 3]).is_err());
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! serde-serialisable report, prints it as text or JSON, and returns the exit status.
 
 pub mod check;
+pub mod dblwr;
 pub mod demo;
 pub mod demo_tables;
 pub mod inspect;
+pub mod log;
 pub mod page;
+pub mod tree;
 pub mod verify;

@@ -1,0 +1,650 @@
+//! `minnow tree DIR TABLE [--index NAME]`: the shape of one index's B-tree.
+//!
+//! Reads `DIR/ibdata1` read-only, page by page, without opening the database (which would run
+//! recovery and write). First the dictionary (FORMAT.md §8: the B-tree rooted at page
+//! [`minnow::DICT_ROOT`]) is walked to find TABLE's record, which gives the table's columns and
+//! each index's id and root page ([`minnow::decode_table_indexes`]). Then the chosen index
+//! (`PRIMARY` by default) is walked breadth first from its root along the node pointers. Per
+//! level: how many pages, their average fill, the records, and the smallest and largest key,
+//! decoded with the table's schema (hex for bytes that are not text).
+//!
+//! `--dot FILE` writes the tree as Graphviz (one node per page labelled with its key range,
+//! solid edges to children, dashed edges along the sibling links); `--svg FILE` draws it
+//! directly as SVG, one row of boxes per level, for trees of at most [`SVG_MAX_PAGES`] pages
+//! (larger trees are a usage error: use `--dot` and Graphviz).
+//!
+//! Exit 1 when a page of the tree fails its checksum, carries another index's id or the wrong
+//! level, is reached twice, or its sibling links disagree with the order of its level.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use minnow::btree::node;
+use minnow::btree::record::RecordLayout;
+use minnow::{IndexInfo, Value};
+use minnow_page::checksum::{self, ChecksumPolicy};
+use minnow_page::fil::{FIL_NULL, FilHeader};
+use serde::Serialize;
+
+use crate::cli::Status;
+use crate::output::{self, CliError};
+use crate::space::Space;
+
+/// The largest tree `--svg` draws.
+pub const SVG_MAX_PAGES: usize = 200;
+
+/// Deepest tree walked (a B-tree of 16 KiB pages never gets near it).
+const MAX_LEVELS: usize = 64;
+
+/// Options of `minnow tree`.
+#[derive(Debug)]
+pub struct TreeOpts {
+    /// The database directory.
+    pub dir: PathBuf,
+    /// The table.
+    pub table: String,
+    /// The index (default `PRIMARY`).
+    pub index: Option<String>,
+    /// Where to write Graphviz.
+    pub dot: Option<PathBuf>,
+    /// Where to write SVG.
+    pub svg: Option<PathBuf>,
+}
+
+/// One page of the tree.
+#[derive(Debug, Serialize)]
+pub struct PageReport {
+    /// Page number.
+    pub page: u32,
+    /// B-tree level (0: leaf).
+    pub level: u16,
+    /// User records.
+    pub records: usize,
+    /// Share of the record space in use, 0..1.
+    pub fill: f64,
+    /// The first record's key.
+    pub min_key: Option<String>,
+    /// The last record's key.
+    pub max_key: Option<String>,
+    /// Child pages (node-pointer pages only).
+    pub children: Vec<u32>,
+    /// Left sibling (None: FIL_NULL).
+    pub prev: Option<u32>,
+    /// Right sibling.
+    pub next: Option<u32>,
+}
+
+/// One level.
+#[derive(Debug, Serialize)]
+pub struct LevelReport {
+    /// The level (0: leaf).
+    pub level: u16,
+    /// Pages on it.
+    pub pages: usize,
+    /// Records on it.
+    pub records: usize,
+    /// Average fill of its pages.
+    pub avg_fill: f64,
+    /// The smallest key (first record of the leftmost page).
+    pub min_key: Option<String>,
+    /// The largest key (last record of the rightmost page).
+    pub max_key: Option<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+pub struct TreeReport {
+    /// True when nothing is wrong.
+    pub ok: bool,
+    /// The exit code.
+    pub exit_code: u8,
+    /// The table.
+    pub table: String,
+    /// The index.
+    pub index: String,
+    /// Its id.
+    pub index_id: u64,
+    /// Its root page.
+    pub root: u32,
+    /// Its key fields.
+    pub key_columns: Vec<String>,
+    /// Levels, root first.
+    pub levels: Vec<LevelReport>,
+    /// Every page, level by level, root first, left to right.
+    pub pages: Vec<PageReport>,
+    /// What is wrong.
+    pub problems: Vec<String>,
+}
+
+/// Runs `minnow tree`.
+pub fn run(opts: &TreeOpts, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
+    let space = Space::open(&opts.dir.join(minnow::SYSTEM_TABLESPACE), None)?;
+    let policy = space.policy(ChecksumPolicy::default());
+    let reader = Reader { space, policy };
+    let index = find_index(&reader, &opts.table, opts.index.as_deref())?;
+    let mut report = TreeReport {
+        ok: true,
+        exit_code: 0,
+        table: opts.table.clone(),
+        index: index.name.clone(),
+        index_id: index.index_id,
+        root: index.root,
+        key_columns: index.key_columns.clone(),
+        levels: Vec::new(),
+        pages: Vec::new(),
+        problems: Vec::new(),
+    };
+    let levels = reader.walk(
+        index.root,
+        index.index_id,
+        &index.layout,
+        &index.key_columns,
+        &mut report.problems,
+        |_, _| {},
+    )?;
+    for level in levels {
+        let n = level.len();
+        let (Some(first), Some(last)) = (level.first(), level.last()) else {
+            continue;
+        };
+        report.levels.push(LevelReport {
+            level: first.level,
+            pages: n,
+            records: level.iter().map(|p| p.records).sum(),
+            avg_fill: level.iter().map(|p| p.fill).sum::<f64>() / n as f64,
+            min_key: first.min_key.clone(),
+            max_key: last.max_key.clone(),
+        });
+        report.pages.extend(level);
+    }
+    if opts.svg.is_some() && report.pages.len() > SVG_MAX_PAGES {
+        return Err(CliError::Usage(format!(
+            "--svg draws trees of at most {SVG_MAX_PAGES} pages; this one has {}: use --dot",
+            report.pages.len()
+        )));
+    }
+    if let Some(path) = &opts.dot {
+        write_file(path, &dot(&report))?;
+    }
+    if let Some(path) = &opts.svg {
+        write_file(path, &svg(&report))?;
+    }
+    let status = if report.problems.is_empty() {
+        Status::Clean
+    } else {
+        Status::Corrupt
+    };
+    report.ok = status == Status::Clean;
+    report.exit_code = status as u8;
+    if json {
+        output::emit_json(out, &report)?;
+    } else {
+        print_text(&report, out)?;
+    }
+    Ok(status)
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text)
+        .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// Reads and checks pages of the system tablespace.
+struct Reader {
+    space: Space,
+    policy: ChecksumPolicy,
+}
+
+impl Reader {
+    /// Walks the tree rooted at `root` breadth first; returns its pages level by level (root
+    /// first). `visit_leaf(page, layout)` sees every leaf page's bytes.
+    fn walk(
+        &self,
+        root: u32,
+        index_id: u64,
+        layout: &RecordLayout,
+        key_names: &[String],
+        problems: &mut Vec<String>,
+        mut visit_leaf: impl FnMut(&[u8], &RecordLayout),
+    ) -> Result<Vec<Vec<PageReport>>, CliError> {
+        let ptr_layout = layout.node_ptr();
+        let mut buf = vec![0u8; self.space.page_size().bytes()];
+        let mut seen = BTreeSet::new();
+        let mut levels: Vec<Vec<PageReport>> = Vec::new();
+        let mut frontier = vec![root];
+        let mut expected_level: Option<u16> = None;
+        while !frontier.is_empty() && levels.len() < MAX_LEVELS {
+            let mut level = Vec::new();
+            let mut next_frontier = Vec::new();
+            for page_no in frontier {
+                if !seen.insert(page_no) {
+                    problems.push(format!("page {page_no} is reached twice"));
+                    continue;
+                }
+                if u64::from(page_no) >= self.space.pages() {
+                    problems.push(format!(
+                        "page {page_no} is past the end of the file ({} pages)",
+                        self.space.pages()
+                    ));
+                    continue;
+                }
+                self.space.read_page(u64::from(page_no), &mut buf)?;
+                if let Err(e) = checksum::verify(&buf, self.policy) {
+                    problems.push(format!("page {page_no} is corrupt: {e}"));
+                    continue;
+                }
+                let (Ok(fil), Ok(lvl), Ok(id)) = (
+                    FilHeader::read(&buf),
+                    node::level(&buf),
+                    node::index_id(&buf),
+                ) else {
+                    problems.push(format!("page {page_no}: unreadable headers"));
+                    continue;
+                };
+                if id != index_id {
+                    problems.push(format!(
+                        "page {page_no} belongs to index {id}, not {index_id}"
+                    ));
+                    continue;
+                }
+                if let Some(want) = expected_level
+                    && lvl != want
+                {
+                    problems.push(format!(
+                        "page {page_no} is at level {lvl}, its parent expects {want}"
+                    ));
+                    continue;
+                }
+                let this_layout = if lvl == 0 { layout } else { &ptr_layout };
+                let mut first = None;
+                let mut last = None;
+                let mut children = Vec::new();
+                let mut records = 0;
+                for rec in node::records(&buf) {
+                    let origin = match rec {
+                        Ok(c) => c.origin(),
+                        Err(e) => {
+                            problems.push(format!("page {page_no}: record list: {e}"));
+                            break;
+                        }
+                    };
+                    records += 1;
+                    match this_layout.decode(&buf, origin) {
+                        Ok(values) => {
+                            let key = show_key(&values, this_layout.n_key(), key_names);
+                            if first.is_none() {
+                                first = Some(key.clone());
+                            }
+                            last = Some(key);
+                            if lvl > 0
+                                && let Some(Value::UInt(child)) = values.last()
+                            {
+                                children.push(u32::try_from(*child).unwrap_or(FIL_NULL));
+                            }
+                        }
+                        Err(e) => problems.push(format!(
+                            "page {page_no}: record at {origin} does not decode: {e}"
+                        )),
+                    }
+                }
+                if lvl == 0 {
+                    visit_leaf(&buf, layout);
+                }
+                next_frontier.extend(children.iter().copied());
+                let ptr = |v: u32| (v != FIL_NULL).then_some(v);
+                level.push(PageReport {
+                    page: page_no,
+                    level: lvl,
+                    records,
+                    fill: node::fill_factor(&buf).unwrap_or(0.0),
+                    min_key: first,
+                    max_key: last,
+                    children,
+                    prev: ptr(fil.prev),
+                    next: ptr(fil.next),
+                });
+            }
+            // The sibling links must follow the level's order.
+            for pair in level.windows(2) {
+                if let [a, b] = pair
+                    && (a.next != Some(b.page) || b.prev != Some(a.page))
+                {
+                    problems.push(format!(
+                        "level {}: pages {} and {} are adjacent but not linked as siblings",
+                        a.level, a.page, b.page
+                    ));
+                }
+            }
+            if let (Some(a), Some(b)) = (level.first(), level.last())
+                && (a.prev.is_some() || b.next.is_some())
+            {
+                problems.push(format!(
+                    "level {}: the ends of the level link beyond it",
+                    a.level
+                ));
+            }
+            expected_level = level
+                .first()
+                .and_then(|p| p.level.checked_sub(1))
+                .or(Some(u16::MAX));
+            let at_leaf = level.first().is_some_and(|p| p.level == 0);
+            levels.push(level);
+            if at_leaf {
+                break;
+            }
+            frontier = next_frontier;
+        }
+        Ok(levels)
+    }
+}
+
+/// Finds `table`'s index `index` (default the clustered one) in the dictionary.
+fn find_index(r: &Reader, table: &str, index: Option<&str>) -> Result<IndexInfo, CliError> {
+    let dict = minnow::dict_layout().map_err(|e| CliError::Database(e.to_string()))?;
+    let mut problems = Vec::new();
+    let mut found: Option<Result<Vec<IndexInfo>, String>> = None;
+    let mut tables = Vec::new();
+    r.walk(
+        minnow::DICT_ROOT,
+        minnow::DICT_INDEX_ID,
+        &dict,
+        &[],
+        &mut problems,
+        |page, layout| {
+            for origin in node::records(page)
+                .map_while(Result::ok)
+                .map(|c| c.origin())
+            {
+                let Ok(values) = layout.decode(page, origin) else {
+                    continue;
+                };
+                let (Some(Value::Bytes(key)), Some(Value::Bytes(value))) =
+                    (values.first(), values.last())
+                else {
+                    continue;
+                };
+                if key.first().is_none_or(|&b| b == 0) {
+                    continue; // the repair marker, pending drops, auto-increment records
+                }
+                let name = String::from_utf8_lossy(key).into_owned();
+                if name == table {
+                    found = Some(
+                        minnow::decode_table_indexes(&name, value)
+                            .map(|(_, ix)| ix)
+                            .map_err(|e| e.to_string()),
+                    );
+                }
+                tables.push(name);
+            }
+        },
+    )?;
+    let indexes = match found {
+        Some(Ok(ix)) => ix,
+        Some(Err(e)) => return Err(CliError::Database(format!("table `{table}`: {e}"))),
+        None => {
+            let why = if problems.is_empty() {
+                String::new()
+            } else {
+                format!(" (the dictionary is damaged: {})", problems.join("; "))
+            };
+            return Err(CliError::Usage(format!(
+                "no table `{table}` in the dictionary as written to the data file (a live or \
+                 crashed database may have it only in memory or in the redo log); tables: {}{why}",
+                if tables.is_empty() {
+                    "none".to_string()
+                } else {
+                    tables.join(", ")
+                }
+            )));
+        }
+    };
+    let want = index.unwrap_or(minnow::PRIMARY);
+    let names: Vec<String> = indexes.iter().map(|i| i.name.clone()).collect();
+    indexes.into_iter().find(|i| i.name == want).ok_or_else(|| {
+        CliError::Usage(format!(
+            "table `{table}` has no index `{want}`; indexes: {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// A key for humans: `name=value` per key field.
+fn show_key(values: &[Value], n_key: usize, names: &[String]) -> String {
+    values
+        .iter()
+        .take(n_key)
+        .enumerate()
+        .map(|(i, v)| match names.get(i) {
+            Some(n) => format!("{n}={}", show_value(v)),
+            None => show_value(v),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn show_value(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".to_string(),
+        Value::Int(x) => x.to_string(),
+        Value::UInt(x) => x.to_string(),
+        Value::Double(x) => x.to_string(),
+        Value::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(s) if s.chars().all(|c| !c.is_control()) => {
+                let short: String = s.chars().take(24).collect();
+                if short.len() < s.len() {
+                    format!("{short:?}...")
+                } else {
+                    format!("{s:?}")
+                }
+            }
+            _ => {
+                let hex: String = b.iter().take(16).map(|x| format!("{x:02x}")).collect();
+                format!("0x{hex}{}", if b.len() > 16 { "..." } else { "" })
+            }
+        },
+        other => format!("{other:?}"),
+    }
+}
+
+fn range(p: &PageReport) -> String {
+    format!(
+        "{} .. {}",
+        p.min_key.as_deref().unwrap_or("(empty)"),
+        p.max_key.as_deref().unwrap_or("(empty)")
+    )
+}
+
+fn escape_dot(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// The tree as Graphviz: pages as boxes, child pointers solid, sibling links dashed.
+fn dot(r: &TreeReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "digraph \"{}\" {{\n  label=\"{}.{} (index {}, root page {})\";\n  node [shape=box, fontname=\"monospace\", fontsize=10];",
+        escape_dot(&r.table),
+        escape_dot(&r.table),
+        escape_dot(&r.index),
+        r.index_id,
+        r.root
+    );
+    for lvl in &r.levels {
+        let _ = write!(s, "  {{ rank=same;");
+        for p in r.pages.iter().filter(|p| p.level == lvl.level) {
+            let _ = write!(s, " p{};", p.page);
+        }
+        let _ = writeln!(s, " }}");
+    }
+    for p in &r.pages {
+        let _ = writeln!(
+            s,
+            "  p{} [label=\"page {} (level {}, {} recs, {:.0}% full)\\n{}\"];",
+            p.page,
+            p.page,
+            p.level,
+            p.records,
+            p.fill * 100.0,
+            escape_dot(&range(p))
+        );
+        for c in &p.children {
+            let _ = writeln!(s, "  p{} -> p{};", p.page, c);
+        }
+        if let Some(n) = p.next {
+            let _ = writeln!(
+                s,
+                "  p{} -> p{} [style=dashed, constraint=false];",
+                p.page, n
+            );
+        }
+    }
+    s.push_str("}\n");
+    s
+}
+
+fn escape_xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The tree as SVG: one row of boxes per level, lines to children, dashed sibling arrows.
+fn svg(r: &TreeReport) -> String {
+    const W: usize = 170;
+    const H: usize = 54;
+    const GAP_X: usize = 14;
+    const GAP_Y: usize = 60;
+    let widest = r.levels.iter().map(|l| l.pages).max().unwrap_or(1).max(1);
+    let width = widest * (W + GAP_X) + GAP_X;
+    let height = r.levels.len() * (H + GAP_Y) + GAP_Y;
+    // Box positions: each level centred.
+    let mut pos = std::collections::BTreeMap::new();
+    for (row, lvl) in r.levels.iter().enumerate() {
+        let on_level: Vec<&PageReport> = r.pages.iter().filter(|p| p.level == lvl.level).collect();
+        let span = on_level.len() * (W + GAP_X) - GAP_X;
+        let left = width.saturating_sub(span) / 2;
+        for (i, p) in on_level.iter().enumerate() {
+            pos.insert(
+                p.page,
+                (left + i * (W + GAP_X), GAP_Y / 2 + row * (H + GAP_Y)),
+            );
+        }
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         font-family=\"monospace\" font-size=\"10\">"
+    );
+    let _ = writeln!(
+        s,
+        "  <title>{}.{} (index {}, root page {})</title>",
+        escape_xml(&r.table),
+        escape_xml(&r.index),
+        r.index_id,
+        r.root
+    );
+    for p in &r.pages {
+        let Some(&(x, y)) = pos.get(&p.page) else {
+            continue;
+        };
+        for c in &p.children {
+            if let Some(&(cx, cy)) = pos.get(c) {
+                let _ = writeln!(
+                    s,
+                    "  <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#888\"/>",
+                    x + W / 2,
+                    y + H,
+                    cx + W / 2,
+                    cy
+                );
+            }
+        }
+        if let Some(n) = p.next
+            && let Some(&(nx, ny)) = pos.get(&n)
+        {
+            let _ = writeln!(
+                s,
+                "  <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#36c\" \
+                 stroke-dasharray=\"4 3\"/>",
+                x + W,
+                y + H / 2,
+                nx,
+                ny + H / 2
+            );
+        }
+    }
+    for p in &r.pages {
+        let Some(&(x, y)) = pos.get(&p.page) else {
+            continue;
+        };
+        let fill = (p.fill.clamp(0.0, 1.0) * (W - 2) as f64) as usize;
+        let _ = writeln!(
+            s,
+            "  <g><rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"{H}\" fill=\"#fff\" \
+             stroke=\"#333\"/><rect x=\"{}\" y=\"{}\" width=\"{fill}\" height=\"4\" \
+             fill=\"#6a6\"/>",
+            x + 1,
+            y + H - 5
+        );
+        let lines = [
+            format!(
+                "page {} L{} {} recs {:.0}%",
+                p.page,
+                p.level,
+                p.records,
+                p.fill * 100.0
+            ),
+            format!("min {}", p.min_key.as_deref().unwrap_or("-")),
+            format!("max {}", p.max_key.as_deref().unwrap_or("-")),
+        ];
+        for (i, line) in lines.iter().enumerate() {
+            let short: String = line.chars().take(27).collect();
+            let _ = writeln!(
+                s,
+                "    <text x=\"{}\" y=\"{}\">{}</text>",
+                x + 4,
+                y + 13 + i * 13,
+                escape_xml(&short)
+            );
+        }
+        s.push_str("  </g>\n");
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn print_text(r: &TreeReport, out: &mut dyn Write) -> Result<(), CliError> {
+    writeln!(
+        out,
+        "{}.{}: index id {}, root page {}, key ({}), {} levels, {} pages",
+        r.table,
+        r.index,
+        r.index_id,
+        r.root,
+        r.key_columns.join(", "),
+        r.levels.len(),
+        r.pages.len()
+    )?;
+    for l in &r.levels {
+        writeln!(
+            out,
+            "  level {:>2}: {:>6} pages {:>8} records  fill {:>5.1}%  keys {} .. {}",
+            l.level,
+            l.pages,
+            l.records,
+            l.avg_fill * 100.0,
+            l.min_key.as_deref().unwrap_or("(empty)"),
+            l.max_key.as_deref().unwrap_or("(empty)")
+        )?;
+    }
+    for p in &r.problems {
+        writeln!(out, "PROBLEM: {p}")?;
+    }
+    writeln!(out, "{}", if r.ok { "ok" } else { "problems found" })?;
+    Ok(())
+}
