@@ -22,6 +22,10 @@ pub enum CliError {
     /// The demo could not run (the message names the file or step).
     #[error("demo: {0}")]
     Demo(String),
+    /// A benchmark could not run: a bad workload setting or `--set` knob, or a failed
+    /// statement (the message says which).
+    #[error("bench: {0}")]
+    Bench(String),
     /// Writing the report to stdout failed.
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),

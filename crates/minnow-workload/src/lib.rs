@@ -9,6 +9,7 @@
 //!   `oltp_read_write`, `oltp_update_index`, `oltp_update_non_index`, `oltp_point_select`) on
 //!   `sbtest` tables, with sysbench's knobs and defaults, per-interval reports and a final
 //!   summary with latency percentiles.
+//! - [`io_stats`]: pages flushed and bytes written around a run.
 //! - [`knobs`]: `innodb_*`-style names for every [`minnow::Config`] field, so a command line
 //!   can say `--set doublewrite=off --set flush_log_at_trx_commit=0`.
 //!
@@ -42,6 +43,7 @@
 )]
 #![deny(unsafe_code)]
 
+pub mod io_stats;
 pub mod knobs;
 pub mod oltp;
 
