@@ -1,12 +1,14 @@
-//! How much a run wrote: pages the buffer pool flushed and bytes the process wrote.
+//! How much a run wrote: pages the buffer pool flushed, redo generated, bytes the process wrote.
 //!
 //! An experiment about write amplification (doublewrite writes every flushed page twice) needs
-//! two counts around a run: the pages the buffer pool wrote to the data files
-//! ([`minnow::buf::BufferPoolStats`]: LRU and flush-list flushes), and the bytes the whole
+//! three counts around a run: the pages the buffer pool wrote to the data files
+//! ([`minnow::buf::BufferPoolStats`]: LRU and flush-list flushes), the redo generated (the
+//! log's LSN advance, in bytes of log), and the bytes the whole
 //! process handed to the kernel for writing (`write_bytes` of `/proc/self/io`: data files,
 //! doublewrite segments and redo log together; `None` where the file does not exist). Their
 //! difference between a run with doublewrite on and one with it off is the doublewrite's
-//! own traffic.
+//! own traffic; `process_write_bytes - data - redo` estimates it within one run (redo blocks
+//! rewritten in place count more than once, so the estimate is an upper bound).
 
 use minnow::Database;
 use serde::Serialize;
@@ -18,6 +20,9 @@ use crate::WorkloadError;
 pub struct IoSnapshot {
     /// Pages the buffer pool has written to the data files (LRU + flush list).
     pub pages_flushed: u64,
+    /// The redo log's current LSN (bytes of log generated since the log was created; `0`
+    /// for a database without a log).
+    pub redo_lsn: u64,
     /// `write_bytes` of `/proc/self/io`: bytes this process caused to be written to storage.
     pub process_write_bytes: Option<u64>,
 }
@@ -28,6 +33,7 @@ impl IoSnapshot {
         let s = db.buffer_pool()?.stats();
         Ok(IoSnapshot {
             pages_flushed: s.lru_flushed + s.flush_list_flushed,
+            redo_lsn: db.buffer_pool()?.log().map_or(0, |l| l.current_lsn().0),
             process_write_bytes: process_write_bytes(),
         })
     }
@@ -36,6 +42,7 @@ impl IoSnapshot {
     pub fn since(&self, earlier: &IoSnapshot) -> IoSnapshot {
         IoSnapshot {
             pages_flushed: self.pages_flushed.saturating_sub(earlier.pages_flushed),
+            redo_lsn: self.redo_lsn.saturating_sub(earlier.redo_lsn),
             process_write_bytes: match (self.process_write_bytes, earlier.process_write_bytes) {
                 (Some(a), Some(b)) => Some(a.saturating_sub(b)),
                 _ => None,

@@ -430,6 +430,7 @@ fn summary_rows(r: &OltpReport) -> Vec<(&'static str, String)> {
         ("lat_max_ms", format!("{:.3}", l.max_ms)),
         ("pages_flushed", r.io.pages_flushed.to_string()),
         ("data_bytes_flushed", data_bytes.to_string()),
+        ("redo_bytes", r.io.redo_lsn.to_string()),
         (
             "process_write_bytes",
             r.io.process_write_bytes
@@ -521,6 +522,11 @@ fn print_text_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()
         "    pages flushed:                       {} ({} bytes)",
         r.io.pages_flushed,
         r.io.pages_flushed.saturating_mul(r.page_size as u64)
+    )?;
+    writeln!(
+        out,
+        "    redo generated:                      {} bytes",
+        r.io.redo_lsn
     )?;
     match r.io.process_write_bytes {
         Some(b) => writeln!(
