@@ -67,16 +67,19 @@ mod tests {
     fn deltas_saturate_and_missing_counts_stay_missing() {
         let a = IoSnapshot {
             pages_flushed: 10,
+            redo_lsn: 7,
             process_write_bytes: Some(100),
         };
         let b = IoSnapshot {
             pages_flushed: 15,
+            redo_lsn: 9,
             process_write_bytes: None,
         };
         assert_eq!(
             b.since(&a),
             IoSnapshot {
                 pages_flushed: 5,
+                redo_lsn: 2,
                 process_write_bytes: None
             }
         );
