@@ -90,6 +90,12 @@ pub enum Command {
         #[arg(value_name = "FILE")]
         file: std::path::PathBuf,
     },
+    /// Run a benchmark workload on a fresh database (`minnow bench oltp --help`).
+    Bench {
+        /// The workload.
+        #[command(subcommand)]
+        workload: cmd::bench::Workload,
+    },
     /// Decode one page: FIL header and trailer, FSP or INDEX header, checksum verdict.
     Page {
         /// How to read the file.
@@ -236,6 +242,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             };
             cmd::demo::run(&opts, cli.json, out)
         }
+        Command::Bench { workload } => cmd::bench::run(workload, cli.json, out),
         Command::Check { dir } => cmd::check::run(dir, cli.json, out),
         Command::Verify { read, files } => cmd::verify::run(files, read, cli.json, out),
         Command::Inspect {

@@ -26,6 +26,10 @@ pub enum CliError {
     /// an output file that cannot be written.
     #[error("{0}")]
     Usage(String),
+    /// A benchmark could not run: a bad workload setting or `--set` knob, or a failed
+    /// statement (the message says which).
+    #[error("bench: {0}")]
+    Bench(String),
     /// Writing the report to stdout failed.
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),

@@ -1,6 +1,7 @@
 //! The subcommands, one module each. Each has a `run` function that reads the file(s), builds a
 //! serde-serialisable report, prints it as text or JSON, and returns the exit status.
 
+pub mod bench;
 pub mod check;
 pub mod dblwr;
 pub mod demo;

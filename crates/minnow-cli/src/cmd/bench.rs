@@ -1,0 +1,597 @@
+//! `minnow bench`: run a benchmark workload on a fresh database, for long runs of the
+//! experiments in `docs/EXPERIMENTS.md`.
+//!
+//! ```text
+//! minnow bench oltp --mode update_index --tables 1 --table-size 10000 --threads 4 --time 10 \
+//!     [--events N] [--dir DIR] [--set doublewrite=off --set flush_log_at_trx_commit=0 ...] \
+//!     [--report-interval 1] [--csv | --json]
+//! ```
+//!
+//! The command creates a database (in `--dir`, which must not hold one and is kept; by
+//! default a temporary directory under the *current* directory, so on a real file system
+//! rather than a tmpfs `/tmp`, removed afterwards), prepares the `sbtest` tables with a
+//! progress bar on stderr, runs the workload ([`minnow_workload::oltp`]) and prints a report
+//! line per interval and a summary with latency percentiles, the pages flushed and the bytes
+//! written.
+//!
+//! `--set name=value` sets any [`minnow::Config`] knob by its InnoDB name
+//! ([`minnow_workload::knobs`] lists them: `buffer_pool_size`, `flush_log_at_trx_commit`,
+//! `doublewrite`, `flush_method`, `page_cleaners`, `io_capacity`, ...; the `innodb_` prefix is
+//! optional). An unknown name or bad value is a usage error (exit 2).
+//!
+//! minnow has no multi-statement transactions yet: every statement is atomic and durable on
+//! its own, and no BEGIN/COMMIT is issued (sysbench's `--skip-trx=on`, the only mode
+//! accepted). A "transaction" in the report is one event's sequence of statements.
+//!
+//! Ctrl-C stops the workers between events; the summary then covers what ran so far and
+//! says it was interrupted.
+//!
+//! Output: text by default; `--json` prints one document at the end (settings, prepare,
+//! intervals, summary); `--csv` prints one row per interval as it ends, then the summary as
+//! `metric,value` rows after a blank line.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use minnow::{Config, Database};
+use minnow_workload::io_stats::IoSnapshot;
+use minnow_workload::oltp::{self, IntervalReport, Mode, OltpConfig, Progress, RandType, Summary};
+use minnow_workload::{WorkloadError, knobs};
+use serde::Serialize;
+
+use crate::cli::Status;
+use crate::output::{CliError, emit_json};
+
+/// The workloads `minnow bench` runs.
+#[derive(Debug, Subcommand)]
+pub enum Workload {
+    /// sysbench-style OLTP on sbtest tables (read_only, write_only, read_write, update_index,
+    /// update_non_index, point_select). No BEGIN/COMMIT is issued (minnow has no
+    /// multi-statement transactions): a "transaction" is one event's statements.
+    Oltp(OltpArgs),
+}
+
+/// The flags of `minnow bench oltp` (sysbench's names and defaults).
+#[derive(Debug, Args)]
+pub struct OltpArgs {
+    /// The script: read_only, write_only, read_write, update_index, update_non_index or
+    /// point_select (an `oltp_` prefix is accepted).
+    #[arg(long, default_value = "read_write")]
+    pub mode: String,
+    /// Number of sbtest tables.
+    #[arg(long, default_value_t = 1)]
+    pub tables: usize,
+    /// Rows per table.
+    #[arg(long, default_value_t = 10_000)]
+    pub table_size: u64,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Seconds to run (0: no time limit; then --events must be set).
+    #[arg(long, default_value_t = 10)]
+    pub time: u64,
+    /// Stop after this many events in all (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    pub events: u64,
+    /// Data directory to create the database in (must not hold one; kept afterwards).
+    /// Default: a temporary directory under the current directory, removed afterwards.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// A Config knob as name=value, by its InnoDB name (repeatable): buffer_pool_size,
+    /// buffer_pool_instances, page_size, flush_log_at_trx_commit, log_file_size, doublewrite,
+    /// doublewrite_pages, flush_method, io_backend, page_cleaners, checksum_algorithm,
+    /// old_blocks_pct, old_blocks_time, io_capacity, flush_neighbors, max_dirty_pages_pct,
+    /// max_dirty_pages_pct_lwm, read_ahead_threshold, buffer_pool_dump_at_shutdown,
+    /// buffer_pool_dump_pct, autoinc_lock_mode.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Seconds between interval reports (0: none).
+    #[arg(long, default_value_t = 1)]
+    pub report_interval: u64,
+    /// CSV output: one row per interval, then the summary as metric,value rows.
+    #[arg(long)]
+    pub csv: bool,
+    /// Point selects per event.
+    #[arg(long, default_value_t = 10)]
+    pub point_selects: u32,
+    /// Simple range selects per event.
+    #[arg(long, default_value_t = 1)]
+    pub simple_ranges: u32,
+    /// SUM() range selects per event.
+    #[arg(long, default_value_t = 1)]
+    pub sum_ranges: u32,
+    /// ORDER BY range selects per event.
+    #[arg(long, default_value_t = 1)]
+    pub order_ranges: u32,
+    /// DISTINCT range selects per event.
+    #[arg(long, default_value_t = 1)]
+    pub distinct_ranges: u32,
+    /// Ids per range select.
+    #[arg(long, default_value_t = 100)]
+    pub range_size: u64,
+    /// Run the range selects at all (on/off).
+    #[arg(long, default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
+    pub range_selects: bool,
+    /// Index updates per event.
+    #[arg(long, default_value_t = 1)]
+    pub index_updates: u32,
+    /// Non-index updates per event.
+    #[arg(long, default_value_t = 1)]
+    pub non_index_updates: u32,
+    /// Delete-insert pairs per event.
+    #[arg(long, default_value_t = 1)]
+    pub delete_inserts: u32,
+    /// Skip BEGIN/COMMIT (on/off). Only `on` is accepted: minnow has no multi-statement
+    /// transactions yet.
+    #[arg(long, default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
+    pub skip_trx: bool,
+    /// Id distribution: special (sysbench 1.0's default) or uniform.
+    #[arg(long, default_value = "special")]
+    pub rand_type: String,
+    /// Percentage of ids that are "special" (hot).
+    #[arg(long, default_value_t = 1)]
+    pub rand_spec_pct: u32,
+    /// Percentage of draws that go to the special ids.
+    #[arg(long, default_value_t = 75)]
+    pub rand_spec_res: u32,
+    /// Seed of the data and of the workers' random streams.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Run Database::check() after the run and report it.
+    #[arg(long)]
+    pub check: bool,
+}
+
+fn on_off(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" => Ok(true),
+        "off" | "0" | "false" => Ok(false),
+        _ => Err(format!("`{s}` is not on or off")),
+    }
+}
+
+/// Runs `workload`, printing text, JSON (`json`) or CSV.
+pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
+    match workload {
+        Workload::Oltp(args) => run_oltp(args, json, out),
+    }
+}
+
+/// The output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+    Csv,
+}
+
+/// Everything `--json` prints.
+#[derive(Debug, Serialize)]
+struct OltpReport {
+    workload: &'static str,
+    settings: OltpConfig,
+    knobs: Vec<String>,
+    data_dir: String,
+    data_dir_kept: bool,
+    note: &'static str,
+    prepare: PrepareReport,
+    intervals: Vec<IntervalReport>,
+    summary: Summary,
+    io: IoSnapshot,
+    page_size: usize,
+    check: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct PrepareReport {
+    rows: u64,
+    seconds: f64,
+    rows_per_sec: f64,
+}
+
+const NOTE: &str = "minnow has no multi-statement transactions: each statement is atomic and durable on its own, no BEGIN/COMMIT is issued (sysbench --skip-trx=on), and a transaction is one event's sequence of statements";
+
+fn usage(msg: impl std::fmt::Display) -> CliError {
+    CliError::Bench(msg.to_string())
+}
+
+fn workload_err(e: WorkloadError) -> CliError {
+    CliError::Bench(e.to_string())
+}
+
+fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
+    let format = match (json, a.csv) {
+        (true, true) => return Err(usage("--json and --csv cannot be used together")),
+        (true, false) => Format::Json,
+        (false, true) => Format::Csv,
+        (false, false) => Format::Text,
+    };
+    let cfg = OltpConfig {
+        mode: a.mode.parse::<Mode>().map_err(workload_err)?,
+        tables: a.tables,
+        table_size: a.table_size,
+        threads: a.threads,
+        time: (a.time > 0).then(|| Duration::from_secs(a.time)),
+        events: (a.events > 0).then_some(a.events),
+        point_selects: a.point_selects,
+        simple_ranges: a.simple_ranges,
+        sum_ranges: a.sum_ranges,
+        order_ranges: a.order_ranges,
+        distinct_ranges: a.distinct_ranges,
+        range_size: a.range_size,
+        range_selects: a.range_selects,
+        index_updates: a.index_updates,
+        non_index_updates: a.non_index_updates,
+        delete_inserts: a.delete_inserts,
+        skip_trx: a.skip_trx,
+        rand_type: a.rand_type.parse::<RandType>().map_err(workload_err)?,
+        rand_spec_pct: a.rand_spec_pct,
+        rand_spec_res: a.rand_spec_res,
+        seed: a.seed,
+        report_interval: (a.report_interval > 0).then(|| Duration::from_secs(a.report_interval)),
+    };
+    cfg.validate().map_err(workload_err)?;
+    let mut config = Config::default();
+    for s in &a.set {
+        knobs::apply_setting(&mut config, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
+    }
+    config
+        .validate()
+        .map_err(|e| usage(format!("--set: {e}")))?;
+
+    // The data directory: the one given (kept), or a temporary one on the file system of
+    // the current directory (removed when `_temp` drops).
+    let (_temp, dir, kept) = match &a.dir {
+        Some(d) => (None, d.clone(), true),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("minnow-bench-")
+                .tempdir_in(
+                    std::env::current_dir()
+                        .map_err(|e| CliError::Bench(format!("no current directory: {e}")))?,
+                )
+                .map_err(|e| {
+                    CliError::Bench(format!("cannot create a data directory here: {e}"))
+                })?;
+            let p = t.path().to_path_buf();
+            (Some(t), p, false)
+        }
+    };
+    let page_size = config.page_size.bytes();
+    let db = Database::create(&dir, config)
+        .map_err(|e| CliError::Database(format!("{}: {e}", dir.display())))?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    install_ctrlc(&stop);
+
+    if format == Format::Text {
+        writeln!(
+            out,
+            "minnow bench oltp: {} on {} table(s) x {} rows, {} thread(s), data in {}{}",
+            cfg.mode,
+            cfg.tables,
+            cfg.table_size,
+            cfg.threads,
+            dir.display(),
+            if kept { "" } else { " (temporary)" }
+        )?;
+        writeln!(out, "note: {NOTE}")?;
+        out.flush()?;
+    }
+
+    // Prepare, with a progress bar on stderr.
+    let mut bar = ProgressBar::new();
+    let prepared = oltp::prepare(&db, &cfg, &mut |p| bar.show(&p)).map_err(workload_err)?;
+    bar.finish(&prepared);
+    let prepare = PrepareReport {
+        rows: prepared.total_rows,
+        seconds: prepared.elapsed.as_secs_f64(),
+        rows_per_sec: prepared.rows_per_sec(),
+    };
+    if format == Format::Text {
+        writeln!(
+            out,
+            "prepared {} rows in {:.2} s ({:.0} rows/s)",
+            prepare.rows, prepare.seconds, prepare.rows_per_sec
+        )?;
+    }
+    if format == Format::Csv {
+        writeln!(
+            out,
+            "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s"
+        )?;
+    }
+    out.flush()?;
+
+    let before = IoSnapshot::take(&db).map_err(workload_err)?;
+    let mut intervals = Vec::new();
+    let mut write_err = None;
+    let summary = oltp::run(&db, &cfg, &stop, &mut |r| {
+        let res = match format {
+            Format::Text => writeln!(
+                out,
+                "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2}",
+                r.elapsed.as_secs_f64(),
+                r.threads,
+                r.tps,
+                r.qps,
+                r.reads_per_sec,
+                r.writes_per_sec,
+                r.other_per_sec,
+                r.p95_ms,
+                r.errors_per_sec
+            ),
+            Format::Csv => writeln!(
+                out,
+                "{:.3},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.2}",
+                r.elapsed.as_secs_f64(),
+                r.threads,
+                r.tps,
+                r.qps,
+                r.reads_per_sec,
+                r.writes_per_sec,
+                r.other_per_sec,
+                r.p95_ms,
+                r.errors_per_sec
+            ),
+            Format::Json => Ok(()),
+        }
+        .and_then(|()| out.flush());
+        if let Err(e) = res {
+            write_err.get_or_insert(e);
+        }
+        intervals.push(*r);
+    })
+    .map_err(workload_err)?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    let io = IoSnapshot::take(&db).map_err(workload_err)?.since(&before);
+    let check = if a.check {
+        let r = db
+            .check()
+            .map_err(|e| CliError::Database(format!("check after the run: {e}")))?;
+        Some(format!(
+            "ok: {} table(s), {} index(es) checked",
+            r.tables, r.indexes
+        ))
+    } else {
+        None
+    };
+    db.close()
+        .map_err(|e| CliError::Database(format!("{}: close: {e}", dir.display())))?;
+
+    let report = OltpReport {
+        workload: "oltp",
+        settings: cfg,
+        knobs: a.set.clone(),
+        data_dir: dir.display().to_string(),
+        data_dir_kept: kept,
+        note: NOTE,
+        prepare,
+        intervals,
+        summary,
+        io,
+        page_size,
+        check,
+    };
+    match format {
+        Format::Json => emit_json(out, &report)?,
+        Format::Csv => print_csv_summary(&report, out)?,
+        Format::Text => print_text_summary(&report, out)?,
+    }
+    Ok(Status::Clean)
+}
+
+fn install_ctrlc(stop: &Arc<AtomicBool>) {
+    let flag = Arc::clone(stop);
+    // Only one handler per process: a second `minnow bench` in the same process (tests) keeps
+    // the first, which is fine for a command-line tool that runs one command.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            // A second Ctrl-C: the user does not want to wait for the current events.
+            std::process::exit(130);
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nminnow bench: stopping after the current events (Ctrl-C again to quit at once)"
+        );
+    });
+}
+
+/// Summary rows shared by the text and CSV outputs.
+fn summary_rows(r: &OltpReport) -> Vec<(&'static str, String)> {
+    let s = &r.summary;
+    let l = &s.latency;
+    let data_bytes = r.io.pages_flushed.saturating_mul(r.page_size as u64);
+    vec![
+        ("mode", s.mode.to_string()),
+        ("threads", s.threads.to_string()),
+        ("elapsed_s", format!("{:.3}", s.elapsed.as_secs_f64())),
+        ("interrupted", s.interrupted.to_string()),
+        ("events", s.events.to_string()),
+        ("tps", format!("{:.2}", s.tps)),
+        ("queries", s.queries.to_string()),
+        ("qps", format!("{:.2}", s.qps)),
+        ("reads", s.reads.to_string()),
+        ("writes", s.writes.to_string()),
+        ("other", s.other.to_string()),
+        ("ignored_errors", s.ignored_errors.to_string()),
+        ("lat_min_ms", format!("{:.3}", l.min_ms)),
+        ("lat_avg_ms", format!("{:.3}", l.avg_ms)),
+        ("lat_p50_ms", format!("{:.3}", l.p50_ms)),
+        ("lat_p95_ms", format!("{:.3}", l.p95_ms)),
+        ("lat_p99_ms", format!("{:.3}", l.p99_ms)),
+        ("lat_p999_ms", format!("{:.3}", l.p999_ms)),
+        ("lat_max_ms", format!("{:.3}", l.max_ms)),
+        ("pages_flushed", r.io.pages_flushed.to_string()),
+        ("data_bytes_flushed", data_bytes.to_string()),
+        ("redo_bytes", r.io.redo_lsn.to_string()),
+        (
+            "process_write_bytes",
+            r.io.process_write_bytes
+                .map_or_else(|| "unknown".to_owned(), |b| b.to_string()),
+        ),
+    ]
+}
+
+fn print_csv_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "metric,value")?;
+    for (k, v) in summary_rows(r) {
+        writeln!(out, "{k},{v}")?;
+    }
+    Ok(())
+}
+
+fn print_text_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let s = &r.summary;
+    let l = &s.latency;
+    let secs = s.elapsed.as_secs_f64();
+    if s.interrupted {
+        writeln!(
+            out,
+            "\ninterrupted: the summary covers what ran until Ctrl-C"
+        )?;
+    }
+    writeln!(out, "\nSQL statistics:")?;
+    writeln!(out, "    queries performed:")?;
+    writeln!(out, "        read:                            {}", s.reads)?;
+    writeln!(out, "        write:                           {}", s.writes)?;
+    writeln!(
+        out,
+        "        other:                           {} (no BEGIN/COMMIT)",
+        s.other
+    )?;
+    writeln!(
+        out,
+        "        total:                           {}",
+        s.queries
+    )?;
+    writeln!(
+        out,
+        "    transactions:                        {} ({:.2} per sec.)",
+        s.events, s.tps
+    )?;
+    writeln!(
+        out,
+        "    queries:                             {} ({:.2} per sec.)",
+        s.queries, s.qps
+    )?;
+    writeln!(
+        out,
+        "    ignored errors:                      {}",
+        s.ignored_errors
+    )?;
+    writeln!(out, "\nGeneral statistics:")?;
+    writeln!(out, "    total time:                          {secs:.4}s")?;
+    writeln!(out, "    total number of events:              {}", s.events)?;
+    writeln!(out, "\nLatency (ms):")?;
+    for (name, v) in [
+        ("min", l.min_ms),
+        ("avg", l.avg_ms),
+        ("50th percentile", l.p50_ms),
+        ("95th percentile", l.p95_ms),
+        ("99th percentile", l.p99_ms),
+        ("99.9th percentile", l.p999_ms),
+        ("max", l.max_ms),
+    ] {
+        writeln!(out, "         {name:<32}{v:>10.2}")?;
+    }
+    writeln!(out, "\nThreads fairness:")?;
+    let n = s.events_per_thread.len().max(1) as f64;
+    let mean = s.events_per_thread.iter().sum::<u64>() as f64 / n;
+    let var = s
+        .events_per_thread
+        .iter()
+        .map(|&e| (e as f64 - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    writeln!(
+        out,
+        "    events (avg/stddev):           {mean:.4}/{:.2}",
+        var.sqrt()
+    )?;
+    writeln!(out, "\nIO:")?;
+    writeln!(
+        out,
+        "    pages flushed:                       {} ({} bytes)",
+        r.io.pages_flushed,
+        r.io.pages_flushed.saturating_mul(r.page_size as u64)
+    )?;
+    writeln!(
+        out,
+        "    redo generated:                      {} bytes",
+        r.io.redo_lsn
+    )?;
+    match r.io.process_write_bytes {
+        Some(b) => writeln!(
+            out,
+            "    process write_bytes:                 {b} (data + doublewrite + redo)"
+        )?,
+        None => writeln!(
+            out,
+            "    process write_bytes:                 unknown (no /proc/self/io)"
+        )?,
+    }
+    if let Some(c) = &r.check {
+        writeln!(out, "\ncheck: {c}")?;
+    }
+    Ok(())
+}
+
+/// The loader's progress bar, on stderr: redrawn in place on a terminal, a line per table
+/// otherwise (so logs stay readable).
+struct ProgressBar {
+    tty: bool,
+}
+
+impl ProgressBar {
+    fn new() -> ProgressBar {
+        ProgressBar {
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn show(&mut self, p: &Progress) {
+        if !self.tty {
+            return;
+        }
+        let frac = if p.all_rows == 0 {
+            1.0
+        } else {
+            p.total_rows as f64 / p.all_rows as f64
+        };
+        let filled = (frac * 30.0).round() as usize;
+        let _ = write!(
+            std::io::stderr(),
+            "\rloading sbtest{}/{} [{:<30}] {:>3.0}% {} rows {:.0} rows/s",
+            p.table,
+            p.tables,
+            "#".repeat(filled.min(30)),
+            frac * 100.0,
+            p.total_rows,
+            p.rows_per_sec()
+        );
+    }
+
+    fn finish(&mut self, p: &Progress) {
+        let mut err = std::io::stderr();
+        if self.tty {
+            let _ = writeln!(err);
+        } else {
+            let _ = writeln!(
+                err,
+                "loaded {} table(s), {} rows in {:.2} s ({:.0} rows/s)",
+                p.tables,
+                p.total_rows,
+                p.elapsed.as_secs_f64(),
+                p.rows_per_sec()
+            );
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! `minnow bench oltp`: a short run in JSON, CSV and text, and its usage errors.
+
+mod common;
+
+use common::minnow;
+
+#[test]
+fn oltp_json_run_reports_consistent_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("db");
+    let run = minnow([
+        "bench",
+        "oltp",
+        "--events",
+        "50",
+        "--table-size",
+        "500",
+        "--threads",
+        "2",
+        "--json",
+        "--check",
+        "--dir",
+        data.to_str().unwrap(),
+        "--set",
+        "flush_log_at_trx_commit=0",
+        "--set",
+        "innodb_doublewrite=off",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    let s = &j["summary"];
+    assert_eq!(s["events"], 50);
+    assert_eq!(s["mode"], "read_write");
+    let (reads, writes, other) = (
+        s["reads"].as_u64().unwrap(),
+        s["writes"].as_u64().unwrap(),
+        s["other"].as_u64().unwrap(),
+    );
+    // sysbench's read_write: 14 reads and 4 writes per event.
+    assert_eq!((reads, writes, other), (50 * 14, 50 * 4, 0));
+    assert_eq!(s["queries"].as_u64().unwrap(), reads + writes + other);
+    let per_thread: u64 = s["events_per_thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(per_thread, 50);
+    assert_eq!(s["skip_trx"], true);
+    assert_eq!(s["interrupted"], false);
+    assert_eq!(j["prepare"]["rows"], 500);
+    assert_eq!(j["data_dir_kept"], true);
+    assert!(j["check"].as_str().unwrap().starts_with("ok"));
+    assert!(data.join("ibdata1").exists());
+}
+
+#[test]
+fn oltp_csv_and_text_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = minnow([
+        "bench",
+        "oltp",
+        "--mode",
+        "oltp_point_select",
+        "--events",
+        "30",
+        "--table-size",
+        "200",
+        "--csv",
+        "--dir",
+        dir.path().join("a").to_str().unwrap(),
+    ]);
+    assert_eq!(csv.code, 0, "stderr: {}", csv.stderr);
+    assert!(csv.stdout.starts_with("time_s,threads,tps,"));
+    assert!(csv.stdout.contains("\nmetric,value\n"));
+    assert!(csv.stdout.contains("\nevents,30\n"));
+    let text = minnow([
+        "bench",
+        "oltp",
+        "--mode",
+        "write_only",
+        "--events",
+        "20",
+        "--table-size",
+        "200",
+        "--dir",
+        dir.path().join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(text.code, 0, "stderr: {}", text.stderr);
+    assert!(text.stdout.contains("no BEGIN/COMMIT"));
+    assert!(text.stdout.contains("95th percentile"));
+}
+
+#[test]
+fn oltp_usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("db");
+    let d = d.to_str().unwrap();
+    for args in [
+        vec!["--set", "innodb_adaptive_hash_index=on"],
+        vec!["--set", "doublewrite"],
+        vec!["--set", "flush_log_at_trx_commit=7"],
+        vec!["--mode", "oltp_insert"],
+        vec!["--skip-trx", "off"],
+        vec!["--threads", "0"],
+        vec!["--time", "0"],
+        vec!["--csv", "--json"],
+    ] {
+        let mut full = vec!["bench", "oltp", "--table-size", "50", "--dir", d];
+        full.extend(&args);
+        let run = minnow(&full);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
+        assert!(!run.stderr.is_empty(), "{args:?}");
+        assert!(
+            !std::path::Path::new(d).join("ibdata1").exists(),
+            "{args:?} created files"
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! # minnow-workload: benchmark workloads for minnow
+//!
+//! The experiments in `docs/EXPERIMENTS.md` need the loads the seed articles ran against
+//! InnoDB. This crate drives them through minnow's embedded API ([`minnow::Database`],
+//! [`minnow::Table`]), so the same code serves the Criterion benches in `benches/` and the
+//! `minnow bench` command for long runs.
+//!
+//! - [`oltp`]: sysbench's OLTP scripts (`oltp_read_only`, `oltp_write_only`,
+//!   `oltp_read_write`, `oltp_update_index`, `oltp_update_non_index`, `oltp_point_select`) on
+//!   `sbtest` tables, with sysbench's knobs and defaults, per-interval reports and a final
+//!   summary with latency percentiles.
+//! - [`io_stats`]: pages flushed and bytes written around a run.
+//! - [`knobs`]: `innodb_*`-style names for every [`minnow::Config`] field, so a command line
+//!   can say `--set doublewrite=off --set flush_log_at_trx_commit=0`.
+//!
+//! ```
+//! use std::sync::atomic::AtomicBool;
+//! use minnow::{Config, Database};
+//! use minnow_workload::oltp::{self, Mode, OltpConfig};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Database::create(dir.path(), Config::default())?;
+//! let cfg = OltpConfig {
+//!     mode: Mode::ReadWrite,
+//!     table_size: 200,
+//!     threads: 2,
+//!     time: None,
+//!     events: Some(20),
+//!     ..OltpConfig::default()
+//! };
+//! oltp::prepare(&db, &cfg, &mut |_progress| {})?;
+//! let stop = AtomicBool::new(false);
+//! let summary = oltp::run(&db, &cfg, &stop, &mut |_interval| {})?;
+//! assert_eq!(summary.events, 20);
+//! assert_eq!(summary.queries, summary.reads + summary.writes + summary.other);
+//! db.check()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+#![deny(unsafe_code)]
+
+pub mod io_stats;
+pub mod knobs;
+pub mod oltp;
+
+/// Everything that can go wrong while preparing or running a workload.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// A workload setting that cannot be used (names the setting).
+    #[error("bad workload setting: {setting}: {reason}")]
+    Setting {
+        /// The setting, by its sysbench name (`table_size`, `threads`, ...).
+        setting: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The engine failed a statement the workload cannot treat as an expected outcome.
+    #[error(transparent)]
+    Engine(#[from] minnow::Error),
+    /// A table does not look like an `sbtest` table this workload prepared.
+    #[error("table `{table}`: {reason}")]
+    Schema {
+        /// The table.
+        table: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A worker thread panicked (a bug in the workload or the engine).
+    #[error("a worker thread panicked")]
+    WorkerPanicked,
+}
