@@ -370,6 +370,17 @@ impl<'p> RangeScan<'p> {
         })
     }
 
+    /// Buffers the record at `c`; true (and the scan done) once the buffer holds `cap`.
+    fn take(&mut self, page: &[u8], c: Cursor, cap: usize) -> Result<bool, TreeError> {
+        let e = self.entry(page, c)?;
+        self.buf.push_back(e);
+        if self.buf.len() >= cap {
+            self.done = true;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     fn entry(&self, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
         Ok(Entry {
             values: self
@@ -409,11 +420,8 @@ impl<'p> RangeScan<'p> {
                     self.done = true;
                     break;
                 }
-                let e = self.entry(&g, c)?;
-                self.buf.push_back(e);
                 last = Some(c);
-                if self.buf.len() >= cap {
-                    self.done = true;
+                if self.take(&g, c, cap)? {
                     break;
                 }
             }
@@ -435,11 +443,8 @@ impl<'p> RangeScan<'p> {
                     self.done = true;
                     break;
                 }
-                let e = self.entry(&g, c)?;
-                self.buf.push_back(e);
                 last = Some(c);
-                if self.buf.len() >= cap {
-                    self.done = true;
+                if self.take(&g, c, cap)? {
                     break;
                 }
             }

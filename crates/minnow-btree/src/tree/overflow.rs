@@ -68,7 +68,7 @@ use super::page::{NIL, fits_records};
 use super::{BTree, Entry, TreeError};
 use crate::node;
 use crate::record::{
-    EXTERN_REF_LEN, Field, HEADER_SIZE, MAX_VAR_LEN, RecordBuf, RecordLayout, SearchKey, Value,
+    EXTERN_REF_LEN, HEADER_SIZE, MAX_VAR_LEN, RecordBuf, RecordLayout, SearchKey, Value,
     decode_value,
 };
 
@@ -174,6 +174,10 @@ fn record_len(layout: &RecordLayout, raw: &[Option<Vec<u8>>], external: &[bool])
     }
     n
 }
+
+/// One stored field of a record: its bytes and whether they are an off-page reference
+/// (`None` for NULL).
+type Stored<'p> = Option<(&'p [u8], bool)>;
 
 impl BTree {
     fn too_large(&self, len: usize, max: usize, what: String) -> TreeError {
@@ -479,6 +483,55 @@ impl BTree {
         decode_value(ty, &data).map_err(|what| self.corrupt(leaf, what))
     }
 
+    /// Where each stored field of the leaf record at `origin` is: its bytes (`None` for NULL)
+    /// and whether they are an off-page reference. One walk of the extra bytes.
+    fn stored_fields<'p>(
+        &'p self,
+        page: &'p [u8],
+        origin: usize,
+    ) -> Result<Vec<Stored<'p>>, TreeError> {
+        let mut raw = Vec::with_capacity(self.leaf.fields().len());
+        let mut w = self.leaf.walk(page, origin);
+        while let Some(f) = w.next() {
+            let external = w.is_external();
+            raw.push(f?.map(|b| (b, external)));
+        }
+        Ok(raw)
+    }
+
+    /// Field `i` of the record at `origin` on leaf `leaf`, from its stored bytes: decoded with
+    /// the column's type; an off-page field read from its chain if `fetch`, else NULL.
+    fn decode_stored(
+        &self,
+        pool: &BufferPool,
+        leaf: u32,
+        origin: usize,
+        i: usize,
+        stored: Stored<'_>,
+        fetch: bool,
+    ) -> Result<Value, TreeError> {
+        Ok(match stored {
+            None => Value::Null,
+            Some((_, true)) if !fetch => Value::Null,
+            Some((b, true)) => self.fetch_external(pool, leaf, i, b)?,
+            Some((b, false)) => {
+                let ty = self
+                    .leaf
+                    .fields()
+                    .get(i)
+                    .map_or(crate::record::ColumnType::Blob, |c| c.ty);
+                decode_value(ty, b).map_err(|reason| {
+                    TreeError::Record(crate::record::RecordError::BadStored {
+                        origin,
+                        field: i,
+                        ty,
+                        reason,
+                    })
+                })?
+            }
+        })
+    }
+
     /// Decodes the leaf record at `origin` of `page`, fetching the off-page fields whose
     /// index is in `fetch` (all when `None`); the others come back as [`Value::Null`].
     pub(crate) fn decode_leaf(
@@ -489,14 +542,11 @@ impl BTree {
         fetch: Option<&[usize]>,
     ) -> Result<Vec<Value>, TreeError> {
         let leaf = bytes::read_u32(page, fil::PAGE_NO).unwrap_or(0);
-        let fields = self.leaf.decode_fields(page, origin)?;
-        let mut out = Vec::with_capacity(fields.len());
-        for (i, f) in fields.into_iter().enumerate() {
-            out.push(match f {
-                Field::Value(v) => v,
-                Field::External(_) if fetch.is_some_and(|w| !w.contains(&i)) => Value::Null,
-                Field::External(b) => self.fetch_external(pool, leaf, i, b)?,
-            });
+        let raw = self.stored_fields(page, origin)?;
+        let mut out = Vec::with_capacity(raw.len());
+        for (i, stored) in raw.into_iter().enumerate() {
+            let wanted = fetch.is_none_or(|w| w.contains(&i));
+            out.push(self.decode_stored(pool, leaf, origin, i, stored, wanted)?);
         }
         Ok(out)
     }
@@ -520,40 +570,16 @@ impl BTree {
         }
         let origin = found.cursor.origin();
         let leaf = g.page_id().page_no;
-        // Where each stored field is (a walk of the extra bytes), then decode the wanted ones.
-        let mut raw: Vec<Option<(&[u8], bool)>> = Vec::with_capacity(self.leaf.fields().len());
-        let mut w = self.leaf.walk(&g, origin);
-        while let Some(f) = w.next() {
-            let external = w.is_external();
-            raw.push(f?.map(|b| (b, external)));
-        }
+        let raw = self.stored_fields(&g, origin)?;
         let mut out = Vec::with_capacity(fields.len());
         for &i in fields {
-            let Some(slot) = raw.get(i) else {
+            let Some(&stored) = raw.get(i) else {
                 return Err(self.corrupt(
                     leaf,
                     format!("asked for field {i} of a {}-field record", raw.len()),
                 ));
             };
-            out.push(match *slot {
-                None => Value::Null,
-                Some((b, true)) => self.fetch_external(pool, leaf, i, b)?,
-                Some((b, false)) => {
-                    let ty = self
-                        .leaf
-                        .fields()
-                        .get(i)
-                        .map_or(crate::record::ColumnType::Blob, |c| c.ty);
-                    decode_value(ty, b).map_err(|reason| {
-                        TreeError::Record(crate::record::RecordError::BadStored {
-                            origin,
-                            field: i,
-                            ty,
-                            reason,
-                        })
-                    })?
-                }
-            });
+            out.push(self.decode_stored(pool, leaf, origin, i, stored, true)?);
         }
         Ok(Some((out, node::header_at(&g, found.cursor)?.deleted())))
     }
