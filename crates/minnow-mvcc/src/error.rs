@@ -1,0 +1,52 @@
+//! Errors of the transaction system and the undo store.
+
+use minnow_btree::TreeError;
+use minnow_buf::BufError;
+use minnow_page::PageId;
+
+/// What went wrong in the transaction system or the undo store.
+#[derive(Debug, thiserror::Error)]
+pub enum MvccError {
+    /// The buffer pool failed (IO, corrupt page, pool exhausted, poisoned).
+    #[error(transparent)]
+    Buf(#[from] BufError),
+    /// Space management (allocating undo pages) failed.
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    /// An undo page or undo record does not decode: names the page, the byte offset, what
+    /// was expected and what was found.
+    #[error("corrupt undo at page {page} offset {offset}: expected {expected}, found {found}")]
+    CorruptUndo {
+        /// The page.
+        page: PageId,
+        /// The byte offset in the page.
+        offset: usize,
+        /// What the decoder expected.
+        expected: String,
+        /// What it found.
+        found: String,
+    },
+    /// The TRX_SYS page does not decode.
+    #[error("corrupt TRX_SYS page {page}: {what}")]
+    CorruptTrxSys {
+        /// The page.
+        page: PageId,
+        /// What is wrong.
+        what: String,
+    },
+    /// Every undo slot of the rollback segment is taken: too many writing transactions at once.
+    #[error("all {slots} undo slots are in use: too many concurrent writing transactions")]
+    TooManyTransactions {
+        /// The number of slots.
+        slots: usize,
+    },
+    /// An undo record too large to encode (a field over 4 GiB, more than 65535 fields).
+    #[error("undo record too large: {what}")]
+    RecordTooLarge {
+        /// Which limit.
+        what: String,
+    },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = MvccError> = std::result::Result<T, E>;

@@ -1,0 +1,82 @@
+//! # minnow-mvcc: transactions, undo and read views
+//!
+//! Multi-version concurrency control lets readers read without waiting for writers: a writer
+//! changes the row in place, but first writes the **old version** to the undo store, and
+//! each reader decides, from the id of the transaction that wrote a version, whether that
+//! version is one it may see. If not, it walks back to an older version.
+//!
+//! ## Versions over time
+//!
+//! Every clustered record carries `DB_TRX_ID`, the transaction that wrote it, and
+//! `DB_ROLL_PTR`, a [`RollPtr`] to the undo record that holds the version before it. Three
+//! transactions change account 1:
+//!
+//! ```text
+//!   time ───────────────────────────────────────────────────────────────►
+//!   T5  insert (1, 100)  commit
+//!   T7                          update to (1, 80) ....................... commit
+//!   T9 (reader)                              begin, read: sees 100   read: still 100
+//!
+//!   clustered record now       undo store
+//!   ┌────────────────────┐     ┌──────────────────────────────┐    ┌──────────────────┐
+//!   │ 1 | T7 | ptr ──────┼────►│ update undo: old (1, 100),   │───►│ insert undo (T5) │
+//!   │ balance 80         │     │ old trx T5, old ptr ─────────┼───►│ key 1            │
+//!   └────────────────────┘     └──────────────────────────────┘    └──────────────────┘
+//! ```
+//!
+//! T9's [`ReadView`] was taken while T7 was active, so T7's version is invisible to it; T9
+//! follows the roll pointer and rebuilds `(1, 100)`, written by T5, which it sees. A version
+//! whose undo record is an *insert* has nothing older: a reader that cannot see it finds no
+//! row. A delete only sets the record's delete mark (and writes undo), so older readers still
+//! find the row; physically removing it is purge's job.
+//!
+//! ## Isolation levels
+//!
+//! REPEATABLE READ (the default) takes one view at the transaction's first consistent read
+//! and keeps it: every read sees the same snapshot. READ COMMITTED takes a fresh view per
+//! statement. What each prevents is documented on the `minnow` API.
+//!
+//! ## Rollback
+//!
+//! The same undo records undo a transaction: newest first, an insert is removed, an update
+//! or delete-mark gets its old values back, but only if the record's roll pointer still
+//! points at that undo record, so undoing twice (a crash during rollback) changes nothing
+//! the second time. A statement that fails halfway rolls back to its **savepoint**, the
+//! undo number it started at. At startup, every transaction whose log is still active is
+//! rolled back before the database is used.
+//!
+//! ## The pieces
+//!
+//! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit.
+//! - [`undo`]: undo pages, the undo stream, the undo record format.
+//! - [`read_view`]: InnoDB's visibility rule.
+//! - [`roll_ptr`]: the 56-bit roll pointer.
+//!
+//! This crate knows pages and bytes, not tables: what a record's fields mean, and how
+//! secondary indexes follow a clustered change, is the `minnow` crate's part.
+//!
+//! Not built yet: row locks (writers meet a typed write conflict instead of waiting),
+//! purge (history and delete-marked records are kept), and reuse of undo space.
+
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+#![deny(unsafe_code)]
+
+pub mod error;
+pub mod read_view;
+pub mod roll_ptr;
+pub mod trx_sys;
+pub mod undo;
+
+pub use error::{MvccError, Result};
+pub use read_view::ReadView;
+pub use roll_ptr::{INSERT_FLAG, RollPtr, trx_id_from_field};
+pub use trx_sys::{NewRecord, TrxStatus, TrxSys, UndoLog};
+pub use undo::record::{LogHeader, LogState, UndoAddr, UndoKind, UndoRecord};

@@ -1,0 +1,110 @@
+//! Read views: which transactions' changes a consistent read sees.
+//!
+//! A read view is a photograph of the transaction system taken when a consistent read
+//! starts, exactly InnoDB's `ReadView` (`read0types.h`):
+//!
+//! - `low_limit`: the next transaction id at that moment. Ids at or above it started later:
+//!   their changes are **invisible**.
+//! - `up_limit`: the smallest id that was active then (`low_limit` if none). Ids below it had
+//!   committed: their changes are **visible**.
+//! - `ids`: the ids active then, sorted. Between the two limits, an id is visible unless it is
+//!   in this list.
+//! - `creator`: the transaction that owns the view: its own changes are always visible.
+//!
+//! ```text
+//!   ids:   1 ... 41  42  43  44  45  46  47 | 48 ...
+//!          committed |  active: {42, 45}    | low_limit = 48: not started yet
+//!          up_limit = 42
+//!   visible: < 42, 43, 44, 46, 47 (and the creator's own)      invisible: 42, 45, >= 48
+//! ```
+
+/// A read view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadView {
+    low_limit: u64,
+    up_limit: u64,
+    creator: u64,
+    ids: Vec<u64>,
+}
+
+impl ReadView {
+    /// A view with next id `low_limit`, owned by `creator` (0: none), with the active ids
+    /// `ids` (sorted ascending).
+    pub fn new(low_limit: u64, creator: u64, ids: Vec<u64>) -> ReadView {
+        let up_limit = ids.first().copied().unwrap_or(low_limit);
+        ReadView {
+            low_limit,
+            up_limit,
+            creator,
+            ids,
+        }
+    }
+
+    /// InnoDB's `changes_visible`: true if a record written by transaction `id` is visible.
+    pub fn changes_visible(&self, id: u64) -> bool {
+        if id < self.up_limit || id == self.creator {
+            return true;
+        }
+        if id >= self.low_limit {
+            return false;
+        }
+        self.ids.binary_search(&id).is_err()
+    }
+
+    /// The secondary-index shortcut (`lock_sec_rec_cons_read_sees`): true if every change on
+    /// a page whose `PAGE_MAX_TRX_ID` is `max_trx_id` is visible.
+    pub fn sees_page(&self, max_trx_id: u64) -> bool {
+        max_trx_id < self.up_limit
+    }
+
+    /// Makes `creator` the owner (a transaction that writes after its view was taken).
+    pub fn set_creator(&mut self, creator: u64) {
+        self.creator = creator;
+    }
+
+    /// The low limit.
+    pub fn low_limit(&self) -> u64 {
+        self.low_limit
+    }
+
+    /// The up limit.
+    pub fn up_limit(&self) -> u64 {
+        self.up_limit
+    }
+
+    /// The owner (0: none).
+    pub fn creator(&self) -> u64 {
+        self.creator
+    }
+
+    /// The ids active when the view was taken.
+    pub fn active_ids(&self) -> &[u64] {
+        &self.ids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_picture_in_the_module_docs() {
+        let v = ReadView::new(48, 0, vec![42, 45]);
+        for id in [1, 41, 43, 44, 46, 47] {
+            assert!(v.changes_visible(id), "{id}");
+        }
+        for id in [42, 45, 48, 100] {
+            assert!(!v.changes_visible(id), "{id}");
+        }
+        assert_eq!(v.up_limit(), 42);
+        assert!(v.sees_page(41));
+        assert!(!v.sees_page(42));
+        let mut mine = v.clone();
+        mine.set_creator(45);
+        assert!(mine.changes_visible(45));
+        let empty = ReadView::new(10, 0, vec![]);
+        assert!(empty.changes_visible(9));
+        assert!(!empty.changes_visible(10));
+        assert_eq!(empty.up_limit(), 10);
+    }
+}

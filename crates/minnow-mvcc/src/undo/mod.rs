@@ -1,0 +1,185 @@
+//! The undo store: undo pages, the undo stream, and reading records back.
+//!
+//! ## Undo pages and the undo stream
+//!
+//! All undo lives in one **segment** of the system tablespace (InnoDB's rollback segment,
+//! reduced to one), whose first page is the TRX_SYS page ([`crate::trx_sys`]). Its other pages
+//! are **undo pages** (FIL type `UNDO_LOG` = 2), chained through a `NEXT` pointer into one
+//! append-only **undo stream**:
+//!
+//! ```text
+//!  undo page                                 TRX_SYS page: FIRST, LAST of the chain
+//!  38  u32  NEXT undo page (0: the last)
+//!  42  u16  FREE: end of the bytes in use
+//!  44       data: log headers and undo records, back to back
+//! ```
+//!
+//! Writers append at the end of the stream, one mini-transaction per append, under the
+//! caller's writer lock. A record longer than what is left of the page continues at byte 44
+//! of the next page (so a row with a 100 KiB BLOB has a 100 KiB undo record spanning
+//! several pages); a log header (48 bytes, changed in place later) never straddles pages.
+//! The records of different transactions interleave; each transaction's records are chained
+//! backwards (`prev`) from its log header's `last`, and each record is addressed by a
+//! [`crate::RollPtr`] (page and offset of its first byte).
+//!
+//! Because each append is its own mini-transaction that commits before the clustered change
+//! it describes, redo order guarantees the undo is durable whenever the change is.
+//!
+//! The record and header bytes are in [`record`].
+
+pub mod record;
+
+use minnow_buf::{BufferPool, Mtr, PageHandle};
+use minnow_page::{PageId, bytes, fil};
+
+use crate::error::{MvccError, Result};
+use record::{DecodeError, LOG_HEADER_LEN, LogHeader, UndoAddr, UndoRecord, claimed_len};
+
+/// Offset of an undo page's NEXT pointer.
+pub const UNDO_NEXT: usize = 38;
+/// Offset of an undo page's FREE offset.
+pub const UNDO_FREE: usize = 42;
+/// Offset of an undo page's first data byte.
+pub const UNDO_DATA: usize = 44;
+
+/// The end of the usable bytes of an undo page (the FIL trailer follows).
+pub fn data_end(page_len: usize) -> usize {
+    page_len - fil::TRAILER_SIZE
+}
+
+fn corrupt(space: u32, page: u32, offset: usize, e: DecodeError) -> MvccError {
+    MvccError::CorruptUndo {
+        page: PageId::new(space, page),
+        offset,
+        expected: e.expected,
+        found: e.found,
+    }
+}
+
+/// The checked header fields of an undo page: (next, free).
+fn undo_page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
+    let bad = |offset: usize, expected: &str, found: String| MvccError::CorruptUndo {
+        page: id,
+        offset,
+        expected: expected.to_owned(),
+        found,
+    };
+    let ty = bytes::read_u16(p, fil::PAGE_TYPE)
+        .map_err(|e| bad(fil::PAGE_TYPE, "a page type", e.to_string()))?;
+    if ty != minnow_page::PageType::UndoLog.to_u16() {
+        return Err(bad(
+            fil::PAGE_TYPE,
+            "page type 2 (UNDO_LOG)",
+            ty.to_string(),
+        ));
+    }
+    let next = bytes::read_u32(p, UNDO_NEXT).map_err(|e| bad(UNDO_NEXT, "NEXT", e.to_string()))?;
+    let free = usize::from(
+        bytes::read_u16(p, UNDO_FREE).map_err(|e| bad(UNDO_FREE, "FREE", e.to_string()))?,
+    );
+    if free < UNDO_DATA || free > data_end(p.len()) {
+        return Err(bad(
+            UNDO_FREE,
+            &format!("FREE in {UNDO_DATA}..={}", data_end(p.len())),
+            free.to_string(),
+        ));
+    }
+    Ok((next, free))
+}
+
+/// Reads `len` bytes of the undo stream from `at` on, following NEXT pointers.
+pub fn gather(pool: &BufferPool, space: u32, at: UndoAddr, len: usize) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(len.min(1 << 20));
+    let (mut page, mut off) = (at.page, usize::from(at.offset));
+    let page_len = pool.config().page_size.bytes();
+    // Each page gives at least one byte, except possibly the first: a bound on the walk,
+    // so a cycle of NEXT pointers in a corrupt file ends.
+    let max_pages = len / (data_end(page_len) - UNDO_DATA).max(1) + 2;
+    let mut pages = 0;
+    let mut prev = PageId::new(space, at.page);
+    while out.len() < len {
+        pages += 1;
+        let id = PageId::new(space, page);
+        if page == 0 || pages > max_pages {
+            // Name the last page of the chain, where the record should have continued.
+            return Err(MvccError::CorruptUndo {
+                page: prev,
+                offset: off,
+                expected: format!("{} more bytes of an undo record", len - out.len()),
+                found: "the end of the undo page chain".into(),
+            });
+        }
+        let g = pool.get_read(id)?;
+        let (next, free) = undo_page_fields(&g, id)?;
+        if off < UNDO_DATA || off > free {
+            return Err(MvccError::CorruptUndo {
+                page: id,
+                offset: off,
+                expected: format!("an offset in {UNDO_DATA}..={free}"),
+                found: off.to_string(),
+            });
+        }
+        let n = (free - off).min(len - out.len());
+        out.extend_from_slice(g.get(off..off + n).unwrap_or_default());
+        prev = id;
+        page = next;
+        off = UNDO_DATA;
+    }
+    Ok(out)
+}
+
+/// Reads the undo record at `at`.
+pub fn read_record(pool: &BufferPool, space: u32, at: UndoAddr) -> Result<UndoRecord> {
+    let head = gather(pool, space, at, 4)?;
+    let len = claimed_len(&head).map_err(|e| corrupt(space, at.page, usize::from(at.offset), e))?;
+    if len < record::RECORD_HEADER_LEN {
+        return Err(MvccError::CorruptUndo {
+            page: PageId::new(space, at.page),
+            offset: usize::from(at.offset),
+            expected: format!(
+                "an undo record length of at least {}",
+                record::RECORD_HEADER_LEN
+            ),
+            found: len.to_string(),
+        });
+    }
+    let b = gather(pool, space, at, len)?;
+    UndoRecord::decode(&b).map_err(|e| corrupt(space, at.page, usize::from(at.offset) + e.at, e))
+}
+
+/// Reads the log header at `at` (never split across pages).
+pub fn read_header(pool: &BufferPool, space: u32, at: UndoAddr) -> Result<LogHeader> {
+    let id = PageId::new(space, at.page);
+    let g = pool.get_read(id)?;
+    undo_page_fields(&g, id)?;
+    let off = usize::from(at.offset);
+    let b = g
+        .get(off..off + LOG_HEADER_LEN)
+        .ok_or_else(|| MvccError::CorruptUndo {
+            page: id,
+            offset: off,
+            expected: format!("{LOG_HEADER_LEN} bytes of a log header"),
+            found: "the end of the page".into(),
+        })?;
+    LogHeader::decode(b).map_err(|e| corrupt(space, at.page, off + e.at, e))
+}
+
+/// Formats a freshly allocated page as an empty undo page.
+pub(crate) fn init_undo_page(mtr: &mut Mtr<'_>, h: PageHandle) -> Result<()> {
+    mtr.write(
+        h,
+        fil::PAGE_TYPE,
+        &minnow_page::PageType::UndoLog.to_u16().to_be_bytes(),
+    )?;
+    mtr.write(h, UNDO_NEXT, &0u32.to_be_bytes())?;
+    mtr.write(h, UNDO_FREE, &(UNDO_DATA as u16).to_be_bytes())?;
+    Ok(())
+}
+
+/// The checked (next, free) of a page held by an mtr.
+pub(crate) fn held_fields(mtr: &Mtr<'_>, h: PageHandle, id: PageId) -> Result<(u32, usize)> {
+    undo_page_fields(mtr.page(h), id)
+}
+
+#[cfg(test)]
+mod tests;
