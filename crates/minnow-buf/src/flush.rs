@@ -71,6 +71,11 @@ pub trait PageWriter: Send + Sync + std::fmt::Debug {
         pages: &mut [PageImage<'_>],
         spaces: &SpaceMap,
     ) -> Result<(), BufError>;
+
+    /// The doublewrite buffer's counters, for writers that are one (the default: none).
+    fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
+        None
+    }
 }
 
 /// Writes pages straight to their tablespaces and syncs them (doublewrite off).
@@ -121,6 +126,10 @@ impl PageWriter for minnow_dblwr::Doublewrite {
         let batch: Vec<(PageId, &[u8])> = pages.iter().map(|p| (p.id, &*p.data)).collect();
         self.flush_batch(self.segment_for(segment), &batch, spaces)?;
         Ok(())
+    }
+
+    fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
+        Some(self.stats().snapshot())
     }
 }
 

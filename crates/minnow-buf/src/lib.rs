@@ -329,9 +329,17 @@ impl BufferPool {
         for i in self.shared.instances.iter() {
             t.add(&i.stats);
             t.free_frames += u64::from(i.free_len.load(Ordering::Relaxed));
+            t.lru_pages += u64::from(i.lru_len.load(Ordering::Relaxed));
+            t.old_pages += u64::from(i.old_len.load(Ordering::Relaxed));
         }
         t.frames = self.shared.ctl.len() as u64;
         t
+    }
+
+    /// The doublewrite buffer's counters, if the pool writes through one (None with
+    /// doublewrite off).
+    pub fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
+        self.shared.writer.doublewrite_stats()
     }
 
     /// The settings.
