@@ -131,6 +131,26 @@ pub enum Command {
         #[arg(value_name = "DIR")]
         dir: std::path::PathBuf,
     },
+    /// Show the engine's counters (buffer pool, redo, doublewrite, rows): live from the status
+    /// file a running database writes (Config::status_file), else from the files at rest.
+    Status {
+        /// The database directory.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
+    /// Follow a running database's counters as rates, one line per interval (needs the
+    /// status file, Config::status_file).
+    Watch {
+        /// The database directory.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// Milliseconds between lines (at least the engine's refresh interval in effect).
+        #[arg(long, value_name = "N", default_value_t = cmd::watch::DEFAULT_INTERVAL_MS)]
+        interval_ms: u64,
+        /// Stop after N lines (default: run until interrupted).
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+    },
     /// Show one index's B-tree: pages, fill and key range per level; draw it with --dot or
     /// --svg.
     Tree {
@@ -261,6 +281,12 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             cmd::log::run(dir, limit, cli.json, out)
         }
         Command::Dblwr { read, dir } => cmd::dblwr::run(dir, read, cli.json, out),
+        Command::Status { dir } => cmd::status::run(dir, cli.json, out),
+        Command::Watch {
+            dir,
+            interval_ms,
+            count,
+        } => cmd::watch::run(dir, *interval_ms, *count, cli.json, out),
         Command::Tree {
             dir,
             table,
