@@ -11,5 +11,6 @@ pub mod log;
 pub mod page;
 pub mod status;
 pub mod tree;
+pub mod usage;
 pub mod verify;
 pub mod watch;
