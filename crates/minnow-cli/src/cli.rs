@@ -110,6 +110,19 @@ pub enum Command {
         /// The page number (0 is the first page).
         #[arg(value_name = "N")]
         page: u64,
+        /// Decode an InnoDB INDEX page's COMPACT/DYNAMIC records with these columns, in table
+        /// order: "id:int unsigned,name:varchar(64),d:date not null" (lengths in bytes).
+        #[arg(long, value_name = "COLS", conflicts_with = "schema")]
+        columns: Option<String>,
+        /// Read the --columns list from FILE (commas or one per line, # comments).
+        #[arg(long, value_name = "FILE")]
+        schema: Option<std::path::PathBuf>,
+        /// The primary key's columns (default: the first column).
+        #[arg(long, value_name = "COLS")]
+        pk: Option<String>,
+        /// The page is a secondary index's on these columns (default: the clustered index).
+        #[arg(long, value_name = "COLS")]
+        key: Option<String>,
     },
     /// Show the redo log: header, checkpoint slots, the records from the checkpoint to the end
     /// (group, type, page, offset, length, LSN) and a summary; reports a torn tail.
@@ -275,7 +288,25 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             hex,
             file,
             page,
-        } => cmd::page::run(file, *page, read, *hex, cli.json, out),
+            columns,
+            schema,
+            pk,
+            key,
+        } => {
+            let columns = match (columns, schema) {
+                (Some(c), _) => Some(c.clone()),
+                (None, Some(f)) => Some(
+                    std::fs::read_to_string(f)
+                        .map_err(|e| CliError::Usage(format!("--schema {}: {e}", f.display())))?,
+                ),
+                (None, None) => None,
+            };
+            let schema = columns
+                .map(|c| crate::innodb_rec::Schema::parse(&c, pk.as_deref(), key.as_deref()))
+                .transpose()
+                .map_err(|e| CliError::Usage(format!("--columns: {e}")))?;
+            cmd::page::run(file, *page, read, *hex, schema.as_ref(), cli.json, out)
+        }
         Command::Log { dir, limit } => {
             let limit = if *limit == 0 { usize::MAX } else { *limit };
             cmd::log::run(dir, limit, cli.json, out)

@@ -56,6 +56,7 @@ mod check;
 mod cli;
 mod cmd;
 mod describe;
+mod innodb_rec;
 mod output;
 mod space;
 
