@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
 use minnow_btree::{BTree, ScanRange, TreeError};
@@ -18,6 +19,7 @@ use crate::autoinc::{self, AutoInc};
 use crate::config::Config;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY, TableDef, TableMeta};
+use crate::status::{RowCounters, RowOp, StatusFileWriter};
 use crate::table::Table;
 
 /// The system tablespace's file name (InnoDB's `ibdata1`): the dictionary and every table.
@@ -83,7 +85,8 @@ pub struct OpenReport {
 }
 
 pub(crate) struct Inner {
-    pub pool: BufferPool,
+    /// Shared with the status-file thread, if any (see `status`); unwrapped at close.
+    pub pool: Arc<BufferPool>,
     pub config: Config,
     pub dict: BTree,
     pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
@@ -91,6 +94,63 @@ pub(crate) struct Inner {
     pub write: Mutex<()>,
     pub(crate) next_index_id: Mutex<u64>,
     dir: PathBuf,
+    /// Row operations since open, for [`Database::status`].
+    pub(crate) rows: Arc<RowCounters>,
+    /// When the database was opened.
+    pub(crate) started: Instant,
+    /// The thread rewriting the status file (`Config::status_file`).
+    status_file: Mutex<Option<StatusFileWriter>>,
+}
+
+impl Inner {
+    fn new(
+        pool: BufferPool,
+        config: Config,
+        dict: BTree,
+        tables: BTreeMap<String, Arc<TableEntry>>,
+        next_index_id: u64,
+        dir: &Path,
+    ) -> Inner {
+        Inner {
+            pool: Arc::new(pool),
+            config,
+            dict,
+            tables: RwLock::new(tables),
+            write: Mutex::new(()),
+            next_index_id: Mutex::new(next_index_id),
+            dir: dir.to_path_buf(),
+            rows: Arc::default(),
+            started: Instant::now(),
+            status_file: Mutex::new(None),
+        }
+    }
+
+    /// Starts the status-file thread if the configuration asks for one.
+    fn start_status_file(&self) -> Result<()> {
+        if let Some(interval) = self.config.status_file {
+            let w = StatusFileWriter::start(
+                &self.dir,
+                interval,
+                Arc::clone(&self.pool),
+                Arc::clone(&self.rows),
+                self.started,
+            )?;
+            *self.status_file.lock() = Some(w);
+        }
+        Ok(())
+    }
+
+    /// Stops the status-file thread, then shuts the pool down (see `BufferPool::shutdown`).
+    fn shutdown(self) -> Result<()> {
+        if let Some(w) = self.status_file.lock().take() {
+            w.stop();
+        }
+        match Arc::try_unwrap(self.pool) {
+            Ok(pool) => Ok(pool.shutdown()?),
+            // Only the status thread shares the pool, and it has been joined.
+            Err(pool) => Ok(pool.flush_all()?),
+        }
+    }
 }
 
 /// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
@@ -208,16 +268,10 @@ impl Database {
         }
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
+        let inner = Inner::new(pool, config, dict, BTreeMap::new(), DICT_INDEX_ID + 1, dir);
+        inner.start_status_file()?;
         Ok(Database {
-            inner: Some(Inner {
-                pool,
-                config,
-                dict,
-                tables: RwLock::new(BTreeMap::new()),
-                write: Mutex::new(()),
-                next_index_id: Mutex::new(DICT_INDEX_ID + 1),
-                dir: dir.to_path_buf(),
-            }),
+            inner: Some(inner),
             report: OpenReport::default(),
         })
     }
@@ -329,15 +383,7 @@ impl Database {
         }
         let tables = entries;
         let mut db = Database {
-            inner: Some(Inner {
-                pool,
-                config,
-                dict,
-                tables: RwLock::new(tables),
-                write: Mutex::new(()),
-                next_index_id: Mutex::new(next),
-                dir: dir.to_path_buf(),
-            }),
+            inner: Some(Inner::new(pool, config, dict, tables, next, dir)),
             report: OpenReport::default(),
         };
         db.finish_ddl(drops, rec.log.groups > 0)?;
@@ -346,6 +392,7 @@ impl Database {
             report.secondary_repairs = db.reconcile(marked)?;
         }
         db.report = report;
+        db.inner()?.start_status_file()?;
         Ok(db)
     }
 
@@ -366,6 +413,15 @@ impl Database {
     /// The buffer pool (for statistics and inspection).
     pub fn buffer_pool(&self) -> Result<&BufferPool> {
         Ok(&self.inner()?.pool)
+    }
+
+    /// Counts `n` row operations of kind `op` for [`Database::status`] (this thread's stripe:
+    /// no shared cache line written).
+    #[inline]
+    pub(crate) fn count_rows(&self, op: RowOp, n: u64) {
+        if let Some(inner) = &self.inner {
+            inner.rows.bump(op, n);
+        }
     }
 
     /// Makes an acknowledged change as durable as `flush_log_at_trx_commit` asks.
@@ -675,7 +731,7 @@ impl Database {
             self.persist_counters()?;
         }
         match self.inner.take() {
-            Some(inner) => Ok(inner.pool.shutdown()?),
+            Some(inner) => inner.shutdown(),
             None => Ok(()),
         }
     }
@@ -687,7 +743,7 @@ impl Drop for Database {
             let _ = self.persist_counters();
         }
         if let Some(inner) = self.inner.take() {
-            let _ = inner.pool.shutdown();
+            let _ = inner.shutdown();
         }
     }
 }

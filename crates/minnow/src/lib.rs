@@ -216,6 +216,7 @@ mod db;
 mod ddl;
 mod error;
 mod schema;
+pub mod status;
 mod table;
 
 #[cfg(feature = "tokio")]
@@ -232,6 +233,7 @@ pub use minnow_redo::{Durability, FlushAtCommit};
 pub use schema::{
     ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
 };
+pub use status::{BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status};
 pub use table::{Rows, Scan, Table};
 
 // Services share one `Database` between threads (and `AsyncDatabase` moves it to tokio's

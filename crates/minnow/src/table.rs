@@ -13,6 +13,7 @@ use crate::config::AutoIncLockMode;
 use crate::db::{Database, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, SecMeta, TableDef};
+use crate::status::RowOp;
 
 /// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]); every
 /// statement through it is atomic (see the crate docs, "Atomicity").
@@ -175,7 +176,10 @@ impl Iterator for Rows<'_> {
                 }
             };
             match r {
-                Ok(Some(row)) => return Some(Ok(row)),
+                Ok(Some(row)) => {
+                    self.db.count_rows(RowOp::Read, 1);
+                    return Some(Ok(row));
+                }
                 Ok(None) => continue,
                 Err(e) => {
                     self.done = true;
@@ -276,6 +280,7 @@ impl<'db> Table<'db> {
             .clustered
             .get_projected(self.pool()?, &key, &meta.row_fields)
             .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
+        self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
         Ok(found.map(|(row, _deleted)| row))
     }
 
@@ -421,6 +426,7 @@ impl<'db> Table<'db> {
                 end =
                     end.max(self.insert_one(row, &autoinc, &mut reserved, &mut done.generated)?);
                 done.rows += 1;
+                self.db.count_rows(RowOp::Insert, 1);
             }
             Ok(())
         };
@@ -566,6 +572,7 @@ impl<'db> Table<'db> {
         for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
             end = end.max(this.sec_delete(s, tree, &old)?);
         }
+        this.db.count_rows(RowOp::Delete, 1);
         this.db.durable(end).map(Some)
     }
 
@@ -620,6 +627,7 @@ impl<'db> Table<'db> {
                 end = end.max(this.sec_insert(s, tree, &row)?);
             }
         }
+        this.db.count_rows(RowOp::Update, 1);
         this.db.durable(end)
     }
 

@@ -9,5 +9,8 @@ pub mod demo_tables;
 pub mod inspect;
 pub mod log;
 pub mod page;
+pub mod status;
 pub mod tree;
+pub mod usage;
 pub mod verify;
+pub mod watch;
