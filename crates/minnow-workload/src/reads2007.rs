@@ -446,36 +446,62 @@ fn inclusive(lo: Vec<Value>, hi: Vec<Value>) -> Scan {
     Scan::range(Bound::Included(lo), Bound::Included(hi))
 }
 
+/// Feeds the rows of `it` to `f` until it ends (true) or `abort` is set (false; checked every
+/// 256 rows, so a long scan stops soon after a measurement ends).
+fn drain<E>(
+    it: impl Iterator<Item = Result<Vec<Value>, E>>,
+    abort: &AtomicBool,
+    f: &mut dyn FnMut(Vec<Value>),
+    err: impl Fn(E) -> WorkloadError,
+) -> Result<bool, WorkloadError> {
+    for (i, r) in it.enumerate() {
+        if i % 256 == 255 && abort.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        f(r.map_err(&err)?);
+    }
+    Ok(true)
+}
+
 impl NormalTable<'_> {
-    /// Rows a scan returns, folded by `f`.
+    /// Rows a scan returns, folded by `f`; false if `abort` cut it short.
     fn scan(
         &self,
         index: Option<&str>,
         scan: Scan,
+        abort: &AtomicBool,
         f: &mut dyn FnMut(Vec<Value>),
-    ) -> Result<(), WorkloadError> {
+    ) -> Result<bool, WorkloadError> {
+        let engine = |e: minnow::Error| WorkloadError::Engine(e);
         match (self, index) {
-            (NormalTable::Clustered(t), None) => t.scan(scan)?.try_for_each(|r| r.map(&mut *f))?,
-            (NormalTable::Clustered(t), Some(i)) => {
-                t.scan_index(i, scan)?.try_for_each(|r| r.map(&mut *f))?
+            (NormalTable::Clustered(t), None) => drain(t.scan(scan)?, abort, f, engine),
+            (NormalTable::Clustered(t), Some(i)) => drain(t.scan_index(i, scan)?, abort, f, engine),
+            (NormalTable::Heap(t), None) => {
+                drain(t.scan(scan).map_err(heap_err)?, abort, f, heap_err)
             }
-            (NormalTable::Heap(t), None) => t
-                .scan(scan)
-                .map_err(heap_err)?
-                .try_for_each(|r| r.map(&mut *f))
-                .map_err(heap_err)?,
-            (NormalTable::Heap(t), Some(i)) => t
-                .scan_index(i, scan)
-                .map_err(heap_err)?
-                .try_for_each(|r| r.map(&mut *f))
-                .map_err(heap_err)?,
+            (NormalTable::Heap(t), Some(i)) => {
+                drain(t.scan_index(i, scan).map_err(heap_err)?, abort, f, heap_err)
+            }
         }
-        Ok(())
     }
 
     /// Runs query `q` once with parameters drawn from `rng` over a table of `rows` rows;
     /// returns the rows it produced (1 for an aggregate or a found point row).
     pub fn run_query(&self, q: Query, rows: u64, rng: &mut SmallRng) -> Result<u64, WorkloadError> {
+        Ok(self
+            .run_query_until(q, rows, rng, &AtomicBool::new(false))?
+            .unwrap_or(0))
+    }
+
+    /// [`NormalTable::run_query`] that gives up (returning `None`) once `abort` is set, so
+    /// a full scan does not hold a measurement past its end.
+    pub fn run_query_until(
+        &self,
+        q: Query,
+        rows: u64,
+        rng: &mut SmallRng,
+        abort: &AtomicBool,
+    ) -> Result<Option<u64>, WorkloadError> {
         let id = rng.random_range(1..=rows);
         let country = rng.random_range(1..=countries(rows));
         let state = rng.random_range(0..=STATES - KEY_RANGE_STATES);
@@ -491,6 +517,7 @@ impl NormalTable<'_> {
         };
         let pk_range = || inclusive(vec![Value::UInt(id)], vec![Value::UInt(id + PK_RANGE - 1)]);
         let mut n = 0u64;
+        let mut done = true;
         let mut count = |_: Vec<Value>| n += 1;
         match q {
             Query::PkPoint => {
@@ -502,72 +529,108 @@ impl NormalTable<'_> {
             }
             Query::PkPointIndex => {
                 let k = vec![Value::UInt(id)];
-                self.scan(None, inclusive(k.clone(), k).columns(&["id"]), &mut count)?;
+                done &= self.scan(
+                    None,
+                    inclusive(k.clone(), k).columns(&["id"]),
+                    abort,
+                    &mut count,
+                )?;
             }
-            Query::KeyPoint => self.scan(
-                Some(COUNTRY_INDEX),
-                inclusive(c.clone(), c).columns(&["name"]),
-                &mut count,
-            )?,
-            Query::KeyPointLimit => self.scan(
-                Some(COUNTRY_INDEX),
-                inclusive(c.clone(), c).columns(&["name"]).limit(5),
-                &mut count,
-            )?,
-            Query::KeyPointNoData => self.scan(
-                Some(COUNTRY_INDEX),
-                inclusive(c.clone(), c).columns(&["state_id"]),
-                &mut count,
-            )?,
-            Query::KeyPointNoDataLimit => self.scan(
-                Some(COUNTRY_INDEX),
-                inclusive(c.clone(), c).columns(&["state_id"]).limit(5),
-                &mut count,
-            )?,
-            Query::KeyRange => self.scan(
-                Some(COUNTRY_INDEX),
-                key_range().columns(&["name"]),
-                &mut count,
-            )?,
-            Query::KeyRangeLimit => self.scan(
-                Some(COUNTRY_INDEX),
-                key_range().columns(&["name"]).limit(50),
-                &mut count,
-            )?,
-            Query::KeyRangeNoData => self.scan(
-                Some(COUNTRY_INDEX),
-                key_range().columns(&["city"]),
-                &mut count,
-            )?,
-            Query::KeyRangeNoDataLimit => self.scan(
-                Some(COUNTRY_INDEX),
-                key_range().columns(&["city"]).limit(50),
-                &mut count,
-            )?,
-            Query::PkRangeIndex => self.scan(None, pk_range().columns(&["id"]), &mut count)?,
+            Query::KeyPoint => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    inclusive(c.clone(), c).columns(&["name"]),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::KeyPointLimit => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    inclusive(c.clone(), c).columns(&["name"]).limit(5),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::KeyPointNoData => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    inclusive(c.clone(), c).columns(&["state_id"]),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::KeyPointNoDataLimit => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    inclusive(c.clone(), c).columns(&["state_id"]).limit(5),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::KeyRange => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    key_range().columns(&["name"]),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::KeyRangeLimit => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    key_range().columns(&["name"]).limit(50),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::KeyRangeNoData => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    key_range().columns(&["city"]),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::KeyRangeNoDataLimit => {
+                done &= self.scan(
+                    Some(COUNTRY_INDEX),
+                    key_range().columns(&["city"]).limit(50),
+                    abort,
+                    &mut count,
+                )?
+            }
+            Query::PkRangeIndex => {
+                done &= self.scan(None, pk_range().columns(&["id"]), abort, &mut count)?
+            }
             Query::PkRange => {
                 let mut min: Option<Value> = None;
-                self.scan(None, pk_range().columns(&["dob"]), &mut |r| {
+                done = self.scan(None, pk_range().columns(&["dob"]), abort, &mut |r| {
                     fold_min(&mut min, r)
                 })?;
                 n = u64::from(min.is_some());
             }
             Query::Fts => {
                 let mut min: Option<Value> = None;
-                match self {
-                    NormalTable::Clustered(t) => t
-                        .scan(Scan::all().columns(&["dob"]))?
-                        .try_for_each(|r| r.map(|r| fold_min(&mut min, r)))?,
-                    NormalTable::Heap(t) => t
-                        .full_scan(Some(&["dob"]))
-                        .map_err(heap_err)?
-                        .try_for_each(|r| r.map(|r| fold_min(&mut min, r)))
-                        .map_err(heap_err)?,
-                }
+                let mut f = |r| fold_min(&mut min, r);
+                done = match self {
+                    NormalTable::Clustered(t) => drain(
+                        t.scan(Scan::all().columns(&["dob"]))?,
+                        abort,
+                        &mut f,
+                        WorkloadError::Engine,
+                    )?,
+                    NormalTable::Heap(t) => drain(
+                        t.full_scan(Some(&["dob"])).map_err(heap_err)?,
+                        abort,
+                        &mut f,
+                        heap_err,
+                    )?,
+                };
                 n = u64::from(min.is_some());
             }
         }
-        Ok(n)
+        Ok(done.then_some(n))
     }
 }
 
@@ -660,7 +723,10 @@ pub fn run_point(
                     let mut rng =
                         SmallRng::seed_from_u64(cfg.seed ^ ((w as u64 + 1) * 0x2545_F491));
                     while !finished.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                        let n = table.run_query(q, cfg.rows, &mut rng)?;
+                        let Some(n) = table.run_query_until(q, cfg.rows, &mut rng, finished)?
+                        else {
+                            break;
+                        };
                         if measuring.load(Ordering::Relaxed) {
                             queries.fetch_add(1, Ordering::Relaxed);
                             rows_out.fetch_add(n, Ordering::Relaxed);

@@ -10,5 +10,6 @@ pub mod demo_tables;
 pub mod inspect;
 pub mod log;
 pub mod page;
+pub mod plot;
 pub mod tree;
 pub mod verify;
