@@ -34,10 +34,10 @@ use minnow::page::{PageError, PageType};
 
 /// Size of every heap page.
 pub const PAGE_SIZE: usize = 16 * 1024;
-/// The FIL page type of a row page (not an InnoDB number: InnoDB has no heap pages).
-pub const HEAP_PAGE_TYPE: u16 = 0x4850; // "HP"
+/// The FIL page type of a row page (in minnow's own range 0x4D00..=0x4DFF: InnoDB has no heap pages).
+pub const HEAP_PAGE_TYPE: u16 = 0x4D48; // "MH"
 /// The FIL page type of page 0, the definition page.
-pub const HEAP_HEADER_TYPE: u16 = 0x4844; // "HD"
+pub const HEAP_HEADER_TYPE: u16 = 0x4D44; // "MD"
 /// The space id stamped in heap pages (heap files are outside minnow's tablespaces).
 pub const HEAP_SPACE_ID: u32 = 0xFFFF_FFF0;
 /// Offset of `n_rows`.

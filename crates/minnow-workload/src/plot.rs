@@ -322,7 +322,13 @@ pub fn render(csv: &Csv, spec: &ChartSpec) -> Result<String, PlotError> {
         .collect();
 
     // Layout: a grid of panels under a title and a legend.
-    let (pw, ph) = (340.0, 240.0);
+    // Bar panels widen so that category labels (about 6.5 px a character) do not overlap.
+    let longest = cats.iter().map(|c| c.chars().count()).max().unwrap_or(0) as f64;
+    let pw = match spec.kind {
+        Kind::Line => 340.0,
+        Kind::Bar => (cats.len() as f64 * (6.5 * longest + 14.0).max(40.0) + 70.0).max(340.0),
+    };
+    let ph = 240.0;
     let ncol = panels.len().min(if panels.len() == 4 { 2 } else { 3 });
     let nrow = panels.len().div_ceil(ncol);
     let top = 56.0;
