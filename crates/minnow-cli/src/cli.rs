@@ -96,6 +96,8 @@ pub enum Command {
         #[command(subcommand)]
         workload: cmd::bench::Workload,
     },
+    /// Draw a chart (SVG) from a CSV result file (`minnow plot --help`).
+    Plot(cmd::plot::PlotArgs),
     /// Decode one page: FIL header and trailer, FSP or INDEX header, checksum verdict.
     Page {
         /// How to read the file.
@@ -276,6 +278,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             cmd::demo::run(&opts, cli.json, out)
         }
         Command::Bench { workload } => cmd::bench::run(workload, cli.json, out),
+        Command::Plot(args) => cmd::plot::run(args, out),
         Command::Check { dir } => cmd::check::run(dir, cli.json, out),
         Command::Verify { read, files } => cmd::verify::run(files, read, cli.json, out),
         Command::Inspect {
