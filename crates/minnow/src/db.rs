@@ -91,6 +91,10 @@ pub(crate) struct Inner {
     pub write: Mutex<()>,
     pub(crate) next_index_id: Mutex<u64>,
     dir: PathBuf,
+    /// The adaptive hash index every table's trees consult (`crate::ahi`).
+    pub ahi: minnow_ahi::Ahi,
+    /// `thread_concurrency` / `concurrency_tickets` (`crate::admission`).
+    pub admission: crate::admission::Admission,
 }
 
 /// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
@@ -208,6 +212,9 @@ impl Database {
         }
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
+        let ahi = minnow_ahi::Ahi::new(config.ahi_config());
+        let admission =
+            crate::admission::Admission::new(config.thread_concurrency, config.concurrency_tickets);
         Ok(Database {
             inner: Some(Inner {
                 pool,
@@ -217,6 +224,8 @@ impl Database {
                 write: Mutex::new(()),
                 next_index_id: Mutex::new(DICT_INDEX_ID + 1),
                 dir: dir.to_path_buf(),
+                ahi,
+                admission,
             }),
             report: OpenReport::default(),
         })
@@ -321,13 +330,16 @@ impl Database {
             );
             tables.insert(name, meta);
         }
+        let ahi = minnow_ahi::Ahi::new(config.ahi_config());
         let mut entries = BTreeMap::new();
         for (name, meta) in tables {
             let mark = counters.remove(&name);
-            let entry = TableEntry::open(&pool, meta, mark)?;
+            let entry = TableEntry::open(&pool, meta, mark)?.hooked(&ahi);
             entries.insert(name, Arc::new(entry));
         }
         let tables = entries;
+        let admission =
+            crate::admission::Admission::new(config.thread_concurrency, config.concurrency_tickets);
         let mut db = Database {
             inner: Some(Inner {
                 pool,
@@ -337,6 +349,8 @@ impl Database {
                 write: Mutex::new(()),
                 next_index_id: Mutex::new(next),
                 dir: dir.to_path_buf(),
+                ahi,
+                admission,
             }),
             report: OpenReport::default(),
         };
@@ -443,14 +457,17 @@ impl Database {
             )
             .map_err(|e| from_tree(e, &name, "SYS_TABLES"))?;
         self.durable(end)?;
-        let entry = Arc::new(TableEntry {
-            meta,
-            clustered,
-            secondary,
-            dropped: Default::default(),
-            superseded: Default::default(),
-            autoinc,
-        });
+        let entry = Arc::new(
+            TableEntry {
+                meta,
+                clustered,
+                secondary,
+                dropped: Default::default(),
+                superseded: Default::default(),
+                autoinc,
+            }
+            .hooked(&inner.ahi),
+        );
         inner.tables.write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self, entry))
     }

@@ -97,6 +97,8 @@ pub struct Rows<'db> {
     /// Whether the secondary entry holds every requested column.
     covering: bool,
     done: bool,
+    /// The statement's admission ticket: one per row, released when the scan is dropped.
+    admitted: crate::admission::Ticket<'db>,
 }
 
 impl std::fmt::Debug for Rows<'_> {
@@ -163,6 +165,7 @@ impl Iterator for Rows<'_> {
         if self.done {
             return None;
         }
+        self.admitted.row();
         loop {
             let r = match self.inner.next()? {
                 Ok(e) => self.row(e.values),
@@ -268,6 +271,8 @@ impl<'db> Table<'db> {
         if self.superseded() {
             return self.current()?.get(key);
         }
+        let mut admitted = self.db.admit();
+        admitted.row();
         let meta = &self.t.meta;
         let key = meta.normalise_key(&meta.pk, key)?;
         // The row's columns straight from the record, in table order.
@@ -378,6 +383,7 @@ impl<'db> Table<'db> {
         I: IntoIterator<Item = R>,
         R: AsRef<[Value]>,
     {
+        let mut admitted = self.db.admit();
         let inner = self.db.inner()?;
         self.live()?;
         let autoinc = self.current()?.t.autoinc.clone();
@@ -409,6 +415,11 @@ impl<'db> Table<'db> {
         let run = || -> Result<()> {
             for row in rows {
                 let row = row.as_ref();
+                // Not while holding the AUTO-INC lock: a thread queueing at the door with
+                // it would wait for threads inside that wait for it.
+                if _auto_inc_lock.is_none() || done.rows == 0 {
+                    admitted.row();
+                }
                 if let (Some(n), Some(a)) = (reserve, &autoinc)
                     && a.asks(row)
                 {
@@ -542,6 +553,8 @@ impl<'db> Table<'db> {
 
     /// Deletes the row with primary key `key`; `None` if there was none.
     pub fn delete(&self, key: &[Value]) -> Result<Option<Durability>> {
+        let mut admitted = self.db.admit();
+        admitted.row();
         let _w = self.db.inner()?.write.lock();
         self.live()?;
         // The entry as it is now: an index created since this handle was made counts.
@@ -573,6 +586,8 @@ impl<'db> Table<'db> {
     /// change: delete and insert for that). A missing row is [`Error::RowNotFound`]; a new
     /// value that duplicates a unique index's key is [`Error::DuplicateKey`].
     pub fn update(&self, row: &[Value]) -> Result<Durability> {
+        let mut admitted = self.db.admit();
+        admitted.row();
         let _w = self.db.inner()?.write.lock();
         self.live()?;
         // The entry as it is now: an index created since this handle was made counts.
@@ -666,6 +681,8 @@ impl<'db> Table<'db> {
         if self.superseded() {
             return self.current()?.scan(scan);
         }
+        let mut admitted = self.db.admit();
+        admitted.row();
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
         let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
@@ -686,6 +703,7 @@ impl<'db> Table<'db> {
             proj,
             covering: true,
             done: false,
+            admitted,
         })
     }
 
@@ -720,6 +738,8 @@ impl<'db> Table<'db> {
         if self.superseded() {
             return self.current()?.scan_index(index, scan);
         }
+        let mut admitted = self.db.admit();
+        admitted.row();
         let meta = &self.t.meta;
         let i = meta
             .secondary
@@ -752,6 +772,7 @@ impl<'db> Table<'db> {
             proj,
             covering,
             done: false,
+            admitted,
         })
     }
 }
