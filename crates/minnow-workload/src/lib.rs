@@ -9,6 +9,8 @@
 //!   `oltp_read_write`, `oltp_update_index`, `oltp_update_non_index`, `oltp_point_select`) on
 //!   `sbtest` tables, with sysbench's knobs and defaults, per-interval reports and a final
 //!   summary with latency percentiles.
+//! - [`slap`]: mysqlslap-style q1/q4/q5 point and range queries over a cached table with a
+//!   small working set, under the article's base / noahi / itc configurations (experiment E4).
 //! - [`io_stats`]: pages flushed and bytes written around a run.
 //! - [`knobs`]: `innodb_*`-style names for every [`minnow::Config`] field, so a command line
 //!   can say `--set doublewrite=off --set flush_log_at_trx_commit=0`.
@@ -46,6 +48,7 @@
 pub mod io_stats;
 pub mod knobs;
 pub mod oltp;
+pub mod slap;
 
 /// Everything that can go wrong while preparing or running a workload.
 #[derive(Debug, thiserror::Error)]

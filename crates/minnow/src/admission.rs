@@ -18,8 +18,9 @@
 //!
 //! Tickets exist so a thread doing a long scan does not queue at every row: it pays the
 //! door once per `concurrency_tickets` rows. With `thread_concurrency = 0` (the default, as
-//! in MySQL since 5.6) there is no door: [`Admission::enter`] reads one plain field and
-//! returns a ticket whose every method does nothing. MariaDB removed the feature in 10.6
+//! in MySQL since 5.6) there is no door: [`Admission::enter`] does one relaxed atomic load
+//! and returns a ticket whose every method does nothing. Both knobs can change at runtime
+//! ([`crate::Database::set_thread_concurrency`]), as InnoDB's are `SET GLOBAL` variables. MariaDB removed the feature in 10.6
 //! because modern InnoDB scales and users who set it made their servers slower; minnow
 //! has it to reproduce experiment E4 and to measure what it costs.
 //!
@@ -35,7 +36,7 @@
 //! on the thread that opened it when a limit is set.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -64,9 +65,9 @@ fn hold(door: &Admission, delta: i32) {
 #[derive(Debug, Default)]
 pub(crate) struct Admission {
     /// `thread_concurrency` (0: no limit).
-    limit: usize,
+    limit: AtomicUsize,
     /// `concurrency_tickets`.
-    tickets: u32,
+    tickets: AtomicU32,
     inside: AtomicUsize,
     waiting: AtomicUsize,
     lock: Mutex<()>,
@@ -98,17 +99,27 @@ pub struct AdmissionStats {
 impl Admission {
     pub(crate) fn new(thread_concurrency: usize, concurrency_tickets: u32) -> Admission {
         Admission {
-            limit: thread_concurrency,
-            tickets: concurrency_tickets.max(1),
+            limit: AtomicUsize::new(thread_concurrency),
+            tickets: AtomicU32::new(concurrency_tickets.max(1)),
             ..Admission::default()
         }
+    }
+
+    /// Changes the limit and the tickets per entry (threads inside stay inside).
+    pub(crate) fn set(&self, thread_concurrency: usize, concurrency_tickets: u32) {
+        self.tickets
+            .store(concurrency_tickets.max(1), Ordering::Relaxed);
+        self.limit.store(thread_concurrency, Ordering::SeqCst);
+        // Waiters re-check against the new limit.
+        let _g = self.lock.lock();
+        self.cv.notify_all();
     }
 
     /// A statement's ticket (not yet inside: its first [`Ticket::row`] enters).
     #[inline]
     pub(crate) fn enter(&self) -> Ticket<'_> {
         Ticket {
-            door: (self.limit > 0 && !held(self)).then_some(self),
+            door: (self.limit.load(Ordering::Relaxed) > 0 && !held(self)).then_some(self),
             left: 0,
             inside: false,
         }
@@ -116,7 +127,8 @@ impl Admission {
 
     fn try_enter(&self) -> bool {
         let mut n = self.inside.load(Ordering::SeqCst);
-        while n < self.limit {
+        let limit = self.limit.load(Ordering::Relaxed);
+        while n < limit || limit == 0 {
             match self
                 .inside
                 .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst)
@@ -157,8 +169,8 @@ impl Admission {
 
     pub(crate) fn stats(&self) -> AdmissionStats {
         AdmissionStats {
-            thread_concurrency: self.limit,
-            concurrency_tickets: self.tickets,
+            thread_concurrency: self.limit.load(Ordering::Relaxed),
+            concurrency_tickets: self.tickets.load(Ordering::Relaxed),
             inside: self.inside.load(Ordering::Relaxed),
             waiting: self.waiting.load(Ordering::Relaxed),
             peak_inside: self.peak.load(Ordering::Relaxed),
@@ -192,7 +204,7 @@ impl Ticket<'_> {
             door.take_slot();
             hold(door, 1);
             self.inside = true;
-            self.left = door.tickets;
+            self.left = door.tickets.load(Ordering::Relaxed);
         }
         self.left -= 1;
     }
@@ -226,6 +238,20 @@ impl crate::Database {
             Ok(inner) => inner.admission.enter(),
             Err(_) => Ticket::none(),
         }
+    }
+
+    /// Changes `thread_concurrency` (0: no limit) and `concurrency_tickets` at runtime
+    /// (`SET GLOBAL innodb_thread_concurrency`, `innodb_concurrency_tickets`). Statements
+    /// already inside stay inside.
+    pub fn set_thread_concurrency(
+        &self,
+        thread_concurrency: usize,
+        concurrency_tickets: u32,
+    ) -> crate::Result<()> {
+        self.inner()?
+            .admission
+            .set(thread_concurrency, concurrency_tickets);
+        Ok(())
     }
 
     /// `thread_concurrency` / `concurrency_tickets` counters: threads inside and waiting
