@@ -97,7 +97,7 @@ fn oltp_usage_errors_exit_2() {
     let d = dir.path().join("db");
     let d = d.to_str().unwrap();
     for args in [
-        vec!["--set", "innodb_adaptive_hash_index=on"],
+        vec!["--set", "innodb_change_buffering=all"],
         vec!["--set", "doublewrite"],
         vec!["--set", "flush_log_at_trx_commit=7"],
         vec!["--mode", "oltp_insert"],

@@ -28,6 +28,11 @@
 //! | `buffer_pool_dump_at_shutdown` | `on`/`off`/`1`/`0`/`true`/`false` |
 //! | `buffer_pool_dump_pct` | 1..=100 |
 //! | `autoinc_lock_mode` | `0`, `1` or `2` |
+//! | `adaptive_hash_index` | `on` or `off` |
+//! | `adaptive_hash_index_parts` | an integer, 1 to 4096 |
+//! | `adaptive_hash_index_max_memory` | bytes (`K`, `M`, `G` suffixes as for the pool size) |
+//! | `thread_concurrency` | an integer, 0 for no limit |
+//! | `concurrency_tickets` | an integer |
 //!
 //! Ranges are checked by [`Config::validate`] when the database opens, as InnoDB checks them
 //! at startup.
@@ -78,6 +83,11 @@ pub const KNOBS: &[&str] = &[
     "buffer_pool_dump_at_shutdown",
     "buffer_pool_dump_pct",
     "autoinc_lock_mode",
+    "adaptive_hash_index",
+    "adaptive_hash_index_parts",
+    "adaptive_hash_index_max_memory",
+    "thread_concurrency",
+    "concurrency_tickets",
 ];
 
 /// A `name=value` setting that cannot be applied.
@@ -206,6 +216,23 @@ pub fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), KnobErr
             config.autoinc_lock_mode =
                 AutoIncLockMode::try_from(u8_()?).map_err(|_| bad("expected 0, 1 or 2"))?;
         }
+        "adaptive_hash_index" => {
+            config.adaptive_hash_index = match v.to_ascii_lowercase().as_str() {
+                "1" | "on" | "true" => true,
+                "0" | "off" | "false" => false,
+                _ => return Err(bad("expected on or off")),
+            };
+        }
+        "adaptive_hash_index_parts" => config.adaptive_hash_index_parts = usize_()?,
+        "adaptive_hash_index_max_memory" => {
+            config.adaptive_hash_index_max_memory = usize::try_from(
+                bytes(v)
+                    .ok_or_else(|| bad("expected bytes, optionally with a K, M or G suffix"))?,
+            )
+            .map_err(|_| bad("too large for this machine"))?;
+        }
+        "thread_concurrency" => config.thread_concurrency = usize_()?,
+        "concurrency_tickets" => config.concurrency_tickets = u32_()?,
         _ => {
             return Err(KnobError::Unknown {
                 name: name.to_owned(),
@@ -255,6 +282,11 @@ mod tests {
             ("buffer_pool_dump_at_shutdown", "off"),
             ("buffer_pool_dump_pct", "50"),
             ("autoinc_lock_mode", "0"),
+            ("adaptive_hash_index", "off"),
+            ("adaptive_hash_index_parts", "8"),
+            ("adaptive_hash_index_max_memory", "1M"),
+            ("thread_concurrency", "32"),
+            ("concurrency_tickets", "500"),
         ];
         assert_eq!(samples.len(), KNOBS.len());
         let mut c = Config::default();
@@ -279,7 +311,7 @@ mod tests {
             Err(KnobError::Syntax(_))
         ));
         assert!(matches!(
-            apply_setting(&mut c, "innodb_adaptive_hash_index=1"),
+            apply_setting(&mut c, "innodb_change_buffering=all"),
             Err(KnobError::Unknown { .. })
         ));
         for (n, v) in [

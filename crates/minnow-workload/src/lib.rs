@@ -14,6 +14,8 @@
 //!   ([`minnow_heap`]), for experiment E2.
 //! - [`plot`]: line and grouped-bar charts as SVG from the CSV the benches write (no
 //!   dependencies), for `minnow plot` and docs/plots.
+//! - [`slap`]: mysqlslap-style q1/q4/q5 point and range queries over a cached table with a
+//!   small working set, under the article's base / noahi / itc configurations (experiment E4).
 //! - [`io_stats`]: pages flushed and bytes written around a run.
 //! - [`knobs`]: `innodb_*`-style names for every [`minnow::Config`] field, so a command line
 //!   can say `--set doublewrite=off --set flush_log_at_trx_commit=0`.
@@ -53,6 +55,7 @@ pub mod knobs;
 pub mod oltp;
 pub mod plot;
 pub mod reads2007;
+pub mod slap;
 
 /// Everything that can go wrong while preparing or running a workload.
 #[derive(Debug, thiserror::Error)]

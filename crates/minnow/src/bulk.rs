@@ -245,7 +245,7 @@ impl Database {
             )
             .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
         let mut secondary = t.secondary.clone();
-        secondary.push(tree);
+        secondary.push(crate::ahi::hook_tree(&inner.ahi, tree));
         let entry = Arc::new(TableEntry {
             meta,
             clustered: t.clustered.clone(),
@@ -338,14 +338,21 @@ impl Table<'_> {
             .map_err(|e| from_tree(e, name, "SYS_TABLES"));
         end = end.max(abandon_on_error(pool, published, &created)?);
         let durability = self.db.durable(end)?;
-        let entry = Arc::new(TableEntry {
-            meta: new_meta,
-            clustered: new_clustered,
-            secondary: new_secondary,
-            dropped: Default::default(),
-            superseded: Default::default(),
-            autoinc: t.autoinc.clone(),
-        });
+        // The new trees reuse the old (empty) trees' index ids: start their hash afresh.
+        for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
+            inner.ahi.drop_index(tree.index_id());
+        }
+        let entry = Arc::new(
+            TableEntry {
+                meta: new_meta,
+                clustered: new_clustered,
+                secondary: new_secondary,
+                dropped: Default::default(),
+                superseded: Default::default(),
+                autoinc: t.autoinc.clone(),
+            }
+            .hooked(&inner.ahi),
+        );
         inner.tables.write().insert(name.to_owned(), entry);
         t.superseded
             .store(true, std::sync::atomic::Ordering::Release);

@@ -26,6 +26,11 @@
 //! | `buffer_pool_dump_at_shutdown`, `buffer_pool_dump_pct` | same names (the dump is also loaded at startup) | close / open |
 //! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` (0, 1, 2) | every insert into a table with an AUTO_INCREMENT column |
 //! | `status_file` | `innodb_status_file` (with an interval instead of InnoDB's fixed 15 s) | every open |
+//! | `adaptive_hash_index` | `innodb_adaptive_hash_index` | every open; [`crate::Database::set_adaptive_hash_index`] at runtime |
+//! | `adaptive_hash_index_parts` | `innodb_adaptive_hash_index_parts` (here: partitions by key hash) | every open |
+//! | `adaptive_hash_index_max_memory` | (minnow) memory limit of the hash's entries | every open |
+//! | `thread_concurrency` | `innodb_thread_concurrency` (0 = unlimited) | every open |
+//! | `concurrency_tickets` | `innodb_concurrency_tickets` | every open |
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -185,6 +190,24 @@ pub struct Config {
     /// for `minnow status` and `minnow watch` to read while the database runs; removed at
     /// close. Default off. See the `status` module docs.
     pub status_file: Option<Duration>,
+    /// `innodb_adaptive_hash_index` (default on: point lookups of a cached working set are
+    /// 1.6x faster with it and it costs nothing measurable elsewhere; see the E4 section of
+    /// `docs/EXPERIMENTS.md`). Changeable at runtime with
+    /// [`crate::Database::set_adaptive_hash_index`].
+    pub adaptive_hash_index: bool,
+    /// `innodb_adaptive_hash_index_parts`: partitions of the hash (default 64; rounded up to
+    /// a power of two, at most 4096). Unlike InnoDB's, a key's partition is chosen by its
+    /// hash, not by its index.
+    pub adaptive_hash_index_parts: usize,
+    /// The most memory the hash's entries may take, in bytes (default 64 MiB); entries
+    /// beyond it are not added.
+    pub adaptive_hash_index_max_memory: usize,
+    /// `innodb_thread_concurrency`: threads allowed inside the engine at once (default 0,
+    /// no limit); see the `admission` module.
+    pub thread_concurrency: usize,
+    /// `innodb_concurrency_tickets`: row operations a thread may do after entering before
+    /// it must queue again (default 5000, at least 1).
+    pub concurrency_tickets: u32,
 }
 
 impl Default for Config {
@@ -213,6 +236,11 @@ impl Default for Config {
             buffer_pool_dump_pct: buf.dump_pct,
             autoinc_lock_mode: AutoIncLockMode::default(),
             status_file: None,
+            adaptive_hash_index: true,
+            adaptive_hash_index_parts: 64,
+            adaptive_hash_index_max_memory: 64 << 20,
+            thread_concurrency: 0,
+            concurrency_tickets: 5000,
         }
     }
 }
@@ -257,6 +285,15 @@ impl Config {
                 format!("an interval of {i:?} is below the minimum 10 ms"),
             );
         }
+        if self.concurrency_tickets == 0 {
+            return bad("innodb_concurrency_tickets", "must be at least 1".into());
+        }
+        if self.adaptive_hash_index_parts == 0 || self.adaptive_hash_index_parts > 4096 {
+            return bad(
+                "innodb_adaptive_hash_index_parts",
+                format!("{} is outside 1..=4096", self.adaptive_hash_index_parts),
+            );
+        }
         self.buf_config(None)
             .validate()
             .or_else(|e| bad("innodb_buffer_pool_*", e.to_string()))
@@ -283,6 +320,14 @@ impl Config {
                 None
             },
             ..BufConfig::with_frames(8, self.page_size)
+        }
+    }
+
+    pub(crate) fn ahi_config(&self) -> minnow_ahi::AhiConfig {
+        minnow_ahi::AhiConfig {
+            enabled: self.adaptive_hash_index,
+            partitions: self.adaptive_hash_index_parts,
+            max_memory: self.adaptive_hash_index_max_memory,
         }
     }
 

@@ -100,6 +100,10 @@ pub(crate) struct Inner {
     pub(crate) started: Instant,
     /// The thread rewriting the status file (`Config::status_file`).
     status_file: Mutex<Option<StatusFileWriter>>,
+    /// The adaptive hash index every table's trees consult (`crate::ahi`).
+    pub ahi: minnow_ahi::Ahi,
+    /// `thread_concurrency` / `concurrency_tickets` (`crate::admission`).
+    pub admission: crate::admission::Admission,
 }
 
 impl Inner {
@@ -110,7 +114,10 @@ impl Inner {
         tables: BTreeMap<String, Arc<TableEntry>>,
         next_index_id: u64,
         dir: &Path,
+        ahi: minnow_ahi::Ahi,
     ) -> Inner {
+        let admission =
+            crate::admission::Admission::new(config.thread_concurrency, config.concurrency_tickets);
         Inner {
             pool: Arc::new(pool),
             config,
@@ -122,6 +129,8 @@ impl Inner {
             rows: Arc::default(),
             started: Instant::now(),
             status_file: Mutex::new(None),
+            ahi,
+            admission,
         }
     }
 
@@ -133,6 +142,7 @@ impl Inner {
                 interval,
                 Arc::clone(&self.pool),
                 Arc::clone(&self.rows),
+                self.ahi.clone(),
                 self.started,
             )?;
             *self.status_file.lock() = Some(w);
@@ -268,7 +278,16 @@ impl Database {
         }
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
-        let inner = Inner::new(pool, config, dict, BTreeMap::new(), DICT_INDEX_ID + 1, dir);
+        let ahi = minnow_ahi::Ahi::new(config.ahi_config());
+        let inner = Inner::new(
+            pool,
+            config,
+            dict,
+            BTreeMap::new(),
+            DICT_INDEX_ID + 1,
+            dir,
+            ahi,
+        );
         inner.start_status_file()?;
         Ok(Database {
             inner: Some(inner),
@@ -375,15 +394,16 @@ impl Database {
             );
             tables.insert(name, meta);
         }
+        let ahi = minnow_ahi::Ahi::new(config.ahi_config());
         let mut entries = BTreeMap::new();
         for (name, meta) in tables {
             let mark = counters.remove(&name);
-            let entry = TableEntry::open(&pool, meta, mark)?;
+            let entry = TableEntry::open(&pool, meta, mark)?.hooked(&ahi);
             entries.insert(name, Arc::new(entry));
         }
         let tables = entries;
         let mut db = Database {
-            inner: Some(Inner::new(pool, config, dict, tables, next, dir)),
+            inner: Some(Inner::new(pool, config, dict, tables, next, dir, ahi)),
             report: OpenReport::default(),
         };
         db.finish_ddl(drops, rec.log.groups > 0)?;
@@ -499,14 +519,17 @@ impl Database {
             )
             .map_err(|e| from_tree(e, &name, "SYS_TABLES"))?;
         self.durable(end)?;
-        let entry = Arc::new(TableEntry {
-            meta,
-            clustered,
-            secondary,
-            dropped: Default::default(),
-            superseded: Default::default(),
-            autoinc,
-        });
+        let entry = Arc::new(
+            TableEntry {
+                meta,
+                clustered,
+                secondary,
+                dropped: Default::default(),
+                superseded: Default::default(),
+                autoinc,
+            }
+            .hooked(&inner.ahi),
+        );
         inner.tables.write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self, entry))
     }

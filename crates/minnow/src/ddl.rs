@@ -121,6 +121,9 @@ impl Database {
             .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().remove(name);
+        for tree in std::iter::once(&entry.clustered).chain(&entry.secondary) {
+            inner.ahi.drop_index(tree.index_id());
+        }
         // The counter record goes after the commit point; a crash before this leaves it
         // without a table, and `open` removes it.
         if entry.autoinc.is_some() {
@@ -188,6 +191,7 @@ impl Database {
         });
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().insert(table.to_owned(), new);
+        inner.ahi.drop_index(tree.index_id());
         self.free_segments(&key, &segs)
     }
 

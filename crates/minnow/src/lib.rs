@@ -207,6 +207,8 @@
 )]
 #![deny(unsafe_code)]
 
+mod admission;
+mod ahi;
 #[cfg(feature = "tokio")]
 mod async_db;
 pub mod autoinc;
@@ -219,6 +221,7 @@ mod schema;
 pub mod status;
 mod table;
 
+pub use admission::AdmissionStats;
 #[cfg(feature = "tokio")]
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
@@ -247,6 +250,7 @@ const _: () = {
 
 /// The lower crates, for settings and inspection (`minnow::io::CrashSim`,
 /// `minnow::dblwr::DoublewriteMode`, ...).
+pub use minnow_ahi::AhiStats;
 pub use minnow_btree as btree;
 pub use minnow_buf as buf;
 pub use minnow_dblwr as dblwr;

@@ -98,6 +98,8 @@ pub struct Rows<'db> {
     /// Whether the secondary entry holds every requested column.
     covering: bool,
     done: bool,
+    /// The statement's admission ticket: one per row, released when the scan is dropped.
+    admitted: crate::admission::Ticket<'db>,
 }
 
 impl std::fmt::Debug for Rows<'_> {
@@ -164,6 +166,7 @@ impl Iterator for Rows<'_> {
         if self.done {
             return None;
         }
+        self.admitted.row();
         loop {
             let r = match self.inner.next()? {
                 Ok(e) => self.row(e.values),
@@ -272,6 +275,8 @@ impl<'db> Table<'db> {
         if self.superseded() {
             return self.current()?.get(key);
         }
+        let mut admitted = self.db.admit();
+        admitted.row();
         let meta = &self.t.meta;
         let key = meta.normalise_key(&meta.pk, key)?;
         // The row's columns straight from the record, in table order.
@@ -383,6 +388,7 @@ impl<'db> Table<'db> {
         I: IntoIterator<Item = R>,
         R: AsRef<[Value]>,
     {
+        let mut admitted = self.db.admit();
         let inner = self.db.inner()?;
         self.live()?;
         let autoinc = self.current()?.t.autoinc.clone();
@@ -414,6 +420,11 @@ impl<'db> Table<'db> {
         let run = || -> Result<()> {
             for row in rows {
                 let row = row.as_ref();
+                // Not while holding the AUTO-INC lock: a thread queueing at the door with
+                // it would wait for threads inside that wait for it.
+                if _auto_inc_lock.is_none() || done.rows == 0 {
+                    admitted.row();
+                }
                 if let (Some(n), Some(a)) = (reserve, &autoinc)
                     && a.asks(row)
                 {
@@ -548,6 +559,8 @@ impl<'db> Table<'db> {
 
     /// Deletes the row with primary key `key`; `None` if there was none.
     pub fn delete(&self, key: &[Value]) -> Result<Option<Durability>> {
+        let mut admitted = self.db.admit();
+        admitted.row();
         let _w = self.db.inner()?.write.lock();
         self.live()?;
         // The entry as it is now: an index created since this handle was made counts.
@@ -580,6 +593,8 @@ impl<'db> Table<'db> {
     /// change: delete and insert for that). A missing row is [`Error::RowNotFound`]; a new
     /// value that duplicates a unique index's key is [`Error::DuplicateKey`].
     pub fn update(&self, row: &[Value]) -> Result<Durability> {
+        let mut admitted = self.db.admit();
+        admitted.row();
         let _w = self.db.inner()?.write.lock();
         self.live()?;
         // The entry as it is now: an index created since this handle was made counts.
@@ -674,6 +689,8 @@ impl<'db> Table<'db> {
         if self.superseded() {
             return self.current()?.scan(scan);
         }
+        let mut admitted = self.db.admit();
+        admitted.row();
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
         let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
@@ -694,6 +711,7 @@ impl<'db> Table<'db> {
             proj,
             covering: true,
             done: false,
+            admitted,
         })
     }
 
@@ -728,6 +746,8 @@ impl<'db> Table<'db> {
         if self.superseded() {
             return self.current()?.scan_index(index, scan);
         }
+        let mut admitted = self.db.admit();
+        admitted.row();
         let meta = &self.t.meta;
         let i = meta
             .secondary
@@ -760,6 +780,7 @@ impl<'db> Table<'db> {
             proj,
             covering,
             done: false,
+            admitted,
         })
     }
 }

@@ -153,6 +153,7 @@ mod bulk;
 mod check;
 mod cursor;
 mod descend;
+mod hook;
 mod merge;
 pub mod overflow;
 mod page;
@@ -163,6 +164,7 @@ pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use cursor::{RangeScan, ScanRange};
+pub use hook::{Descent, Guess, SearchHook};
 pub use segs::Segments;
 
 use minnow_buf::{BufError, BufferPool};
@@ -265,7 +267,8 @@ pub struct Entry {
 }
 
 /// One index: a B+tree of INDEX pages in one tablespace. A small descriptor (`Clone`,
-/// `Send`, `Sync`): every operation takes the [`BufferPool`] the pages live in.
+/// `Send`, `Sync`): every operation takes the [`BufferPool`] the pages live in. It may carry
+/// a [`SearchHook`] (an adaptive hash index) that its point lookups consult.
 #[derive(Debug, Clone)]
 pub struct BTree {
     space: u32,
@@ -275,6 +278,8 @@ pub struct BTree {
     node: RecordLayout,
     /// The non-leaf segment (which holds the root) and the leaf segment.
     segs: Segments,
+    /// The adaptive hash index of this tree, if one is installed.
+    hook: Option<std::sync::Arc<dyn SearchHook>>,
 }
 
 impl BTree {
@@ -334,6 +339,7 @@ impl BTree {
             leaf,
             node,
             segs,
+            hook: None,
         }
     }
 

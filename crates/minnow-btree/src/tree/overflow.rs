@@ -563,12 +563,10 @@ impl BTree {
         fields: &[usize],
     ) -> Result<Option<(Vec<Value>, bool)>, TreeError> {
         let k = self.key(key)?;
-        let g = self.leaf_for_read(pool, Some(&k))?;
-        let found = node::search(&g, &self.leaf, &k)?;
-        if !found.exact {
+        let Some((g, cursor)) = self.find_exact(pool, &k)? else {
             return Ok(None);
-        }
-        let origin = found.cursor.origin();
+        };
+        let origin = cursor.origin();
         let leaf = g.page_id().page_no;
         let raw = self.stored_fields(&g, origin)?;
         let mut out = Vec::with_capacity(fields.len());
@@ -581,7 +579,7 @@ impl BTree {
             };
             out.push(self.decode_stored(pool, leaf, origin, i, stored, true)?);
         }
-        Ok(Some((out, node::header_at(&g, found.cursor)?.deleted())))
+        Ok(Some((out, node::header_at(&g, cursor)?.deleted())))
     }
 
     /// [`BTree::get`] fetching only the off-page fields in `fetch` (indexes of stored
@@ -603,15 +601,12 @@ impl BTree {
         k: &SearchKey,
         fetch: Option<&[usize]>,
     ) -> Result<Option<Entry>, TreeError> {
-        let g = self.leaf_for_read(pool, Some(k))?;
-        let found = node::search(&g, &self.leaf, k)?;
-        if !found.exact {
+        let Some((g, cursor)) = self.find_exact(pool, k)? else {
             return Ok(None);
-        }
-        let origin = found.cursor.origin();
+        };
         Ok(Some(Entry {
-            values: self.decode_leaf(pool, &g, origin, fetch)?,
-            deleted: node::header_at(&g, found.cursor)?.deleted(),
+            values: self.decode_leaf(pool, &g, cursor.origin(), fetch)?,
+            deleted: node::header_at(&g, cursor)?.deleted(),
         }))
     }
 

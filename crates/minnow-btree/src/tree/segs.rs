@@ -96,6 +96,9 @@ impl BTree {
         no: u32,
         level: u16,
     ) -> Result<(), TreeError> {
+        if let (0, Some(hook)) = (level, &self.hook) {
+            hook.page_freed(no);
+        }
         space::free_in(mtr, self.segs.of_level(level).header, no)
     }
 

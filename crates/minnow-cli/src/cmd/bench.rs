@@ -58,6 +58,10 @@ pub enum Workload {
     /// The 2007 read micro-benchmark (experiment E2): the "normal" table's 13 queries at a
     /// thread sweep, on a clustered table and a MyISAM-like heap table.
     Reads2007(super::bench_reads::ReadsArgs),
+    /// Experiment E4: q1/q4/q5 point and range queries over a cached table, base / noahi /
+    /// itc (adaptive hash index, thread concurrency), printed as the article's normalised
+    /// table (see `crate::cmd::bench_ahi`).
+    Ahi(crate::cmd::bench_ahi::AhiArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -91,7 +95,9 @@ pub struct OltpArgs {
     /// doublewrite_pages, flush_method, io_backend, page_cleaners, checksum_algorithm,
     /// old_blocks_pct, old_blocks_time, io_capacity, flush_neighbors, max_dirty_pages_pct,
     /// max_dirty_pages_pct_lwm, read_ahead_threshold, buffer_pool_dump_at_shutdown,
-    /// buffer_pool_dump_pct, autoinc_lock_mode.
+    /// buffer_pool_dump_pct, autoinc_lock_mode, adaptive_hash_index,
+    /// adaptive_hash_index_parts, adaptive_hash_index_max_memory, thread_concurrency,
+    /// concurrency_tickets.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Seconds between interval reports (0: none).
@@ -164,6 +170,7 @@ pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Statu
     match workload {
         Workload::Oltp(args) => run_oltp(args, json, out),
         Workload::Reads2007(args) => super::bench_reads::run(args, json, out),
+        Workload::Ahi(args) => crate::cmd::bench_ahi::run(args, json, out),
     }
 }
 

@@ -1,0 +1,280 @@
+//! The hash table itself: partitions of fold → entry, and the per-page bookkeeping.
+//!
+//! ## Partitions, by key hash
+//!
+//! InnoDB maps each *index* to one of `innodb_adaptive_hash_index_parts` partitions, each
+//! behind one rw-latch, so a single hot index funnels every lookup through one latch. Here
+//! the partition is picked by the high bits of the **fold** (the key's hash), so lookups of
+//! one hot index spread over all partitions. Each partition is a `RwLock<HashMap>` on its own
+//! cache lines together with its counters: a lookup takes one partition's lock *shared*
+//! (never exclusive) and bumps that partition's counters, touching no line shared with
+//! lookups of other keys. Maintenance (page builds, repairs, drops) takes one partition
+//! exclusively at a time, never two at once.
+//!
+//! ## Entries and pages
+//!
+//! An entry ([`Slot`]) names a leaf record: the index, the page, the record's offset and the
+//! page's LSN when the entry was made. A side table, sharded by page number, keeps for every
+//! leaf page the descents that could have used the hash (`helps`, InnoDB's `n_hash_helps`)
+//! and, once the page is hashed, the folds of its entries: dropping a page's entries (when it
+//! is rebuilt, merged away, or its index dropped) then costs one removal per entry and no
+//! scan of the table, and no re-folding of records that may no longer be on the page.
+//!
+//! Lock order: a page shard, then partitions one at a time. Lookups take only a partition.
+//! Nothing here latches a buffer-pool page, so holding a page latch while calling in (as the
+//! B-tree does) cannot deadlock.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use parking_lot::{Mutex, RwLock};
+
+/// An identity hasher: folds are already well mixed.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+pub(crate) type FoldMap<V> = HashMap<u64, V, BuildHasherDefault<FoldHasher>>;
+
+/// One hash entry: where a leaf record was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// The index the record belongs to.
+    pub index_id: u64,
+    /// Its tablespace.
+    pub space: u32,
+    /// Its leaf page.
+    pub page_no: u32,
+    /// The record's origin on the page.
+    pub origin: u32,
+    /// The page's LSN when the entry was made.
+    pub lsn: u64,
+}
+
+/// Bytes an entry costs, for the memory limit: the map's key and value and control byte at
+/// a 7/8 load factor, plus the fold kept in its page's list, rounded up.
+pub const ENTRY_BYTES: usize = 64;
+
+/// Bytes the bookkeeping of one tracked page costs (key, value, map overhead), rounded up.
+pub const PAGE_BYTES: usize = 64;
+
+/// One partition: its map and its counters, on cache lines of their own.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct Partition {
+    pub map: RwLock<FoldMap<Slot>>,
+    pub lookups: AtomicU64,
+    pub hits: AtomicU64,
+    pub misses: AtomicU64,
+}
+
+/// A hashed page: the prefix it was hashed with, its LSN then, and the folds it inserted.
+#[derive(Debug, Clone)]
+pub(crate) struct Hashed {
+    pub n_fields: u16,
+    pub lsn: u64,
+    pub folds: Vec<u64>,
+}
+
+/// What is known about one leaf page.
+#[derive(Debug, Clone)]
+pub(crate) struct PageInfo {
+    pub index_id: u64,
+    /// Descents that ended here with the index's current recommendation.
+    pub helps: u32,
+    /// The recommendation `helps` counts for.
+    pub n_fields: u16,
+    pub hashed: Option<Hashed>,
+}
+
+impl PageInfo {
+    pub fn new(index_id: u64) -> PageInfo {
+        PageInfo {
+            index_id,
+            helps: 0,
+            n_fields: 0,
+            hashed: None,
+        }
+    }
+}
+
+pub(crate) type PageShard = Mutex<HashMap<(u32, u32), PageInfo>>;
+
+/// Everything the per-index hooks share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub enabled: AtomicBool,
+    pub parts: Box<[Partition]>,
+    /// `fold >> part_shift` is the partition.
+    pub part_shift: u32,
+    pub pages: Box<[PageShard]>,
+    pub entries: AtomicUsize,
+    pub max_entries: AtomicUsize,
+    pub pages_hashed: AtomicUsize,
+    pub pages_tracked: AtomicUsize,
+    pub pages_built: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+impl Shared {
+    pub fn new(partitions: usize, max_memory: usize, enabled: bool) -> Shared {
+        let n = partitions.clamp(1, 1 << 12).next_power_of_two();
+        Shared {
+            enabled: AtomicBool::new(enabled),
+            parts: (0..n).map(|_| Partition::default()).collect(),
+            part_shift: 64 - n.trailing_zeros(),
+            pages: (0..n).map(|_| PageShard::default()).collect(),
+            entries: AtomicUsize::new(0),
+            max_entries: AtomicUsize::new(max_memory / ENTRY_BYTES),
+            pages_hashed: AtomicUsize::new(0),
+            pages_tracked: AtomicUsize::new(0),
+            pages_built: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    pub fn part_index(&self, fold: u64) -> usize {
+        // `checked_shr` is `None` only for a shift of 64, i.e. one partition.
+        fold.checked_shr(self.part_shift).unwrap_or(0) as usize
+    }
+
+    #[inline]
+    pub fn part(&self, fold: u64) -> Option<&Partition> {
+        self.parts.get(self.part_index(fold))
+    }
+
+    pub fn page_shard(&self, space: u32, page_no: u32) -> Option<&PageShard> {
+        let h = (u64::from(space) << 32 | u64::from(page_no)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.pages.get(self.part_index(h))
+    }
+
+    /// Inserts `(fold, slot)` pairs (any order); returns the folds inserted or overwritten.
+    /// A fold not yet present is refused once the table holds its entry limit.
+    pub fn insert(&self, mut new: Vec<(u64, Slot)>) -> Vec<u64> {
+        new.sort_unstable_by_key(|(f, _)| *f);
+        let mut done = Vec::with_capacity(new.len());
+        let mut i = 0;
+        while let Some(&(first, _)) = new.get(i) {
+            let p = self.part_index(first);
+            let Some(part) = self.parts.get(p) else {
+                break;
+            };
+            let mut map = part.map.write();
+            while let Some(&(f, slot)) = new.get(i) {
+                if self.part_index(f) != p {
+                    break;
+                }
+                i += 1;
+                if let Some(old) = map.get_mut(&f) {
+                    *old = slot;
+                    done.push(f);
+                } else if self.entries.load(Ordering::Relaxed)
+                    < self.max_entries.load(Ordering::Relaxed)
+                {
+                    map.insert(f, slot);
+                    self.entries.fetch_add(1, Ordering::Relaxed);
+                    done.push(f);
+                } else {
+                    self.refused.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        done
+    }
+
+    /// Removes the entries `folds` that still point at page `page_no` of `space`.
+    pub fn remove_page(&self, mut folds: Vec<u64>, space: u32, page_no: u32) {
+        folds.sort_unstable();
+        let mut i = 0;
+        while let Some(&first) = folds.get(i) {
+            let p = self.part_index(first);
+            let Some(part) = self.parts.get(p) else {
+                break;
+            };
+            let mut map = part.map.write();
+            while let Some(&f) = folds.get(i) {
+                if self.part_index(f) != p {
+                    break;
+                }
+                i += 1;
+                if map
+                    .get(&f)
+                    .is_some_and(|s| s.space == space && s.page_no == page_no)
+                {
+                    map.remove(&f);
+                    self.entries.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Removes entry `fold` if `pred` holds for it.
+    pub fn remove_if(&self, fold: u64, pred: impl Fn(&Slot) -> bool) {
+        let Some(part) = self.part(fold) else {
+            return;
+        };
+        let mut map = part.map.write();
+        if map.get(&fold).is_some_and(pred) {
+            map.remove(&fold);
+            self.entries.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets page `page_no` of `space`: its bookkeeping and its entries.
+    pub fn drop_page(&self, space: u32, page_no: u32) {
+        let Some(shard) = self.page_shard(space, page_no) else {
+            return;
+        };
+        let mut pages = shard.lock();
+        if let Some(pi) = pages.remove(&(space, page_no)) {
+            self.pages_tracked.fetch_sub(1, Ordering::Relaxed);
+            if let Some(h) = pi.hashed {
+                self.pages_hashed.fetch_sub(1, Ordering::Relaxed);
+                self.remove_page(h.folds, space, page_no);
+            }
+        }
+    }
+
+    /// Removes every page and entry for which `doomed(index_id)` holds, one page shard and
+    /// then one partition at a time: other threads keep using every other shard and
+    /// partition meanwhile, and wait at most for one shard's or partition's share.
+    pub fn sweep(&self, doomed: impl Fn(u64) -> bool) {
+        for shard in self.pages.iter() {
+            let mut pages = shard.lock();
+            let before = pages.len();
+            let mut hashed = 0;
+            pages.retain(|_, pi| {
+                let keep = !doomed(pi.index_id);
+                if !keep && pi.hashed.is_some() {
+                    hashed += 1;
+                }
+                keep
+            });
+            self.pages_tracked
+                .fetch_sub(before - pages.len(), Ordering::Relaxed);
+            self.pages_hashed.fetch_sub(hashed, Ordering::Relaxed);
+        }
+        for part in self.parts.iter() {
+            let mut map = part.map.write();
+            let before = map.len();
+            map.retain(|_, s| !doomed(s.index_id));
+            self.entries
+                .fetch_sub(before - map.len(), Ordering::Relaxed);
+        }
+    }
+}

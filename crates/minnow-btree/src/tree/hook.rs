@@ -1,0 +1,167 @@
+//! The search hook: how an adaptive hash index plugs into the tree's point lookups.
+//!
+//! A point lookup normally **descends**: root, inner pages, leaf, one binary search per page.
+//! An adaptive hash index (`minnow-ahi`) remembers, for keys searched often, *where* the
+//! record was: a leaf page, the record's offset on it, and the page's LSN at the time. The
+//! tree does not know how such a hash is built; it only asks a [`SearchHook`] for a
+//! [`Guess`] before descending, and tells it what every descent found ([`Descent`]) so that
+//! it can learn.
+//!
+//! ```text
+//!   get(key) ── hook.guess(key) ──► Some(page, offset, lsn) ── latch page (shared) ──┐
+//!      │                                │                                          │
+//!      │                               None                       LSN equal, index id, leaf,
+//!      │                                │                         user record, key equal?
+//!      ▼                                ▼                              │yes        │no
+//!   descent ◄───────────────────────────┴──────────────────────────────┼───────────┘
+//!      │                                                               ▼
+//!      └── hook.descended(key, leaf, search result) ──► answer    answer (no descent)
+//! ```
+//!
+//! **A guess is never trusted.** The tree checks it against the page itself, under the
+//! page's shared latch: the page must still carry the LSN the guess names (every change to a
+//! page goes through a mini-transaction, which moves the page's LSN, so an unchanged LSN means
+//! unchanged bytes: the offset still holds the record that was hashed), be an INDEX leaf of
+//! this index, hold a user record at the offset, and that record's key must equal the key
+//! searched. Anything else (the page changed, split, merged, was freed and reused, or the
+//! entry is simply wrong) makes the tree fall back to the descent, so a stale or corrupt hash
+//! entry costs time, never a wrong answer. The tree calls [`SearchHook::verified`] with the
+//! outcome, and the descent's [`Descent::failed_guess`] lets the hook repair or drop the entry.
+
+use std::fmt::Debug;
+
+use minnow_buf::{BufferPool, PageReadGuard};
+
+use super::{BTree, TreeError, page};
+use crate::node::{self, Cursor, SearchResult};
+use crate::record::{INFO_MIN_REC, SearchKey};
+
+/// Where a hash index believes the record with some key is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guess {
+    /// The leaf page number (in the tree's tablespace).
+    pub page_no: u32,
+    /// The record's origin on that page.
+    pub origin: usize,
+    /// The page's LSN (`FIL_PAGE_LSN`) when the entry was made.
+    pub lsn: u64,
+    /// An opaque value the hook gets back in [`SearchHook::verified`] (for example the
+    /// key's hash, to find its partition again).
+    pub token: u64,
+}
+
+/// What one descent for a point lookup found, given to [`SearchHook::descended`] while the
+/// leaf is still shared-latched.
+#[derive(Debug)]
+pub struct Descent<'a> {
+    /// The key searched (all key fields).
+    pub key: &'a SearchKey,
+    /// The leaf page number.
+    pub page_no: u32,
+    /// The leaf's bytes (shared-latched for the duration of the call).
+    pub page: &'a [u8],
+    /// The leaf's LSN.
+    pub lsn: u64,
+    /// The leaf search's result: cursor, neighbours and matched fields
+    /// ([`SearchResult::low_match`], [`SearchResult::up_match`]).
+    pub found: &'a SearchResult,
+    /// The guess tried before this descent, if one was tried and failed verification.
+    pub failed_guess: Option<&'a Guess>,
+}
+
+/// A hash index over one tree's leaf records, consulted by [`BTree::get`],
+/// [`BTree::get_fields`] and [`BTree::get_projected`]. Installed with
+/// [`BTree::with_search_hook`]; see the module docs for the protocol.
+///
+/// Implementations must be cheap when they have nothing to say (a lookup path calls
+/// [`SearchHook::guess`] every time) and must not latch pages: the tree calls them while
+/// holding a leaf latch.
+pub trait SearchHook: Send + Sync + Debug {
+    /// A guess for the leaf record whose key equals `key` (a full key), or `None` to descend.
+    fn guess(&self, key: &SearchKey) -> Option<Guess>;
+    /// The outcome of verifying `guess`: `true` if the record was found where it said.
+    fn verified(&self, guess: &Guess, hit: bool);
+    /// A point-lookup descent ended on a leaf (see [`Descent`]).
+    fn descended(&self, descent: &Descent<'_>);
+    /// Page `page_no` of the tree was freed (a merge or a root lower): its entries can go.
+    fn page_freed(&self, page_no: u32);
+}
+
+impl BTree {
+    /// This tree with `hook` consulted by its point lookups (see [`SearchHook`]).
+    pub fn with_search_hook(mut self, hook: std::sync::Arc<dyn SearchHook>) -> BTree {
+        self.hook = Some(hook);
+        self
+    }
+
+    /// The search hook installed, if any.
+    pub fn search_hook(&self) -> Option<&std::sync::Arc<dyn SearchHook>> {
+        self.hook.as_ref()
+    }
+
+    /// The leaf holding the record whose key equals the full key `k`, shared-latched, and
+    /// the record's cursor; `None` if there is no such record. Tries the search hook's
+    /// guess first (verified: see the module docs), else descends and tells the hook.
+    pub(crate) fn find_exact<'p>(
+        &self,
+        pool: &'p BufferPool,
+        k: &SearchKey,
+    ) -> Result<Option<(PageReadGuard<'p>, Cursor)>, TreeError> {
+        let Some(hook) = &self.hook else {
+            let g = self.leaf_for_read(pool, Some(k))?;
+            let found = node::search(&g, &self.leaf, k)?;
+            return Ok(found.exact.then_some((g, found.cursor)));
+        };
+        let guess = hook.guess(k);
+        if let Some(guess) = &guess {
+            let verified = self.verify_guess(pool, k, guess);
+            hook.verified(guess, verified.is_some());
+            if let Some(hit) = verified {
+                return Ok(Some(hit));
+            }
+        }
+        let g = self.leaf_for_read(pool, Some(k))?;
+        let found = node::search(&g, &self.leaf, k)?;
+        hook.descended(&Descent {
+            key: k,
+            page_no: g.page_id().page_no,
+            page: &g,
+            lsn: g.lsn().0,
+            found: &found,
+            failed_guess: guess.as_ref(),
+        });
+        Ok(found.exact.then_some((g, found.cursor)))
+    }
+
+    /// Checks `guess` against the page (see the module docs). Any error reading or decoding
+    /// the page counts as a failed guess: the descent that follows reports real damage.
+    fn verify_guess<'p>(
+        &self,
+        pool: &'p BufferPool,
+        k: &SearchKey,
+        guess: &Guess,
+    ) -> Option<(PageReadGuard<'p>, Cursor)> {
+        if k.len() != self.leaf.n_key() {
+            return None;
+        }
+        let id = self.id(guess.page_no);
+        let g = pool.get_read(id).ok()?;
+        if g.lsn().0 != guess.lsn {
+            return None;
+        }
+        page::validate(&g, id, self.index_id, Some(0)).ok()?;
+        let c = Cursor::at(guess.origin);
+        let heap_top = usize::from(node::Hdr::read(&g).ok()?.heap_top);
+        if !c.is_user() || guess.origin < node::SUPREMUM_END || guess.origin >= heap_top {
+            return None;
+        }
+        let h = node::header_at(&g, c).ok()?;
+        if h.status != self.leaf.status() || h.info_bits & INFO_MIN_REC != 0 {
+            return None;
+        }
+        match self.leaf.compare(k, &g, guess.origin, 0) {
+            Ok((std::cmp::Ordering::Equal, m)) if m == k.len() => Some((g, c)),
+            _ => None,
+        }
+    }
+}
