@@ -47,7 +47,9 @@
 //! knobs::apply(&mut config, "buffer_pool_size", "256M")?;
 //! assert_eq!(config.flush_log_at_trx_commit, FlushAtCommit::Lazy);
 //! assert_eq!(config.buffer_pool_size, 256 << 20);
-//! assert!(knobs::apply(&mut config, "adaptive_hash_index", "on").is_err());
+//! knobs::apply(&mut config, "adaptive_hash_index", "off")?;
+//! assert!(!config.adaptive_hash_index);
+//! assert!(knobs::apply(&mut config, "change_buffering", "all").is_err());
 //! # Ok::<(), knobs::KnobError>(())
 //! ```
 
