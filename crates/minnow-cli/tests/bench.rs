@@ -189,3 +189,30 @@ fn reads2007_runs_both_organisations() {
     let bad = minnow(["bench", "reads2007", "--organisation", "falcon"]);
     assert_ne!(bad.code, 0);
 }
+
+#[test]
+fn covering_runs_both_plans_cold() {
+    let run = minnow([
+        "bench",
+        "covering",
+        "--rows",
+        "3000",
+        "--user-revisions",
+        "30",
+        "--rounds",
+        "1",
+        "--json",
+        "--set",
+        "flush_method=fsync",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["rows"], 30);
+    }
+    assert_eq!(runs[0]["plan"], "non_covering");
+    assert_eq!(runs[0]["covering"], false);
+    assert_eq!(runs[1]["covering"], true);
+}

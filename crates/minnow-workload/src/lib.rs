@@ -12,6 +12,9 @@
 //! - [`reads2007`]: the 2007 read micro-benchmark (seed 001): the "normal" table and its 13
 //!   queries at a thread sweep, on a clustered table or a MyISAM-like heap table
 //!   ([`minnow_heap`]), for experiment E2.
+//! - [`revisions`]: the `revision` table of seed 004's "Where covering indexes rock" and one
+//!   user's revisions read on a cold buffer pool through a covering or a non-covering index
+//!   (experiment E8).
 //! - [`plot`]: line and grouped-bar charts as SVG from the CSV the benches write (no
 //!   dependencies), for `minnow plot` and docs/plots.
 //! - [`io_stats`]: pages flushed and bytes written around a run.
@@ -53,6 +56,7 @@ pub mod knobs;
 pub mod oltp;
 pub mod plot;
 pub mod reads2007;
+pub mod revisions;
 
 /// Everything that can go wrong while preparing or running a workload.
 #[derive(Debug, thiserror::Error)]

@@ -4,6 +4,8 @@
 //! ```text
 //! minnow bench reads2007 [--organisation clustered|heap|both] [--rows N] [--threads 1,4,16] \
 //!     [--csv | --json]                  (experiment E2; see the `bench_reads` module)
+//! minnow bench covering [--rows N] [--user-revisions N] [--rounds N] [--csv | --json]
+//!                                       (experiment E8; see the `bench_covering` module)
 //! minnow bench oltp --mode update_index --tables 1 --table-size 10000 --threads 4 --time 10 \
 //!     [--events N] [--dir DIR] [--set doublewrite=off --set flush_log_at_trx_commit=0 ...] \
 //!     [--report-interval 1] [--csv | --json]
@@ -58,6 +60,9 @@ pub enum Workload {
     /// The 2007 read micro-benchmark (experiment E2): the "normal" table's 13 queries at a
     /// thread sweep, on a clustered table and a MyISAM-like heap table.
     Reads2007(super::bench_reads::ReadsArgs),
+    /// Experiment E8: one user's revisions on a cold buffer pool through a covering and a
+    /// non-covering index.
+    Covering(super::bench_covering::CoveringArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -164,6 +169,7 @@ pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Statu
     match workload {
         Workload::Oltp(args) => run_oltp(args, json, out),
         Workload::Reads2007(args) => super::bench_reads::run(args, json, out),
+        Workload::Covering(args) => super::bench_covering::run(args, json, out),
     }
 }
 

@@ -2,6 +2,7 @@
 //! serde-serialisable report, prints it as text or JSON, and returns the exit status.
 
 pub mod bench;
+pub mod bench_covering;
 pub mod bench_reads;
 pub mod check;
 pub mod dblwr;
