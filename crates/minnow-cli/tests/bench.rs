@@ -216,3 +216,27 @@ fn covering_runs_both_plans_cold() {
     assert_eq!(runs[0]["covering"], false);
     assert_eq!(runs[1]["covering"], true);
 }
+
+#[test]
+fn parallel_load_reports_each_mode() {
+    let run = minnow([
+        "bench",
+        "parallel-load",
+        "--rows",
+        "300",
+        "--threads",
+        "1,2",
+        "--rows-per-statement",
+        "20",
+        "--csv",
+        "--set",
+        "flush_log_at_trx_commit=0",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 4, "{}", run.stdout);
+    assert!(lines[1].starts_with("autoinc0,1,300,"), "{}", lines[1]);
+    assert!(lines[8].starts_with("explicit,2,300,"), "{}", lines[8]);
+    let bad = minnow(["bench", "parallel-load", "--keys", "autoinc9"]);
+    assert_ne!(bad.code, 0);
+}

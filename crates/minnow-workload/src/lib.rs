@@ -15,6 +15,8 @@
 //! - [`revisions`]: the `revision` table of seed 004's "Where covering indexes rock" and one
 //!   user's revisions read on a cold buffer pool through a covering or a non-covering index
 //!   (experiment E8).
+//! - [`parallel_load`]: parallel multi-row inserts under auto-increment lock modes 0, 1, 2
+//!   and with explicit keys (experiment E7).
 //! - [`plot`]: line and grouped-bar charts as SVG from the CSV the benches write (no
 //!   dependencies), for `minnow plot` and docs/plots.
 //! - [`io_stats`]: pages flushed and bytes written around a run.
@@ -54,6 +56,7 @@
 pub mod io_stats;
 pub mod knobs;
 pub mod oltp;
+pub mod parallel_load;
 pub mod plot;
 pub mod reads2007;
 pub mod revisions;

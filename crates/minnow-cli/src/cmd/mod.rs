@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod bench_covering;
+pub mod bench_load;
 pub mod bench_reads;
 pub mod check;
 pub mod dblwr;
