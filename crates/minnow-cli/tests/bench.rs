@@ -189,3 +189,54 @@ fn reads2007_runs_both_organisations() {
     let bad = minnow(["bench", "reads2007", "--organisation", "falcon"]);
     assert_ne!(bad.code, 0);
 }
+
+#[test]
+fn covering_runs_both_plans_cold() {
+    let run = minnow([
+        "bench",
+        "covering",
+        "--rows",
+        "3000",
+        "--user-revisions",
+        "30",
+        "--rounds",
+        "1",
+        "--json",
+        "--set",
+        "flush_method=fsync",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["rows"], 30);
+    }
+    assert_eq!(runs[0]["plan"], "non_covering");
+    assert_eq!(runs[0]["covering"], false);
+    assert_eq!(runs[1]["covering"], true);
+}
+
+#[test]
+fn parallel_load_reports_each_mode() {
+    let run = minnow([
+        "bench",
+        "parallel-load",
+        "--rows",
+        "300",
+        "--threads",
+        "1,2",
+        "--rows-per-statement",
+        "20",
+        "--csv",
+        "--set",
+        "flush_log_at_trx_commit=0",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 4, "{}", run.stdout);
+    assert!(lines[1].starts_with("autoinc0,1,300,"), "{}", lines[1]);
+    assert!(lines[8].starts_with("explicit,2,300,"), "{}", lines[8]);
+    let bad = minnow(["bench", "parallel-load", "--keys", "autoinc9"]);
+    assert_ne!(bad.code, 0);
+}

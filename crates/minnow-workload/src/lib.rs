@@ -12,6 +12,11 @@
 //! - [`reads2007`]: the 2007 read micro-benchmark (seed 001): the "normal" table and its 13
 //!   queries at a thread sweep, on a clustered table or a MyISAM-like heap table
 //!   ([`minnow_heap`]), for experiment E2.
+//! - [`revisions`]: the `revision` table of seed 004's "Where covering indexes rock" and one
+//!   user's revisions read on a cold buffer pool through a covering or a non-covering index
+//!   (experiment E8).
+//! - [`parallel_load`]: parallel multi-row inserts under auto-increment lock modes 0, 1, 2
+//!   and with explicit keys (experiment E7).
 //! - [`plot`]: line and grouped-bar charts as SVG from the CSV the benches write (no
 //!   dependencies), for `minnow plot` and docs/plots.
 //! - [`slap`]: mysqlslap-style q1/q4/q5 point and range queries over a cached table with a
@@ -53,9 +58,11 @@
 pub mod io_stats;
 pub mod knobs;
 pub mod oltp;
+pub mod parallel_load;
 pub mod plot;
 pub mod reads2007;
 pub mod slap;
+pub mod revisions;
 
 /// Everything that can go wrong while preparing or running a workload.
 #[derive(Debug, thiserror::Error)]

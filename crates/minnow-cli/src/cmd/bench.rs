@@ -4,6 +4,10 @@
 //! ```text
 //! minnow bench reads2007 [--organisation clustered|heap|both] [--rows N] [--threads 1,4,16] \
 //!     [--csv | --json]                  (experiment E2; see the `bench_reads` module)
+//! minnow bench covering [--rows N] [--user-revisions N] [--rounds N] [--csv | --json]
+//!                                       (experiment E8; see the `bench_covering` module)
+//! minnow bench parallel-load [--rows N] [--threads 1,2,4] [--keys autoinc0,...] [--csv | --json]
+//!                                       (experiment E7; see the `bench_load` module)
 //! minnow bench oltp --mode update_index --tables 1 --table-size 10000 --threads 4 --time 10 \
 //!     [--events N] [--dir DIR] [--set doublewrite=off --set flush_log_at_trx_commit=0 ...] \
 //!     [--report-interval 1] [--csv | --json]
@@ -62,6 +66,12 @@ pub enum Workload {
     /// itc (adaptive hash index, thread concurrency), printed as the article's normalised
     /// table (see `crate::cmd::bench_ahi`).
     Ahi(crate::cmd::bench_ahi::AhiArgs),
+    /// Experiment E8: one user's revisions on a cold buffer pool through a covering and a
+    /// non-covering index.
+    Covering(super::bench_covering::CoveringArgs),
+    /// Experiment E7: parallel inserts under auto-increment lock modes 0, 1, 2 and with
+    /// explicit keys.
+    ParallelLoad(super::bench_load::LoadArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -171,6 +181,8 @@ pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Statu
         Workload::Oltp(args) => run_oltp(args, json, out),
         Workload::Reads2007(args) => super::bench_reads::run(args, json, out),
         Workload::Ahi(args) => crate::cmd::bench_ahi::run(args, json, out),
+        Workload::Covering(args) => super::bench_covering::run(args, json, out),
+        Workload::ParallelLoad(args) => super::bench_load::run(args, json, out),
     }
 }
 

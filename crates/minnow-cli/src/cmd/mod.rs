@@ -3,6 +3,8 @@
 
 pub mod bench;
 pub mod bench_ahi;
+pub mod bench_covering;
+pub mod bench_load;
 pub mod bench_reads;
 pub mod check;
 pub mod dblwr;
