@@ -28,6 +28,7 @@
 //! | `buffer_pool_dump_at_shutdown` | `on`/`off`/`1`/`0`/`true`/`false` |
 //! | `buffer_pool_dump_pct` | 1..=100 |
 //! | `autoinc_lock_mode` | `0`, `1` or `2` |
+//! | `status_file` | milliseconds between rewrites of `minnow_status.json` (`0`: off), for `minnow status` / `watch` |
 //!
 //! Ranges are checked by [`Config::validate`] when the database opens, as InnoDB checks them
 //! at startup.
@@ -78,6 +79,7 @@ pub const KNOBS: &[&str] = &[
     "buffer_pool_dump_at_shutdown",
     "buffer_pool_dump_pct",
     "autoinc_lock_mode",
+    "status_file",
 ];
 
 /// A `name=value` setting that cannot be applied.
@@ -206,6 +208,12 @@ pub fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), KnobErr
             config.autoinc_lock_mode =
                 AutoIncLockMode::try_from(u8_()?).map_err(|_| bad("expected 0, 1 or 2"))?;
         }
+        "status_file" => {
+            config.status_file = match int()? {
+                0 => None,
+                ms => Some(Duration::from_millis(ms)),
+            };
+        }
         _ => {
             return Err(KnobError::Unknown {
                 name: name.to_owned(),
@@ -255,6 +263,7 @@ mod tests {
             ("buffer_pool_dump_at_shutdown", "off"),
             ("buffer_pool_dump_pct", "50"),
             ("autoinc_lock_mode", "0"),
+            ("status_file", "250"),
         ];
         assert_eq!(samples.len(), KNOBS.len());
         let mut c = Config::default();
@@ -264,6 +273,9 @@ mod tests {
             apply(&mut c, &format!("innodb_{name}"), value).unwrap();
         }
         assert_eq!(c.buffer_pool_size, 32 << 20);
+        assert_eq!(c.status_file, Some(Duration::from_millis(250)));
+        apply(&mut c, "status_file", "0").unwrap();
+        assert_eq!(c.status_file, None);
         assert_eq!(c.page_size, PageSize::K8);
         assert_eq!(c.doublewrite, DoublewriteMode::DetectOnly);
         assert_eq!(c.flush_method, FlushMethod::ODirect);

@@ -86,7 +86,7 @@ pub struct OltpArgs {
     /// doublewrite_pages, flush_method, io_backend, page_cleaners, checksum_algorithm,
     /// old_blocks_pct, old_blocks_time, io_capacity, flush_neighbors, max_dirty_pages_pct,
     /// max_dirty_pages_pct_lwm, read_ahead_threshold, buffer_pool_dump_at_shutdown,
-    /// buffer_pool_dump_pct, autoinc_lock_mode.
+    /// buffer_pool_dump_pct, autoinc_lock_mode, status_file (ms; for `minnow watch DIR`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Seconds between interval reports (0: none).
