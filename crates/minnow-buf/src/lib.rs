@@ -57,7 +57,7 @@
 //!
 //! ## Tracing
 //!
-//! With the crate feature `trace`, the pool emits structured [`tracing`] events (level
+//! With the crate feature `trace`, the pool emits structured `tracing` events (level
 //! TRACE, target `minnow`), each named after what happened: `page_read` (space, page),
 //! `page_evict` (space, page), `page_write` (space, page, lsn), `doublewrite_batch`
 //! (segment, pages), `mtr_commit` (start, end, pages changed, records) and `checkpoint`

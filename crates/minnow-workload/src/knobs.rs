@@ -33,6 +33,7 @@
 //! | `adaptive_hash_index_max_memory` | bytes (`K`, `M`, `G` suffixes as for the pool size) |
 //! | `thread_concurrency` | an integer, 0 for no limit |
 //! | `concurrency_tickets` | an integer |
+//! | `status_file` | milliseconds between rewrites of `minnow_status.json` (`0`: off), for `minnow status` / `watch` |
 //!
 //! Ranges are checked by [`Config::validate`] when the database opens, as InnoDB checks them
 //! at startup.
@@ -90,6 +91,7 @@ pub const KNOBS: &[&str] = &[
     "adaptive_hash_index_max_memory",
     "thread_concurrency",
     "concurrency_tickets",
+    "status_file",
 ];
 
 /// A `name=value` setting that cannot be applied.
@@ -235,6 +237,12 @@ pub fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), KnobErr
         }
         "thread_concurrency" => config.thread_concurrency = usize_()?,
         "concurrency_tickets" => config.concurrency_tickets = u32_()?,
+        "status_file" => {
+            config.status_file = match int()? {
+                0 => None,
+                ms => Some(Duration::from_millis(ms)),
+            };
+        }
         _ => {
             return Err(KnobError::Unknown {
                 name: name.to_owned(),
@@ -289,6 +297,7 @@ mod tests {
             ("adaptive_hash_index_max_memory", "1M"),
             ("thread_concurrency", "32"),
             ("concurrency_tickets", "500"),
+            ("status_file", "250"),
         ];
         assert_eq!(samples.len(), KNOBS.len());
         let mut c = Config::default();
@@ -298,6 +307,9 @@ mod tests {
             apply(&mut c, &format!("innodb_{name}"), value).unwrap();
         }
         assert_eq!(c.buffer_pool_size, 32 << 20);
+        assert_eq!(c.status_file, Some(Duration::from_millis(250)));
+        apply(&mut c, "status_file", "0").unwrap();
+        assert_eq!(c.status_file, None);
         assert_eq!(c.page_size, PageSize::K8);
         assert_eq!(c.doublewrite, DoublewriteMode::DetectOnly);
         assert_eq!(c.flush_method, FlushMethod::ODirect);

@@ -37,7 +37,7 @@
 //!   snapshot does not queue behind the log mutex), the flushed and checkpoint LSNs and the
 //!   log's counters;
 //! - doublewrite: its counters;
-//! - rows: [`RowCounters`], striped the same way as the pool's (a row operation writes only
+//! - rows: `RowCounters`, striped the same way as the pool's (a row operation writes only
 //!   its thread's stripe, so counting adds no shared cache line to the hot path).
 //!
 //! The price is that the numbers are not one instant's: a counter read after another may

@@ -107,7 +107,7 @@ pub struct OltpArgs {
     /// max_dirty_pages_pct_lwm, read_ahead_threshold, buffer_pool_dump_at_shutdown,
     /// buffer_pool_dump_pct, autoinc_lock_mode, adaptive_hash_index,
     /// adaptive_hash_index_parts, adaptive_hash_index_max_memory, thread_concurrency,
-    /// concurrency_tickets.
+    /// concurrency_tickets, status_file (ms; for `minnow watch DIR`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Seconds between interval reports (0: none).
