@@ -240,3 +240,64 @@ fn parallel_load_reports_each_mode() {
     let bad = minnow(["bench", "parallel-load", "--keys", "autoinc9"]);
     assert_ne!(bad.code, 0);
 }
+
+#[test]
+fn warmup_reports_both_restarts() {
+    let run = minnow([
+        "bench",
+        "warmup",
+        "--rows",
+        "20000",
+        "--hot-rows",
+        "100",
+        "--threads",
+        "2",
+        "--interval-ms",
+        "100",
+        "--warm-secs",
+        "1",
+        "--measure-secs",
+        "1",
+        "--json",
+        "--set",
+        "buffer_pool_size=2097152",
+        "--set",
+        "flush_method=fsync",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["workload"], "warmup");
+    assert_eq!(j["rows"], 20000);
+    assert_eq!(j["first_run"].as_array().unwrap().len(), 10);
+    assert_eq!(j["cold"]["load"], false);
+    assert_eq!(j["cold"]["pages_loaded"], 0);
+    assert_eq!(j["warm"]["load"], true);
+    assert!(j["dumped_pages"].as_u64().unwrap() > 0);
+    assert!(j["steady_reads_per_sec"].as_f64().unwrap() > 0.0);
+    let csv = minnow([
+        "bench",
+        "warmup",
+        "--rows",
+        "5000",
+        "--hot-rows",
+        "50",
+        "--threads",
+        "1",
+        "--warm-secs",
+        "1",
+        "--measure-secs",
+        "1",
+        "--interval-ms",
+        "250",
+        "--csv",
+        "--set",
+        "flush_method=fsync",
+    ]);
+    assert_eq!(csv.code, 0, "stderr: {}", csv.stderr);
+    let lines: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(lines[0], "phase,t,reads_per_sec,misses,pages_read");
+    assert_eq!(lines.len(), 1 + 4 + 4 + 4, "{}", csv.stdout);
+    assert!(lines[5].starts_with("cold,") && lines[12].starts_with("warm,"));
+    let bad = minnow(["bench", "warmup", "--hot-pct", "101"]);
+    assert_eq!(bad.code, 2, "stderr: {}", bad.stderr);
+}

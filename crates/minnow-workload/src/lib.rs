@@ -17,6 +17,9 @@
 //!   (experiment E8).
 //! - [`parallel_load`]: parallel multi-row inserts under auto-increment lock modes 0, 1, 2
 //!   and with explicit keys (experiment E7).
+//! - [`warmup`]: a skewed point-read workload on a table larger than the buffer pool, read to
+//!   a steady state and restarted with and without the `ib_buffer_pool` dump load, with
+//!   throughput per interval after each restart (experiment E11).
 //! - [`plot`]: line and grouped-bar charts as SVG from the CSV the benches write (no
 //!   dependencies), for `minnow plot` and docs/plots.
 //! - [`slap`]: mysqlslap-style q1/q4/q5 point and range queries over a cached table with a
@@ -61,8 +64,9 @@ pub mod oltp;
 pub mod parallel_load;
 pub mod plot;
 pub mod reads2007;
-pub mod slap;
 pub mod revisions;
+pub mod slap;
+pub mod warmup;
 
 /// Everything that can go wrong while preparing or running a workload.
 #[derive(Debug, thiserror::Error)]

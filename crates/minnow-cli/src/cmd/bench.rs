@@ -6,6 +6,8 @@
 //!     [--csv | --json]                  (experiment E2; see the `bench_reads` module)
 //! minnow bench covering [--rows N] [--user-revisions N] [--rounds N] [--csv | --json]
 //!                                       (experiment E8; see the `bench_covering` module)
+//! minnow bench warmup [--rows N] [--hot-rows N] [--hot-pct 99] [--threads 4] [--csv | --json]
+//!                                       (experiment E11; see the `bench_warmup` module)
 //! minnow bench parallel-load [--rows N] [--threads 1,2,4] [--keys autoinc0,...] [--csv | --json]
 //!                                       (experiment E7; see the `bench_load` module)
 //! minnow bench oltp --mode update_index --tables 1 --table-size 10000 --threads 4 --time 10 \
@@ -72,6 +74,9 @@ pub enum Workload {
     /// Experiment E7: parallel inserts under auto-increment lock modes 0, 1, 2 and with
     /// explicit keys.
     ParallelLoad(super::bench_load::LoadArgs),
+    /// Experiment E11: throughput after a restart, with and without loading the buffer pool
+    /// dump (`ib_buffer_pool`), on a table larger than the pool.
+    Warmup(super::bench_warmup::WarmupArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -183,6 +188,7 @@ pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Statu
         Workload::Ahi(args) => crate::cmd::bench_ahi::run(args, json, out),
         Workload::Covering(args) => super::bench_covering::run(args, json, out),
         Workload::ParallelLoad(args) => super::bench_load::run(args, json, out),
+        Workload::Warmup(args) => super::bench_warmup::run(args, json, out),
     }
 }
 

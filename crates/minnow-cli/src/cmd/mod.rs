@@ -6,6 +6,7 @@ pub mod bench_ahi;
 pub mod bench_covering;
 pub mod bench_load;
 pub mod bench_reads;
+pub mod bench_warmup;
 pub mod check;
 pub mod dblwr;
 pub mod demo;
