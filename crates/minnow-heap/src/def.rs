@@ -25,47 +25,6 @@ use minnow::page::fil::{self, FilHeader};
 /// The magic at offset 38 of page 0.
 pub const MAGIC: &[u8; 8] = b"MNHEAP01";
 
-fn type_code(t: ColumnType) -> (u8, u16) {
-    match t {
-        ColumnType::I8 => (1, 0),
-        ColumnType::I16 => (2, 0),
-        ColumnType::I32 => (3, 0),
-        ColumnType::I64 => (4, 0),
-        ColumnType::U8 => (5, 0),
-        ColumnType::U16 => (6, 0),
-        ColumnType::U32 => (7, 0),
-        ColumnType::U64 => (8, 0),
-        ColumnType::Fixed(n) => (9, n),
-        ColumnType::Var(n) => (10, n),
-        ColumnType::Double => (11, 0),
-        ColumnType::Date => (12, 0),
-        ColumnType::DateTime => (13, 0),
-        ColumnType::Blob => (14, 0),
-        ColumnType::Text => (15, 0),
-    }
-}
-
-fn from_code(code: u8, n: u16) -> Option<ColumnType> {
-    Some(match code {
-        1 => ColumnType::I8,
-        2 => ColumnType::I16,
-        3 => ColumnType::I32,
-        4 => ColumnType::I64,
-        5 => ColumnType::U8,
-        6 => ColumnType::U16,
-        7 => ColumnType::U32,
-        8 => ColumnType::U64,
-        9 => ColumnType::Fixed(n),
-        10 => ColumnType::Var(n),
-        11 => ColumnType::Double,
-        12 => ColumnType::Date,
-        13 => ColumnType::DateTime,
-        14 => ColumnType::Blob,
-        15 => ColumnType::Text,
-        _ => return None,
-    })
-}
-
 fn put_name(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     let n = b.len().min(255);
@@ -88,7 +47,7 @@ pub fn encode_page(def: &TableDef) -> Result<Vec<u8>, String> {
     d.extend_from_slice(&(def.columns.len() as u16).to_be_bytes());
     for c in &def.columns {
         put_name(&mut d, &c.name);
-        let (code, n) = type_code(c.ty);
+        let (code, n) = ColumnType::code(c.ty);
         d.push(code);
         d.extend_from_slice(&n.to_be_bytes());
         d.push(u8::from(c.nullable) | (u8::from(c.auto_increment) << 1));
@@ -188,7 +147,8 @@ pub fn decode_page(page: &[u8]) -> Result<TableDef, String> {
         let name = r.name()?;
         let code = r.u8()?;
         let n = r.u16()?;
-        let ty = from_code(code, n).ok_or_else(|| format!("a type code, found {code}"))?;
+        let ty =
+            ColumnType::from_code(code, n).ok_or_else(|| format!("a type code, found {code}"))?;
         let flags = r.u8()?;
         let mut c = if flags & 1 != 0 {
             ColumnDef::nullable(name, ty)

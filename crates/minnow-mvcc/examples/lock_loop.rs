@@ -23,7 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     for trx in 1..=n {
         let mut t = m.begin(trx);
-        t.lock(LockKey::new(7, &(trx % 4096).to_be_bytes()), LockMode::Exclusive)?;
+        t.lock(
+            LockKey::new(7, &(trx % 4096).to_be_bytes()),
+            LockMode::Exclusive,
+        )?;
         t.release_all();
     }
     let per = start.elapsed().as_nanos() as f64 / n as f64;

@@ -646,26 +646,6 @@ fn put_u16(out: &mut Vec<u8>, v: usize) {
     out.extend_from_slice(&(v.min(usize::from(u16::MAX)) as u16).to_be_bytes());
 }
 
-fn type_code(t: ColumnType) -> (u8, u16) {
-    match t {
-        ColumnType::I8 => (1, 0),
-        ColumnType::I16 => (2, 0),
-        ColumnType::I32 => (3, 0),
-        ColumnType::I64 => (4, 0),
-        ColumnType::U8 => (5, 0),
-        ColumnType::U16 => (6, 0),
-        ColumnType::U32 => (7, 0),
-        ColumnType::U64 => (8, 0),
-        ColumnType::Fixed(n) => (9, n),
-        ColumnType::Var(n) => (10, n),
-        ColumnType::Double => (11, 0),
-        ColumnType::Date => (12, 0),
-        ColumnType::DateTime => (13, 0),
-        ColumnType::Blob => (14, 0),
-        ColumnType::Text => (15, 0),
-    }
-}
-
 /// Encodes the table's dictionary value. Layout (big-endian): version `u8` = 1; clustered
 /// index id `u64`, root `u32`; column count `u16`, then per column a name (`u8` length and
 /// bytes), a type code `u8` (1..=4 I8..I64, 5..=8 U8..U64, 9 Fixed, 10 Var, 11 Double,
@@ -683,7 +663,7 @@ pub(crate) fn encode(m: &TableMeta) -> Vec<u8> {
     put_u16(&mut out, m.def.columns.len());
     for c in &m.def.columns {
         put_str(&mut out, &c.name);
-        let (code, len) = type_code(c.ty);
+        let (code, len) = c.ty.code();
         out.push(code);
         out.extend_from_slice(&len.to_be_bytes());
         out.push(u8::from(c.nullable) | (u8::from(c.auto_increment) << 1));
@@ -749,24 +729,7 @@ fn decode_inner(name: &str, b: &[u8]) -> Option<TableMeta> {
         let cname = r.str()?;
         let code = r.u8()?;
         let len = u16::try_from(r.u16()?).ok()?;
-        let ty = match code {
-            1 => ColumnType::I8,
-            2 => ColumnType::I16,
-            3 => ColumnType::I32,
-            4 => ColumnType::I64,
-            5 => ColumnType::U8,
-            6 => ColumnType::U16,
-            7 => ColumnType::U32,
-            8 => ColumnType::U64,
-            9 => ColumnType::Fixed(len),
-            10 => ColumnType::Var(len),
-            11 => ColumnType::Double,
-            12 => ColumnType::Date,
-            13 => ColumnType::DateTime,
-            14 => ColumnType::Blob,
-            15 => ColumnType::Text,
-            _ => return None,
-        };
+        let ty = ColumnType::from_code(code, len)?;
         let flags = r.u8()?;
         if flags & !0b11 != 0 {
             return None;

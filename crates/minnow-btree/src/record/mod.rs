@@ -201,6 +201,53 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
+    /// The type's code and length as the dictionary stores them (FORMAT.md §8; the heap
+    /// file's definition page, §10, uses the same codes): 1-8 the integers from `I8` to `U64`,
+    /// 9 `Fixed(n)`, 10 `Var(n)` (the length is `n`; 0 for every other type), 11 `Double`,
+    /// 12 `Date`, 13 `DateTime`, 14 `Blob`, 15 `Text`.
+    pub fn code(self) -> (u8, u16) {
+        match self {
+            ColumnType::I8 => (1, 0),
+            ColumnType::I16 => (2, 0),
+            ColumnType::I32 => (3, 0),
+            ColumnType::I64 => (4, 0),
+            ColumnType::U8 => (5, 0),
+            ColumnType::U16 => (6, 0),
+            ColumnType::U32 => (7, 0),
+            ColumnType::U64 => (8, 0),
+            ColumnType::Fixed(n) => (9, n),
+            ColumnType::Var(n) => (10, n),
+            ColumnType::Double => (11, 0),
+            ColumnType::Date => (12, 0),
+            ColumnType::DateTime => (13, 0),
+            ColumnType::Blob => (14, 0),
+            ColumnType::Text => (15, 0),
+        }
+    }
+
+    /// The type with code `code` and length `len` ([`ColumnType::code`]); `None` for an
+    /// unknown code.
+    pub fn from_code(code: u8, len: u16) -> Option<ColumnType> {
+        Some(match code {
+            1 => ColumnType::I8,
+            2 => ColumnType::I16,
+            3 => ColumnType::I32,
+            4 => ColumnType::I64,
+            5 => ColumnType::U8,
+            6 => ColumnType::U16,
+            7 => ColumnType::U32,
+            8 => ColumnType::U64,
+            9 => ColumnType::Fixed(len),
+            10 => ColumnType::Var(len),
+            11 => ColumnType::Double,
+            12 => ColumnType::Date,
+            13 => ColumnType::DateTime,
+            14 => ColumnType::Blob,
+            15 => ColumnType::Text,
+            _ => return None,
+        })
+    }
+
     /// The stored width of a fixed-width type; `None` for [`ColumnType::Var`].
     pub fn fixed_len(self) -> Option<usize> {
         Some(match self {
