@@ -652,6 +652,34 @@ impl TrxSys {
         Ok(end)
     }
 
+    /// Verifies the undo store: reads every undo page of the stream (so a damaged page is a
+    /// checksum error naming it) and checks its header, and every active log's header.
+    /// Returns the number of undo pages.
+    pub fn check(&self, pool: &BufferPool) -> Result<u64> {
+        let first = {
+            let g = pool.get_read(self.page)?;
+            bytes::read_u32(&g, sys::FIRST).map_err(|e| MvccError::CorruptTrxSys {
+                page: self.page,
+                what: e.to_string(),
+            })?
+        };
+        let limit = minnow_btree::space::space_usage(pool, self.page.space)?.size;
+        let (mut page, mut n) = (first, 0u64);
+        while page != 0 {
+            n += 1;
+            if n > u64::from(limit) {
+                return Err(MvccError::CorruptTrxSys {
+                    page: self.page,
+                    what: "the undo page chain has a cycle".into(),
+                });
+            }
+            let id = PageId::new(self.page.space, page);
+            let g = pool.get_read(id)?;
+            page = undo::held_page_fields(&g, id)?.0;
+        }
+        Ok(n)
+    }
+
     /// Reads the header of `log` from its page.
     pub fn header(&self, pool: &BufferPool, log: &UndoLog) -> Result<LogHeader> {
         undo::read_header(pool, self.page.space, log.header)

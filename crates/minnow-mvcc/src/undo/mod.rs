@@ -176,6 +176,11 @@ pub(crate) fn init_undo_page(mtr: &mut Mtr<'_>, h: PageHandle) -> Result<()> {
     Ok(())
 }
 
+/// The checked (next, free) of an undo page's bytes.
+pub(crate) fn held_page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
+    undo_page_fields(p, id)
+}
+
 /// The checked (next, free) of a page held by an mtr.
 pub(crate) fn held_fields(mtr: &Mtr<'_>, h: PageHandle, id: PageId) -> Result<(u32, usize)> {
     undo_page_fields(mtr.page(h), id)
