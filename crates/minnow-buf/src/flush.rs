@@ -71,6 +71,11 @@ pub trait PageWriter: Send + Sync + std::fmt::Debug {
         pages: &mut [PageImage<'_>],
         spaces: &SpaceMap,
     ) -> Result<(), BufError>;
+
+    /// The doublewrite buffer's counters, for writers that are one (the default: none).
+    fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
+        None
+    }
 }
 
 /// Writes pages straight to their tablespaces and syncs them (doublewrite off).
@@ -121,6 +126,10 @@ impl PageWriter for minnow_dblwr::Doublewrite {
         let batch: Vec<(PageId, &[u8])> = pages.iter().map(|p| (p.id, &*p.data)).collect();
         self.flush_batch(self.segment_for(segment), &batch, spaces)?;
         Ok(())
+    }
+
+    fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
+        Some(self.stats().snapshot())
     }
 }
 
@@ -216,6 +225,16 @@ impl Shared {
             .zip(taken)
             .map(|(data, &(_, id, lsn))| PageImage { id, lsn, data })
             .collect();
+        crate::trace_event!("doublewrite_batch", segment, pages = images.len());
+        #[cfg(feature = "trace")]
+        for p in &images {
+            crate::trace_event!(
+                "page_write",
+                space = p.id.space,
+                page = p.id.page_no,
+                lsn = p.lsn.0
+            );
+        }
         self.writer.write_batch(segment, &mut images, &self.spaces)
     }
 
@@ -374,11 +393,12 @@ impl Shared {
             (self.oldest_modification(), log.current_lsn())
         };
         let target = Lsn(oldest.unwrap_or(current.0)).min(log.flushed_lsn());
-        if target > log.checkpoint_lsn()
-            && let Err(e) = log.checkpoint(target)
-        {
-            self.poison();
-            return Err(e.into());
+        if target > log.checkpoint_lsn() {
+            if let Err(e) = log.checkpoint(target) {
+                self.poison();
+                return Err(e.into());
+            }
+            crate::trace_event!("checkpoint", lsn = target.0);
         }
         Ok(log.checkpoint_lsn())
     }

@@ -54,6 +54,20 @@
 //! pool.shutdown()?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! ## Tracing
+//!
+//! With the crate feature `trace`, the pool emits structured [`tracing`] events (level
+//! TRACE, target `minnow`), each named after what happened: `page_read` (space, page),
+//! `page_evict` (space, page), `page_write` (space, page, lsn), `doublewrite_batch`
+//! (segment, pages), `mtr_commit` (start, end, pages changed, records) and `checkpoint`
+//! (lsn); `minnow-btree` adds `split` and `merge` through the same macro,
+//! [`trace_event!`]. Without the feature the macro expands to nothing: not a branch, not a
+//! load, so the default build pays exactly zero (which is why it is a compile-time switch
+//! rather than a run-time one). With it and no subscriber installed, each event costs what
+//! `tracing` costs a disabled callsite: one relaxed load of its cached interest and a
+//! branch. `minnow`'s `trace` feature turns it on in both crates; its example `trace_run`
+//! records a short run.
 
 #![cfg_attr(
     not(test),
@@ -94,6 +108,31 @@ pub use mtr::{Mtr, PageHandle};
 pub use recovery::{DoublewriteRecovery, RecoveryReport};
 pub use space::SpaceMap;
 pub use stats::BufferPoolStats;
+
+#[cfg(feature = "trace")]
+#[doc(hidden)]
+pub use tracing as __tracing;
+
+/// Emits a structured `tracing` event named `$name` (level TRACE, target `minnow`) with the
+/// given fields, when the calling crate is built with its `trace` feature; expands to
+/// nothing otherwise (see the crate docs, "Tracing").
+///
+/// ```
+/// let (space, page) = (0u32, 7u32);
+/// minnow_buf::trace_event!("page_read", space, page);
+/// ```
+#[macro_export]
+macro_rules! trace_event {
+    ($name:literal $(, $($fields:tt)*)?) => {
+        #[cfg(feature = "trace")]
+        $crate::__tracing::event!(
+            name: $name,
+            target: "minnow",
+            $crate::__tracing::Level::TRACE,
+            $($($fields)*)?
+        );
+    };
+}
 
 use pool::{Mode, Shared};
 
@@ -329,9 +368,17 @@ impl BufferPool {
         for i in self.shared.instances.iter() {
             t.add(&i.stats);
             t.free_frames += u64::from(i.free_len.load(Ordering::Relaxed));
+            t.lru_pages += u64::from(i.lru_len.load(Ordering::Relaxed));
+            t.old_pages += u64::from(i.old_len.load(Ordering::Relaxed));
         }
         t.frames = self.shared.ctl.len() as u64;
         t
+    }
+
+    /// The doublewrite buffer's counters, if the pool writes through one (None with
+    /// doublewrite off).
+    pub fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
+        self.shared.writer.doublewrite_stats()
     }
 
     /// The settings.

@@ -254,6 +254,13 @@ impl<'a> Mtr<'a> {
         }
         drop(gate);
         self.done = true;
+        crate::trace_event!(
+            "mtr_commit",
+            start = start.0,
+            end = end.0,
+            pages = self.pages.iter().filter(|h| h.changed).count(),
+            records = self.records.len()
+        );
         Ok(end)
     }
 

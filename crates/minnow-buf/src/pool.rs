@@ -322,6 +322,11 @@ impl Shared {
                 }
                 inst.freed_clock.fetch_add(1, Ordering::Relaxed);
                 inst.stats.bump(Counter::Evictions);
+                crate::trace_event!(
+                    "page_evict",
+                    space = PageId::from_u64(old).space,
+                    page = PageId::from_u64(old).page_no
+                );
                 got = Some(inst.base + l);
             }
         }
@@ -403,6 +408,7 @@ impl Shared {
             Ok(_) => {
                 self.publish_read(ii, f);
                 self.instances[ii].stats.bump(Counter::Reads);
+                crate::trace_event!("page_read", space = id.space, page = id.page_no);
                 self.ctl(f).unlock_x();
                 Ok(f)
             }

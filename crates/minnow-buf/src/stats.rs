@@ -122,6 +122,10 @@ pub struct BufferPoolStats {
     pub dirty_pages: u64,
     /// Free frames now.
     pub free_frames: u64,
+    /// Pages on the LRU lists now (young and old sublists together).
+    pub lru_pages: u64,
+    /// Pages in the LRU's old sublist now (the rest are young).
+    pub old_pages: u64,
     /// Frames in the pool.
     pub frames: u64,
 }

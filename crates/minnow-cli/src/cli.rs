@@ -96,6 +96,8 @@ pub enum Command {
         #[command(subcommand)]
         workload: cmd::bench::Workload,
     },
+    /// Draw a chart (SVG) from a CSV result file (`minnow plot --help`).
+    Plot(cmd::plot::PlotArgs),
     /// Decode one page: FIL header and trailer, FSP or INDEX header, checksum verdict.
     Page {
         /// How to read the file.
@@ -110,6 +112,19 @@ pub enum Command {
         /// The page number (0 is the first page).
         #[arg(value_name = "N")]
         page: u64,
+        /// Decode an InnoDB INDEX page's COMPACT/DYNAMIC records with these columns, in table
+        /// order: "id:int unsigned,name:varchar(64),d:date not null" (lengths in bytes).
+        #[arg(long, value_name = "COLS", conflicts_with = "schema")]
+        columns: Option<String>,
+        /// Read the --columns list from FILE (commas or one per line, # comments).
+        #[arg(long, value_name = "FILE")]
+        schema: Option<std::path::PathBuf>,
+        /// The primary key's columns (default: the first column).
+        #[arg(long, value_name = "COLS")]
+        pk: Option<String>,
+        /// The page is a secondary index's on these columns (default: the clustered index).
+        #[arg(long, value_name = "COLS")]
+        key: Option<String>,
     },
     /// Show the redo log: header, checkpoint slots, the records from the checkpoint to the end
     /// (group, type, page, offset, length, LSN) and a summary; reports a torn tail.
@@ -130,6 +145,26 @@ pub enum Command {
         /// The database directory (holding `dblwr.<n>` and `ibdata1`).
         #[arg(value_name = "DIR")]
         dir: std::path::PathBuf,
+    },
+    /// Show the engine's counters (buffer pool, redo, doublewrite, rows): live from the status
+    /// file a running database writes (Config::status_file), else from the files at rest.
+    Status {
+        /// The database directory.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
+    /// Follow a running database's counters as rates, one line per interval (needs the
+    /// status file, Config::status_file).
+    Watch {
+        /// The database directory.
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// Milliseconds between lines (at least the engine's refresh interval in effect).
+        #[arg(long, value_name = "N", default_value_t = cmd::watch::DEFAULT_INTERVAL_MS)]
+        interval_ms: u64,
+        /// Stop after N lines (default: run until interrupted).
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
     },
     /// Show one index's B-tree: pages, fill and key range per level; draw it with --dot or
     /// --svg.
@@ -243,6 +278,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             cmd::demo::run(&opts, cli.json, out)
         }
         Command::Bench { workload } => cmd::bench::run(workload, cli.json, out),
+        Command::Plot(args) => cmd::plot::run(args, out),
         Command::Check { dir } => cmd::check::run(dir, cli.json, out),
         Command::Verify { read, files } => cmd::verify::run(files, read, cli.json, out),
         Command::Inspect {
@@ -255,12 +291,36 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             hex,
             file,
             page,
-        } => cmd::page::run(file, *page, read, *hex, cli.json, out),
+            columns,
+            schema,
+            pk,
+            key,
+        } => {
+            let columns = match (columns, schema) {
+                (Some(c), _) => Some(c.clone()),
+                (None, Some(f)) => Some(
+                    std::fs::read_to_string(f)
+                        .map_err(|e| CliError::Usage(format!("--schema {}: {e}", f.display())))?,
+                ),
+                (None, None) => None,
+            };
+            let schema = columns
+                .map(|c| crate::innodb_rec::Schema::parse(&c, pk.as_deref(), key.as_deref()))
+                .transpose()
+                .map_err(|e| CliError::Usage(format!("--columns: {e}")))?;
+            cmd::page::run(file, *page, read, *hex, schema.as_ref(), cli.json, out)
+        }
         Command::Log { dir, limit } => {
             let limit = if *limit == 0 { usize::MAX } else { *limit };
             cmd::log::run(dir, limit, cli.json, out)
         }
         Command::Dblwr { read, dir } => cmd::dblwr::run(dir, read, cli.json, out),
+        Command::Status { dir } => cmd::status::run(dir, cli.json, out),
+        Command::Watch {
+            dir,
+            interval_ms,
+            count,
+        } => cmd::watch::run(dir, *interval_ms, *count, cli.json, out),
         Command::Tree {
             dir,
             table,

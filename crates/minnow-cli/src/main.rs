@@ -24,6 +24,14 @@
 //!   page in the data file: same LSN, data newer, data older, or torn, and what recovery would
 //!   do ([`cmd::dblwr`]).
 //!
+//! Two commands show the engine's counters, minnow's `SHOW ENGINE INNODB STATUS`:
+//!
+//! - `minnow status DIR` reads the status file a running database rewrites when
+//!   `Config::status_file` is set (live), or else what the files at rest say: LSNs from the
+//!   log, the tablespace's size, the doublewrite segments ([`cmd::status`]);
+//! - `minnow watch DIR` prints the live counters as rates, one line per interval, while a
+//!   workload runs ([`cmd::watch`]).
+//!
 //! Every command takes `--json` (machine-readable output on stdout) and exits with
 //! **0** when everything checked is fine, **1** when the file has corrupt pages (or the log,
 //! doublewrite or tree has other problems), and **2** on a
@@ -48,6 +56,7 @@ mod check;
 mod cli;
 mod cmd;
 mod describe;
+mod innodb_rec;
 mod output;
 mod space;
 

@@ -117,3 +117,75 @@ fn oltp_usage_errors_exit_2() {
         );
     }
 }
+
+#[test]
+fn reads2007_runs_both_organisations() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("db");
+    let run = minnow([
+        "bench",
+        "reads2007",
+        "--rows",
+        "2000",
+        "--threads",
+        "1,2",
+        "--queries",
+        "READ_PK_POINT,key_range_no_data,READ_FTS",
+        "--time",
+        "0.05",
+        "--warmup",
+        "0",
+        "--json",
+        "--dir",
+        data.to_str().unwrap(),
+        "--set",
+        "buffer_pool_size=32M",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["loads"].as_array().unwrap().len(), 2);
+    let points = j["points"].as_array().unwrap();
+    // 3 queries x 2 thread counts x 2 organisations.
+    assert_eq!(points.len(), 12);
+    for p in points {
+        assert!(p["queries"].as_u64().unwrap() > 0, "{p}");
+    }
+    assert!(
+        points
+            .iter()
+            .any(|p| p["organisation"] == "heap" && p["query"] == "READ_FTS")
+    );
+    assert!(data.join("normal.MYD").exists());
+
+    let csv = minnow([
+        "bench",
+        "reads2007",
+        "--organisation",
+        "heap",
+        "--rows",
+        "500",
+        "--threads",
+        "1",
+        "--queries",
+        "READ_PK_POINT",
+        "--time",
+        "0.05",
+        "--csv",
+    ]);
+    assert_eq!(csv.code, 0, "stderr: {}", csv.stderr);
+    let lines: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "organisation,query,threads,queries,rows,seconds,qps"
+    );
+    assert!(
+        lines[1].starts_with("heap,READ_PK_POINT,1,"),
+        "{}",
+        lines[1]
+    );
+
+    let bad = minnow(["bench", "reads2007", "--threads", "0"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    let bad = minnow(["bench", "reads2007", "--organisation", "falcon"]);
+    assert_ne!(bad.code, 0);
+}

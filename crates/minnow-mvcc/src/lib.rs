@@ -51,12 +51,13 @@
 //! - [`undo`]: undo pages, the undo stream, the undo record format.
 //! - [`read_view`]: InnoDB's visibility rule.
 //! - [`roll_ptr`]: the 56-bit roll pointer.
+//! - [`lock`]: row locks for writers: queues, deadlock detection, lock wait timeouts.
 //!
 //! This crate knows pages and bytes, not tables: what a record's fields mean, and how
 //! secondary indexes follow a clustered change, is the `minnow` crate's part.
 //!
-//! Not built yet: row locks (writers meet a typed write conflict instead of waiting),
-//! purge (history and delete-marked records are kept), and reuse of undo space.
+//! Not built yet: wiring the row locks into the API (writers meet a typed write conflict
+//! instead of waiting), purge (history and delete-marked records are kept), and reuse of undo space.
 
 #![cfg_attr(
     not(test),
@@ -70,12 +71,14 @@
 #![deny(unsafe_code)]
 
 pub mod error;
+pub mod lock;
 pub mod read_view;
 pub mod roll_ptr;
 pub mod trx_sys;
 pub mod undo;
 
 pub use error::{MvccError, Result};
+pub use lock::{LockError, LockKey, LockManager, LockMode, LockStats, TrxLocks};
 pub use read_view::ReadView;
 pub use roll_ptr::{INSERT_FLAG, RollPtr, trx_id_from_field};
 pub use trx_sys::{NewRecord, TrxStatus, TrxSys, UndoLog};

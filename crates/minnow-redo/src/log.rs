@@ -199,6 +199,9 @@ pub struct Log {
     leader: Mutex<bool>,
     /// Signalled when a leader finishes.
     leader_done: Condvar,
+    /// A mirror of the append state's LSN, stored under its mutex, so that status readers
+    /// get the current LSN without taking the mutex every appender needs.
+    current: AtomicU64,
     written: AtomicU64,
     flushed: AtomicU64,
     checkpoint_lsn: AtomicU64,
@@ -282,6 +285,7 @@ impl Log {
             space: Condvar::new(),
             leader: Mutex::new(false),
             leader_done: Condvar::new(),
+            current: AtomicU64::new(end.0),
             written: AtomicU64::new(end.0),
             flushed: AtomicU64::new(end.0),
             checkpoint_lsn: AtomicU64::new(checkpoint.lsn.0),
@@ -301,6 +305,13 @@ impl Log {
     /// The LSN the next append will start at.
     pub fn current_lsn(&self) -> Lsn {
         lock(&self.append).lsn
+    }
+
+    /// The LSN the next append will start at, read without the append mutex (a relaxed
+    /// load of a mirror stored under it): may lag an append in flight, never runs ahead.
+    /// For status readers, which must not queue behind appenders.
+    pub fn current_lsn_relaxed(&self) -> Lsn {
+        Lsn(self.current.load(Ordering::Relaxed))
     }
 
     /// Everything below this LSN has been written to the OS.
@@ -435,6 +446,7 @@ impl Log {
         // The block the end falls in exists, so a write up to `end` has a block to write.
         st.ensure_block(end.block_start());
         st.lsn = end;
+        self.current.store(end.0, Ordering::Relaxed);
         drop(st);
         LogStats::bump(&self.stats.appends, 1);
         LogStats::bump(&self.stats.bytes, group.len() as u64);

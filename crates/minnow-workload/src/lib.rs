@@ -9,6 +9,11 @@
 //!   `oltp_read_write`, `oltp_update_index`, `oltp_update_non_index`, `oltp_point_select`) on
 //!   `sbtest` tables, with sysbench's knobs and defaults, per-interval reports and a final
 //!   summary with latency percentiles.
+//! - [`reads2007`]: the 2007 read micro-benchmark (seed 001): the "normal" table and its 13
+//!   queries at a thread sweep, on a clustered table or a MyISAM-like heap table
+//!   ([`minnow_heap`]), for experiment E2.
+//! - [`plot`]: line and grouped-bar charts as SVG from the CSV the benches write (no
+//!   dependencies), for `minnow plot` and docs/plots.
 //! - [`io_stats`]: pages flushed and bytes written around a run.
 //! - [`knobs`]: `innodb_*`-style names for every [`minnow::Config`] field, so a command line
 //!   can say `--set doublewrite=off --set flush_log_at_trx_commit=0`.
@@ -46,6 +51,8 @@
 pub mod io_stats;
 pub mod knobs;
 pub mod oltp;
+pub mod plot;
+pub mod reads2007;
 
 /// Everything that can go wrong while preparing or running a workload.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +76,9 @@ pub enum WorkloadError {
         /// What is wrong.
         reason: String,
     },
+    /// The heap table failed (its heap file, or a definition it refuses).
+    #[error(transparent)]
+    Heap(Box<minnow_heap::HeapError>),
     /// A worker thread panicked (a bug in the workload or the engine).
     #[error("a worker thread panicked")]
     WorkerPanicked,

@@ -25,6 +25,7 @@
 //! | `read_ahead_threshold` | `innodb_read_ahead_threshold` | every open |
 //! | `buffer_pool_dump_at_shutdown`, `buffer_pool_dump_pct` | same names (the dump is also loaded at startup) | close / open |
 //! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` (0, 1, 2) | every insert into a table with an AUTO_INCREMENT column |
+//! | `status_file` | `innodb_status_file` (with an interval instead of InnoDB's fixed 15 s) | every open |
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -179,6 +180,11 @@ pub struct Config {
     /// `innodb_autoinc_lock_mode` (default 2, [`AutoIncLockMode::Interleaved`], as MySQL
     /// 8.0). Read at every statement, so it takes effect at open.
     pub autoinc_lock_mode: AutoIncLockMode,
+    /// `innodb_status_file`: if set, a background thread rewrites `minnow_status.json` in
+    /// the data directory at this interval (at least 10 ms) with [`crate::Database::status`],
+    /// for `minnow status` and `minnow watch` to read while the database runs; removed at
+    /// close. Default off. See the `status` module docs.
+    pub status_file: Option<Duration>,
 }
 
 impl Default for Config {
@@ -206,6 +212,7 @@ impl Default for Config {
             buffer_pool_dump_at_shutdown: true,
             buffer_pool_dump_pct: buf.dump_pct,
             autoinc_lock_mode: AutoIncLockMode::default(),
+            status_file: None,
         }
     }
 }
@@ -240,6 +247,14 @@ impl Config {
                     self.doublewrite_pages,
                     minnow_dblwr::format::MAX_CAPACITY
                 ),
+            );
+        }
+        if let Some(i) = self.status_file
+            && i < Duration::from_millis(10)
+        {
+            return bad(
+                "innodb_status_file",
+                format!("an interval of {i:?} is below the minimum 10 ms"),
             );
         }
         self.buf_config(None)

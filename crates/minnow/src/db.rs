@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
 use minnow_btree::{BTree, ScanRange};
@@ -19,6 +20,7 @@ use crate::autoinc::{self, AutoInc};
 use crate::config::Config;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY, TableDef, TableMeta};
+use crate::status::{RowCounters, RowOp, StatusFileWriter};
 use crate::table::Table;
 
 /// The system tablespace's file name (InnoDB's `ibdata1`): the dictionary and every table.
@@ -86,7 +88,8 @@ pub struct OpenReport {
 }
 
 pub(crate) struct Inner {
-    pub pool: BufferPool,
+    /// Shared with the status-file thread, if any (see `status`); unwrapped at close.
+    pub pool: Arc<BufferPool>,
     pub config: Config,
     pub dict: BTree,
     pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
@@ -103,6 +106,67 @@ pub(crate) struct Inner {
     /// check against the clustered record. A coarse, database-wide stand-in for InnoDB's
     /// per-page `PAGE_MAX_TRX_ID`; 0 at open, since recovery leaves only committed changes.
     pub sec_max_trx: std::sync::atomic::AtomicU64,
+    /// Row operations since open, for [`Database::status`].
+    pub(crate) rows: Arc<RowCounters>,
+    /// When the database was opened.
+    pub(crate) started: Instant,
+    /// The thread rewriting the status file (`Config::status_file`).
+    status_file: Mutex<Option<StatusFileWriter>>,
+}
+
+impl Inner {
+    fn new(
+        pool: BufferPool,
+        config: Config,
+        dict: BTree,
+        tables: BTreeMap<String, Arc<TableEntry>>,
+        next_index_id: u64,
+        dir: &Path,
+        (trx_sys, undo_segment): (TrxSys, minnow_btree::space::Segment),
+    ) -> Inner {
+        Inner {
+            pool: Arc::new(pool),
+            config,
+            dict,
+            tables: RwLock::new(tables),
+            write: Mutex::new(()),
+            next_index_id: Mutex::new(next_index_id),
+            dir: dir.to_path_buf(),
+            rows: Arc::default(),
+            started: Instant::now(),
+            status_file: Mutex::new(None),
+            trx_sys,
+            undo_segment,
+            sec_max_trx: Default::default(),
+        }
+    }
+
+    /// Starts the status-file thread if the configuration asks for one.
+    fn start_status_file(&self) -> Result<()> {
+        if let Some(interval) = self.config.status_file {
+            let w = StatusFileWriter::start(
+                &self.dir,
+                interval,
+                Arc::clone(&self.pool),
+                Arc::clone(&self.rows),
+                self.started,
+            )?;
+            *self.status_file.lock() = Some(w);
+        }
+        Ok(())
+    }
+
+    /// Stops the status-file thread, then shuts the pool down (see `BufferPool::shutdown`).
+    fn shutdown(self) -> Result<()> {
+        if let Some(w) = self.status_file.lock().take() {
+            w.stop();
+        }
+        match Arc::try_unwrap(self.pool) {
+            Ok(pool) => Ok(pool.shutdown()?),
+            // Only the status thread shares the pool, and it has been joined.
+            Err(pool) => Ok(pool.flush_all()?),
+        }
+    }
 }
 
 /// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
@@ -228,19 +292,18 @@ impl Database {
             .map_err(|e| from_tree(e, "TRX_SYS", "undo segment"))?;
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
+        let inner = Inner::new(
+            pool,
+            config,
+            dict,
+            BTreeMap::new(),
+            DICT_INDEX_ID + 1,
+            dir,
+            (trx_sys, undo_segment),
+        );
+        inner.start_status_file()?;
         Ok(Database {
-            inner: Some(Inner {
-                pool,
-                config,
-                dict,
-                tables: RwLock::new(BTreeMap::new()),
-                write: Mutex::new(()),
-                next_index_id: Mutex::new(DICT_INDEX_ID + 1),
-                dir: dir.to_path_buf(),
-                trx_sys,
-                undo_segment,
-                sec_max_trx: Default::default(),
-            }),
+            inner: Some(inner),
             report: OpenReport::default(),
         })
     }
@@ -351,18 +414,15 @@ impl Database {
         }
         let tables = entries;
         let mut db = Database {
-            inner: Some(Inner {
+            inner: Some(Inner::new(
                 pool,
                 config,
                 dict,
-                tables: RwLock::new(tables),
-                write: Mutex::new(()),
-                next_index_id: Mutex::new(next),
-                dir: dir.to_path_buf(),
-                trx_sys,
-                undo_segment,
-                sec_max_trx: Default::default(),
-            }),
+                tables,
+                next,
+                dir,
+                (trx_sys, undo_segment),
+            )),
             report: OpenReport::default(),
         };
         // Roll back every transaction that had not committed, newest record first, before
@@ -374,6 +434,7 @@ impl Database {
         db.finish_ddl(drops, rec.log.groups > 0)?;
         db.remove_orphan_counters(counters.into_keys())?;
         db.report = report;
+        db.inner()?.start_status_file()?;
         Ok(db)
     }
 
@@ -394,6 +455,15 @@ impl Database {
     /// The buffer pool (for statistics and inspection).
     pub fn buffer_pool(&self) -> Result<&BufferPool> {
         Ok(&self.inner()?.pool)
+    }
+
+    /// Counts `n` row operations of kind `op` for [`Database::status`] (this thread's stripe:
+    /// no shared cache line written).
+    #[inline]
+    pub(crate) fn count_rows(&self, op: RowOp, n: u64) {
+        if let Some(inner) = &self.inner {
+            inner.rows.bump(op, n);
+        }
     }
 
     /// Makes an acknowledged change as durable as `flush_log_at_trx_commit` asks.
@@ -670,7 +740,7 @@ impl Database {
             self.persist_counters()?;
         }
         match self.inner.take() {
-            Some(inner) => Ok(inner.pool.shutdown()?),
+            Some(inner) => inner.shutdown(),
             None => Ok(()),
         }
     }
@@ -682,7 +752,7 @@ impl Drop for Database {
             let _ = self.persist_counters();
         }
         if let Some(inner) = self.inner.take() {
-            let _ = inner.pool.shutdown();
+            let _ = inner.shutdown();
         }
     }
 }

@@ -253,6 +253,7 @@ mod db;
 mod ddl;
 mod error;
 mod schema;
+pub mod status;
 mod table;
 mod trx;
 
@@ -271,6 +272,7 @@ pub use minnow_redo::{Durability, FlushAtCommit};
 pub use schema::{
     ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
 };
+pub use status::{BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status};
 pub use table::{Rows, Scan, Table};
 pub use trx::{Isolation, Transaction};
 

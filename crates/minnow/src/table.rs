@@ -12,6 +12,7 @@ use crate::config::AutoIncLockMode;
 use crate::db::{Database, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, TableDef};
+use crate::status::RowOp;
 use crate::trx::{self, Snapshot, TrxState};
 
 /// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]); every
@@ -197,6 +198,7 @@ impl Iterator for Rows<'_> {
                     if let Some(n) = self.left.as_mut() {
                         *n -= 1;
                     }
+                    self.db.count_rows(RowOp::Read, 1);
                     return Some(Ok(row));
                 }
                 Ok(None) => continue,
@@ -295,17 +297,21 @@ impl<'db> Table<'db> {
             .get_projected(&inner.pool, &key, &meta.row_fields_trx)
             .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
         let Some((mut row, deleted)) = found else {
+            self.db.count_rows(RowOp::Read, 0);
             return Ok(None);
         };
         let writer = match row.pop() {
             Some(Value::Bytes(b)) => minnow_mvcc::trx_id_from_field(&b),
             _ => None,
         };
-        if writer.is_some_and(|w| w < inner.trx_sys.oldest_active()) {
-            return Ok((!deleted).then_some(row));
-        }
-        // A writer that may not have committed: the latest committed version, from undo.
-        self.get_in(&Snapshot::View(inner.trx_sys.read_view(0)), &key)
+        let found = if writer.is_some_and(|w| w < inner.trx_sys.oldest_active()) {
+            (!deleted).then_some(row)
+        } else {
+            // A writer that may not have committed: the latest committed version, from undo.
+            self.get_in(&Snapshot::View(inner.trx_sys.read_view(0)), &key)?
+        };
+        self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
+        Ok(found)
     }
 
     /// The row with primary key `key` as `snap` sees it.
@@ -442,6 +448,7 @@ impl<'db> Table<'db> {
                 end =
                     end.max(self.insert_one(row, &autoinc, &mut reserved, &mut done.generated)?);
                 done.rows += 1;
+                self.db.count_rows(RowOp::Insert, 1);
             }
             Ok(())
         };
@@ -514,6 +521,7 @@ impl<'db> Table<'db> {
         if !found {
             return Ok(None);
         }
+        self.db.count_rows(RowOp::Delete, 1);
         self.db.durable(end).map(Some)
     }
 
@@ -530,6 +538,7 @@ impl<'db> Table<'db> {
             let r = st.statement(inner, |st| trx::update(inner, &t, st, &row));
             autocommit(inner, st, r)?.1
         };
+        self.db.count_rows(RowOp::Update, 1);
         self.db.durable(end)
     }
 

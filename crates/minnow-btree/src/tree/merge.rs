@@ -83,6 +83,7 @@ impl BTree {
         };
         if let Some(l) = left {
             // n's records join its left sibling; n leaves the level and the parent.
+            minnow_buf::trace_event!("merge", index = self.index_id, into = l.no, freed = n.no);
             move_records(mtr, n.h, l.h, layout, Cursor::INFIMUM)?;
             let r_no = next(mtr.page(n.h)).map_err(|e| self.corrupt(n.no, e.to_string()))?;
             set_next(mtr, l.h, r_no)?;
@@ -99,6 +100,7 @@ impl BTree {
         };
         if let Some(r) = right {
             // The right sibling's records join n; the right sibling goes.
+            minnow_buf::trace_event!("merge", index = self.index_id, into = n.no, freed = r.no);
             let r2_no = next(mtr.page(r.h)).map_err(|e| self.corrupt(r.no, e.to_string()))?;
             if lvl.right2.map(|x| x.no) != (r2_no != NIL).then_some(r2_no) {
                 return Err(self.corrupt(r.no, "right sibling's right sibling not latched"));

@@ -230,6 +230,7 @@ impl BTree {
         rec: &RecordBuf,
         plan: Plan,
     ) -> Result<RecordBuf, TreeError> {
+        minnow_buf::trace_event!("split", index = self.index_id, page = n.no, level);
         let layout = self.layout_at(level);
         let page = mtr.page(n.h);
         let Plan { idx, new_pos } = plan;

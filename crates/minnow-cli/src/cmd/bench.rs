@@ -2,6 +2,8 @@
 //! experiments in `docs/EXPERIMENTS.md`.
 //!
 //! ```text
+//! minnow bench reads2007 [--organisation clustered|heap|both] [--rows N] [--threads 1,4,16] \
+//!     [--csv | --json]                  (experiment E2; see the `bench_reads` module)
 //! minnow bench oltp --mode update_index --tables 1 --table-size 10000 --threads 4 --time 10 \
 //!     [--events N] [--dir DIR] [--set doublewrite=off --set flush_log_at_trx_commit=0 ...] \
 //!     [--report-interval 1] [--csv | --json]
@@ -53,6 +55,9 @@ pub enum Workload {
     /// update_non_index, point_select). No BEGIN/COMMIT is issued (minnow has no
     /// multi-statement transactions): a "transaction" is one event's statements.
     Oltp(OltpArgs),
+    /// The 2007 read micro-benchmark (experiment E2): the "normal" table's 13 queries at a
+    /// thread sweep, on a clustered table and a MyISAM-like heap table.
+    Reads2007(super::bench_reads::ReadsArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -158,6 +163,7 @@ fn on_off(s: &str) -> Result<bool, String> {
 pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
     match workload {
         Workload::Oltp(args) => run_oltp(args, json, out),
+        Workload::Reads2007(args) => super::bench_reads::run(args, json, out),
     }
 }
 
@@ -195,11 +201,11 @@ struct PrepareReport {
 
 const NOTE: &str = "minnow has no multi-statement transactions: each statement is atomic and durable on its own, no BEGIN/COMMIT is issued (sysbench --skip-trx=on), and a transaction is one event's sequence of statements";
 
-fn usage(msg: impl std::fmt::Display) -> CliError {
+pub(crate) fn usage(msg: impl std::fmt::Display) -> CliError {
     CliError::Bench(msg.to_string())
 }
 
-fn workload_err(e: WorkloadError) -> CliError {
+pub(crate) fn workload_err(e: WorkloadError) -> CliError {
     CliError::Bench(e.to_string())
 }
 
@@ -243,24 +249,8 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         .validate()
         .map_err(|e| usage(format!("--set: {e}")))?;
 
-    // The data directory: the one given (kept), or a temporary one on the file system of
-    // the current directory (removed when `_temp` drops).
-    let (_temp, dir, kept) = match &a.dir {
-        Some(d) => (None, d.clone(), true),
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix("minnow-bench-")
-                .tempdir_in(
-                    std::env::current_dir()
-                        .map_err(|e| CliError::Bench(format!("no current directory: {e}")))?,
-                )
-                .map_err(|e| {
-                    CliError::Bench(format!("cannot create a data directory here: {e}"))
-                })?;
-            let p = t.path().to_path_buf();
-            (Some(t), p, false)
-        }
-    };
+    let (_temp, dir) = scratch_dir(&a.dir)?;
+    let kept = a.dir.is_some();
     let page_size = config.page_size.bytes();
     let db = Database::create(&dir, config)
         .map_err(|e| CliError::Database(format!("{}: {e}", dir.display())))?;
@@ -387,7 +377,30 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
     Ok(Status::Clean)
 }
 
-fn install_ctrlc(stop: &Arc<AtomicBool>) {
+/// The data directory: the one given (kept), or a temporary one on the file system of the
+/// current directory (removed when the returned guard drops).
+pub(crate) fn scratch_dir(
+    given: &Option<std::path::PathBuf>,
+) -> Result<(Option<tempfile::TempDir>, std::path::PathBuf), CliError> {
+    match given {
+        Some(d) => Ok((None, d.clone())),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("minnow-bench-")
+                .tempdir_in(
+                    std::env::current_dir()
+                        .map_err(|e| CliError::Bench(format!("no current directory: {e}")))?,
+                )
+                .map_err(|e| {
+                    CliError::Bench(format!("cannot create a data directory here: {e}"))
+                })?;
+            let p = t.path().to_path_buf();
+            Ok((Some(t), p))
+        }
+    }
+}
+
+pub(crate) fn install_ctrlc(stop: &Arc<AtomicBool>) {
     let flag = Arc::clone(stop);
     // Only one handler per process: a second `minnow bench` in the same process (tests) keeps
     // the first, which is fine for a command-line tool that runs one command.

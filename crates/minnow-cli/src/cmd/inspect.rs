@@ -17,6 +17,13 @@
 //! - **indexes**: for INDEX pages, grouped by index id: pages, leaves, non-leaf pages, pages per
 //!   level, the tree's height and its root (the one page on the top level). A tree of height 2
 //!   is a root above a row of leaves;
+//! - **space usage** ([`super::usage`]): per index and over all INDEX pages, the fill factor
+//!   (live records and directory over the page's capacity), the free bytes (the gap between
+//!   heap top and directory) and the fragmented bytes (deleted records, `PAGE_GARBAGE`); and
+//!   the pages never written (all zero);
+//! - **LSN age**: pages by how far their LSN is behind the end of the redo log (when
+//!   `ib_logfile0` is beside the file) or the file's newest page, in buckets, and how many were
+//!   written since the last checkpoint;
 //! - **a page map**, one character per page, 64 per line (one 1 MiB extent of 16 KiB pages), in
 //!   the spirit of innodb_ruby's `space-extents-illustrate`: it shows at a glance where the
 //!   indexes live, how the file was extended, and how much of it is still unused.
@@ -34,6 +41,7 @@ use minnow_page::fsp::FspHeader;
 use minnow_page::index::IndexHeader;
 use serde::Serialize;
 
+use super::usage::{self, LsnAges, Usage};
 use crate::check::{self, Tally};
 use crate::cli::{ReadOpts, Status};
 use crate::describe::FlagsInfo;
@@ -170,6 +178,10 @@ pub struct IndexStats {
     pub root_page: Option<u64>,
     /// Pages per level, leaves first.
     pub levels: Vec<LevelCount>,
+    /// Fill, free and fragmented space over all its pages.
+    pub usage: Usage,
+    /// The same over its leaves only.
+    pub leaf_usage: Usage,
 }
 
 /// The page map.
@@ -214,6 +226,12 @@ pub struct InspectReport {
     pub foreign_space_ids: BTreeMap<u32, u64>,
     /// B-tree indexes, by index id.
     pub indexes: Vec<IndexStats>,
+    /// Fill, free and fragmented space over every INDEX page.
+    pub index_usage: Usage,
+    /// Pages never written (all zero).
+    pub empty_pages: u64,
+    /// Pages by LSN age (absent when no page has an LSN).
+    pub lsn_ages: Option<LsnAges>,
     /// The page map, for files up to `--map-max` pages.
     pub map: Option<PageMap>,
 }
@@ -223,6 +241,8 @@ struct IndexAcc {
     pages: u64,
     leaf_records: u64,
     levels: BTreeMap<u16, (u64, u64)>, // level -> (pages, last page seen)
+    usage: Usage,
+    leaf_usage: Usage,
 }
 
 /// Runs `minnow inspect`.
@@ -262,6 +282,9 @@ pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectRepo
     let mut foreign_space_ids: BTreeMap<u32, u64> = BTreeMap::new();
     let mut indexes: BTreeMap<u64, IndexAcc> = BTreeMap::new();
     let mut map = String::new();
+    let mut index_usage = Usage::default();
+    let mut empty_pages = 0;
+    let mut lsns = Vec::new();
 
     space.scan(|page_no, page| {
         let verdict = check::check(page, policy);
@@ -279,10 +302,12 @@ pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectRepo
         if want_map {
             map.push(map_char(header.page_type, intact, empty));
         }
+        empty_pages += u64::from(empty);
         if !intact || empty {
             return Ok::<(), SpaceError>(());
         }
         if header.lsn != 0 {
+            lsns.push(header.lsn);
             lsn = Some(match lsn {
                 None => (header.lsn, header.lsn),
                 Some((lo, hi)) => (lo.min(header.lsn), hi.max(header.lsn)),
@@ -298,8 +323,11 @@ pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectRepo
         {
             let acc = indexes.entry(ih.index_id).or_default();
             acc.pages += 1;
+            acc.usage.add(page, &ih);
+            index_usage.add(page, &ih);
             if ih.level == 0 {
                 acc.leaf_records += u64::from(ih.n_recs);
+                acc.leaf_usage.add(page, &ih);
             }
             let level = acc.levels.entry(ih.level).or_default();
             level.0 += 1;
@@ -349,6 +377,9 @@ pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectRepo
             .into_iter()
             .map(|(index_id, acc)| index_stats(index_id, acc))
             .collect(),
+        index_usage,
+        empty_pages,
+        lsn_ages: usage::ages(&lsns, usage::log_lsns(path)),
         map,
     })
 }
@@ -372,6 +403,8 @@ fn index_stats(index_id: u64, acc: IndexAcc) -> IndexStats {
                 pages: *pages,
             })
             .collect(),
+        usage: acc.usage,
+        leaf_usage: acc.leaf_usage,
     }
 }
 
@@ -545,6 +578,7 @@ fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
             )?;
         }
     }
+    print_usage(r, out)?;
     writeln!(out)?;
     match &r.map {
         Some(map) => {
@@ -562,6 +596,75 @@ fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
             "page map: omitted ({} pages; raise --map-max to see it)",
             r.file_pages
         )?,
+    }
+    Ok(())
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+/// The space-usage and LSN-age sections.
+fn print_usage(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
+    if !r.indexes.is_empty() {
+        writeln!(
+            out,
+            "\nspace usage (fill = live records + directory over page capacity):"
+        )?;
+        writeln!(
+            out,
+            "  {:>10} {:>7} {:>7} {:>12} {:>14}",
+            "index id", "fill", "leaves", "free", "fragmented"
+        )?;
+        for i in &r.indexes {
+            writeln!(
+                out,
+                "  {:>10} {:>6.1}% {:>6.1}% {:>12} {:>14}",
+                i.index_id,
+                i.usage.fill_factor * 100.0,
+                i.leaf_usage.fill_factor * 100.0,
+                kib(i.usage.free_bytes),
+                kib(i.usage.fragmented_bytes)
+            )?;
+        }
+        let u = &r.index_usage;
+        writeln!(
+            out,
+            "  {:>10} {:>6.1}% {:>7} {:>12} {:>14}",
+            "all",
+            u.fill_factor * 100.0,
+            "",
+            kib(u.free_bytes),
+            kib(u.fragmented_bytes)
+        )?;
+        if u.bad_headers > 0 {
+            writeln!(
+                out,
+                "  ({} INDEX pages with a header that does not fit the page, not counted)",
+                u.bad_headers
+            )?;
+        }
+    }
+    writeln!(out, "pages never written (all zero): {}", r.empty_pages)?;
+    if let Some(a) = &r.lsn_ages {
+        writeln!(
+            out,
+            "\npages by LSN age (behind the {} at {}):",
+            a.reference, a.reference_lsn
+        )?;
+        for b in &a.buckets {
+            writeln!(out, "  {:<12} {:>8}", b.age, b.pages)?;
+        }
+        if let (Some(c), Some(n)) = (a.checkpoint_lsn, a.pages_after_checkpoint) {
+            writeln!(out, "  written since the checkpoint at {c}: {n} pages")?;
+        }
+        if a.pages_ahead > 0 {
+            writeln!(
+                out,
+                "  AHEAD of the reference (newer than the log): {} pages",
+                a.pages_ahead
+            )?;
+        }
     }
     Ok(())
 }

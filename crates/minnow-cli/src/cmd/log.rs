@@ -138,6 +138,18 @@ pub struct LogReport {
 
 /// Runs `minnow log`.
 pub fn run(dir: &Path, limit: usize, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
+    let (report, status) = read(dir, limit)?;
+    if json {
+        output::emit_json(out, &report)?;
+    } else {
+        print_text(&report, out)?;
+    }
+    Ok(status)
+}
+
+/// Reads `DIR/ib_logfile0` into a report (listing at most `limit` records) and its verdict;
+/// `minnow status` uses it for a stopped database's LSNs.
+pub fn read(dir: &Path, limit: usize) -> Result<(LogReport, Status), CliError> {
     let path = dir.join(minnow::REDO_LOG);
     let name = path.display().to_string();
     let open_err = |source| SpaceError::Open {
@@ -174,12 +186,7 @@ pub fn run(dir: &Path, limit: usize, json: bool, out: &mut dyn Write) -> Result<
     };
     report.ok = status == Status::Clean;
     report.exit_code = status as u8;
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
-    Ok(status)
+    Ok((report, status))
 }
 
 /// Reads one block at `offset`; `None` if the file ends before it.

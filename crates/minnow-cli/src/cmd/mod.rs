@@ -2,6 +2,7 @@
 //! serde-serialisable report, prints it as text or JSON, and returns the exit status.
 
 pub mod bench;
+pub mod bench_reads;
 pub mod check;
 pub mod dblwr;
 pub mod demo;
@@ -9,5 +10,9 @@ pub mod demo_tables;
 pub mod inspect;
 pub mod log;
 pub mod page;
+pub mod plot;
+pub mod status;
 pub mod tree;
+pub mod usage;
 pub mod verify;
+pub mod watch;

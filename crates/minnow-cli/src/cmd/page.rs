@@ -12,6 +12,11 @@
 //! - the **checksum verdict** under the policy, with what each algorithm computes for this page,
 //!   so you can see which one wrote it.
 //!
+//! With `--columns "id:int,name:varchar(20),..."` (or `--schema FILE`, plus `--pk` and `--key`
+//! for the primary key and a secondary index's columns), the records of an InnoDB COMPACT or
+//! DYNAMIC INDEX page are decoded too, in key order: every field, the delete mark, and for
+//! clustered leaves DB_TRX_ID and DB_ROLL_PTR ([`crate::innodb_rec`] explains the format).
+//!
 //! `--hex` adds an xxd-style dump (runs of zero lines collapse into `*`). Exit 0 when the page is
 //! intact, 1 when it is corrupt (or the file ends before the page is complete), 2 on errors.
 
@@ -28,6 +33,7 @@ use serde::Serialize;
 use crate::check::{self, CorruptPage};
 use crate::cli::{ReadOpts, Status};
 use crate::describe::{FlagsInfo, hex_dump};
+use crate::innodb_rec::{self, Records, Schema};
 use crate::output::{self, CliError, hex32, page_ptr};
 use crate::space::{Space, SpaceError};
 
@@ -175,6 +181,8 @@ pub struct PageReport {
     pub index: Option<IndexInfo>,
     /// The checksum verdict.
     pub checksum: ChecksumInfo,
+    /// The records, decoded with `--columns` (COMPACT INDEX pages only).
+    pub records: Option<Records>,
     /// The hex dump, with `--hex`.
     pub hex: Option<Vec<String>>,
 }
@@ -196,6 +204,7 @@ pub fn run(
     page_no: u64,
     opts: &ReadOpts,
     hex: bool,
+    schema: Option<&Schema>,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Status, CliError> {
@@ -242,8 +251,15 @@ pub fn run(
     }
     let mut page = vec![0u8; space.page_size().bytes()];
     space.read_page(page_no, &mut page)?;
-    let report = decode(&space, page_no, &page, policy, hex);
-    let status = if report.checksum.corruption.is_some() {
+    let mut report = decode(&space, page_no, &page, policy, hex);
+    if let Some(schema) = schema {
+        report.records = Some(records(&page, report.index.as_ref(), schema));
+    }
+    let problems = report
+        .records
+        .as_ref()
+        .is_some_and(|r| !r.problems.is_empty());
+    let status = if report.checksum.corruption.is_some() || problems {
         Status::Corrupt
     } else {
         Status::Clean
@@ -329,7 +345,23 @@ fn decode(
                 full_crc32: checksum::full_crc32(page).ok(),
             },
         },
+        records: None,
         hex: hex.then(|| hex_dump(page)),
+    }
+}
+
+/// The records of an INDEX page, or why they cannot be decoded.
+fn records(page: &[u8], index: Option<&IndexInfo>, schema: &Schema) -> Records {
+    let refuse = |why: String| Records {
+        records: Vec::new(),
+        problems: vec![why],
+    };
+    match index {
+        None => refuse("--columns: not an INDEX page".into()),
+        Some(ih) if ih.format != "compact" => {
+            refuse("--columns: REDUNDANT records (MySQL 5.0 and older) are not decoded".into())
+        }
+        Some(ih) => innodb_rec::decode_page(page, schema, ih.level, ih.n_heap),
     }
 }
 
@@ -477,6 +509,43 @@ fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
         opt_hex(c.computed.innodb_old),
         opt_hex(c.computed.full_crc32)
     )?;
+    if let Some(recs) = &r.records {
+        writeln!(out, "records ({} in key order):", recs.records.len())?;
+        for rec in &recs.records {
+            let mut flags = String::new();
+            if rec.deleted {
+                flags.push_str(" DELETED");
+            }
+            if rec.min_rec {
+                flags.push_str(" MIN_REC");
+            }
+            writeln!(
+                out,
+                "  @{:<5} heap {:<4} {} owned {}{flags}",
+                rec.offset, rec.heap_no, rec.status, rec.n_owned
+            )?;
+            if let (Some(t), Some(p)) = (rec.trx_id, &rec.roll_ptr) {
+                writeln!(
+                    out,
+                    "      trx {t}, roll ptr: {}rseg {} page {} offset {}",
+                    if p.insert { "insert, " } else { "" },
+                    p.rseg,
+                    p.page,
+                    p.offset
+                )?;
+            }
+            let fields: Vec<String> = rec
+                .fields
+                .iter()
+                .filter(|f| f.name != "DB_TRX_ID" && f.name != "DB_ROLL_PTR")
+                .map(|f| format!("{}={}", f.name, f.value))
+                .collect();
+            writeln!(out, "      {}", fields.join(" "))?;
+        }
+        for p in &recs.problems {
+            writeln!(out, "  problem: {p}")?;
+        }
+    }
     if let Some(lines) = &r.hex {
         writeln!(out, "hex dump:")?;
         for line in lines {

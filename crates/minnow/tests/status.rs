@@ -1,0 +1,122 @@
+//! `Database::status` and the status file: the counters move with the work done, and the
+//! file appears while the database runs and goes away at close.
+
+use std::time::Duration;
+
+use minnow::{ColumnDef, ColumnType, Config, Database, STATUS_FILE, Scan, TableDef, Value};
+
+fn table(db: &Database) -> minnow::Table<'_> {
+    db.create_table(
+        TableDef::new("t")
+            .column(ColumnDef::new("id", ColumnType::U64))
+            .column(ColumnDef::new("v", ColumnType::Var(16)))
+            .primary_key(&["id"]),
+    )
+    .unwrap()
+}
+
+#[test]
+fn counters_follow_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), Config::default()).unwrap();
+    let before = db.status().unwrap();
+    let t = table(&db);
+    for i in 0..50u64 {
+        t.insert(&[Value::UInt(i), Value::text("x")]).unwrap();
+    }
+    assert!(t.get(&[Value::UInt(3)]).unwrap().is_some());
+    assert!(t.get(&[Value::UInt(999)]).unwrap().is_none());
+    assert_eq!(t.scan(Scan::all().limit(10)).unwrap().count(), 10);
+    t.update(&[Value::UInt(4), Value::text("y")]).unwrap();
+    t.delete(&[Value::UInt(5)]).unwrap();
+    let s = db.status().unwrap();
+    assert_eq!(s.rows.inserted, 50);
+    assert_eq!(s.rows.read, 11, "one get that found its row, ten scanned");
+    assert_eq!(s.rows.updated, 1);
+    assert_eq!(s.rows.deleted, 1);
+    // Every statement appended redo and (flush_log_at_trx_commit = 1) synced it.
+    assert!(s.redo.current_lsn > before.redo.current_lsn);
+    assert_eq!(s.redo.flushed_lsn, s.redo.current_lsn);
+    assert!(s.redo.mtr_commits >= 52);
+    assert_eq!(
+        s.redo.checkpoint_age,
+        s.redo.current_lsn - s.redo.checkpoint_lsn
+    );
+    assert!(s.redo.checkpoint_age < s.redo.capacity);
+    let b = &s.buffer_pool;
+    assert_eq!(b.frames, (64 << 20) / 16384);
+    assert_eq!(b.young + b.old, b.lru);
+    assert_eq!(
+        b.lru + b.free,
+        b.frames,
+        "every frame is free or on the LRU"
+    );
+    assert!(b.hits > 0 && b.hit_rate > 0.0 && b.hit_rate <= 1.0);
+    assert!(b.dirty > 0, "the inserts dirtied pages nobody flushed yet");
+    assert_eq!(s.not_built, ["transactions", "adaptive_hash_index"]);
+    // Flushing writes the dirty pages through the doublewrite buffer.
+    db.buffer_pool().unwrap().flush_all().unwrap();
+    let f = db.status().unwrap();
+    assert_eq!(f.buffer_pool.dirty, 0);
+    assert!(f.buffer_pool.writes >= b.dirty);
+    let d = f.doublewrite.expect("doublewrite is on by default");
+    assert!(d.batches >= 1 && d.pages >= b.dirty);
+    db.close().unwrap();
+}
+
+#[test]
+fn no_doublewrite_section_when_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        doublewrite: minnow::dblwr::DoublewriteMode::Off,
+        ..Config::default()
+    };
+    let db = Database::create(dir.path(), config).unwrap();
+    let s = db.status().unwrap();
+    assert!(s.doublewrite.is_none());
+    assert!(!s.to_json(None).contains("doublewrite"));
+}
+
+#[test]
+fn status_file_lives_while_the_database_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(STATUS_FILE);
+    let config = Config {
+        status_file: Some(Duration::from_millis(20)),
+        ..Config::default()
+    };
+    let db = Database::create(dir.path(), config.clone()).unwrap();
+    let first = std::fs::read_to_string(&path).unwrap();
+    assert!(first.contains("\"format\": \"minnow-status\""), "{first}");
+    assert!(first.contains("\"interval_ms\": 20"), "{first}");
+    let t = table(&db);
+    t.insert(&[Value::UInt(1), Value::text("x")]).unwrap();
+    // The thread rewrites the file: wait (bounded) until a snapshot counts the insert.
+    let mut seen = false;
+    for _ in 0..500 {
+        let now = std::fs::read_to_string(&path).unwrap_or_default();
+        if now.contains("\"inserted\": 1") {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(seen, "the status file never showed the insert");
+    db.close().unwrap();
+    assert!(!path.exists(), "close removes the status file");
+    // Reopening starts it again.
+    let db = Database::open(dir.path(), config).unwrap();
+    assert!(path.exists());
+    drop(db);
+    assert!(!path.exists(), "drop removes it too");
+}
+
+#[test]
+fn a_too_short_interval_is_refused() {
+    let config = Config {
+        status_file: Some(Duration::from_millis(1)),
+        ..Config::default()
+    };
+    let err = config.validate().unwrap_err().to_string();
+    assert!(err.contains("innodb_status_file"), "{err}");
+}
