@@ -115,6 +115,17 @@ impl UndoLog {
     }
 }
 
+/// Where appended bytes may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In one page (a log header): a new page if they do not fit.
+    Whole,
+    /// The start of a record: at least its first 8 bytes in the current page.
+    Start,
+    /// Right after the previous bytes (the next piece of a long record).
+    Continue,
+}
+
 /// What the caller passes to [`TrxSys::append`]: an undo record without its log position.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRecord {
@@ -404,19 +415,24 @@ impl TrxSys {
     }
 
     /// Appends `data` to the undo stream inside `mtr` and returns where it starts. With
-    /// `whole`, the bytes never straddle pages (log headers).
+    /// [`Place::Whole`] the bytes never straddle pages (log headers); with [`Place::Continue`]
+    /// they follow the previous bytes directly (the next piece of a long record).
     fn append_bytes(
         &self,
         mtr: &mut Mtr<'_>,
         tail: &mut Tail,
         data: &[u8],
-        whole: bool,
+        place: Place,
     ) -> Result<UndoAddr> {
         let space = self.page.space;
         let mut h = mtr.get_write(PageId::new(space, tail.last_page))?;
         let (_, mut free) = held_fields(mtr, h, PageId::new(space, tail.last_page))?;
         let end = data_end(mtr.page(h).len());
-        let first = if whole { data.len() } else { data.len().min(8) };
+        let first = match place {
+            Place::Whole => data.len(),
+            Place::Start => data.len().min(8),
+            Place::Continue => 1,
+        };
         if end - free < first {
             h = self.next_page(mtr, tail, h)?;
             free = UNDO_DATA;
@@ -463,7 +479,12 @@ impl TrxSys {
         })?;
         let mut mtr = pool.mtr()?;
         let s = mtr.get_write(self.page)?;
-        let header = self.append_bytes(&mut mtr, &mut t, &LogHeader::new(trx_id).encode(), true)?;
+        let header = self.append_bytes(
+            &mut mtr,
+            &mut t,
+            &LogHeader::new(trx_id).encode(),
+            Place::Whole,
+        )?;
         mtr.write(
             s,
             sys::SLOTS + 6 * usize::from(slot),
@@ -516,9 +537,36 @@ impl TrxSys {
             .map_err(|what| MvccError::RecordTooLarge { what })?;
         let mut tail = self.tail.lock();
         let mut t = tail.clone();
+        // A long record (a row with big BLOBs) is written a page's worth per mtr, so that no
+        // mtr needs more redo than the log keeps free for one (`BufferPool::mtr` waits for
+        // four pages' worth); only the last mtr links the record into the log (the header's
+        // `last`), so a crash in between leaves unreferenced bytes, never half a record.
+        let piece = pool.config().page_size.bytes();
+        let mut first = None;
+        let mut rest: &[u8] = &bytes;
+        while rest.len() > piece {
+            let (now, later) = rest.split_at(piece);
+            let mut mtr = pool.mtr()?;
+            let place = if first.is_none() {
+                Place::Start
+            } else {
+                Place::Continue
+            };
+            let a = self.append_bytes(&mut mtr, &mut t, now, place)?;
+            mtr.commit()?;
+            *tail = t.clone();
+            first.get_or_insert(a);
+            rest = later;
+        }
         let mut mtr = pool.mtr()?;
         let (h, off) = self.header_handle(&mut mtr, log)?;
-        let at = self.append_bytes(&mut mtr, &mut t, &bytes, false)?;
+        let place = if first.is_none() {
+            Place::Start
+        } else {
+            Place::Continue
+        };
+        let last = self.append_bytes(&mut mtr, &mut t, rest, place)?;
+        let at = first.unwrap_or(last);
         let update = log.update || kind != UndoKind::Insert;
         mtr.write(h, off + hdr::LAST, &addr_bytes(Some(at)))?;
         mtr.write(h, off + hdr::N_RECS, &(log.n_recs + 1).to_be_bytes())?;
@@ -650,6 +698,34 @@ impl TrxSys {
         };
         self.deactivate(log.trx_id);
         Ok(end)
+    }
+
+    /// Verifies the undo store: reads every undo page of the stream (so a damaged page is a
+    /// checksum error naming it) and checks its header, and every active log's header.
+    /// Returns the number of undo pages.
+    pub fn check(&self, pool: &BufferPool) -> Result<u64> {
+        let first = {
+            let g = pool.get_read(self.page)?;
+            bytes::read_u32(&g, sys::FIRST).map_err(|e| MvccError::CorruptTrxSys {
+                page: self.page,
+                what: e.to_string(),
+            })?
+        };
+        let limit = minnow_btree::space::space_usage(pool, self.page.space)?.size;
+        let (mut page, mut n) = (first, 0u64);
+        while page != 0 {
+            n += 1;
+            if n > u64::from(limit) {
+                return Err(MvccError::CorruptTrxSys {
+                    page: self.page,
+                    what: "the undo page chain has a cycle".into(),
+                });
+            }
+            let id = PageId::new(self.page.space, page);
+            let g = pool.get_read(id)?;
+            page = undo::held_page_fields(&g, id)?.0;
+        }
+        Ok(n)
     }
 
     /// Reads the header of `log` from its page.

@@ -212,6 +212,10 @@ impl Database {
             .map_err(|e| from_tree(e, table, PRIMARY))?
         {
             let e = e.map_err(|e| from_tree(e, table, PRIMARY))?;
+            // A delete-marked row is deleted in the latest state: no entry for it.
+            if e.deleted {
+                continue;
+            }
             rows.push(meta.row_of(e.values)?);
         }
         let entries = sorted_entries(&meta, &s, &layout, rows.iter().map(Vec::as_slice))?;

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
-use minnow_btree::{BTree, ScanRange, TreeError};
+use minnow_btree::{BTree, ScanRange};
 use minnow_buf::{BufferPool, DirectWriter, DoublewriteRecovery, PageWriter, SpaceMap};
 use minnow_dblwr::{Doublewrite, DoublewriteMode};
 use minnow_io::{Backend, OpenOptions, Tablespace};
+use minnow_mvcc::TrxSys;
 use minnow_page::PageId;
 use minnow_page::checksum::ChecksumPolicy;
 use minnow_redo::{Durability, Log, Lsn};
@@ -33,9 +34,8 @@ pub const SYSTEM_SPACE_ID: u32 = 0;
 pub const DICT_ROOT: u32 = 2;
 /// The dictionary's index id.
 pub const DICT_INDEX_ID: u64 = 1;
-/// The dictionary key reserved for the "secondary indexes need repair" marker (no table
-/// has an empty name).
-const RECONCILE_MARK: &[u8] = b"";
+/// The TRX_SYS page (the first page of the undo segment, made right after the dictionary).
+pub const TRX_SYS_PAGE: u32 = 3;
 
 /// Secondary-index entries (index columns, then primary key columns).
 type Entries = Vec<Vec<Value>>;
@@ -68,6 +68,8 @@ pub struct CheckReport {
     pub rows: BTreeMap<String, u64>,
     /// Overflow pages holding off-page columns, in all tables.
     pub overflow_pages: u64,
+    /// Undo pages in the undo stream, every one read and checked.
+    pub undo_pages: u64,
 }
 
 /// What `open` did to bring the database back.
@@ -79,9 +81,10 @@ pub struct OpenReport {
     pub pages_applied: u64,
     /// Pages restored from the doublewrite buffer.
     pub pages_repaired: usize,
-    /// Secondary-index entries added or removed to make every secondary index agree with
-    /// its table again (see the crate docs, "Atomicity").
-    pub secondary_repairs: u64,
+    /// Transactions that were active when the database stopped and were rolled back.
+    pub rolled_back: u64,
+    /// Undo records applied by those rollbacks.
+    pub undo_records_applied: u64,
 }
 
 pub(crate) struct Inner {
@@ -94,6 +97,15 @@ pub(crate) struct Inner {
     pub write: Mutex<()>,
     pub(crate) next_index_id: Mutex<u64>,
     dir: PathBuf,
+    /// The transaction system: ids, active transactions, the undo store.
+    pub trx_sys: TrxSys,
+    /// The undo segment (owner of the TRX_SYS page and the undo pages).
+    pub undo_segment: minnow_btree::space::Segment,
+    /// The largest transaction id that changed any secondary index since open (raised before
+    /// the change): a secondary entry read by a view whose up limit is above it needs no
+    /// check against the clustered record. A coarse, database-wide stand-in for InnoDB's
+    /// per-page `PAGE_MAX_TRX_ID`; 0 at open, since recovery leaves only committed changes.
+    pub sec_max_trx: std::sync::atomic::AtomicU64,
     /// Row operations since open, for [`Database::status`].
     pub(crate) rows: Arc<RowCounters>,
     /// When the database was opened.
@@ -111,10 +123,11 @@ impl Inner {
         pool: BufferPool,
         config: Config,
         dict: BTree,
-        tables: BTreeMap<String, Arc<TableEntry>>,
+        // The tables and the adaptive hash index their trees are hooked to.
+        (tables, ahi): (BTreeMap<String, Arc<TableEntry>>, minnow_ahi::Ahi),
         next_index_id: u64,
         dir: &Path,
-        ahi: minnow_ahi::Ahi,
+        (trx_sys, undo_segment): (TrxSys, minnow_btree::space::Segment),
     ) -> Inner {
         let admission =
             crate::admission::Admission::new(config.thread_concurrency, config.concurrency_tickets);
@@ -131,6 +144,9 @@ impl Inner {
             status_file: Mutex::new(None),
             ahi,
             admission,
+            trx_sys,
+            undo_segment,
+            sec_max_trx: Default::default(),
         }
     }
 
@@ -269,13 +285,21 @@ impl Database {
         let log = Arc::new(Log::create(log_file, config.log_file_size)?);
         let w = writer(&*backend, dir, &config)?;
         let pool = BufferPool::open(config.buf_config(Some(dir)), spaces, log, w)?;
-        let (dict, end) = BTree::create(&pool, SYSTEM_SPACE_ID, DICT_INDEX_ID, dict_layout()?)
+        let (dict, _) = BTree::create(&pool, SYSTEM_SPACE_ID, DICT_INDEX_ID, dict_layout()?)
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
         if dict.root() != DICT_ROOT {
             return Err(Error::Corrupt {
                 what: format!("dictionary root landed on page {}", dict.root()),
             });
         }
+        let (trx_sys, end) = TrxSys::create(&pool, SYSTEM_SPACE_ID)?;
+        if trx_sys.page().page_no != TRX_SYS_PAGE {
+            return Err(Error::Corrupt {
+                what: format!("the TRX_SYS page landed on page {}", trx_sys.page()),
+            });
+        }
+        let undo_segment = minnow_btree::space::segment_at(&pool, trx_sys.segment())
+            .map_err(|e| from_tree(e, "TRX_SYS", "undo segment"))?;
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
         let ahi = minnow_ahi::Ahi::new(config.ahi_config());
@@ -283,10 +307,10 @@ impl Database {
             pool,
             config,
             dict,
-            BTreeMap::new(),
+            (BTreeMap::new(), ahi),
             DICT_INDEX_ID + 1,
             dir,
-            ahi,
+            (trx_sys, undo_segment),
         );
         inner.start_status_file()?;
         Ok(Database {
@@ -298,7 +322,7 @@ impl Database {
     /// Opens the database in `dir` and brings it back to a consistent state, in InnoDB's
     /// order: doublewrite repair of torn pages, redo apply from the last checkpoint, flush
     /// and checkpoint (all in [`minnow_buf::BufferPool::recover`]); then the dictionary is
-    /// read, and after a crash the secondary indexes are repaired from their tables.
+    /// read, and every transaction that had not committed is rolled back from its undo log.
     pub fn open(dir: impl AsRef<Path>, config: Config) -> Result<Database> {
         config.validate()?;
         let dir = dir.as_ref();
@@ -349,13 +373,16 @@ impl Database {
             redo_groups: rec.log.groups,
             pages_applied: rec.pages_applied,
             pages_repaired: rec.doublewrite.as_ref().map_or(0, |d| d.restored().count()),
-            secondary_repairs: 0,
+            rolled_back: 0,
+            undo_records_applied: 0,
         };
+        let (trx_sys, active) = TrxSys::open(&pool, PageId::new(SYSTEM_SPACE_ID, TRX_SYS_PAGE))?;
+        let undo_segment = minnow_btree::space::segment_at(&pool, trx_sys.segment())
+            .map_err(|e| from_tree(e, "TRX_SYS", "undo segment"))?;
         let dict = BTree::open(&pool, SYSTEM_SPACE_ID, DICT_ROOT, dict_layout()?)
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
         let mut tables = BTreeMap::new();
         let mut next = DICT_INDEX_ID + 1;
-        let mut marked = false;
         let mut drops = Vec::new();
         let mut counters = HashMap::new();
         for e in dict
@@ -370,10 +397,6 @@ impl Database {
                     what: "dictionary record without name or value".into(),
                 });
             };
-            if name.as_slice() == RECONCILE_MARK {
-                marked = true;
-                continue;
-            }
             if crate::ddl::is_drop_marker(name) {
                 drops.push((name.clone(), value.clone()));
                 continue;
@@ -403,14 +426,25 @@ impl Database {
         }
         let tables = entries;
         let mut db = Database {
-            inner: Some(Inner::new(pool, config, dict, tables, next, dir, ahi)),
+            inner: Some(Inner::new(
+                pool,
+                config,
+                dict,
+                (tables, ahi),
+                next,
+                dir,
+                (trx_sys, undo_segment),
+            )),
             report: OpenReport::default(),
         };
+        // Roll back every transaction that had not committed, newest record first, before
+        // anything else changes a page: its undo still describes the pages as they are.
+        for log in active {
+            report.undo_records_applied += crate::trx::recover_rollback(db.inner()?, log)?;
+            report.rolled_back += 1;
+        }
         db.finish_ddl(drops, rec.log.groups > 0)?;
         db.remove_orphan_counters(counters.into_keys())?;
-        if rec.log.groups > 0 || marked {
-            report.secondary_repairs = db.reconcile(marked)?;
-        }
         db.report = report;
         db.inner()?.start_status_file()?;
         Ok(db)
@@ -619,14 +653,30 @@ impl Database {
                 }
             }
             t.check_auto_increment(&inner.pool)?;
-            report.rows.insert(name.clone(), stats.records);
+            report.rows.insert(name.clone(), self.live_rows(t)?);
             report.tables += 1;
         }
         self.check_allocation(&inner.tables.read())?;
+        report.undo_pages = inner.trx_sys.check(&inner.pool)?;
         // Every overflow page lies in its tree's leaf segment and is on one of that tree's
         // chains (`check_allocation` through `BTree::check_space`), and every page in use
         // belongs to some segment: so no BLOB page is on no record's chain.
         Ok(report)
+    }
+
+    /// Rows of a table that are not delete-marked (the latest state, committed or not).
+    fn live_rows(&self, t: &TableEntry) -> Result<u64> {
+        let pool = &self.inner()?.pool;
+        let name = t.meta.name();
+        let mut n = 0;
+        for e in t
+            .clustered
+            .scan(pool, ScanRange::all().fetch(Vec::new()))
+            .map_err(|e| from_tree(e, name, PRIMARY))?
+        {
+            n += u64::from(!e.map_err(|e| from_tree(e, name, PRIMARY))?.deleted);
+        }
+        Ok(n)
     }
 
     /// The secondary entries the table's rows call for that the index lacks, and the
@@ -646,6 +696,9 @@ impl Database {
             .map_err(|e| from_tree(e, name, PRIMARY))?
         {
             let e = e.map_err(|e| from_tree(e, name, PRIMARY))?;
+            if e.deleted {
+                continue;
+            }
             let row = t.meta.row_of(e.values)?;
             want.insert(t.meta.secondary_values(s, &row));
         }
@@ -655,67 +708,15 @@ impl Database {
             .map_err(|e| from_tree(e, name, &s.name))?
         {
             let e = e.map_err(|e| from_tree(e, name, &s.name))?;
+            // Delete-marked entries belong to old versions (kept for readers until purge).
+            if e.deleted {
+                continue;
+            }
             if !want.remove(&e.values) {
                 extra.push(e.values);
             }
         }
         Ok((want.into_iter().collect(), extra))
-    }
-
-    /// Makes every secondary index agree with its table again after a crash cut a
-    /// statement between its clustered change and its secondary changes. A marker record in
-    /// the dictionary, made durable first and removed last, makes the repair itself
-    /// restartable.
-    fn reconcile(&self, marked: bool) -> Result<u64> {
-        let inner = self.inner()?;
-        let tables: Vec<Arc<TableEntry>> = inner.tables.read().values().cloned().collect();
-        if tables.iter().all(|t| t.secondary.is_empty()) && !marked {
-            return Ok(0);
-        }
-        if !marked {
-            let end = inner
-                .dict
-                .insert(&inner.pool, &dict_row(RECONCILE_MARK, Vec::new()))
-                .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
-            inner
-                .pool
-                .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
-        }
-        let mut repairs = 0;
-        let mut last = None;
-        for t in &tables {
-            for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
-                let (missing, extra) = self.differences(t, tree, s)?;
-                for k in extra {
-                    last = Some(
-                        tree.delete(&inner.pool, &k)
-                            .map_err(|e| from_tree(e, t.meta.name(), &s.name))?,
-                    );
-                    repairs += 1;
-                }
-                for k in missing {
-                    last = Some(
-                        tree.insert(&inner.pool, &k)
-                            .map_err(|e| from_tree(e, t.meta.name(), &s.name))?,
-                    );
-                    repairs += 1;
-                }
-            }
-        }
-        let _ = last;
-        match inner
-            .dict
-            .delete(&inner.pool, &[Value::Bytes(RECONCILE_MARK.to_vec())])
-        {
-            Ok(end) => {
-                inner
-                    .pool
-                    .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
-            }
-            Err(TreeError::NotFound { .. }) => {}
-            Err(e) => return Err(from_tree(e, "SYS_TABLES", PRIMARY)),
-        }
-        Ok(repairs)
     }
 
     /// Removes counter records whose table is gone (a crash inside `drop_table`, after its

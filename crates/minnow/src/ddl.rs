@@ -233,7 +233,10 @@ impl Database {
             trees.push(&t.clustered);
             trees.extend(&t.secondary);
         }
-        Ok(segments_of(trees))
+        let mut segs = segments_of(trees);
+        // The undo segment (TRX_SYS page and undo pages) belongs to no tree.
+        segs.push(inner.undo_segment);
+        Ok(segs)
     }
 
     /// Finishes the drops a crash interrupted (called by `open` with the markers it found):

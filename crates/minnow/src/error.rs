@@ -184,6 +184,25 @@ pub enum Error {
         /// The primary key before it.
         previous: Vec<Value>,
     },
+    /// A write found the row (or a unique key it needs) changed by another transaction that
+    /// has not committed yet. Without row locks (not built yet) the writer does not wait:
+    /// the statement is rolled back and the caller may retry it or roll back its transaction.
+    #[error("table `{table}`: row {key:?} is being changed by uncommitted transaction {holder}")]
+    WriteConflict {
+        /// The table.
+        table: String,
+        /// The row's primary key.
+        key: Vec<Value>,
+        /// The transaction that changed it.
+        holder: u64,
+    },
+    /// A [`crate::Transaction`] used after `commit` or `rollback`, or after a failed commit.
+    #[error("the transaction has already ended")]
+    TransactionEnded,
+    /// The undo store or the transaction system failed (a corrupt undo page names the page,
+    /// offset, what was expected and what was found).
+    #[error(transparent)]
+    Undo(minnow_mvcc::MvccError),
     /// An earlier write or sync failed; nothing more can be made durable. Reopen the database.
     #[error("the database is poisoned by an earlier failed write or sync; reopen it")]
     Poisoned,
@@ -229,6 +248,16 @@ impl From<BufError> for Error {
             BufError::Poisoned => Error::Poisoned,
             BufError::Log(minnow_redo::LogError::Poisoned) => Error::Poisoned,
             other => Error::Storage(other),
+        }
+    }
+}
+
+impl From<minnow_mvcc::MvccError> for Error {
+    fn from(e: minnow_mvcc::MvccError) -> Error {
+        match e {
+            minnow_mvcc::MvccError::Buf(b) => Error::from(b),
+            minnow_mvcc::MvccError::Tree(t) => from_tree(t, "TRX_SYS", "undo segment"),
+            other => Error::Undo(other),
         }
     }
 }

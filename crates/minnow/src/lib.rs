@@ -110,39 +110,76 @@
 //! `open` runs recovery through [`minnow_buf::BufferPool::recover`], in InnoDB's order:
 //! **doublewrite repair** of torn pages first (redo records are edits of an intact page),
 //! then **redo** from the last checkpoint, then flush and checkpoint. Then the dictionary is
-//! read, and, if redo had anything to replay, the **secondary indexes are repaired** (below).
+//! read, and every transaction that had not committed is **rolled back** from its undo log
+//! (see "Transactions").
 //! [`Database::open_report`] says what happened.
 //!
-//! ## Atomicity and isolation: what exists today
+//! ## Transactions
 //!
-//! There are no multi-statement transactions yet (they come with MVCC). What each statement
-//! guarantees:
+//! [`Database::begin`] starts a [`Transaction`] (REPEATABLE READ; [`Database::begin_with`]
+//! picks [`Isolation::ReadCommitted`]). Its reads see one snapshot, its writes become visible
+//! to others at [`Transaction::commit`], which returns the [`Durability`] reached per
+//! `flush_log_at_trx_commit`, and vanish at [`Transaction::rollback`] or when it is dropped
+//! uncommitted. Every [`Table`] method is a transaction of its own (autocommit).
 //!
-//! - **One writer at a time.** Statements (insert, update, delete, create_table) take one
-//!   database-wide write lock; readers take none and run concurrently with the writer.
-//!   [`Table::insert_many`] takes it per row: each of its rows is atomic, the statement as a
-//!   whole is not (it stops at its first failing row and keeps the rows before).
-//! - **A statement is atomic across a crash.** Its change to the clustered index (the row) is
-//!   one B-tree operation, which is one mini-transaction (a split or merge included), so redo
-//!   replays it whole or not at all: that is the statement's **commit point**. Its secondary
-//!   index changes follow in further mini-transactions (`minnow-btree` runs each operation in
-//!   its own mtr and has no API to put several trees' changes in one). If a crash falls
-//!   between them, `open` rolls the secondary indexes forward from the clustered index:
-//!   entries no row calls for are removed, missing ones added. A marker record in the
-//!   dictionary, made durable before the repair and removed after it, makes the repair
-//!   itself restartable. After `open`, every statement is either fully there or not at all.
-//!   The repair compares every secondary index with its table, so an `open` after a crash
-//!   costs a scan of every table that has secondary indexes (a clean `close` avoids it).
-//! - **Durability** of each statement follows `flush_log_at_trx_commit`, and every
-//!   statement returns the [`Durability`] it reached: `Synced` (1), `Written` (2),
-//!   `Buffered` (0). A statement acknowledged with `Synced` survives any crash.
-//! - **Isolation for readers is per read, not per statement**: a reader running during a
-//!   writer's statement may see the row change before the secondary index change (for
-//!   example, a secondary index scan that fetches rows skips an entry whose row was just
-//!   deleted, and may miss a row just inserted; a covering scan may return an entry whose
-//!   row is already gone). A scan is not a snapshot: rows changed while it runs may or may
-//!   not be seen. Readers never see a torn page or a half-done split. Snapshot reads come
-//!   with MVCC.
+//! ```
+//! use minnow::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Database::create(dir.path(), Config::default())?;
+//! let t = db.create_table(TableDef::new("acct")
+//!     .column(ColumnDef::new("id", ColumnType::U64))
+//!     .column(ColumnDef::new("balance", ColumnType::I64))
+//!     .primary_key(&["id"]))?;
+//! t.insert(&[Value::UInt(1), Value::Int(100)])?;
+//! t.insert(&[Value::UInt(2), Value::Int(0)])?;
+//!
+//! let mut reader = db.begin()?;                 // REPEATABLE READ
+//! let before = reader.get(&t, &[Value::UInt(1)])?;
+//!
+//! let mut tx = db.begin()?;
+//! tx.update(&t, &[Value::UInt(1), Value::Int(70)])?;
+//! tx.update(&t, &[Value::UInt(2), Value::Int(30)])?;
+//! // Not committed: nobody else sees it, and a second writer of row 1 gets a typed error.
+//! assert_eq!(t.get(&[Value::UInt(1)])?, Some(vec![Value::UInt(1), Value::Int(100)]));
+//! assert!(matches!(t.delete(&[Value::UInt(1)]), Err(Error::WriteConflict { .. })));
+//! tx.commit()?;
+//!
+//! assert_eq!(t.get(&[Value::UInt(2)])?, Some(vec![Value::UInt(2), Value::Int(30)]));
+//! // The reader's snapshot was taken before the commit: it still sees the old balance.
+//! assert_eq!(reader.get(&t, &[Value::UInt(1)])?, before);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! How it works (the `minnow_mvcc` crate docs draw it): every change writes an undo record
+//! first and stamps the row with the writer's transaction id and a roll pointer to that
+//! record; a reader whose read view cannot see the writer rebuilds the older version from
+//! undo. A delete only delete-marks the row and its index entries; secondary indexes keep an
+//! entry for every version (old ones delete-marked). What each isolation level prevents is
+//! the table on [`Isolation`]: dirty writes and dirty reads never happen, REPEATABLE READ also
+//! prevents fuzzy reads, read skew and phantoms for its (snapshot) reads, and lost updates and
+//! write skew are possible at both levels, as in InnoDB without locking reads.
+//!
+//! **Atomicity.** A statement that fails halfway rolls back to its start through the undo
+//! log (a savepoint), inside a transaction or alone. The commit point of a transaction is
+//! the mini-transaction that marks its undo log committed; after a crash, `open` rolls back
+//! every transaction whose log was still active, newest change first, before the database is
+//! used ([`OpenReport::rolled_back`]), so committed transactions are complete and
+//! uncommitted ones leave no trace in any index.
+//!
+//! **Concurrency.** Statements (and commit and rollback) still take one database-wide write
+//! lock each, so writes run one at a time; transactions interleave between statements.
+//! Readers take no lock. There are no row locks yet: a writer that meets a row (or a unique
+//! key) changed by another uncommitted transaction gets [`Error::WriteConflict`] at once
+//! instead of waiting, and its statement is rolled back. [`Table::insert_many`] runs one
+//! transaction per row (each row atomic, the statement stops at its first failing row).
+//!
+//! **Not built yet**: row locks with waits, deadlock detection and `lock_wait_timeout`;
+//! purge (delete-marked rows, their overflow pages and committed undo stay, so the undo
+//! grows with every change); the per-page `PAGE_MAX_TRX_ID` shortcut for secondary-index
+//! reads (a coarser database-wide high-water mark is used: covering reads stay covering
+//! only while no transaction a view cannot see has written a secondary index);
+//! `create_index` on a table with transactions in flight builds from the latest state.
 //!
 //! ## Bulk operations
 //!
@@ -195,7 +232,7 @@
 //!
 //! ## Not built yet
 //!
-//! Multi-statement transactions, MVCC, row locks and rollback; `ALTER TABLE` beyond
+//! Row locks and purge (see "Transactions"); `ALTER TABLE` beyond
 //! `create_index` and `drop_index`; a tablespace per table; `auto_increment_increment` and
 //! `_offset`; prefix keys on
 //! BLOB/TEXT columns; the `innodb_*` knobs the lower crates do not implement yet (adaptive
@@ -220,6 +257,7 @@ mod error;
 mod schema;
 pub mod status;
 mod table;
+mod trx;
 
 pub use admission::AdmissionStats;
 #[cfg(feature = "tokio")]
@@ -228,16 +266,18 @@ pub use autoinc::{AutoIncStatus, Inserted};
 pub use config::{AutoIncLockMode, Config, IoBackend, MIN_LOG_FILE_SIZE};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
-    SYSTEM_TABLESPACE, dict_layout,
+    SYSTEM_TABLESPACE, TRX_SYS_PAGE, dict_layout,
 };
 pub use error::{Error, Result};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
+pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};
 pub use schema::{
     ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
 };
 pub use status::{BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status};
 pub use table::{Rows, Scan, Table};
+pub use trx::{Isolation, Transaction};
 
 // Services share one `Database` between threads (and `AsyncDatabase` moves it to tokio's
 // blocking pool): a change that made it `!Send` or `!Sync` must fail to compile here.

@@ -210,8 +210,9 @@ pub(crate) struct TableMeta {
     pub root: u32,
     pub secondary: Vec<SecMeta>,
     /// For each column in table order, its stored field in the clustered record (the
-    /// primary key columns first, then `DB_TRX_ID` and `DB_ROLL_PTR`, then the rest).
-    pub row_fields: Vec<usize>,
+    /// primary key columns first, then `DB_TRX_ID` and `DB_ROLL_PTR`, then the rest); then
+    /// the `DB_TRX_ID` field itself (what an autocommit get reads).
+    pub row_fields_trx: Vec<usize>,
 }
 
 fn bad(def: &TableDef, reason: impl Into<String>) -> Error {
@@ -313,7 +314,8 @@ impl TableMeta {
                 Some(p) => p,
                 None => pk.len() + 2 + rest.iter().position(|&r| r == c).unwrap_or(0),
             })
-            .collect();
+            .collect::<Vec<usize>>();
+        let row_fields_trx = row_fields.iter().copied().chain([pk.len()]).collect();
         let meta = TableMeta {
             def,
             pk,
@@ -321,7 +323,7 @@ impl TableMeta {
             index_id: 0,
             root: 0,
             secondary,
-            row_fields,
+            row_fields_trx,
         };
         meta.check_auto_increment()?;
         meta.clustered_layout()?;

@@ -4,16 +4,16 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
-use minnow_btree::tree::overflow::max_record_len;
-use minnow_btree::{BTree, RangeScan, ScanRange, TreeError};
+use minnow_btree::{RangeScan, ScanRange};
 use minnow_redo::{Durability, Lsn};
 
 use crate::autoinc::{AutoInc, AutoIncStatus, Inserted};
 use crate::config::AutoIncLockMode;
 use crate::db::{Database, TableEntry};
 use crate::error::{Error, Result, from_tree};
-use crate::schema::{PRIMARY, SecMeta, TableDef};
+use crate::schema::{PRIMARY, TableDef};
 use crate::status::RowOp;
+use crate::trx::{self, Snapshot, TrxState};
 
 /// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]); every
 /// statement through it is atomic (see the crate docs, "Atomicity").
@@ -91,6 +91,12 @@ pub struct Rows<'db> {
     db: &'db Database,
     t: Arc<TableEntry>,
     inner: RangeScan<'db>,
+    /// Which versions the scan sees.
+    snap: Snapshot,
+    /// Rows still to return (`None`: no limit).
+    left: Option<usize>,
+    /// The stored clustered fields a non-covering secondary scan fetches.
+    fetch: Vec<usize>,
     /// `None`: a clustered scan; `Some(i)`: secondary index `i`.
     index: Option<usize>,
     /// Positions of the requested columns in the row.
@@ -120,14 +126,24 @@ impl Rows<'_> {
         self.covering
     }
 
-    fn row(&mut self, values: Vec<Value>) -> Result<Option<Vec<Value>>> {
+    fn row(&mut self, values: Vec<Value>, deleted: bool) -> Result<Option<Vec<Value>>> {
+        let inner = self.db.inner()?;
         let meta = &self.t.meta;
         let Some(i) = self.index else {
-            let row = meta.row_of(values)?;
+            let Some(v) = trx::visible(inner, &self.t, &self.snap, values, deleted)? else {
+                return Ok(None);
+            };
+            let row = meta.row_of(v)?;
             return Ok(Some(self.proj.iter().map(|&c| row[c].clone()).collect()));
         };
         let s = &meta.secondary[i];
-        if self.covering {
+        // Secondary entries carry no transaction id. If no transaction the view cannot see
+        // has touched any secondary index since (the writers' high-water mark is below the
+        // view's up limit), the entry is the truth: covering reads stay covering.
+        if self.covering
+            && !deleted
+            && inner.sec_max_trx.load(std::sync::atomic::Ordering::Acquire) < self.snap.up_limit()
+        {
             // Entry = index columns, then primary key columns.
             let at = |c: usize| {
                 s.cols
@@ -139,23 +155,25 @@ impl Rows<'_> {
             };
             return Ok(Some(self.proj.iter().map(|&c| at(c)).collect()));
         }
+        // Otherwise the clustered record decides: its visible version must exist and have
+        // exactly this entry (a delete-marked entry may be the one an old version has).
         let pk: Vec<Value> = values.get(s.cols.len()..).unwrap_or_default().to_vec();
-        let inner = self.db.inner()?;
         let e = self
             .t
             .clustered
-            .get_fields(&inner.pool, &pk, &meta.stored_fields(&self.proj))
+            .get_fields(&inner.pool, &pk, &self.fetch)
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
-        match e {
-            Some(e) => {
-                let row = meta.row_of(e.values)?;
-                Ok(Some(self.proj.iter().map(|&c| row[c].clone()).collect()))
-            }
-            // The row went away after the entry was read (a writer deleted it and has not
-            // reached this index yet): skip it. `Database::check` is what finds real
-            // disagreements.
-            None => Ok(None),
+        let Some(e) = e else {
+            return Ok(None);
+        };
+        let Some(v) = trx::visible(inner, &self.t, &self.snap, e.values, e.deleted)? else {
+            return Ok(None);
+        };
+        let row = meta.row_of(v)?;
+        if meta.secondary_values(s, &row) != values {
+            return Ok(None);
         }
+        Ok(Some(self.proj.iter().map(|&c| row[c].clone()).collect()))
     }
 }
 
@@ -163,13 +181,13 @@ impl Iterator for Rows<'_> {
     type Item = Result<Vec<Value>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
+        if self.done || self.left == Some(0) {
             return None;
         }
         self.admitted.row();
         loop {
             let r = match self.inner.next()? {
-                Ok(e) => self.row(e.values),
+                Ok(e) => self.row(e.values, e.deleted),
                 Err(e) => {
                     let index = match self.index {
                         None => PRIMARY,
@@ -180,6 +198,9 @@ impl Iterator for Rows<'_> {
             };
             match r {
                 Ok(Some(row)) => {
+                    if let Some(n) = self.left.as_mut() {
+                        *n -= 1;
+                    }
                     self.db.count_rows(RowOp::Read, 1);
                     return Some(Ok(row));
                 }
@@ -260,14 +281,6 @@ impl<'db> Table<'db> {
         self.t.meta.name()
     }
 
-    fn dup(&self, index: &str, key: Vec<Value>) -> Error {
-        Error::DuplicateKey {
-            table: self.name().to_owned(),
-            index: index.to_owned(),
-            key,
-        }
-    }
-
     /// The row with primary key `key` (one value per primary key column), all columns in
     /// table order.
     pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
@@ -277,53 +290,62 @@ impl<'db> Table<'db> {
         }
         let mut admitted = self.db.admit();
         admitted.row();
+        let inner = self.db.inner()?;
         let meta = &self.t.meta;
         let key = meta.normalise_key(&meta.pk, key)?;
-        // The row's columns straight from the record, in table order.
+        // The fast path: the row's columns straight from the record, in table order, plus
+        // its DB_TRX_ID. A writer older than every active transaction has committed, so the
+        // record is the latest committed version (no view needed).
         let found = self
             .t
             .clustered
-            .get_projected(self.pool()?, &key, &meta.row_fields)
+            .get_projected(&inner.pool, &key, &meta.row_fields_trx)
             .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
+        let Some((mut row, deleted)) = found else {
+            self.db.count_rows(RowOp::Read, 0);
+            return Ok(None);
+        };
+        let writer = match row.pop() {
+            Some(Value::Bytes(b)) => minnow_mvcc::trx_id_from_field(&b),
+            _ => None,
+        };
+        let found = if writer.is_some_and(|w| w < inner.trx_sys.oldest_active()) {
+            (!deleted).then_some(row)
+        } else {
+            // A writer that may not have committed: the latest committed version, from undo.
+            self.get_in(&Snapshot::View(inner.trx_sys.read_view(0)), &key)?
+        };
         self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
-        Ok(found.map(|(row, _deleted)| row))
+        Ok(found)
     }
 
-    /// If unique index `s` holds `values` for a row other than `own_pk`, the duplicate error.
-    fn check_unique(
-        &self,
-        s: &SecMeta,
-        tree: &BTree,
-        row: &[Value],
-        own_pk: Option<&[Value]>,
-    ) -> Result<()> {
+    /// The row with primary key `key` as `snap` sees it.
+    pub(crate) fn get_in(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        self.live()?;
+        if self.superseded() {
+            return self.current()?.get_in(snap, key);
+        }
+        let inner = self.db.inner()?;
         let meta = &self.t.meta;
-        let key: Vec<Value> = s.cols.iter().map(|&c| row[c].clone()).collect();
-        if !s.unique || key.contains(&Value::Null) {
-            return Ok(());
+        let key = meta.normalise_key(&meta.pk, key)?;
+        let Some(e) = self
+            .t
+            .clustered
+            .get(&inner.pool, &key)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+        else {
+            return Ok(None);
+        };
+        match trx::visible(inner, &self.t, snap, e.values, e.deleted)? {
+            Some(v) => Ok(Some(meta.row_of(v)?)),
+            None => Ok(None),
         }
-        let lo: Vec<Value> = key
-            .iter()
-            .cloned()
-            .chain(meta.pk.iter().map(|&c| meta.extreme(c, false)))
-            .collect();
-        let hi: Vec<Value> = key
-            .iter()
-            .cloned()
-            .chain(meta.pk.iter().map(|&c| meta.extreme(c, true)))
-            .collect();
-        let range = ScanRange::new(Bound::Included(lo), Bound::Included(hi)).limit(2);
-        for e in tree
-            .scan(self.pool()?, range)
-            .map_err(|e| from_tree(e, self.name(), &s.name))?
-        {
-            let e = e.map_err(|e| from_tree(e, self.name(), &s.name))?;
-            let pk = e.values.get(s.cols.len()..).unwrap_or_default();
-            if own_pk != Some(pk) {
-                return Err(self.dup(&s.name, key));
-            }
-        }
-        Ok(())
+    }
+
+    /// The table's entry as it is now, checked live (for statements under the writer lock).
+    pub(crate) fn entry_now(&self) -> Result<Arc<TableEntry>> {
+        self.live()?;
+        Ok(self.current()?.t)
     }
 
     /// Inserts a row (one value per column, in table order). A row whose primary key exists
@@ -487,106 +509,33 @@ impl<'db> Table<'db> {
         this.insert_row(row)
     }
 
-    /// Inserts a checked, normalised row; the caller holds the writer lock.
+    /// Inserts a checked, normalised row as one autocommit transaction; the caller holds
+    /// the writer lock.
     fn insert_row(&self, row: Vec<Value>) -> Result<Lsn> {
-        let this = self;
-        let meta = &this.t.meta;
-        let pool = this.pool()?;
-        let pk = meta.pk_of(&row);
-        // A duplicate primary key is reported before any unique secondary index's; when there
-        // are unique secondary indexes to check first, the clustered index is looked up
-        // first. Otherwise the clustered insert itself finds the duplicate, changing nothing.
-        if meta.secondary.iter().any(|s| s.unique)
-            && this
-                .t
-                .clustered
-                .get(pool, &pk)
-                .map_err(|e| from_tree(e, this.name(), PRIMARY))?
-                .is_some()
-        {
-            return Err(this.dup(PRIMARY, pk));
-        }
-        for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
-            this.check_unique(s, tree, &row, None)?;
-        }
-        this.check_entry_sizes(&row)?;
-        let mut end = match this.t.clustered.insert(pool, &meta.clustered_values(&row)) {
-            Ok(end) => end,
-            Err(TreeError::Duplicate { .. }) => return Err(this.dup(PRIMARY, pk)),
-            Err(e) => return Err(from_tree(e, this.name(), PRIMARY)),
-        };
-        for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
-            end = end.max(this.sec_insert(s, tree, &row)?);
-        }
-        Ok(end)
-    }
-
-    /// Refuses a row whose entry in some secondary index would be too big for a page
-    /// before anything is written: index entries never move columns off-page, and the
-    /// clustered row (which can) is written first.
-    fn check_entry_sizes(&self, row: &[Value]) -> Result<()> {
-        let meta = &self.t.meta;
-        let max = max_record_len(self.pool()?.config().page_size.bytes());
-        for (s, tree) in meta.secondary.iter().zip(&self.t.secondary) {
-            let rec = tree
-                .layout()
-                .encode(&meta.secondary_values(s, row))
-                .map_err(|e| from_tree(e.into(), self.name(), &s.name))?;
-            if rec.len() > max {
-                return Err(Error::RowTooLarge {
-                    table: self.name().to_owned(),
-                    index: s.name.clone(),
-                    len: rec.len(),
-                    max,
-                    reason: String::new(),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    fn sec_insert(&self, s: &SecMeta, tree: &BTree, row: &[Value]) -> Result<Lsn> {
-        let pool = self.pool()?;
-        tree.insert(pool, &self.t.meta.secondary_values(s, row))
-            .map_err(|e| from_tree(e, self.name(), &s.name))
-    }
-
-    fn sec_delete(&self, s: &SecMeta, tree: &BTree, row: &[Value]) -> Result<Lsn> {
-        let pool = self.pool()?;
-        tree.delete(pool, &self.t.meta.secondary_values(s, row))
-            .map_err(|e| from_tree(e, self.name(), &s.name))
+        let inner = self.db.inner()?;
+        let mut st = TrxState::default();
+        let r = st.statement(inner, |st| trx::insert(inner, &self.t, st, &row));
+        Ok(autocommit(inner, st, r)?.1)
     }
 
     /// Deletes the row with primary key `key`; `None` if there was none.
     pub fn delete(&self, key: &[Value]) -> Result<Option<Durability>> {
         let mut admitted = self.db.admit();
         admitted.row();
-        let _w = self.db.inner()?.write.lock();
-        self.live()?;
-        // The entry as it is now: an index created since this handle was made counts.
-        let this = self.current()?;
-        let meta = &this.t.meta;
-        let key = meta.normalise_key(&meta.pk, key)?;
-        let pool = this.pool()?;
-        let Some(old) = this
-            .t
-            .clustered
-            .get(pool, &key)
-            .map_err(|e| from_tree(e, this.name(), PRIMARY))?
-        else {
-            return Ok(None);
+        let inner = self.db.inner()?;
+        let (found, end) = {
+            let _w = inner.write.lock();
+            let t = self.entry_now()?;
+            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            let mut st = TrxState::default();
+            let r = st.statement(inner, |st| trx::delete(inner, &t, st, &key));
+            autocommit(inner, st, r)?
         };
-        let old = meta.row_of(old.values)?;
-        let mut end = this
-            .t
-            .clustered
-            .delete(pool, &key)
-            .map_err(|e| from_tree(e, this.name(), PRIMARY))?;
-        for (s, tree) in meta.secondary.iter().zip(&this.t.secondary) {
-            end = end.max(this.sec_delete(s, tree, &old)?);
+        if !found {
+            return Ok(None);
         }
-        this.db.count_rows(RowOp::Delete, 1);
-        this.db.durable(end).map(Some)
+        self.db.count_rows(RowOp::Delete, 1);
+        self.db.durable(end).map(Some)
     }
 
     /// Replaces the row with the same primary key as `row` (the primary key itself cannot
@@ -595,55 +544,17 @@ impl<'db> Table<'db> {
     pub fn update(&self, row: &[Value]) -> Result<Durability> {
         let mut admitted = self.db.admit();
         admitted.row();
-        let _w = self.db.inner()?.write.lock();
-        self.live()?;
-        // The entry as it is now: an index created since this handle was made counts.
-        let this = self.current()?;
-        let meta = &this.t.meta;
-        let row = meta.normalise_row(row)?;
-        let pool = this.pool()?;
-        let pk = meta.pk_of(&row);
-        let Some(old) = this
-            .t
-            .clustered
-            .get(pool, &pk)
-            .map_err(|e| from_tree(e, this.name(), PRIMARY))?
-        else {
-            return Err(Error::RowNotFound {
-                table: this.name().to_owned(),
-                key: pk,
-            });
+        let inner = self.db.inner()?;
+        let end = {
+            let _w = inner.write.lock();
+            let t = self.entry_now()?;
+            let row = t.meta.normalise_row(row)?;
+            let mut st = TrxState::default();
+            let r = st.statement(inner, |st| trx::update(inner, &t, st, &row));
+            autocommit(inner, st, r)?.1
         };
-        let old = meta.row_of(old.values)?;
-        let changed: Vec<bool> = meta
-            .secondary
-            .iter()
-            .map(|s| s.cols.iter().any(|&c| old[c] != row[c]))
-            .collect();
-        for ((s, tree), &ch) in meta.secondary.iter().zip(&this.t.secondary).zip(&changed) {
-            if ch {
-                this.check_unique(s, tree, &row, Some(&pk))?;
-            }
-        }
-        this.check_entry_sizes(&row)?;
-        if let Some(a) = &this.t.autoinc {
-            // As in MySQL 8.0: a larger value written by an update moves the counter too.
-            let inner = self.db.inner()?;
-            a.observe(inner, meta.name(), &row[a.column])?;
-        }
-        let mut end = this
-            .t
-            .clustered
-            .update(pool, &meta.clustered_values(&row))
-            .map_err(|e| from_tree(e, this.name(), PRIMARY))?;
-        for ((s, tree), &ch) in meta.secondary.iter().zip(&this.t.secondary).zip(&changed) {
-            if ch {
-                end = end.max(this.sec_delete(s, tree, &old)?);
-                end = end.max(this.sec_insert(s, tree, &row)?);
-            }
-        }
-        this.db.count_rows(RowOp::Update, 1);
-        this.db.durable(end)
+        self.db.count_rows(RowOp::Update, 1);
+        self.db.durable(end)
     }
 
     fn projection(&self, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
@@ -685,9 +596,15 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.read_view(0));
+        self.scan_in(snap, scan)
+    }
+
+    /// [`Table::scan`] as `snap` sees the table.
+    pub(crate) fn scan_in(&self, snap: Snapshot, scan: Scan) -> Result<Rows<'db>> {
         self.live()?;
         if self.superseded() {
-            return self.current()?.scan(scan);
+            return self.current()?.scan_in(snap, scan);
         }
         let mut admitted = self.db.admit();
         admitted.row();
@@ -696,7 +613,8 @@ impl<'db> Table<'db> {
         let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
         let mut range =
             ScanRange::new(b(scan.start)?, b(scan.end)?).fetch(meta.stored_fields(&proj));
-        range.limit = scan.limit;
+        // The limit counts visible rows, so it is applied here, not by the B-tree (which
+        // would count delete-marked records and invisible versions).
         range.reverse = scan.reverse;
         let inner = self
             .t
@@ -707,6 +625,9 @@ impl<'db> Table<'db> {
             db: self.db,
             t: Arc::clone(&self.t),
             inner,
+            snap,
+            left: scan.limit,
+            fetch: Vec::new(),
             index: None,
             proj,
             covering: true,
@@ -742,9 +663,20 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.read_view(0));
+        self.scan_index_in(snap, index, scan)
+    }
+
+    /// [`Table::scan_index`] as `snap` sees the table.
+    pub(crate) fn scan_index_in(
+        &self,
+        snap: Snapshot,
+        index: &str,
+        scan: Scan,
+    ) -> Result<Rows<'db>> {
         self.live()?;
         if self.superseded() {
-            return self.current()?.scan_index(index, scan);
+            return self.current()?.scan_index_in(snap, index, scan);
         }
         let mut admitted = self.db.admit();
         admitted.row();
@@ -762,12 +694,15 @@ impl<'db> Table<'db> {
         let covering = proj
             .iter()
             .all(|c| s.cols.contains(c) || meta.pk.contains(c));
+        // A fetched row is compared with the entry, so the index columns come too.
+        let proj_and_key: Vec<usize> = proj.iter().chain(&s.cols).copied().collect();
         // Bounds are prefixes of (index columns, primary key columns).
         let cols: Vec<usize> = s.cols.iter().chain(meta.pk.iter()).copied().collect();
         let start = prefix_bound(meta, &cols, scan.start)?;
         let end = prefix_bound(meta, &cols, scan.end)?;
         let mut range = ScanRange::new(start, end);
-        range.limit = scan.limit;
+        // The limit counts visible rows, so it is applied here, not by the B-tree (which
+        // would count delete-marked records and invisible versions).
         range.reverse = scan.reverse;
         let inner = self.t.secondary[i]
             .scan(self.pool()?, range)
@@ -776,11 +711,30 @@ impl<'db> Table<'db> {
             db: self.db,
             t: Arc::clone(&self.t),
             inner,
+            snap,
+            left: scan.limit,
+            fetch: meta.stored_fields(&proj_and_key),
             index: Some(i),
             proj,
             covering,
             done: false,
             admitted,
         })
+    }
+}
+
+/// Ends an autocommit statement: commit if it succeeded (returning its value and the commit's
+/// redo end), roll back (already done to the statement's start) and end the transaction if
+/// it failed.
+fn autocommit<T>(inner: &crate::db::Inner, mut st: TrxState, r: Result<T>) -> Result<(T, Lsn)> {
+    match r {
+        Ok(v) => {
+            let end = st.commit(inner)?.unwrap_or(st.end);
+            Ok((v, end))
+        }
+        Err(e) => {
+            st.rollback(inner)?;
+            Err(e)
+        }
     }
 }

@@ -137,7 +137,7 @@ fn run_seed(seed: u64) -> Outcome {
     Outcome {
         acked: n_acked,
         inflight: inflight_kept,
-        repairs: open.secondary_repairs,
+        repairs: open.undo_records_applied,
         groups: open.redo_groups,
         created: t2,
     }
@@ -159,7 +159,7 @@ fn crash_campaign_statements_are_atomic_and_durable() {
     }
     eprintln!(
         "{n} seeds verified: {acked} acknowledged statements checked, {inflight} kept their \
-         in-flight statement, {replayed} replayed redo, {repairs} secondary entries repaired, \
+         in-flight statement, {replayed} replayed redo, {repairs} undo records rolled back, \
          {created} CREATE TABLE acknowledged and {cut_creates} cut by the crash"
     );
     assert!(

@@ -256,6 +256,15 @@ pub enum TreeError {
     },
 }
 
+/// `info` with the delete-mark bit set or cleared as `mark` says (`None`: unchanged).
+pub(crate) fn with_mark(info: u8, mark: Option<bool>) -> u8 {
+    match mark {
+        Some(true) => info | crate::record::INFO_DELETED,
+        Some(false) => info & !crate::record::INFO_DELETED,
+        None => info,
+    }
+}
+
 /// One record returned by a lookup or a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -427,12 +436,25 @@ impl BTree {
     /// the same size, else by delete and insert on the same page, else with a split. The old
     /// record's overflow chains are freed and the new one's written in the same mtr.
     pub fn update(&self, pool: &BufferPool, values: &[Value]) -> Result<Lsn, TreeError> {
+        self.update_marked(pool, values, None)
+    }
+
+    /// [`BTree::update`] that also sets (`Some(true)`) or clears (`Some(false)`) the
+    /// record's delete mark in the same mini-transaction (`None` keeps it). MVCC needs the
+    /// two together: a delete stamps the deleting transaction's id and roll pointer and
+    /// sets the mark atomically, a rollback restores the old values and the old mark.
+    pub fn update_marked(
+        &self,
+        pool: &BufferPool,
+        values: &[Value],
+        mark: Option<bool>,
+    ) -> Result<Lsn, TreeError> {
         let p = self.prepare(pool, values)?;
         let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
-        if let Some(end) = self.update_optimistic(pool, &p, &key)? {
+        if let Some(end) = self.update_optimistic(pool, &p, &key, mark)? {
             return Ok(end);
         }
-        self.update_pessimistic(pool, &p, &key)
+        self.update_pessimistic(pool, &p, &key, mark)
     }
 
     /// Sets or clears the delete mark of the record with key `key` (one byte, one page).
@@ -479,6 +501,7 @@ impl BTree {
         pool: &BufferPool,
         p: &overflow::Prepared,
         key: &SearchKey,
+        mark: Option<bool>,
     ) -> Result<Option<Lsn>, TreeError> {
         let mut mtr = pool.mtr()?;
         let Some(h) = self.leaf_for_write(pool, &mut mtr, key)? else {
@@ -490,7 +513,7 @@ impl BTree {
         }
         let origin = found.cursor.origin();
         let (x, d) = self.leaf.size_of(mtr.page(h), origin)?;
-        let info = node::header_at(mtr.page(h), found.cursor)?.info_bits;
+        let info = with_mark(node::header_at(mtr.page(h), found.cursor)?.info_bits, mark);
         self.free_external(&mut mtr, h, origin)?;
         let rec = &self.store_external(&mut mtr, p)?;
         if x == rec.extra() && x + d == rec.len() {
@@ -506,6 +529,9 @@ impl BTree {
             (&mut mtr, h)
                 .write_changed(origin, data)
                 .map_err(NodeError::from)?;
+            if let Some(deleted) = mark {
+                node::set_delete_mark(&mut (&mut mtr, h), found.cursor, deleted)?;
+            }
             return Ok(Some(mtr.commit()?));
         }
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;

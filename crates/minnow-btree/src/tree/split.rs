@@ -79,6 +79,7 @@ impl BTree {
         pool: &BufferPool,
         p: &Prepared,
         key: &SearchKey,
+        mark: Option<bool>,
     ) -> Result<Lsn, TreeError> {
         let PessimisticLeaf {
             mut mtr,
@@ -90,7 +91,7 @@ impl BTree {
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }
-        let info = node::header_at(mtr.page(h), found.cursor)?.info_bits;
+        let info = super::with_mark(node::header_at(mtr.page(h), found.cursor)?.info_bits, mark);
         self.free_external(&mut mtr, h, found.cursor.origin())?;
         let rec = &self.store_external(&mut mtr, p)?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;

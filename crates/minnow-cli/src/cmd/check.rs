@@ -29,8 +29,8 @@ pub struct CheckOutput {
     pub redo_groups_replayed: u64,
     /// Pages restored from the doublewrite buffer while opening.
     pub pages_repaired: usize,
-    /// Secondary-index entries repaired while opening.
-    pub secondary_repairs: u64,
+    /// Transactions that had not committed and were rolled back while opening.
+    pub transactions_rolled_back: u64,
     /// Indexes verified (the dictionary's included).
     pub indexes: usize,
     /// Rows per table.
@@ -46,7 +46,9 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
     let opened = db.open_report().clone();
     let (report, problem) = match db.check() {
         Ok(r) => (Some(r), None),
-        Err(e @ (Error::Corrupt { .. } | Error::CorruptPage { .. })) => (None, Some(e.to_string())),
+        Err(e @ (Error::Corrupt { .. } | Error::CorruptPage { .. } | Error::Undo(_))) => {
+            (None, Some(e.to_string()))
+        }
         Err(e) => return Err(CliError::Database(e.to_string())),
     };
     db.close().map_err(|e| CliError::Database(e.to_string()))?;
@@ -55,7 +57,7 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
         ok: problem.is_none(),
         redo_groups_replayed: opened.redo_groups,
         pages_repaired: opened.pages_repaired,
-        secondary_repairs: opened.secondary_repairs,
+        transactions_rolled_back: opened.rolled_back,
         indexes: report.as_ref().map_or(0, |r| r.indexes),
         rows: report.map(|r| r.rows).unwrap_or_default(),
         problem,
@@ -67,8 +69,8 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
         writeln!(
             out,
             "  opened: {} redo groups replayed, {} pages restored from the doublewrite buffer, \
-             {} secondary-index entries repaired",
-            result.redo_groups_replayed, result.pages_repaired, result.secondary_repairs
+             {} uncommitted transactions rolled back",
+            result.redo_groups_replayed, result.pages_repaired, result.transactions_rolled_back
         )?;
         for (table, rows) in &result.rows {
             writeln!(out, "  table {table}: {rows} rows")?;

@@ -14,7 +14,8 @@
 //!  44       data: log headers and undo records, back to back
 //! ```
 //!
-//! Writers append at the end of the stream, one mini-transaction per append, under the
+//! Writers append at the end of the stream, one mini-transaction per append (a record longer
+//! than a page: one per page, the last one linking it into its log), under the
 //! caller's writer lock. A record longer than what is left of the page continues at byte 44
 //! of the next page (so a row with a 100 KiB BLOB has a 100 KiB undo record spanning
 //! several pages); a log header (48 bytes, changed in place later) never straddles pages.
@@ -174,6 +175,11 @@ pub(crate) fn init_undo_page(mtr: &mut Mtr<'_>, h: PageHandle) -> Result<()> {
     mtr.write(h, UNDO_NEXT, &0u32.to_be_bytes())?;
     mtr.write(h, UNDO_FREE, &(UNDO_DATA as u16).to_be_bytes())?;
     Ok(())
+}
+
+/// The checked (next, free) of an undo page's bytes.
+pub(crate) fn held_page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
+    undo_page_fields(p, id)
 }
 
 /// The checked (next, free) of a page held by an mtr.

@@ -1,0 +1,985 @@
+//! Transactions: writes that stamp their transaction id and roll pointer, undo logging,
+//! statement and transaction rollback, recovery rollback, and consistent reads through
+//! read views.
+//!
+//! ## What a write does
+//!
+//! Every change of a clustered record first appends an undo record (its own
+//! mini-transaction, so redo order makes the undo durable before the change), then changes
+//! the record, stamping `DB_TRX_ID` with the writer's id and `DB_ROLL_PTR` with the undo
+//! record's address:
+//!
+//! - **insert**: insert undo (the key); a row whose key exists delete-marked is updated in
+//!   place instead (update undo with the old, delete-marked row).
+//! - **update**: update undo (the whole old row); the record is updated in place.
+//! - **delete**: delete-mark undo (the whole old row); the record gets the delete mark and
+//!   stays, for readers with older views (purge would remove it; not built yet).
+//!
+//! Secondary indexes carry no transaction ids. A delete, or an update that changes an
+//! index's columns, **delete-marks** the old entry and inserts the new one (an insert that
+//! finds the same entry delete-marked un-marks it): every version of a row keeps its entry,
+//! so a reader with an old view finds the row through the entry of the version it sees.
+//!
+//! ## Write conflicts (until row locks exist)
+//!
+//! A writer that finds the row it changes (or a unique key it needs) last written by another
+//! transaction that has not committed gets [`Error::WriteConflict`] at once, and its
+//! statement is rolled back: no two active transactions ever change the same row, which is
+//! what makes rolling each of them back independently correct. Waiting for the other
+//! transaction instead is the lock manager's job (InnoDB's row locks).
+//!
+//! ## Rollback
+//!
+//! A statement starts at a **savepoint** (the undo number of its first record); if it fails
+//! halfway, its records are undone newest first and it leaves no trace. A transaction's
+//! rollback undoes all its records. Undoing a record is idempotent (it acts only if the
+//! clustered record's roll pointer still points at that undo record), and each undone record
+//! is then popped from the log in its own mini-transaction, so a crash during a rollback just
+//! means the rollback runs again at the next open. The secondary entries are put right
+//! *before* the clustered record (whose restored roll pointer marks the record as undone):
+//!
+//! - the new row's entry, if it differs from the old row's, is removed, or only
+//!   delete-marked if some older version of the row still has it;
+//! - the old row's entry is un-marked (or stays delete-marked if the old row was deleted).
+
+use std::sync::atomic::Ordering;
+
+use minnow_btree::record::{Value, decode_value};
+use minnow_btree::{BTree, TreeError};
+use minnow_mvcc::{NewRecord, ReadView, RollPtr, UndoKind, UndoLog, UndoRecord, trx_id_from_field};
+use minnow_redo::{Durability, Lsn};
+
+use crate::db::{Database, Inner, TableEntry};
+use crate::error::{Error, Result, from_tree};
+use crate::schema::PRIMARY;
+
+/// The isolation level of a [`Transaction`].
+///
+/// | anomaly | READ COMMITTED | REPEATABLE READ |
+/// |---|---|---|
+/// | dirty write | prevented (write conflict) | prevented (write conflict) |
+/// | dirty read | prevented | prevented |
+/// | lost update | possible | possible (as InnoDB: writes act on the latest committed row) |
+/// | fuzzy (non-repeatable) read | possible | prevented |
+/// | read skew | possible | prevented |
+/// | phantom (consistent reads) | possible | prevented |
+/// | write skew | possible | possible (snapshot isolation allows it) |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// A new read view for every statement: each read sees what was committed when it
+    /// started.
+    ReadCommitted,
+    /// One read view, taken at the transaction's first consistent read, for all its reads
+    /// (the default, as InnoDB's).
+    #[default]
+    RepeatableRead,
+}
+
+/// What a transaction holds while it runs: its id and undo log once it writes, and the redo
+/// end of its last change.
+#[derive(Debug, Default)]
+pub(crate) struct TrxState {
+    pub id: u64,
+    pub log: Option<UndoLog>,
+    pub end: Lsn,
+}
+
+impl TrxState {
+    /// Gives the transaction its id and undo log at its first write.
+    fn writer(&mut self, inner: &Inner) -> Result<u64> {
+        if self.log.is_none() {
+            let id = inner.trx_sys.assign_id(&inner.pool)?;
+            match inner.trx_sys.begin_log(&inner.pool, id) {
+                Ok(log) => {
+                    self.log = Some(log);
+                    self.id = id;
+                }
+                Err(e) => {
+                    inner.trx_sys.forget(id);
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(self.id)
+    }
+
+    fn savepoint(&self) -> u64 {
+        self.log.as_ref().map_or(0, UndoLog::savepoint)
+    }
+
+    fn append(&mut self, inner: &Inner, rec: NewRecord) -> Result<RollPtr> {
+        self.writer(inner)?;
+        let log = self.log.as_mut().ok_or(Error::TransactionEnded)?;
+        Ok(inner.trx_sys.append(&inner.pool, log, rec)?)
+    }
+
+    /// Undoes every record from `savepoint` on, newest first. The caller holds the writer
+    /// lock.
+    pub fn rollback_to(&mut self, inner: &Inner, savepoint: u64) -> Result<u64> {
+        let Some(log) = self.log.as_mut() else {
+            return Ok(0);
+        };
+        rollback_log(inner, log, savepoint)
+    }
+
+    /// Runs `f` as one statement: on error, everything it wrote is rolled back.
+    pub fn statement<T>(
+        &mut self,
+        inner: &Inner,
+        f: impl FnOnce(&mut TrxState) -> Result<T>,
+    ) -> Result<T> {
+        let sp = self.savepoint();
+        match f(self) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.rollback_to(inner, sp)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Commits (the caller holds the writer lock); returns the commit mtr's end, `None` for a
+    /// transaction that wrote nothing.
+    pub fn commit(&mut self, inner: &Inner) -> Result<Option<Lsn>> {
+        match self.log.take() {
+            Some(log) => Ok(Some(inner.trx_sys.commit(&inner.pool, &log)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Rolls back everything and ends the transaction (the caller holds the writer lock).
+    pub fn rollback(&mut self, inner: &Inner) -> Result<()> {
+        if let Some(mut log) = self.log.take() {
+            rollback_log(inner, &mut log, 0)?;
+            inner.trx_sys.finish_rollback(&inner.pool, &log)?;
+        }
+        Ok(())
+    }
+}
+
+/// Rolls back a transaction found active at open; returns the records undone.
+pub(crate) fn recover_rollback(inner: &Inner, mut log: UndoLog) -> Result<u64> {
+    let n = rollback_log(inner, &mut log, 0)?;
+    let end = inner.trx_sys.finish_rollback(&inner.pool, &log)?;
+    inner
+        .pool
+        .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+    Ok(n)
+}
+
+fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
+    let mut n = 0;
+    while let Some((ptr, rec)) = inner.trx_sys.last_record(&inner.pool, log, savepoint)? {
+        undo_record(inner, &rec, ptr)?;
+        inner.trx_sys.pop(&inner.pool, log, &rec)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+// ---- Records and their system columns ----
+
+/// `DB_TRX_ID` and `DB_ROLL_PTR` of a clustered record's values.
+pub(crate) fn sys_of(t: &TableEntry, values: &[Value]) -> Result<(u64, RollPtr)> {
+    let n = t.meta.pk.len();
+    match (values.get(n), values.get(n + 1)) {
+        (Some(Value::Bytes(a)), Some(Value::Bytes(b))) => {
+            match (trx_id_from_field(a), RollPtr::from_field(b)) {
+                (Some(id), Some(ptr)) => Ok((id, ptr)),
+                _ => Err(bad_sys(t)),
+            }
+        }
+        _ => Err(bad_sys(t)),
+    }
+}
+
+fn bad_sys(t: &TableEntry) -> Error {
+    Error::Corrupt {
+        what: format!(
+            "table `{}`: a clustered record without DB_TRX_ID and DB_ROLL_PTR",
+            t.meta.name()
+        ),
+    }
+}
+
+/// The clustered values of `row` written by `trx` with roll pointer `ptr`.
+fn stamped(t: &TableEntry, row: &[Value], trx: u64, ptr: RollPtr) -> Vec<Value> {
+    let mut v = t.meta.clustered_values(row);
+    let n = t.meta.pk.len();
+    if let Some(x) = v.get_mut(n) {
+        *x = Value::trx_id(trx);
+    }
+    if let Some(x) = v.get_mut(n + 1) {
+        *x = Value::roll_ptr(ptr.to_u64());
+    }
+    v
+}
+
+/// The undo fields of a clustered record: all fields but the system ones, or only the key.
+fn undo_fields(t: &TableEntry, values: &[Value], key_only: bool) -> Result<Vec<Option<Vec<u8>>>> {
+    let layout = t.clustered.layout();
+    let n = t.meta.pk.len();
+    let mut out = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        if i == n || i == n + 1 {
+            continue;
+        }
+        if key_only && i >= n {
+            break;
+        }
+        out.push(
+            layout
+                .encode_field(i, v)
+                .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The clustered values of the version an update or delete-mark undo record holds.
+fn version_of(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
+    let fields = t.clustered.layout().fields();
+    let n = t.meta.pk.len();
+    if rec.fields.len() + 2 != fields.len() {
+        return Err(undo_mismatch(t, rec, fields.len() - 2));
+    }
+    let mut out = Vec::with_capacity(fields.len());
+    let mut it = rec.fields.iter();
+    for (i, col) in fields.iter().enumerate() {
+        if i == n {
+            out.push(Value::trx_id(rec.old_trx_id));
+            continue;
+        }
+        if i == n + 1 {
+            out.push(Value::roll_ptr(rec.old_roll_ptr.to_u64()));
+            continue;
+        }
+        out.push(match it.next() {
+            Some(Some(b)) => decode_value(col.ty, b).map_err(|why| Error::Corrupt {
+                what: format!("table `{}`: undo record field {i}: {why}", t.meta.name()),
+            })?,
+            _ => Value::Null,
+        });
+    }
+    Ok(out)
+}
+
+/// The primary key an undo record names.
+fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
+    let fields = t.clustered.layout().fields();
+    let n = t.meta.pk.len();
+    if rec.fields.len() < n {
+        return Err(undo_mismatch(t, rec, n));
+    }
+    rec.fields
+        .iter()
+        .zip(fields)
+        .take(n)
+        .map(|(f, col)| match f {
+            Some(b) => decode_value(col.ty, b).map_err(|why| Error::Corrupt {
+                what: format!("table `{}`: undo record key: {why}", t.meta.name()),
+            }),
+            None => Ok(Value::Null),
+        })
+        .collect()
+}
+
+fn undo_mismatch(t: &TableEntry, rec: &UndoRecord, want: usize) -> Error {
+    Error::Corrupt {
+        what: format!(
+            "table `{}`: undo record {} of index {} has {} fields, expected {want}",
+            t.meta.name(),
+            rec.undo_no,
+            rec.index_id,
+            rec.fields.len()
+        ),
+    }
+}
+
+fn conflict(inner: &Inner, t: &TableEntry, me: u64, values: &[Value], key: &[Value]) -> Result<()> {
+    let (w, _) = sys_of(t, values)?;
+    if w != me && w != 0 && inner.trx_sys.is_active(w) {
+        return Err(Error::WriteConflict {
+            table: t.meta.name().to_owned(),
+            key: key.to_vec(),
+            holder: w,
+        });
+    }
+    Ok(())
+}
+
+// ---- Secondary entries ----
+
+fn sec_insert(inner: &Inner, t: &TableEntry, i: usize, me: u64, entry: &[Value]) -> Result<()> {
+    let (tree, name) = sec(t, i)?;
+    // Raised before the entry changes, so a reader that sees the change sees the raise.
+    inner.sec_max_trx.fetch_max(me, Ordering::AcqRel);
+    match tree.insert(&inner.pool, entry) {
+        Ok(_) => Ok(()),
+        Err(TreeError::Duplicate { .. }) => tree
+            .set_delete_mark(&inner.pool, entry, false)
+            .map(|_| ())
+            .map_err(|e| from_tree(e, t.meta.name(), name)),
+        Err(e) => Err(from_tree(e, t.meta.name(), name)),
+    }
+}
+
+fn sec_mark(
+    inner: &Inner,
+    t: &TableEntry,
+    i: usize,
+    me: u64,
+    entry: &[Value],
+    deleted: bool,
+) -> Result<()> {
+    let (tree, name) = sec(t, i)?;
+    inner.sec_max_trx.fetch_max(me, Ordering::AcqRel);
+    tree.set_delete_mark(&inner.pool, entry, deleted)
+        .map(|_| ())
+        .map_err(|e| from_tree(e, t.meta.name(), name))
+}
+
+fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
+    match (t.secondary.get(i), t.meta.secondary.get(i)) {
+        (Some(tree), Some(s)) => Ok((tree, s.name.as_str())),
+        _ => Err(Error::Corrupt {
+            what: format!("table `{}`: secondary index {i} missing", t.meta.name()),
+        }),
+    }
+}
+
+// ---- Writes (the caller holds the writer lock and runs them as a statement) ----
+
+/// Inserts a checked, normalised row.
+pub(crate) fn insert(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    row: &[Value],
+) -> Result<()> {
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let pk = meta.pk_of(row);
+    let existing = t
+        .clustered
+        .get(pool, &pk)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    if let Some(e) = &existing {
+        conflict(inner, t, trx.id, &e.values, &pk)?;
+        if !e.deleted {
+            return Err(dup(t, PRIMARY, pk));
+        }
+    }
+    for i in 0..meta.secondary.len() {
+        check_unique(inner, t, trx, i, row, None)?;
+    }
+    check_entry_sizes(inner, t, row)?;
+    match existing {
+        None => {
+            let ptr = trx.append(
+                inner,
+                NewRecord {
+                    kind: UndoKind::Insert,
+                    old_deleted: false,
+                    index_id: meta.index_id,
+                    old_trx_id: 0,
+                    old_roll_ptr: RollPtr::NONE,
+                    fields: undo_fields(t, &meta.clustered_values(row), true)?,
+                },
+            )?;
+            trx.end = t
+                .clustered
+                .insert(pool, &stamped(t, row, trx.id, ptr))
+                .map_err(|e| match e {
+                    TreeError::Duplicate { .. } => dup(t, PRIMARY, pk.clone()),
+                    e => from_tree(e, meta.name(), PRIMARY),
+                })?;
+        }
+        Some(old) => {
+            // An insert over a delete-marked row: an update of that record.
+            let (old_trx, old_ptr) = sys_of(t, &old.values)?;
+            let ptr = trx.append(
+                inner,
+                NewRecord {
+                    kind: UndoKind::Update,
+                    old_deleted: true,
+                    index_id: meta.index_id,
+                    old_trx_id: old_trx,
+                    old_roll_ptr: old_ptr,
+                    fields: undo_fields(t, &old.values, false)?,
+                },
+            )?;
+            trx.end = t
+                .clustered
+                .update_marked(pool, &stamped(t, row, trx.id, ptr), Some(false))
+                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        }
+    }
+    for (i, s) in meta.secondary.iter().enumerate() {
+        sec_insert(inner, t, i, trx.id, &meta.secondary_values(s, row))?;
+    }
+    Ok(())
+}
+
+/// Replaces the row with `row`'s primary key (normalised).
+pub(crate) fn update(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    row: &[Value],
+) -> Result<()> {
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let pk = meta.pk_of(row);
+    let old = match t
+        .clustered
+        .get(pool, &pk)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    {
+        Some(e) if !e.deleted => e,
+        Some(e) => {
+            conflict(inner, t, trx.id, &e.values, &pk)?;
+            return Err(not_found(t, pk));
+        }
+        None => return Err(not_found(t, pk)),
+    };
+    conflict(inner, t, trx.id, &old.values, &pk)?;
+    let old_row = meta.row_of(old.values.clone())?;
+    let changed: Vec<bool> = meta
+        .secondary
+        .iter()
+        .map(|s| s.cols.iter().any(|&c| old_row[c] != row[c]))
+        .collect();
+    for (i, &ch) in changed.iter().enumerate() {
+        if ch {
+            check_unique(inner, t, trx, i, row, Some(&pk))?;
+        }
+    }
+    check_entry_sizes(inner, t, row)?;
+    if let Some(a) = &t.autoinc {
+        // As in MySQL 8.0: a larger value written by an update moves the counter too.
+        a.observe(inner, meta.name(), &row[a.column])?;
+    }
+    let (old_trx, old_ptr) = sys_of(t, &old.values)?;
+    let ptr = trx.append(
+        inner,
+        NewRecord {
+            kind: UndoKind::Update,
+            old_deleted: false,
+            index_id: meta.index_id,
+            old_trx_id: old_trx,
+            old_roll_ptr: old_ptr,
+            fields: undo_fields(t, &old.values, false)?,
+        },
+    )?;
+    trx.end = t
+        .clustered
+        .update(pool, &stamped(t, row, trx.id, ptr))
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    for (i, s) in meta.secondary.iter().enumerate() {
+        if changed[i] {
+            sec_mark(
+                inner,
+                t,
+                i,
+                trx.id,
+                &meta.secondary_values(s, &old_row),
+                true,
+            )?;
+            sec_insert(inner, t, i, trx.id, &meta.secondary_values(s, row))?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes (delete-marks) the row with primary key `pk` (normalised); false if none.
+pub(crate) fn delete(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    pk: &[Value],
+) -> Result<bool> {
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let Some(old) = t
+        .clustered
+        .get(pool, pk)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    else {
+        return Ok(false);
+    };
+    conflict(inner, t, trx.id, &old.values, pk)?;
+    if old.deleted {
+        return Ok(false);
+    }
+    let old_row = meta.row_of(old.values.clone())?;
+    let (old_trx, old_ptr) = sys_of(t, &old.values)?;
+    let ptr = trx.append(
+        inner,
+        NewRecord {
+            kind: UndoKind::DeleteMark,
+            old_deleted: false,
+            index_id: meta.index_id,
+            old_trx_id: old_trx,
+            old_roll_ptr: old_ptr,
+            fields: undo_fields(t, &old.values, false)?,
+        },
+    )?;
+    trx.end = t
+        .clustered
+        .update_marked(pool, &stamped(t, &old_row, trx.id, ptr), Some(true))
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    for (i, s) in meta.secondary.iter().enumerate() {
+        sec_mark(
+            inner,
+            t,
+            i,
+            trx.id,
+            &meta.secondary_values(s, &old_row),
+            true,
+        )?;
+    }
+    Ok(true)
+}
+
+fn dup(t: &TableEntry, index: &str, key: Vec<Value>) -> Error {
+    Error::DuplicateKey {
+        table: t.meta.name().to_owned(),
+        index: index.to_owned(),
+        key,
+    }
+}
+
+fn not_found(t: &TableEntry, key: Vec<Value>) -> Error {
+    Error::RowNotFound {
+        table: t.meta.name().to_owned(),
+        key,
+    }
+}
+
+/// If unique index `i` holds `row`'s key for a row other than `own_pk`, the duplicate
+/// error. Delete-marked entries belong to old versions and do not count, unless the
+/// transaction that marked them is still active (it may roll back): a write conflict.
+fn check_unique(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &TrxState,
+    i: usize,
+    row: &[Value],
+    own_pk: Option<&[Value]>,
+) -> Result<()> {
+    let meta = &t.meta;
+    let (tree, name) = sec(t, i)?;
+    let Some(s) = meta.secondary.get(i) else {
+        return Ok(());
+    };
+    let key: Vec<Value> = s.cols.iter().map(|&c| row[c].clone()).collect();
+    if !s.unique || key.contains(&Value::Null) {
+        return Ok(());
+    }
+    let lo: Vec<Value> = key
+        .iter()
+        .cloned()
+        .chain(meta.pk.iter().map(|&c| meta.extreme(c, false)))
+        .collect();
+    let hi: Vec<Value> = key
+        .iter()
+        .cloned()
+        .chain(meta.pk.iter().map(|&c| meta.extreme(c, true)))
+        .collect();
+    let range =
+        minnow_btree::ScanRange::new(std::ops::Bound::Included(lo), std::ops::Bound::Included(hi));
+    for e in tree
+        .scan(&inner.pool, range)
+        .map_err(|e| from_tree(e, meta.name(), name))?
+    {
+        let e = e.map_err(|e| from_tree(e, meta.name(), name))?;
+        let pk = e.values.get(s.cols.len()..).unwrap_or_default();
+        if own_pk == Some(pk) {
+            continue;
+        }
+        if !e.deleted {
+            return Err(dup(t, name, key));
+        }
+        if let Some(c) = t
+            .clustered
+            .get(&inner.pool, pk)
+            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+        {
+            conflict(inner, t, trx.id, &c.values, pk)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a row whose entry in some secondary index would be too big for a page before
+/// anything is written.
+fn check_entry_sizes(inner: &Inner, t: &TableEntry, row: &[Value]) -> Result<()> {
+    let meta = &t.meta;
+    let max = minnow_btree::tree::overflow::max_record_len(inner.pool.config().page_size.bytes());
+    for (s, tree) in meta.secondary.iter().zip(&t.secondary) {
+        let rec = tree
+            .layout()
+            .encode(&meta.secondary_values(s, row))
+            .map_err(|e| from_tree(e.into(), meta.name(), &s.name))?;
+        if rec.len() > max {
+            return Err(Error::RowTooLarge {
+                table: meta.name().to_owned(),
+                index: s.name.clone(),
+                len: rec.len(),
+                max,
+                reason: String::new(),
+            });
+        }
+    }
+    Ok(())
+}
+
+// ---- Undoing one record ----
+
+fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
+    inner
+        .tables
+        .read()
+        .values()
+        .find(|t| t.meta.index_id == index_id)
+        .cloned()
+}
+
+/// Undoes one undo record (idempotent: acts only if the record's roll pointer still points
+/// at it).
+fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr) -> Result<()> {
+    // A table dropped since has nothing left to undo.
+    let Some(t) = table_of(inner, rec.index_id) else {
+        return Ok(());
+    };
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let key = key_of_undo(&t, rec)?;
+    let Some(cur) = t
+        .clustered
+        .get(pool, &key)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    else {
+        return Ok(());
+    };
+    let (_, cur_ptr) = sys_of(&t, &cur.values)?;
+    if cur_ptr != ptr {
+        return Ok(());
+    }
+    let new_row = meta.row_of(cur.values.clone())?;
+    match rec.kind {
+        UndoKind::Insert => {
+            for (i, s) in meta.secondary.iter().enumerate() {
+                let (tree, name) = sec(&t, i)?;
+                match tree.delete(pool, &meta.secondary_values(s, &new_row)) {
+                    Ok(_) | Err(TreeError::NotFound { .. }) => {}
+                    Err(e) => return Err(from_tree(e, meta.name(), name)),
+                }
+            }
+            t.clustered
+                .delete(pool, &key)
+                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        }
+        UndoKind::Update | UndoKind::DeleteMark => {
+            let old_values = version_of(&t, rec)?;
+            let old_row = meta.row_of(old_values.clone())?;
+            for (i, s) in meta.secondary.iter().enumerate() {
+                let (tree, name) = sec(&t, i)?;
+                let e_old = meta.secondary_values(s, &old_row);
+                let e_new = meta.secondary_values(s, &new_row);
+                if e_new != e_old {
+                    let exists = tree
+                        .get(pool, &e_new)
+                        .map_err(|e| from_tree(e, meta.name(), name))?
+                        .is_some();
+                    if exists {
+                        if older_version_has(inner, &t, rec.old_roll_ptr, i, &e_new)? {
+                            tree.set_delete_mark(pool, &e_new, true)
+                                .map_err(|e| from_tree(e, meta.name(), name))?;
+                        } else {
+                            tree.delete(pool, &e_new)
+                                .map_err(|e| from_tree(e, meta.name(), name))?;
+                        }
+                    }
+                }
+                match tree
+                    .get(pool, &e_old)
+                    .map_err(|e| from_tree(e, meta.name(), name))?
+                {
+                    Some(e) if e.deleted != rec.old_deleted => {
+                        tree.set_delete_mark(pool, &e_old, rec.old_deleted)
+                            .map_err(|e| from_tree(e, meta.name(), name))?;
+                    }
+                    Some(_) => {}
+                    None if !rec.old_deleted => {
+                        tree.insert(pool, &e_old)
+                            .map_err(|e| from_tree(e, meta.name(), name))?;
+                    }
+                    None => {}
+                }
+            }
+            t.clustered
+                .update_marked(pool, &old_values, Some(rec.old_deleted))
+                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        }
+    }
+    Ok(())
+}
+
+/// True if a version of the row older than the one whose roll pointer is `ptr` has `entry`
+/// in secondary index `i`.
+fn older_version_has(
+    inner: &Inner,
+    t: &TableEntry,
+    mut ptr: RollPtr,
+    i: usize,
+    entry: &[Value],
+) -> Result<bool> {
+    let Some(s) = t.meta.secondary.get(i) else {
+        return Ok(false);
+    };
+    while ptr.has_undo() && !ptr.insert {
+        let rec = inner.trx_sys.read(&inner.pool, ptr)?;
+        let v = version_of(t, &rec)?;
+        let row = t.meta.row_of(v)?;
+        if t.meta.secondary_values(s, &row) == entry {
+            return Ok(true);
+        }
+        ptr = rec.old_roll_ptr;
+    }
+    Ok(false)
+}
+
+// ---- Consistent reads ----
+
+/// Which writers' changes a read sees.
+#[derive(Debug, Clone)]
+pub(crate) enum Snapshot {
+    /// A read view (a transaction's, or one taken for a single statement).
+    View(ReadView),
+}
+
+impl Snapshot {
+    pub fn sees(&self, trx: u64) -> bool {
+        match self {
+            Snapshot::View(v) => v.changes_visible(trx),
+        }
+    }
+
+    pub fn up_limit(&self) -> u64 {
+        match self {
+            Snapshot::View(v) => v.up_limit(),
+        }
+    }
+}
+
+/// The version of a clustered record that `snap` sees: the record itself, or one rebuilt
+/// from undo by following roll pointers; `None` if no version is visible or the visible one
+/// is delete-marked.
+pub(crate) fn visible(
+    inner: &Inner,
+    t: &TableEntry,
+    snap: &Snapshot,
+    mut values: Vec<Value>,
+    mut deleted: bool,
+) -> Result<Option<Vec<Value>>> {
+    loop {
+        let (trx, ptr) = sys_of(t, &values)?;
+        if snap.sees(trx) {
+            return Ok((!deleted).then_some(values));
+        }
+        if !ptr.has_undo() || ptr.insert {
+            return Ok(None);
+        }
+        let rec = inner.trx_sys.read(&inner.pool, ptr)?;
+        values = version_of(t, &rec)?;
+        deleted = rec.old_deleted;
+    }
+}
+
+// ---- The public transaction ----
+
+/// A transaction: reads see one snapshot (REPEATABLE READ) or one per statement (READ
+/// COMMITTED); writes become visible to others and durable at [`Transaction::commit`], or
+/// vanish at [`Transaction::rollback`]. Dropping a transaction that was not committed rolls
+/// it back. See the crate docs, "Transactions".
+pub struct Transaction<'db> {
+    db: &'db Database,
+    isolation: Isolation,
+    state: TrxState,
+    view: Option<ReadView>,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Transaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("id", &self.state.id)
+            .field("isolation", &self.isolation)
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
+impl Database {
+    /// Starts a REPEATABLE READ transaction.
+    pub fn begin(&self) -> Result<Transaction<'_>> {
+        self.begin_with(Isolation::default())
+    }
+
+    /// Starts a transaction with the given isolation level. Nothing happens until its first
+    /// read (which takes the read view) or write (which gives it an id and an undo log).
+    pub fn begin_with(&self, isolation: Isolation) -> Result<Transaction<'_>> {
+        self.inner()?;
+        Ok(Transaction {
+            db: self,
+            isolation,
+            state: TrxState::default(),
+            view: None,
+            ended: false,
+        })
+    }
+}
+
+impl<'db> Transaction<'db> {
+    /// The transaction's id (0 until its first write: read-only transactions never get one).
+    pub fn id(&self) -> u64 {
+        self.state.id
+    }
+
+    /// The isolation level.
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    fn live(&self) -> Result<&'db Inner> {
+        if self.ended {
+            return Err(Error::TransactionEnded);
+        }
+        self.db.inner()
+    }
+
+    /// The snapshot for the next read: the transaction's view (REPEATABLE READ, taken at the
+    /// first read) or a fresh one (READ COMMITTED).
+    pub(crate) fn snapshot(&mut self) -> Result<Snapshot> {
+        let inner = self.live()?;
+        let view = match (self.isolation, &self.view) {
+            (Isolation::RepeatableRead, Some(v)) => v.clone(),
+            _ => {
+                let v = inner.trx_sys.read_view(self.state.id);
+                if self.isolation == Isolation::RepeatableRead {
+                    self.view = Some(v.clone());
+                }
+                v
+            }
+        };
+        Ok(Snapshot::View(view))
+    }
+
+    /// Runs one write statement under the writer lock, rolled back to its start if it fails.
+    fn write<T>(
+        &mut self,
+        table: &crate::Table<'_>,
+        f: impl FnOnce(&Inner, &TableEntry, &mut TrxState) -> Result<T>,
+    ) -> Result<T> {
+        let inner = self.live()?;
+        let _w = inner.write.lock();
+        let t = table.entry_now()?;
+        let r = self.state.statement(inner, |st| f(inner, &t, st));
+        if let Some(v) = self.view.as_mut() {
+            v.set_creator(self.state.id);
+        }
+        r
+    }
+
+    /// Inserts a row (see [`crate::Table::insert`]).
+    pub fn insert(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
+        self.write(table, |inner, t, st| {
+            let mut reserved = 0..0;
+            let mut generated = Vec::new();
+            let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
+            insert(inner, t, st, &row)
+        })
+    }
+
+    /// Replaces the row with the same primary key (see [`crate::Table::update`]).
+    pub fn update(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
+        self.write(table, |inner, t, st| {
+            let row = t.meta.normalise_row(row)?;
+            update(inner, t, st, &row)
+        })
+    }
+
+    /// Deletes the row with primary key `key`; false if there was none.
+    pub fn delete(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<bool> {
+        self.write(table, |inner, t, st| {
+            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            delete(inner, t, st, &key)
+        })
+    }
+
+    /// The row with primary key `key` as this transaction sees it.
+    pub fn get(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        let snap = self.snapshot()?;
+        table.get_in(&snap, key)
+    }
+
+    /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).
+    pub fn scan(
+        &mut self,
+        table: &crate::Table<'db>,
+        scan: crate::Scan,
+    ) -> Result<crate::Rows<'db>> {
+        let snap = self.snapshot()?;
+        table.scan_in(snap, scan)
+    }
+
+    /// A secondary-index scan as this transaction sees the table (see
+    /// [`crate::Table::scan_index`]).
+    pub fn scan_index(
+        &mut self,
+        table: &crate::Table<'db>,
+        index: &str,
+        scan: crate::Scan,
+    ) -> Result<crate::Rows<'db>> {
+        let snap = self.snapshot()?;
+        table.scan_index_in(snap, index, scan)
+    }
+
+    /// Commits: the commit mini-transaction marks the undo log committed (the commit point),
+    /// then the redo log is made as durable as `flush_log_at_trx_commit` says. A read-only
+    /// transaction has nothing to make durable and returns `Synced`.
+    pub fn commit(mut self) -> Result<Durability> {
+        let inner = self.live()?;
+        self.ended = true;
+        let end = {
+            let _w = inner.write.lock();
+            self.state.commit(inner)?
+        };
+        match end {
+            Some(end) => self.db.durable(end),
+            None => Ok(Durability::Synced),
+        }
+    }
+
+    /// Rolls back every change of the transaction.
+    pub fn rollback(mut self) -> Result<()> {
+        self.rollback_inner()
+    }
+
+    fn rollback_inner(&mut self) -> Result<()> {
+        let inner = self.live()?;
+        self.ended = true;
+        let _w = inner.write.lock();
+        self.state.rollback(inner)
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.rollback_inner();
+        }
+    }
+}
