@@ -56,8 +56,9 @@
 //! This crate knows pages and bytes, not tables: what a record's fields mean, and how
 //! secondary indexes follow a clustered change, is the `minnow` crate's part.
 //!
-//! Not built yet: wiring the row locks into the API (writers meet a typed write conflict
-//! instead of waiting), purge (history and delete-marked records are kept), and reuse of undo space.
+//! Not built yet: purge (history and delete-marked records are kept) and reuse of undo space.
+//! The `minnow` crate takes the row locks of [`lock`] for every row and unique key a writer
+//! changes.
 
 #![cfg_attr(
     not(test),

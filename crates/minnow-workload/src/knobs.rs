@@ -28,6 +28,7 @@
 //! | `buffer_pool_dump_at_shutdown` | `on`/`off`/`1`/`0`/`true`/`false` |
 //! | `buffer_pool_dump_pct` | 1..=100 |
 //! | `autoinc_lock_mode` | `0`, `1` or `2` |
+//! | `lock_wait_timeout` | seconds |
 //! | `adaptive_hash_index` | `on` or `off` |
 //! | `adaptive_hash_index_parts` | an integer, 1 to 4096 |
 //! | `adaptive_hash_index_max_memory` | bytes (`K`, `M`, `G` suffixes as for the pool size) |
@@ -86,6 +87,7 @@ pub const KNOBS: &[&str] = &[
     "buffer_pool_dump_at_shutdown",
     "buffer_pool_dump_pct",
     "autoinc_lock_mode",
+    "lock_wait_timeout",
     "adaptive_hash_index",
     "adaptive_hash_index_parts",
     "adaptive_hash_index_max_memory",
@@ -220,6 +222,7 @@ pub fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), KnobErr
             config.autoinc_lock_mode =
                 AutoIncLockMode::try_from(u8_()?).map_err(|_| bad("expected 0, 1 or 2"))?;
         }
+        "lock_wait_timeout" => config.lock_wait_timeout = Duration::from_secs(u64::from(u32_()?)),
         "adaptive_hash_index" => {
             config.adaptive_hash_index = match v.to_ascii_lowercase().as_str() {
                 "1" | "on" | "true" => true,
@@ -292,6 +295,7 @@ mod tests {
             ("buffer_pool_dump_at_shutdown", "off"),
             ("buffer_pool_dump_pct", "50"),
             ("autoinc_lock_mode", "0"),
+            ("lock_wait_timeout", "5"),
             ("adaptive_hash_index", "off"),
             ("adaptive_hash_index_parts", "8"),
             ("adaptive_hash_index_max_memory", "1M"),

@@ -25,6 +25,7 @@
 //! | `read_ahead_threshold` | `innodb_read_ahead_threshold` | every open |
 //! | `buffer_pool_dump_at_shutdown`, `buffer_pool_dump_pct` | same names (the dump is also loaded at startup) | close / open |
 //! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` (0, 1, 2) | every insert into a table with an AUTO_INCREMENT column |
+//! | `lock_wait_timeout` | `innodb_lock_wait_timeout` | every open |
 //! | `status_file` | `innodb_status_file` (with an interval instead of InnoDB's fixed 15 s) | every open |
 //! | `adaptive_hash_index` | `innodb_adaptive_hash_index` | every open; [`crate::Database::set_adaptive_hash_index`] at runtime |
 //! | `adaptive_hash_index_parts` | `innodb_adaptive_hash_index_parts` (here: partitions by key hash) | every open |
@@ -185,6 +186,10 @@ pub struct Config {
     /// `innodb_autoinc_lock_mode` (default 2, [`AutoIncLockMode::Interleaved`], as MySQL
     /// 8.0). Read at every statement, so it takes effect at open.
     pub autoinc_lock_mode: AutoIncLockMode,
+    /// `innodb_lock_wait_timeout`: how long a writer waits for a row lock another transaction
+    /// holds before its statement fails with [`crate::Error::LockWaitTimeout`] (default 50 s,
+    /// as InnoDB's; at least 1 ms).
+    pub lock_wait_timeout: Duration,
     /// `innodb_status_file`: if set, a background thread rewrites `minnow_status.json` in
     /// the data directory at this interval (at least 10 ms) with [`crate::Database::status`],
     /// for `minnow status` and `minnow watch` to read while the database runs; removed at
@@ -235,6 +240,7 @@ impl Default for Config {
             buffer_pool_dump_at_shutdown: true,
             buffer_pool_dump_pct: buf.dump_pct,
             autoinc_lock_mode: AutoIncLockMode::default(),
+            lock_wait_timeout: Duration::from_secs(50),
             status_file: None,
             adaptive_hash_index: true,
             adaptive_hash_index_parts: 64,
@@ -283,6 +289,12 @@ impl Config {
             return bad(
                 "innodb_status_file",
                 format!("an interval of {i:?} is below the minimum 10 ms"),
+            );
+        }
+        if self.lock_wait_timeout < Duration::from_millis(1) {
+            return bad(
+                "innodb_lock_wait_timeout",
+                format!("{:?} is below the minimum 1 ms", self.lock_wait_timeout),
             );
         }
         if self.concurrency_tickets == 0 {

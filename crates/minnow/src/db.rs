@@ -106,6 +106,9 @@ pub(crate) struct Inner {
     /// check against the clustered record. A coarse, database-wide stand-in for InnoDB's
     /// per-page `PAGE_MAX_TRX_ID`; 0 at open, since recovery leaves only committed changes.
     pub sec_max_trx: std::sync::atomic::AtomicU64,
+    /// Row locks: writers lock every row and unique key they change until their transaction
+    /// ends (`minnow_mvcc::lock`).
+    pub locks: Arc<minnow_mvcc::LockManager>,
     /// Row operations since open, for [`Database::status`].
     pub(crate) rows: Arc<RowCounters>,
     /// When the database was opened.
@@ -131,6 +134,7 @@ impl Inner {
     ) -> Inner {
         let admission =
             crate::admission::Admission::new(config.thread_concurrency, config.concurrency_tickets);
+        let lock_wait_timeout = config.lock_wait_timeout;
         Inner {
             pool: Arc::new(pool),
             config,
@@ -147,6 +151,7 @@ impl Inner {
             trx_sys,
             undo_segment,
             sec_max_trx: Default::default(),
+            locks: minnow_mvcc::LockManager::new(lock_wait_timeout),
         }
     }
 

@@ -184,9 +184,10 @@ pub enum Error {
         /// The primary key before it.
         previous: Vec<Value>,
     },
-    /// A write found the row (or a unique key it needs) changed by another transaction that
-    /// has not committed yet. Without row locks (not built yet) the writer does not wait:
-    /// the statement is rolled back and the caller may retry it or roll back its transaction.
+    /// A writer found the row it changes, or a unique key it needs, last changed by another
+    /// transaction that has not committed, although it holds the row's lock. Writers take
+    /// row locks before they touch a row, so this is a consistency check that should never
+    /// fire; the statement is rolled back.
     #[error("table `{table}`: row {key:?} is being changed by uncommitted transaction {holder}")]
     WriteConflict {
         /// The table.
@@ -195,6 +196,33 @@ pub enum Error {
         key: Vec<Value>,
         /// The transaction that changed it.
         holder: u64,
+    },
+    /// Waiting for a row lock would have closed a cycle of waits, and this transaction was
+    /// chosen to give way (the youngest in the cycle). Its whole transaction has been rolled
+    /// back (an autocommit statement, or a [`crate::Transaction`], which is now ended).
+    #[error("deadlock: transaction {trx} rolled back (waiting for {key}; cycle {cycle:?})")]
+    Deadlock {
+        /// The transaction rolled back.
+        trx: u64,
+        /// The lock it waited for (index id and encoded key).
+        key: String,
+        /// The transactions in the cycle.
+        cycle: Vec<u64>,
+    },
+    /// A row lock stayed held by another transaction for longer than `lock_wait_timeout`. As
+    /// in InnoDB, only the statement is rolled back; the transaction may go on or roll back.
+    #[error(
+        "lock wait timeout: transaction {trx} waited {waited:?} for {key}, held by {holders:?}"
+    )]
+    LockWaitTimeout {
+        /// The waiting transaction.
+        trx: u64,
+        /// The lock it waited for (index id and encoded key).
+        key: String,
+        /// How long it waited.
+        waited: std::time::Duration,
+        /// The transactions that held it.
+        holders: Vec<u64>,
     },
     /// A [`crate::Transaction`] used after `commit` or `rollback`, or after a failed commit.
     #[error("the transaction has already ended")]
@@ -248,6 +276,29 @@ impl From<BufError> for Error {
             BufError::Poisoned => Error::Poisoned,
             BufError::Log(minnow_redo::LogError::Poisoned) => Error::Poisoned,
             other => Error::Storage(other),
+        }
+    }
+}
+
+impl From<minnow_mvcc::LockError> for Error {
+    fn from(e: minnow_mvcc::LockError) -> Error {
+        match e {
+            minnow_mvcc::LockError::Deadlock { trx, key, cycle } => Error::Deadlock {
+                trx,
+                key: key.to_string(),
+                cycle,
+            },
+            minnow_mvcc::LockError::Timeout {
+                trx,
+                key,
+                waited,
+                holders,
+            } => Error::LockWaitTimeout {
+                trx,
+                key: key.to_string(),
+                waited,
+                holders,
+            },
         }
     }
 }

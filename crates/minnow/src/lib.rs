@@ -124,9 +124,11 @@
 //!
 //! ```
 //! use minnow::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};
+//! use std::time::Duration;
 //!
 //! let dir = tempfile::tempdir()?;
-//! let db = Database::create(dir.path(), Config::default())?;
+//! let config = Config { lock_wait_timeout: Duration::from_millis(50), ..Config::default() };
+//! let db = Database::create(dir.path(), config)?;
 //! let t = db.create_table(TableDef::new("acct")
 //!     .column(ColumnDef::new("id", ColumnType::U64))
 //!     .column(ColumnDef::new("balance", ColumnType::I64))
@@ -140,9 +142,10 @@
 //! let mut tx = db.begin()?;
 //! tx.update(&t, &[Value::UInt(1), Value::Int(70)])?;
 //! tx.update(&t, &[Value::UInt(2), Value::Int(30)])?;
-//! // Not committed: nobody else sees it, and a second writer of row 1 gets a typed error.
+//! // Not committed: nobody else sees it, and a second writer of row 1 would wait for the
+//! // row's lock (here, with a short lock_wait_timeout, until it gives up).
 //! assert_eq!(t.get(&[Value::UInt(1)])?, Some(vec![Value::UInt(1), Value::Int(100)]));
-//! assert!(matches!(t.delete(&[Value::UInt(1)]), Err(Error::WriteConflict { .. })));
+//! assert!(matches!(t.delete(&[Value::UInt(1)]), Err(Error::LockWaitTimeout { .. })));
 //! tx.commit()?;
 //!
 //! assert_eq!(t.get(&[Value::UInt(2)])?, Some(vec![Value::UInt(2), Value::Int(30)]));
@@ -169,13 +172,16 @@
 //!
 //! **Concurrency.** Statements (and commit and rollback) still take one database-wide write
 //! lock each, so writes run one at a time; transactions interleave between statements.
-//! Readers take no lock. There are no row locks yet: a writer that meets a row (or a unique
-//! key) changed by another uncommitted transaction gets [`Error::WriteConflict`] at once
-//! instead of waiting, and its statement is rolled back. [`Table::insert_many`] runs one
-//! transaction per row (each row atomic, the statement stops at its first failing row).
+//! Readers take no lock. Writers lock every row they change (and every unique key they
+//! insert) until their transaction ends; a writer that meets a row another uncommitted
+//! transaction holds waits for it, with the write lock let go, up to
+//! [`Config::lock_wait_timeout`] ([`Error::LockWaitTimeout`]: its statement is rolled back); a
+//! wait that would close a cycle makes the youngest transaction in it the victim
+//! ([`Error::Deadlock`]: its whole transaction is rolled back). There are no gap locks.
+//! [`Table::insert_many`] runs one transaction per row (each row atomic, the statement stops
+//! at its first failing row).
 //!
-//! **Not built yet**: row locks with waits, deadlock detection and `lock_wait_timeout`;
-//! purge (delete-marked rows, their overflow pages and committed undo stay, so the undo
+//! **Not built yet**: purge (delete-marked rows, their overflow pages and committed undo stay, so the undo
 //! grows with every change); the per-page `PAGE_MAX_TRX_ID` shortcut for secondary-index
 //! reads (a coarser database-wide high-water mark is used: covering reads stay covering
 //! only while no transaction a view cannot see has written a secondary index);

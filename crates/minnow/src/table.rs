@@ -491,7 +491,7 @@ impl<'db> Table<'db> {
         generated: &mut Vec<u64>,
     ) -> Result<Lsn> {
         let inner = self.db.inner()?;
-        let _w = inner.write.lock();
+        let mut w = inner.write.lock();
         self.live()?;
         // The entry as it is now: an index created since this handle was made counts.
         let this = self.current()?;
@@ -506,15 +506,15 @@ impl<'db> Table<'db> {
             });
         }
         let row = this.t.prepare_row(inner, row, reserved, generated)?;
-        this.insert_row(row)
+        this.insert_row(&mut w, row)
     }
 
     /// Inserts a checked, normalised row as one autocommit transaction; the caller holds
     /// the writer lock.
-    fn insert_row(&self, row: Vec<Value>) -> Result<Lsn> {
+    fn insert_row(&self, w: &mut trx::WriteGuard<'_>, row: Vec<Value>) -> Result<Lsn> {
         let inner = self.db.inner()?;
         let mut st = TrxState::default();
-        let r = st.statement(inner, |st| trx::insert(inner, &self.t, st, &row));
+        let r = st.statement(inner, |st| trx::insert(inner, &self.t, st, w, &row));
         Ok(autocommit(inner, st, r)?.1)
     }
 
@@ -524,11 +524,11 @@ impl<'db> Table<'db> {
         admitted.row();
         let inner = self.db.inner()?;
         let (found, end) = {
-            let _w = inner.write.lock();
+            let mut w = inner.write.lock();
             let t = self.entry_now()?;
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             let mut st = TrxState::default();
-            let r = st.statement(inner, |st| trx::delete(inner, &t, st, &key));
+            let r = st.statement(inner, |st| trx::delete(inner, &t, st, &mut w, &key));
             autocommit(inner, st, r)?
         };
         if !found {
@@ -546,11 +546,11 @@ impl<'db> Table<'db> {
         admitted.row();
         let inner = self.db.inner()?;
         let end = {
-            let _w = inner.write.lock();
+            let mut w = inner.write.lock();
             let t = self.entry_now()?;
             let row = t.meta.normalise_row(row)?;
             let mut st = TrxState::default();
-            let r = st.statement(inner, |st| trx::update(inner, &t, st, &row));
+            let r = st.statement(inner, |st| trx::update(inner, &t, st, &mut w, &row));
             autocommit(inner, st, r)?.1
         };
         self.db.count_rows(RowOp::Update, 1);

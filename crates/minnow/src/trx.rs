@@ -20,13 +20,25 @@
 //! finds the same entry delete-marked un-marks it): every version of a row keeps its entry,
 //! so a reader with an old view finds the row through the entry of the version it sees.
 //!
-//! ## Write conflicts (until row locks exist)
+//! ## Row locks
 //!
-//! A writer that finds the row it changes (or a unique key it needs) last written by another
-//! transaction that has not committed gets [`Error::WriteConflict`] at once, and its
-//! statement is rolled back: no two active transactions ever change the same row, which is
-//! what makes rolling each of them back independently correct. Waiting for the other
-//! transaction instead is the lock manager's job (InnoDB's row locks).
+//! Before a writer touches a row it takes an exclusive lock on the row's primary key
+//! (`minnow_mvcc::lock`), and before it inserts a key into a unique index, a lock on that
+//! key; it keeps them until its transaction commits or rolls back. No two active
+//! transactions ever change the same row, which is what makes rolling each of them back
+//! independently correct. A lock another transaction holds is waited for with the writer
+//! lock (`Inner::write`) let go, so the holder can go on and finish; the wait ends when the
+//! lock is granted (the statement then carries on, re-checking the table it writes), in
+//! [`Error::Deadlock`] (this transaction was the youngest in a cycle of waits: the whole
+//! transaction is rolled back) or in [`Error::LockWaitTimeout`] (the statement is rolled
+//! back). A unique check that meets a delete-marked entry whose row another active
+//! transaction changed waits for that row's lock, then checks again.
+//!
+//! There are no gap locks: a transaction's range reads are snapshot reads, and nothing stops
+//! another transaction from inserting into a range it read (the write-skew family of
+//! anomalies stays possible, see [`Isolation`]). An insert waiting for a row lock while it
+//! holds a table's AUTO-INC lock (modes 0 and 1) is not part of the wait-for graph; such a
+//! cycle ends by the lock wait timeout.
 //!
 //! ## Rollback
 //!
@@ -46,7 +58,10 @@ use std::sync::atomic::Ordering;
 
 use minnow_btree::record::{Value, decode_value};
 use minnow_btree::{BTree, TreeError};
-use minnow_mvcc::{NewRecord, ReadView, RollPtr, UndoKind, UndoLog, UndoRecord, trx_id_from_field};
+use minnow_mvcc::{
+    LockKey, LockMode, NewRecord, ReadView, RollPtr, TrxLocks, UndoKind, UndoLog, UndoRecord,
+    trx_id_from_field,
+};
 use minnow_redo::{Durability, Lsn};
 
 use crate::db::{Database, Inner, TableEntry};
@@ -57,9 +72,9 @@ use crate::schema::PRIMARY;
 ///
 /// | anomaly | READ COMMITTED | REPEATABLE READ |
 /// |---|---|---|
-/// | dirty write | prevented (write conflict) | prevented (write conflict) |
+/// | dirty write | prevented (row locks) | prevented (row locks) |
 /// | dirty read | prevented | prevented |
-/// | lost update | possible | possible (as InnoDB: writes act on the latest committed row) |
+/// | lost update | possible | possible (as InnoDB: a write waits for the row's lock, then acts on the latest committed row) |
 /// | fuzzy (non-repeatable) read | possible | prevented |
 /// | read skew | possible | prevented |
 /// | phantom (consistent reads) | possible | prevented |
@@ -82,7 +97,12 @@ pub(crate) struct TrxState {
     pub id: u64,
     pub log: Option<UndoLog>,
     pub end: Lsn,
+    /// The row locks it holds (from its first write on).
+    pub locks: Option<TrxLocks>,
 }
+
+/// The writer lock's guard, which a statement lets go of while it waits for a row lock.
+pub(crate) type WriteGuard<'a> = parking_lot::MutexGuard<'a, ()>;
 
 impl TrxState {
     /// Gives the transaction its id and undo log at its first write.
@@ -93,6 +113,7 @@ impl TrxState {
                 Ok(log) => {
                     self.log = Some(log);
                     self.id = id;
+                    self.locks = Some(inner.locks.begin(id));
                 }
                 Err(e) => {
                     inner.trx_sys.forget(id);
@@ -141,9 +162,18 @@ impl TrxState {
     /// Commits (the caller holds the writer lock); returns the commit mtr's end, `None` for a
     /// transaction that wrote nothing.
     pub fn commit(&mut self, inner: &Inner) -> Result<Option<Lsn>> {
-        match self.log.take() {
-            Some(log) => Ok(Some(inner.trx_sys.commit(&inner.pool, &log)?)),
-            None => Ok(None),
+        let end = match self.log.take() {
+            Some(log) => Some(inner.trx_sys.commit(&inner.pool, &log)?),
+            None => None,
+        };
+        // After the commit point, as InnoDB releases them (before the log is made durable).
+        self.release_locks();
+        Ok(end)
+    }
+
+    fn release_locks(&mut self) {
+        if let Some(mut l) = self.locks.take() {
+            l.release_all();
         }
     }
 
@@ -153,6 +183,7 @@ impl TrxState {
             rollback_log(inner, &mut log, 0)?;
             inner.trx_sys.finish_rollback(&inner.pool, &log)?;
         }
+        self.release_locks();
         Ok(())
     }
 }
@@ -308,6 +339,71 @@ fn conflict(inner: &Inner, t: &TableEntry, me: u64, values: &[Value], key: &[Val
     Ok(())
 }
 
+// ---- Row locks ----
+
+/// The lock key of the leading key `values` of `tree` (index `index_id`): each field's
+/// encoding as the index compares it, length-prefixed, NULL as one zero byte.
+fn lock_key(
+    t: &TableEntry,
+    tree: &BTree,
+    index: &str,
+    index_id: u64,
+    values: &[Value],
+) -> Result<LockKey> {
+    let layout = tree.layout();
+    let mut bytes = Vec::with_capacity(16);
+    for (i, v) in values.iter().enumerate() {
+        match layout
+            .encode_field(i, v)
+            .map_err(|e| from_tree(e.into(), t.meta.name(), index))?
+        {
+            None => bytes.push(0),
+            Some(f) => {
+                bytes.push(1);
+                bytes.extend_from_slice(&(f.len() as u32).to_be_bytes());
+                bytes.extend_from_slice(&f);
+            }
+        }
+    }
+    Ok(LockKey::new(index_id, &bytes))
+}
+
+/// Takes `key` exclusively for the transaction, waiting (with the writer lock let go) while
+/// another transaction holds it. After a wait the table may have changed under the
+/// statement: a table dropped or reloaded meanwhile is [`Error::TableChanged`].
+fn lock(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    key: LockKey,
+) -> Result<()> {
+    trx.writer(inner)?;
+    let locks = trx.locks.as_mut().ok_or(Error::TransactionEnded)?;
+    if locks.try_lock(&key, LockMode::Exclusive) {
+        return Ok(());
+    }
+    parking_lot::MutexGuard::unlocked(w, || locks.lock(key, LockMode::Exclusive))?;
+    if t.dropped.load(Ordering::Acquire) || t.superseded.load(Ordering::Acquire) {
+        return Err(Error::TableChanged {
+            table: t.meta.name().to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Locks the row with primary key `pk`.
+fn lock_row(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    pk: &[Value],
+) -> Result<()> {
+    let key = lock_key(t, &t.clustered, PRIMARY, t.meta.index_id, pk)?;
+    lock(inner, t, trx, w, key)
+}
+
 // ---- Secondary entries ----
 
 fn sec_insert(inner: &Inner, t: &TableEntry, i: usize, me: u64, entry: &[Value]) -> Result<()> {
@@ -355,11 +451,13 @@ pub(crate) fn insert(
     inner: &Inner,
     t: &TableEntry,
     trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
     row: &[Value],
 ) -> Result<()> {
     let meta = &t.meta;
     let pool = &inner.pool;
     let pk = meta.pk_of(row);
+    lock_row(inner, t, trx, w, &pk)?;
     let existing = t
         .clustered
         .get(pool, &pk)
@@ -371,7 +469,7 @@ pub(crate) fn insert(
         }
     }
     for i in 0..meta.secondary.len() {
-        check_unique(inner, t, trx, i, row, None)?;
+        check_unique(inner, t, trx, w, i, row, None)?;
     }
     check_entry_sizes(inner, t, row)?;
     match existing {
@@ -426,11 +524,13 @@ pub(crate) fn update(
     inner: &Inner,
     t: &TableEntry,
     trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
     row: &[Value],
 ) -> Result<()> {
     let meta = &t.meta;
     let pool = &inner.pool;
     let pk = meta.pk_of(row);
+    lock_row(inner, t, trx, w, &pk)?;
     let old = match t
         .clustered
         .get(pool, &pk)
@@ -452,7 +552,7 @@ pub(crate) fn update(
         .collect();
     for (i, &ch) in changed.iter().enumerate() {
         if ch {
-            check_unique(inner, t, trx, i, row, Some(&pk))?;
+            check_unique(inner, t, trx, w, i, row, Some(&pk))?;
         }
     }
     check_entry_sizes(inner, t, row)?;
@@ -497,10 +597,12 @@ pub(crate) fn delete(
     inner: &Inner,
     t: &TableEntry,
     trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
     pk: &[Value],
 ) -> Result<bool> {
     let meta = &t.meta;
     let pool = &inner.pool;
+    lock_row(inner, t, trx, w, pk)?;
     let Some(old) = t
         .clustered
         .get(pool, pk)
@@ -558,25 +660,49 @@ fn not_found(t: &TableEntry, key: Vec<Value>) -> Error {
 }
 
 /// If unique index `i` holds `row`'s key for a row other than `own_pk`, the duplicate
-/// error. Delete-marked entries belong to old versions and do not count, unless the
-/// transaction that marked them is still active (it may roll back): a write conflict.
+/// error. The key is locked first, so no other transaction can insert it meanwhile.
+/// Delete-marked entries belong to old versions and do not count, unless the transaction
+/// that marked them is still active (it may roll back): then the check waits for that row's
+/// lock and runs again.
 fn check_unique(
     inner: &Inner,
     t: &TableEntry,
-    trx: &TrxState,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
     i: usize,
     row: &[Value],
     own_pk: Option<&[Value]>,
 ) -> Result<()> {
+    loop {
+        match unique_holder(inner, t, trx, w, i, row, own_pk)? {
+            None => return Ok(()),
+            Some(pk) => lock_row(inner, t, trx, w, &pk)?,
+        }
+    }
+}
+
+/// One pass of [`check_unique`]: `Some(pk)` if a delete-marked entry's row `pk` was last
+/// changed by another active transaction (whose outcome decides), `None` if the key is free.
+fn unique_holder(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    i: usize,
+    row: &[Value],
+    own_pk: Option<&[Value]>,
+) -> Result<Option<Vec<Value>>> {
     let meta = &t.meta;
     let (tree, name) = sec(t, i)?;
     let Some(s) = meta.secondary.get(i) else {
-        return Ok(());
+        return Ok(None);
     };
     let key: Vec<Value> = s.cols.iter().map(|&c| row[c].clone()).collect();
     if !s.unique || key.contains(&Value::Null) {
-        return Ok(());
+        return Ok(None);
     }
+    let unique = lock_key(t, tree, name, s.index_id, &key)?;
+    lock(inner, t, trx, w, unique)?;
     let lo: Vec<Value> = key
         .iter()
         .cloned()
@@ -606,10 +732,13 @@ fn check_unique(
             .get(&inner.pool, pk)
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
         {
-            conflict(inner, t, trx.id, &c.values, pk)?;
+            let (writer, _) = sys_of(t, &c.values)?;
+            if writer != trx.id && writer != 0 && inner.trx_sys.is_active(writer) {
+                return Ok(Some(pk.to_vec()));
+            }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Refuses a row whose entry in some secondary index would be too big for a page before
@@ -823,6 +952,12 @@ impl std::fmt::Debug for Transaction<'_> {
 }
 
 impl Database {
+    /// The row lock manager's counters: waits, deadlocks, timeouts, locks held and
+    /// transactions waiting now.
+    pub fn lock_stats(&self) -> Result<minnow_mvcc::LockStats> {
+        Ok(self.inner()?.locks.stats())
+    }
+
     /// Starts a REPEATABLE READ transaction.
     pub fn begin(&self) -> Result<Transaction<'_>> {
         self.begin_with(Isolation::default())
@@ -877,45 +1012,52 @@ impl<'db> Transaction<'db> {
         Ok(Snapshot::View(view))
     }
 
-    /// Runs one write statement under the writer lock, rolled back to its start if it fails.
+    /// Runs one write statement under the writer lock, rolled back to its start if it fails;
+    /// a deadlock rolls back the whole transaction (as InnoDB's), which then has ended.
     fn write<T>(
         &mut self,
         table: &crate::Table<'_>,
-        f: impl FnOnce(&Inner, &TableEntry, &mut TrxState) -> Result<T>,
+        f: impl FnOnce(&Inner, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
     ) -> Result<T> {
         let inner = self.live()?;
-        let _w = inner.write.lock();
-        let t = table.entry_now()?;
-        let r = self.state.statement(inner, |st| f(inner, &t, st));
-        if let Some(v) = self.view.as_mut() {
-            v.set_creator(self.state.id);
+        let r = {
+            let mut w = inner.write.lock();
+            let t = table.entry_now()?;
+            let r = self.state.statement(inner, |st| f(inner, &t, st, &mut w));
+            if let Some(v) = self.view.as_mut() {
+                v.set_creator(self.state.id);
+            }
+            r
+        };
+        if matches!(r, Err(Error::Deadlock { .. })) {
+            self.rollback_inner()?;
         }
         r
     }
 
     /// Inserts a row (see [`crate::Table::insert`]).
     pub fn insert(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
-        self.write(table, |inner, t, st| {
+        self.write(table, |inner, t, st, w| {
             let mut reserved = 0..0;
             let mut generated = Vec::new();
             let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
-            insert(inner, t, st, &row)
+            insert(inner, t, st, w, &row)
         })
     }
 
     /// Replaces the row with the same primary key (see [`crate::Table::update`]).
     pub fn update(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
-        self.write(table, |inner, t, st| {
+        self.write(table, |inner, t, st, w| {
             let row = t.meta.normalise_row(row)?;
-            update(inner, t, st, &row)
+            update(inner, t, st, w, &row)
         })
     }
 
     /// Deletes the row with primary key `key`; false if there was none.
     pub fn delete(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<bool> {
-        self.write(table, |inner, t, st| {
+        self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
-            delete(inner, t, st, &key)
+            delete(inner, t, st, w, &key)
         })
     }
 

@@ -1,5 +1,6 @@
 //! Transactions: the isolation anomalies (one test each, showing what each level prevents
-//! and what snapshot isolation allows), rollback by call, by drop and by a failed statement,
+//! and what snapshot isolation allows), row locks (waits, timeouts, deadlocks, a concurrent
+//! bank), rollback by call, by drop and by a failed statement,
 //! secondary-index reads under old snapshots, and a crash campaign with multi-statement
 //! transactions in flight.
 //!
@@ -10,6 +11,7 @@ mod common;
 
 use std::ops::Bound;
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
 use minnow::io::{Backend, CrashSim, SyncBackend};
@@ -58,28 +60,244 @@ fn fresh() -> (tempfile::TempDir, Database) {
     (dir, db)
 }
 
+fn short_waits() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        lock_wait_timeout: Duration::from_millis(100),
+        ..Config::default()
+    };
+    let db = Database::create(dir.path(), config).unwrap();
+    (dir, db)
+}
+
 #[test]
-fn dirty_write_is_a_write_conflict() {
-    let (_d, db) = fresh();
+fn dirty_write_waits_for_the_row_lock() {
+    let (_d, db) = short_waits();
     let t = accounts(&db);
     let mut t1 = db.begin().unwrap();
     let mut t2 = db.begin().unwrap();
     t1.update(&t, &row(1, "ada", 50)).unwrap();
+    // t2 waits for t1's lock on row 1; t1 does not finish, so the wait times out, naming t1.
     let e = t2.update(&t, &row(1, "ada", 70)).unwrap_err();
     assert!(
-        matches!(e, Error::WriteConflict { holder, .. } if holder == t1.id()),
+        matches!(&e, Error::LockWaitTimeout { holders, .. } if holders == &[t1.id()]),
         "{e}"
     );
     // Autocommit statements meet the same rule, and the failed statement left nothing.
     assert!(matches!(
         t.delete(&[Value::UInt(1)]),
-        Err(Error::WriteConflict { .. })
+        Err(Error::LockWaitTimeout { .. })
     ));
+    // A timeout rolls back only the statement: t2 goes on once t1 has committed.
     t1.commit().unwrap();
     t2.update(&t, &row(1, "ada", 70)).unwrap();
     t2.commit().unwrap();
     assert_eq!(t.get(&[Value::UInt(1)]).unwrap(), Some(row(1, "ada", 70)));
     db.check().unwrap();
+}
+
+#[test]
+fn a_waiting_writer_goes_on_when_the_holder_commits() {
+    let (_d, db) = fresh();
+    let t = accounts(&db);
+    let mut t1 = db.begin().unwrap();
+    t1.update(&t, &row(1, "ada", 50)).unwrap();
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let mut t2 = db.begin().unwrap();
+            // Waits for t1, then updates the committed row.
+            t2.update(&t, &row(1, "ada", 70)).unwrap();
+            t2.commit().unwrap();
+        });
+        // t2 is queued behind t1's lock (the write lock is free meanwhile: this read and
+        // the commit below get through).
+        while db.lock_stats().unwrap().waiting == 0 {
+            std::thread::yield_now();
+        }
+        assert_eq!(t.get(&[Value::UInt(1)]).unwrap(), Some(row(1, "ada", 100)));
+        t1.commit().unwrap();
+        waiter.join().unwrap();
+    });
+    assert_eq!(t.get(&[Value::UInt(1)]).unwrap(), Some(row(1, "ada", 70)));
+    assert_eq!(db.lock_stats().unwrap().held, 0);
+    db.check().unwrap();
+}
+
+#[test]
+fn a_deadlock_rolls_back_the_younger_transaction() {
+    let (_d, db) = fresh();
+    let t = accounts(&db);
+    let mut older = db.begin().unwrap();
+    let mut younger = db.begin().unwrap();
+    older.update(&t, &row(1, "ada", 1)).unwrap();
+    younger.update(&t, &row(2, "bob", 2)).unwrap();
+    assert!(older.id() < younger.id());
+    std::thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            // Waits for the younger one's row 2 ...
+            older.update(&t, &row(2, "bob", 11)).unwrap();
+            older.commit().unwrap();
+        });
+        while db.lock_stats().unwrap().waiting == 0 {
+            std::thread::yield_now();
+        }
+        // ... and the younger one closes the cycle: it is the victim, rolled back whole.
+        let e = younger.update(&t, &row(1, "ada", 22)).unwrap_err();
+        assert!(
+            matches!(&e, Error::Deadlock { cycle, .. } if cycle.len() == 2),
+            "{e}"
+        );
+        assert!(matches!(
+            younger.get(&t, &[Value::UInt(2)]),
+            Err(Error::TransactionEnded)
+        ));
+        waiting.join().unwrap();
+    });
+    // The older one's changes stand; none of the younger one's do.
+    assert_eq!(t.get(&[Value::UInt(1)]).unwrap(), Some(row(1, "ada", 1)));
+    assert_eq!(t.get(&[Value::UInt(2)]).unwrap(), Some(row(2, "bob", 11)));
+    assert_eq!(db.lock_stats().unwrap().deadlocks, 1);
+    db.check().unwrap();
+}
+
+#[test]
+fn an_insert_waits_for_an_uncommitted_insert_of_the_same_key() {
+    let (_d, db) = short_waits();
+    let t = db
+        .create_table(
+            TableDef::new("u")
+                .column(ColumnDef::new("id", ColumnType::U64))
+                .column(ColumnDef::new("owner", ColumnType::Var(16)))
+                .column(ColumnDef::new("balance", ColumnType::I64))
+                .primary_key(&["id"])
+                .index(IndexDef::unique("one_per_owner", &["owner"])),
+        )
+        .unwrap();
+    let mut t1 = db.begin().unwrap();
+    t1.insert(&t, &row(9, "eve", 1)).unwrap();
+    // Same primary key: waits, then times out while t1 is undecided.
+    assert!(matches!(
+        t.insert(&row(9, "zed", 2)),
+        Err(Error::LockWaitTimeout { .. })
+    ));
+    // Same unique owner, other key: waits on the unique key's lock.
+    assert!(matches!(
+        t.insert(&row(10, "eve", 2)),
+        Err(Error::LockWaitTimeout { .. })
+    ));
+    t1.rollback().unwrap();
+    // Rolled back: both keys are free.
+    t.insert(&row(9, "zed", 2)).unwrap();
+    t.insert(&row(10, "eve", 2)).unwrap();
+    // A delete in flight keeps its unique key taken until the deleter ends (it may roll
+    // back): the insert waits for the deleted row's lock.
+    let mut t3 = db.begin().unwrap();
+    assert!(t3.delete(&t, &[Value::UInt(10)]).unwrap());
+    assert!(matches!(
+        t.insert(&row(11, "eve", 3)),
+        Err(Error::LockWaitTimeout { .. })
+    ));
+    t3.commit().unwrap();
+    t.insert(&row(11, "eve", 3)).unwrap();
+    db.check().unwrap();
+}
+
+/// Threads move money between accounts in transactions for a while. A transfer first locks
+/// both accounts (an update of each account's row in a `latch` table, in random order, so
+/// deadlocks happen and their victims retry), then reads the balances at READ COMMITTED,
+/// which sees the latest committed values since every writer of an account holds its latch
+/// row, then writes them. Every snapshot taken meanwhile sees the same total, and so does the
+/// database after a reopen.
+#[test]
+fn bank_transfers_keep_the_total() {
+    const ACCOUNTS: u64 = 8;
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        flush_log_at_trx_commit: minnow::FlushAtCommit::Lazy,
+        ..Config::default()
+    };
+    let db = Database::create(dir.path(), config.clone()).unwrap();
+    let def = |name: &str| {
+        TableDef::new(name)
+            .column(ColumnDef::new("id", ColumnType::U64))
+            .column(ColumnDef::new("n", ColumnType::I64))
+            .primary_key(&["id"])
+    };
+    let bank = db.create_table(def("bank")).unwrap();
+    let latch = db.create_table(def("latch")).unwrap();
+    for id in 0..ACCOUNTS {
+        bank.insert(&[Value::UInt(id), Value::Int(100)]).unwrap();
+        latch.insert(&[Value::UInt(id), Value::Int(0)]).unwrap();
+    }
+    fn total<'a>(tx: &mut Transaction<'a>, t: &minnow::Table<'a>) -> i64 {
+        tx.scan(t, Scan::all())
+            .unwrap()
+            .map(|r| match r.unwrap().get(1) {
+                Some(Value::Int(b)) => *b,
+                other => panic!("balance {other:?}"),
+            })
+            .sum()
+    }
+    let deadlocks = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for seed in 0..3u64 {
+            let (db, bank, latch, deadlocks) = (&db, &bank, &latch, &deadlocks);
+            s.spawn(move || {
+                let mut x = seed * 7919 + 3;
+                let mut done = 0;
+                while done < 40 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let a = x % ACCOUNTS;
+                    let b = (a + 1 + (x >> 8) % (ACCOUNTS - 1)) % ACCOUNTS;
+                    let mut tx = db.begin_with(Isolation::ReadCommitted).unwrap();
+                    let r = (|| {
+                        for id in [a, b] {
+                            tx.update(latch, &[Value::UInt(id), Value::Int(x as i64)])?;
+                        }
+                        for (id, delta) in [(a, -1), (b, 1)] {
+                            let bal = match tx.get(bank, &[Value::UInt(id)])?.as_deref() {
+                                Some([_, Value::Int(v)]) => *v,
+                                other => panic!("account {id}: {other:?}"),
+                            };
+                            tx.update(bank, &[Value::UInt(id), Value::Int(bal + delta)])?;
+                        }
+                        Ok::<_, Error>(())
+                    })();
+                    match r {
+                        Ok(()) => {
+                            tx.commit().unwrap();
+                            done += 1;
+                        }
+                        // The victim's transaction is rolled back already: try again.
+                        Err(Error::Deadlock { .. }) => {
+                            deadlocks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            });
+        }
+        // A reader takes snapshots while the transfers run.
+        for _ in 0..20 {
+            let mut snap = db.begin().unwrap();
+            assert_eq!(total(&mut snap, &bank), 100 * ACCOUNTS as i64);
+            std::thread::yield_now();
+        }
+    });
+    let mut snap = db.begin().unwrap();
+    assert_eq!(total(&mut snap, &bank), 100 * ACCOUNTS as i64);
+    drop(snap);
+    db.check().unwrap();
+    let stats = db.lock_stats().unwrap();
+    assert_eq!((stats.held, stats.waiting), (0, 0));
+    assert!(stats.deadlocks >= deadlocks.load(std::sync::atomic::Ordering::Relaxed));
+    db.close().unwrap();
+    let db = Database::open(dir.path(), config).unwrap();
+    let bank = db.table("bank").unwrap();
+    let mut snap = db.begin().unwrap();
+    assert_eq!(total(&mut snap, &bank), 100 * ACCOUNTS as i64);
 }
 
 #[test]
