@@ -260,6 +260,7 @@ mod config;
 mod db;
 mod ddl;
 mod error;
+pub mod history;
 mod schema;
 pub mod status;
 mod table;
@@ -275,6 +276,7 @@ pub use db::{
     SYSTEM_TABLESPACE, TRX_SYS_PAGE, dict_layout,
 };
 pub use error::{Error, Result};
+pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};
