@@ -48,7 +48,8 @@
 //! ## The pieces
 //!
 //! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit.
-//! - [`undo`]: undo pages, the undo stream, the undo record format.
+//! - [`undo`]: undo pages, the undo stream, the undo record format, and [`PageSource`], through
+//!   which both the engine (its buffer pool) and read-only tools (the files) read them.
 //! - [`read_view`]: InnoDB's visibility rule.
 //! - [`roll_ptr`]: the 56-bit roll pointer.
 //! - [`lock`]: row locks for writers: queues, deadlock detection, lock wait timeouts.
