@@ -28,7 +28,7 @@
 //! `DB_ROLL_PTR`: the rebuilt version carries its own roll pointer, and the walk goes on
 //! from there. A reader whose read view cannot see `T12` rebuilds `T9`'s version; if it
 //! cannot see `T9` either, `T5`'s; this is how consistent reads work
-//! (`trx::visible`, which calls [`older`] here, the one function both use).
+//! (`trx::visible`, which calls `older` here, the one function both use).
 //!
 //! ## Where a chain ends
 //!
@@ -231,6 +231,12 @@ pub(crate) enum Older {
     Inserted,
     /// `ptr` names no undo record (a bulk-loaded row).
     NoUndo,
+    /// The undo record at `ptr` belongs to another table's clustered index (undo that was
+    /// freed and reused, or damage).
+    Foreign {
+        /// The index the record names.
+        index_id: u64,
+    },
 }
 
 /// The version before the one whose roll pointer is `ptr`, read from the undo store in
@@ -257,6 +263,11 @@ pub(crate) fn older<S: PageSource + ?Sized>(
             offset: ptr.offset,
         },
     )?;
+    if rec.index_id != meta.index_id {
+        return Ok(Older::Foreign {
+            index_id: rec.index_id,
+        });
+    }
     let values = version_of(meta, layout, &rec)?;
     Ok(Older::Version { rec, values })
 }
@@ -301,22 +312,27 @@ pub(crate) fn walk<S: PageSource + ?Sized>(
                 ),
             });
         };
-        let step = match step {
-            Ok(Older::Version { ref rec, .. }) if rec.index_id != meta.index_id => Err(format!(
-                "the undo record there belongs to index {}, not to this table's index {}",
-                rec.index_id, meta.index_id
-            )),
-            Ok(Older::Version { values: ref v, .. }) if v.get(..n) != Some(&key[..]) => {
-                Err("the undo record there describes another row".to_string())
-            }
-            other => other,
-        };
         // What comes after this version: the older one (Ok) or the chain's end (Err).
+        let gone = |why: String| ChainEnd::UndoGone { roll_ptr, why };
         let (undo, next) = match step {
-            Ok(Older::Version { rec, values: v }) => (Some(rec.kind), Ok((v, rec.old_deleted))),
+            Ok(Older::Version { rec, values: v }) if v.get(..n) == Some(&key[..]) => {
+                (Some(rec.kind), Ok((v, rec.old_deleted)))
+            }
+            Ok(Older::Version { .. }) => (
+                None,
+                Err(gone("the undo record there describes another row".into())),
+            ),
+            Ok(Older::Foreign { index_id }) => (
+                None,
+                Err(gone(format!(
+                    "the undo record there belongs to index {index_id}, not to this table's \
+                     index {}",
+                    meta.index_id
+                ))),
+            ),
             Ok(Older::Inserted) => (Some(UndoKind::Insert), Err(ChainEnd::Inserted { trx_id })),
             Ok(Older::NoUndo) => (None, Err(ChainEnd::NoUndo)),
-            Err(why) => (None, Err(ChainEnd::UndoGone { roll_ptr, why })),
+            Err(why) => (None, Err(gone(why))),
         };
         versions.push(RowVersion {
             trx_id,

@@ -855,7 +855,7 @@ pub(crate) fn visible(
         }
         match step_back(inner, t, ptr)? {
             Older::Version { rec, values: v } => (values, deleted) = (v, rec.old_deleted),
-            Older::Inserted | Older::NoUndo => return Ok(None),
+            Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),
         }
     }
 }
@@ -863,13 +863,21 @@ pub(crate) fn visible(
 /// The version before the one whose roll pointer is `ptr`, from the undo store through the
 /// buffer pool ([`crate::history`] has the one function that does it).
 fn step_back(inner: &Inner, t: &TableEntry, ptr: RollPtr) -> Result<Older> {
-    older(
+    match older(
         &*inner.pool,
         inner.trx_sys.page().space,
         &t.meta,
         t.clustered.layout(),
         ptr,
-    )
+    )? {
+        Older::Foreign { index_id } => Err(Error::Corrupt {
+            what: format!(
+                "table `{}`: roll pointer {ptr} names an undo record of index {index_id}",
+                t.meta.name()
+            ),
+        }),
+        other => Ok(other),
+    }
 }
 
 // ---- The public transaction ----
