@@ -185,6 +185,20 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         svg: Option<std::path::PathBuf>,
     },
+    /// Show one row's version chain, newest first: the transaction that wrote each version
+    /// (committed or active), its roll pointer, the undo record kind, the delete mark and the
+    /// values, and why the chain ends.
+    History {
+        /// The database directory (holding `ibdata1`).
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+        /// The table.
+        #[arg(value_name = "TABLE")]
+        table: String,
+        /// The primary key's values, comma-separated for a composite key (`7` or `7,2024-01-31`).
+        #[arg(value_name = "KEY", allow_hyphen_values = true)]
+        key: String,
+    },
 }
 
 /// Options shared by every command: how pages are found and checked.
@@ -336,6 +350,14 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
                 svg: svg.clone(),
             };
             cmd::tree::run(&opts, cli.json, out)
+        }
+        Command::History { dir, table, key } => {
+            let opts = cmd::history::HistoryOpts {
+                dir: dir.clone(),
+                table: table.clone(),
+                key: key.clone(),
+            };
+            cmd::history::run(&opts, cli.json, out)
         }
     }
 }

@@ -11,7 +11,7 @@
 //! - `minnow page FILE N` decodes one page field by field, with an optional hex dump
 //!   ([`cmd::page`]).
 //!
-//! Three commands look at a minnow database directory, stopped or live, without opening the
+//! Four commands look at a minnow database directory, stopped or live, without opening the
 //! database (opening runs recovery, which writes):
 //!
 //! - `minnow tree DIR TABLE [--index NAME]` reads the dictionary from `ibdata1`'s raw pages,
@@ -22,7 +22,10 @@
 //!   summary and any torn tail ([`cmd::log`]);
 //! - `minnow dblwr DIR` decodes each doublewrite segment and compares every slot's copy with the
 //!   page in the data file: same LSN, data newer, data older, or torn, and what recovery would
-//!   do ([`cmd::dblwr`]).
+//!   do ([`cmd::dblwr`]);
+//! - `minnow history DIR TABLE KEY` finds one row's clustered record and follows its roll
+//!   pointers through the undo pages: every version newest first, who wrote it (committed or
+//!   still active), the undo record kinds, delete marks and values ([`cmd::history`]).
 //!
 //! Two commands show the engine's counters, minnow's `SHOW ENGINE INNODB STATUS`:
 //!

@@ -26,6 +26,15 @@ pub enum MvccError {
         /// What it found.
         found: String,
     },
+    /// A page source other than the buffer pool (a tool reading the data file) could not
+    /// read a page, or the page failed its checksum.
+    #[error("page {page}: {what}")]
+    Unreadable {
+        /// The page.
+        page: PageId,
+        /// What went wrong.
+        what: String,
+    },
     /// The TRX_SYS page does not decode.
     #[error("corrupt TRX_SYS page {page}: {what}")]
     CorruptTrxSys {

@@ -48,7 +48,8 @@
 //! ## The pieces
 //!
 //! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit.
-//! - [`undo`]: undo pages, the undo stream, the undo record format.
+//! - [`undo`]: undo pages, the undo stream, the undo record format, and [`PageSource`], through
+//!   which both the engine (its buffer pool) and read-only tools (the files) read them.
 //! - [`read_view`]: InnoDB's visibility rule.
 //! - [`roll_ptr`]: the 56-bit roll pointer.
 //! - [`lock`]: row locks for writers: queues, deadlock detection, lock wait timeouts.
@@ -82,5 +83,6 @@ pub use error::{MvccError, Result};
 pub use lock::{LockError, LockKey, LockManager, LockMode, LockStats, TrxLocks};
 pub use read_view::ReadView;
 pub use roll_ptr::{INSERT_FLAG, RollPtr, trx_id_from_field};
-pub use trx_sys::{NewRecord, TrxStatus, TrxSys, UndoLog};
+pub use trx_sys::{NewRecord, TrxStatus, TrxSys, UndoLog, active_logs};
+pub use undo::PageSource;
 pub use undo::record::{LogHeader, LogState, UndoAddr, UndoKind, UndoRecord};

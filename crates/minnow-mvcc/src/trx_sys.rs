@@ -59,7 +59,9 @@ use crate::roll_ptr::RollPtr;
 use crate::undo::record::{
     LOG_HEADER_LEN, LogHeader, LogState, UndoAddr, UndoKind, UndoRecord, hdr,
 };
-use crate::undo::{self, UNDO_DATA, UNDO_FREE, UNDO_NEXT, data_end, held_fields, init_undo_page};
+use crate::undo::{
+    self, PageSource, UNDO_DATA, UNDO_FREE, UNDO_NEXT, data_end, held_fields, init_undo_page,
+};
 
 /// How far ahead of the id counter the persisted mark is written.
 pub const TRX_ID_MARGIN: u64 = 256;
@@ -170,6 +172,85 @@ pub struct TrxStatus {
     pub history_len: u64,
 }
 
+/// The TRX_SYS page's undo slots: (slot count, the used slots with their log headers'
+/// addresses, the free slots in the order they are handed out).
+type Slots = (u16, Vec<(u16, UndoAddr)>, Vec<u16>);
+
+/// Checks the page type and format version of a TRX_SYS page.
+fn check_sys_page(p: &[u8], page: PageId) -> Result<()> {
+    let bad = |what: String| MvccError::CorruptTrxSys { page, what };
+    let ty = bytes::read_u16(p, fil::PAGE_TYPE).map_err(|e| bad(e.to_string()))?;
+    if ty != PageType::TrxSys.to_u16() {
+        return Err(bad(format!(
+            "page type {ty}, expected 7 (TRX_SYS): a database made before transactions existed?"
+        )));
+    }
+    let format = bytes::read_u32(p, sys::FORMAT).map_err(|e| bad(e.to_string()))?;
+    if format != TRX_SYS_FORMAT {
+        return Err(bad(format!(
+            "format version {format}, expected {TRX_SYS_FORMAT}"
+        )));
+    }
+    Ok(())
+}
+
+fn read_slots(p: &[u8], page: PageId) -> Result<Slots> {
+    let bad = |what: String| MvccError::CorruptTrxSys { page, what };
+    let n_slots = bytes::read_u16(p, sys::N_SLOTS).map_err(|e| bad(e.to_string()))?;
+    let max = (p.len().saturating_sub(fil::TRAILER_SIZE + sys::SLOTS) / 6).min(MAX_SLOTS);
+    if usize::from(n_slots) > max || n_slots == 0 {
+        return Err(bad(format!("{n_slots} undo slots, expected 1..={max}")));
+    }
+    let mut slots = Vec::new();
+    let mut free_slots = Vec::new();
+    for s in (0..n_slots).rev() {
+        let at = sys::SLOTS + 6 * usize::from(s);
+        match read_addr(p, at).ok_or_else(|| bad(format!("slot {s}")))? {
+            Some(a) => slots.push((s, a)),
+            None => free_slots.push(s),
+        }
+    }
+    Ok((n_slots, slots, free_slots))
+}
+
+/// The log header a used slot names, which must be active.
+fn slot_header<S: PageSource + ?Sized>(
+    pages: &S,
+    page: PageId,
+    slot: u16,
+    header: UndoAddr,
+) -> Result<LogHeader> {
+    let h = undo::read_header(pages, page.space, header)?;
+    if h.state != LogState::Active {
+        return Err(MvccError::CorruptTrxSys {
+            page,
+            what: format!(
+                "slot {slot} names the log of transaction {} at {}:{}, which is not active",
+                h.trx_id, header.page, header.offset
+            ),
+        });
+    }
+    Ok(h)
+}
+
+/// The transactions the TRX_SYS page at `page` lists as active (one log header per used
+/// slot), read through any [`PageSource`]: what a tool that reads the data file without
+/// opening the database learns about who had not committed when the page was last written.
+/// Writes nothing. Checks the page type and format as [`TrxSys::open`] does.
+pub fn active_logs<S: PageSource + ?Sized>(
+    pages: &S,
+    page: PageId,
+) -> Result<Vec<(UndoAddr, LogHeader)>> {
+    let slots = pages.with_page(page, |p| -> Result<Vec<(u16, UndoAddr)>> {
+        check_sys_page(p, page)?;
+        Ok(read_slots(p, page)?.1)
+    })??;
+    slots
+        .into_iter()
+        .map(|(slot, a)| Ok((a, slot_header(pages, page, slot, a)?)))
+        .collect()
+}
+
 /// The transaction system: the id counter, the active transactions and the undo store.
 #[derive(Debug)]
 pub struct TrxSys {
@@ -248,18 +329,7 @@ impl TrxSys {
         let p: &[u8] = &g;
         let field =
             |r: std::result::Result<u64, minnow_page::PageError>| r.map_err(|e| bad(e.to_string()));
-        let ty = field(bytes::read_u16(p, fil::PAGE_TYPE).map(u64::from))?;
-        if ty != u64::from(PageType::TrxSys.to_u16()) {
-            return Err(bad(format!(
-                "page type {ty}, expected 7 (TRX_SYS): a database made before transactions existed?"
-            )));
-        }
-        let format = field(bytes::read_u32(p, sys::FORMAT).map(u64::from))?;
-        if format != u64::from(TRX_SYS_FORMAT) {
-            return Err(bad(format!(
-                "format version {format}, expected {TRX_SYS_FORMAT}"
-            )));
-        }
+        check_sys_page(p, page)?;
         let mark = field(bytes::read_u64(p, sys::MARK))?;
         let seg = FsegHeader::read(p, sys::SEG).map_err(|e| bad(e.to_string()))?;
         let last_page = field(bytes::read_u32(p, sys::LAST).map(u64::from))? as u32;
@@ -267,31 +337,12 @@ impl TrxSys {
             read_addr(p, sys::HIST_FIRST).ok_or_else(|| bad("history first".into()))?;
         let hist_last = read_addr(p, sys::HIST_LAST).ok_or_else(|| bad("history last".into()))?;
         let hist_len = field(bytes::read_u64(p, sys::HIST_LEN))?;
-        let n_slots = field(bytes::read_u16(p, sys::N_SLOTS).map(u64::from))? as u16;
-        let max = (p.len().saturating_sub(fil::TRAILER_SIZE + sys::SLOTS) / 6).min(MAX_SLOTS);
-        if usize::from(n_slots) > max || n_slots == 0 {
-            return Err(bad(format!("{n_slots} undo slots, expected 1..={max}")));
-        }
-        let mut slots = Vec::new();
-        let mut free_slots = Vec::new();
-        for s in (0..n_slots).rev() {
-            let at = sys::SLOTS + 6 * usize::from(s);
-            match read_addr(p, at).ok_or_else(|| bad(format!("slot {s}")))? {
-                Some(a) => slots.push((s, a)),
-                None => free_slots.push(s),
-            }
-        }
+        let (n_slots, slots, free_slots) = read_slots(p, page)?;
         drop(g);
         let mut active = BTreeSet::new();
         let mut logs = Vec::new();
         for (slot, header) in slots {
-            let h = undo::read_header(pool, page.space, header)?;
-            if h.state != LogState::Active {
-                return Err(bad(format!(
-                    "slot {slot} names the log of transaction {} at {}:{}, which is not active",
-                    h.trx_id, header.page, header.offset
-                )));
-            }
+            let h = slot_header(pool, page, slot, header)?;
             active.insert(h.trx_id);
             logs.push(UndoLog {
                 trx_id: h.trx_id,

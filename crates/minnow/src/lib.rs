@@ -163,6 +163,11 @@
 //! prevents fuzzy reads, read skew and phantoms for its (snapshot) reads, and lost updates and
 //! write skew are possible at both levels, as in InnoDB without locking reads.
 //!
+//! [`Table::history`] shows a row's **version chain**, newest first: who wrote each version
+//! (committed or still active), its roll pointer, the undo record kind and delete mark, and
+//! why the chain ends; the [`history`] module draws it, and `minnow history` reads the same
+//! chain from the files of a stopped or running database.
+//!
 //! **Atomicity.** A statement that fails halfway rolls back to its start through the undo
 //! log (a savepoint), inside a transaction or alone. The commit point of a transaction is
 //! the mini-transaction that marks its undo log committed; after a crash, `open` rolls back
@@ -260,6 +265,7 @@ mod config;
 mod db;
 mod ddl;
 mod error;
+pub mod history;
 mod schema;
 pub mod status;
 mod table;
@@ -275,6 +281,7 @@ pub use db::{
     SYSTEM_TABLESPACE, TRX_SYS_PAGE, dict_layout,
 };
 pub use error::{Error, Result};
+pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};

@@ -342,6 +342,39 @@ impl<'db> Table<'db> {
         }
     }
 
+    /// The version chain of the row with primary key `key`, newest first: every version the
+    /// undo store still describes, who wrote it, whether that writer has committed, and why
+    /// the chain ends (see [`crate::history`]). `None` if the table holds no record with that
+    /// key (a deleted row keeps its record, delete-marked, so it still has a chain). Reads
+    /// only: writes nothing and takes no lock, so it never waits for a writer.
+    pub fn history(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
+        self.live()?;
+        if self.superseded() {
+            return self.current()?.history(key);
+        }
+        let inner = self.db.inner()?;
+        let meta = &self.t.meta;
+        let key = meta.normalise_key(&meta.pk, key)?;
+        let Some(e) = self
+            .t
+            .clustered
+            .get(&inner.pool, &key)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
+        else {
+            return Ok(None);
+        };
+        let history = crate::history::walk(
+            &*inner.pool,
+            inner.trx_sys.page().space,
+            meta,
+            self.t.clustered.layout(),
+            e.values,
+            e.deleted,
+            &|id| inner.trx_sys.is_active(id),
+        )?;
+        Ok(Some(history))
+    }
+
     /// The table's entry as it is now, checked live (for statements under the writer lock).
     pub(crate) fn entry_now(&self) -> Result<Arc<TableEntry>> {
         self.live()?;

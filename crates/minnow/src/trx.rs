@@ -60,12 +60,12 @@ use minnow_btree::record::{Value, decode_value};
 use minnow_btree::{BTree, TreeError};
 use minnow_mvcc::{
     LockKey, LockMode, NewRecord, ReadView, RollPtr, TrxLocks, UndoKind, UndoLog, UndoRecord,
-    trx_id_from_field,
 };
 use minnow_redo::{Durability, Lsn};
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
+use crate::history::{Older, older, sys_of, undo_mismatch, version_of};
 use crate::schema::PRIMARY;
 
 /// The isolation level of a [`Transaction`].
@@ -210,29 +210,6 @@ fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> Result<u64>
 
 // ---- Records and their system columns ----
 
-/// `DB_TRX_ID` and `DB_ROLL_PTR` of a clustered record's values.
-pub(crate) fn sys_of(t: &TableEntry, values: &[Value]) -> Result<(u64, RollPtr)> {
-    let n = t.meta.pk.len();
-    match (values.get(n), values.get(n + 1)) {
-        (Some(Value::Bytes(a)), Some(Value::Bytes(b))) => {
-            match (trx_id_from_field(a), RollPtr::from_field(b)) {
-                (Some(id), Some(ptr)) => Ok((id, ptr)),
-                _ => Err(bad_sys(t)),
-            }
-        }
-        _ => Err(bad_sys(t)),
-    }
-}
-
-fn bad_sys(t: &TableEntry) -> Error {
-    Error::Corrupt {
-        what: format!(
-            "table `{}`: a clustered record without DB_TRX_ID and DB_ROLL_PTR",
-            t.meta.name()
-        ),
-    }
-}
-
 /// The clustered values of `row` written by `trx` with roll pointer `ptr`.
 fn stamped(t: &TableEntry, row: &[Value], trx: u64, ptr: RollPtr) -> Vec<Value> {
     let mut v = t.meta.clustered_values(row);
@@ -267,40 +244,12 @@ fn undo_fields(t: &TableEntry, values: &[Value], key_only: bool) -> Result<Vec<O
     Ok(out)
 }
 
-/// The clustered values of the version an update or delete-mark undo record holds.
-fn version_of(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
-    let fields = t.clustered.layout().fields();
-    let n = t.meta.pk.len();
-    if rec.fields.len() + 2 != fields.len() {
-        return Err(undo_mismatch(t, rec, fields.len() - 2));
-    }
-    let mut out = Vec::with_capacity(fields.len());
-    let mut it = rec.fields.iter();
-    for (i, col) in fields.iter().enumerate() {
-        if i == n {
-            out.push(Value::trx_id(rec.old_trx_id));
-            continue;
-        }
-        if i == n + 1 {
-            out.push(Value::roll_ptr(rec.old_roll_ptr.to_u64()));
-            continue;
-        }
-        out.push(match it.next() {
-            Some(Some(b)) => decode_value(col.ty, b).map_err(|why| Error::Corrupt {
-                what: format!("table `{}`: undo record field {i}: {why}", t.meta.name()),
-            })?,
-            _ => Value::Null,
-        });
-    }
-    Ok(out)
-}
-
 /// The primary key an undo record names.
 fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
     let fields = t.clustered.layout().fields();
     let n = t.meta.pk.len();
     if rec.fields.len() < n {
-        return Err(undo_mismatch(t, rec, n));
+        return Err(undo_mismatch(&t.meta, rec, n));
     }
     rec.fields
         .iter()
@@ -315,20 +264,8 @@ fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
         .collect()
 }
 
-fn undo_mismatch(t: &TableEntry, rec: &UndoRecord, want: usize) -> Error {
-    Error::Corrupt {
-        what: format!(
-            "table `{}`: undo record {} of index {} has {} fields, expected {want}",
-            t.meta.name(),
-            rec.undo_no,
-            rec.index_id,
-            rec.fields.len()
-        ),
-    }
-}
-
 fn conflict(inner: &Inner, t: &TableEntry, me: u64, values: &[Value], key: &[Value]) -> Result<()> {
-    let (w, _) = sys_of(t, values)?;
+    let (w, _) = sys_of(&t.meta, values)?;
     if w != me && w != 0 && inner.trx_sys.is_active(w) {
         return Err(Error::WriteConflict {
             table: t.meta.name().to_owned(),
@@ -495,7 +432,7 @@ pub(crate) fn insert(
         }
         Some(old) => {
             // An insert over a delete-marked row: an update of that record.
-            let (old_trx, old_ptr) = sys_of(t, &old.values)?;
+            let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
             let ptr = trx.append(
                 inner,
                 NewRecord {
@@ -560,7 +497,7 @@ pub(crate) fn update(
         // As in MySQL 8.0: a larger value written by an update moves the counter too.
         a.observe(inner, meta.name(), &row[a.column])?;
     }
-    let (old_trx, old_ptr) = sys_of(t, &old.values)?;
+    let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
     let ptr = trx.append(
         inner,
         NewRecord {
@@ -615,7 +552,7 @@ pub(crate) fn delete(
         return Ok(false);
     }
     let old_row = meta.row_of(old.values.clone())?;
-    let (old_trx, old_ptr) = sys_of(t, &old.values)?;
+    let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
     let ptr = trx.append(
         inner,
         NewRecord {
@@ -732,7 +669,7 @@ fn unique_holder(
             .get(&inner.pool, pk)
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
         {
-            let (writer, _) = sys_of(t, &c.values)?;
+            let (writer, _) = sys_of(&t.meta, &c.values)?;
             if writer != trx.id && writer != 0 && inner.trx_sys.is_active(writer) {
                 return Ok(Some(pk.to_vec()));
             }
@@ -792,7 +729,7 @@ fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr) -> Result<()> {
     else {
         return Ok(());
     };
-    let (_, cur_ptr) = sys_of(&t, &cur.values)?;
+    let (_, cur_ptr) = sys_of(&t.meta, &cur.values)?;
     if cur_ptr != ptr {
         return Ok(());
     }
@@ -811,7 +748,7 @@ fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr) -> Result<()> {
                 .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         }
         UndoKind::Update | UndoKind::DeleteMark => {
-            let old_values = version_of(&t, rec)?;
+            let old_values = version_of(&t.meta, t.clustered.layout(), rec)?;
             let old_row = meta.row_of(old_values.clone())?;
             for (i, s) in meta.secondary.iter().enumerate() {
                 let (tree, name) = sec(&t, i)?;
@@ -868,10 +805,8 @@ fn older_version_has(
     let Some(s) = t.meta.secondary.get(i) else {
         return Ok(false);
     };
-    while ptr.has_undo() && !ptr.insert {
-        let rec = inner.trx_sys.read(&inner.pool, ptr)?;
-        let v = version_of(t, &rec)?;
-        let row = t.meta.row_of(v)?;
+    while let Older::Version { rec, values } = step_back(inner, t, ptr)? {
+        let row = t.meta.row_of(values)?;
         if t.meta.secondary_values(s, &row) == entry {
             return Ok(true);
         }
@@ -914,16 +849,34 @@ pub(crate) fn visible(
     mut deleted: bool,
 ) -> Result<Option<Vec<Value>>> {
     loop {
-        let (trx, ptr) = sys_of(t, &values)?;
+        let (trx, ptr) = sys_of(&t.meta, &values)?;
         if snap.sees(trx) {
             return Ok((!deleted).then_some(values));
         }
-        if !ptr.has_undo() || ptr.insert {
-            return Ok(None);
+        match step_back(inner, t, ptr)? {
+            Older::Version { rec, values: v } => (values, deleted) = (v, rec.old_deleted),
+            Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),
         }
-        let rec = inner.trx_sys.read(&inner.pool, ptr)?;
-        values = version_of(t, &rec)?;
-        deleted = rec.old_deleted;
+    }
+}
+
+/// The version before the one whose roll pointer is `ptr`, from the undo store through the
+/// buffer pool ([`crate::history`] has the one function that does it).
+fn step_back(inner: &Inner, t: &TableEntry, ptr: RollPtr) -> Result<Older> {
+    match older(
+        &*inner.pool,
+        inner.trx_sys.page().space,
+        &t.meta,
+        t.clustered.layout(),
+        ptr,
+    )? {
+        Older::Foreign { index_id } => Err(Error::Corrupt {
+            what: format!(
+                "table `{}`: roll pointer {ptr} names an undo record of index {index_id}",
+                t.meta.name()
+            ),
+        }),
+        other => Ok(other),
     }
 }
 
@@ -1010,6 +963,15 @@ impl<'db> Transaction<'db> {
             }
         };
         Ok(Snapshot::View(view))
+    }
+
+    /// The read view this transaction's next consistent read uses (REPEATABLE READ: the one
+    /// taken at its first read, taken now if there was none; READ COMMITTED: a fresh one):
+    /// its limits and active ids say exactly which writers' versions it sees
+    /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
+    pub fn read_view(&mut self) -> Result<ReadView> {
+        let Snapshot::View(v) = self.snapshot()?;
+        Ok(v)
     }
 
     /// Runs one write statement under the writer lock, rolled back to its start if it fails;

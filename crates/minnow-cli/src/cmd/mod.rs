@@ -11,6 +11,7 @@ pub mod check;
 pub mod dblwr;
 pub mod demo;
 pub mod demo_tables;
+pub mod history;
 pub mod inspect;
 pub mod log;
 pub mod page;

@@ -120,9 +120,7 @@ pub struct TreeReport {
 
 /// Runs `minnow tree`.
 pub fn run(opts: &TreeOpts, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
-    let space = Space::open(&opts.dir.join(minnow::SYSTEM_TABLESPACE), None)?;
-    let policy = space.policy(ChecksumPolicy::default());
-    let reader = Reader { space, policy };
+    let reader = Reader::open(&opts.dir)?;
     let index = find_index(&reader, &opts.table, opts.index.as_deref())?;
     let mut report = TreeReport {
         ok: true,
@@ -192,12 +190,37 @@ fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
 }
 
 /// Reads and checks pages of the system tablespace.
-struct Reader {
-    space: Space,
-    policy: ChecksumPolicy,
+pub(crate) struct Reader {
+    pub space: Space,
+    pub policy: ChecksumPolicy,
 }
 
 impl Reader {
+    /// Opens `DIR/ibdata1` read-only, checking pages with the default policy adjusted to the
+    /// tablespace's flags.
+    pub fn open(dir: &Path) -> Result<Reader, CliError> {
+        let space = Space::open(&dir.join(minnow::SYSTEM_TABLESPACE), None)?;
+        let policy = space.policy(ChecksumPolicy::default());
+        Ok(Reader { space, policy })
+    }
+
+    /// Reads page `page_no` into `buf` (one page long) and verifies its checksum; the error
+    /// says what is wrong with the page (past the end, unreadable, corrupt).
+    pub fn checked_page(&self, page_no: u32, buf: &mut [u8]) -> Result<(), String> {
+        if u64::from(page_no) >= self.space.pages() {
+            return Err(format!(
+                "page {page_no} is past the end of the file ({} pages)",
+                self.space.pages()
+            ));
+        }
+        self.space
+            .read_page(u64::from(page_no), buf)
+            .map_err(|e| e.to_string())?;
+        checksum::verify(buf, self.policy)
+            .map(|_| ())
+            .map_err(|e| format!("page {page_no} is corrupt: {e}"))
+    }
+
     /// Walks the tree rooted at `root` breadth first; returns its pages level by level (root
     /// first). `visit_leaf(page, layout)` sees every leaf page's bytes.
     fn walk(
@@ -340,11 +363,25 @@ impl Reader {
     }
 }
 
-/// Finds `table`'s index `index` (default the clustered one) in the dictionary.
-fn find_index(r: &Reader, table: &str, index: Option<&str>) -> Result<IndexInfo, CliError> {
+/// What the dictionary says about a table.
+pub(crate) enum Lookup {
+    /// The table's definition and its indexes, the clustered one first.
+    Found(minnow::TableDef, Vec<IndexInfo>),
+    /// No such table: the tables there are, and any damage met on the way.
+    Missing {
+        /// The tables the dictionary holds.
+        tables: Vec<String>,
+        /// Problems met while walking the dictionary's tree.
+        problems: Vec<String>,
+    },
+}
+
+/// Finds `table` in the dictionary (the B-tree rooted at [`minnow::DICT_ROOT`]), reading
+/// raw pages.
+pub(crate) fn find_table(r: &Reader, table: &str) -> Result<Lookup, CliError> {
     let dict = minnow::dict_layout().map_err(|e| CliError::Database(e.to_string()))?;
     let mut problems = Vec::new();
-    let mut found: Option<Result<Vec<IndexInfo>, String>> = None;
+    let mut found: Option<Result<(minnow::TableDef, Vec<IndexInfo>), String>> = None;
     let mut tables = Vec::new();
     r.walk(
         minnow::DICT_ROOT,
@@ -370,34 +407,44 @@ fn find_index(r: &Reader, table: &str, index: Option<&str>) -> Result<IndexInfo,
                 }
                 let name = String::from_utf8_lossy(key).into_owned();
                 if name == table {
-                    found = Some(
-                        minnow::decode_table_indexes(&name, value)
-                            .map(|(_, ix)| ix)
-                            .map_err(|e| e.to_string()),
-                    );
+                    found =
+                        Some(minnow::decode_table_indexes(&name, value).map_err(|e| e.to_string()));
                 }
                 tables.push(name);
             }
         },
     )?;
-    let indexes = match found {
-        Some(Ok(ix)) => ix,
-        Some(Err(e)) => return Err(CliError::Database(format!("table `{table}`: {e}"))),
-        None => {
-            let why = if problems.is_empty() {
-                String::new()
-            } else {
-                format!(" (the dictionary is damaged: {})", problems.join("; "))
-            };
-            return Err(CliError::Usage(format!(
-                "no table `{table}` in the dictionary as written to the data file (a live or \
-                 crashed database may have it only in memory or in the redo log); tables: {}{why}",
-                if tables.is_empty() {
-                    "none".to_string()
-                } else {
-                    tables.join(", ")
-                }
-            )));
+    match found {
+        Some(Ok((def, ix))) => Ok(Lookup::Found(def, ix)),
+        Some(Err(e)) => Err(CliError::Database(format!("table `{table}`: {e}"))),
+        None => Ok(Lookup::Missing { tables, problems }),
+    }
+}
+
+/// The message for a table the dictionary does not have.
+pub(crate) fn missing_table(table: &str, tables: &[String], problems: &[String]) -> String {
+    let why = if problems.is_empty() {
+        String::new()
+    } else {
+        format!(" (the dictionary is damaged: {})", problems.join("; "))
+    };
+    format!(
+        "no table `{table}` in the dictionary as written to the data file (a live or crashed \
+         database may have it only in memory or in the redo log); tables: {}{why}",
+        if tables.is_empty() {
+            "none".to_string()
+        } else {
+            tables.join(", ")
+        }
+    )
+}
+
+/// Finds `table`'s index `index` (default the clustered one) in the dictionary.
+fn find_index(r: &Reader, table: &str, index: Option<&str>) -> Result<IndexInfo, CliError> {
+    let indexes = match find_table(r, table)? {
+        Lookup::Found(_, ix) => ix,
+        Lookup::Missing { tables, problems } => {
+            return Err(CliError::Usage(missing_table(table, &tables, &problems)));
         }
     };
     let want = index.unwrap_or(minnow::PRIMARY);
@@ -424,7 +471,8 @@ fn show_key(values: &[Value], n_key: usize, names: &[String]) -> String {
         .join(",")
 }
 
-fn show_value(v: &Value) -> String {
+/// A value for humans: numbers as they are, text quoted, other bytes in hex.
+pub(crate) fn show_value(v: &Value) -> String {
     match v {
         Value::Null => "NULL".to_string(),
         Value::Int(x) => x.to_string(),

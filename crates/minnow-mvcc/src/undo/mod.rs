@@ -27,6 +27,12 @@
 //! it describes, redo order guarantees the undo is durable whenever the change is.
 //!
 //! The record and header bytes are in [`record`].
+//!
+//! ## Who reads undo pages
+//!
+//! The engine reads them through its buffer pool. A tool that must never open the database
+//! (opening runs recovery, which writes) reads the same pages straight from the data file;
+//! both go through [`PageSource`], so the decoding below is one piece of code for both.
 
 pub mod record;
 
@@ -42,6 +48,27 @@ pub const UNDO_NEXT: usize = 38;
 pub const UNDO_FREE: usize = 42;
 /// Offset of an undo page's first data byte.
 pub const UNDO_DATA: usize = 44;
+
+/// Where undo pages (and the TRX_SYS page) are read from: the buffer pool, or a tool's
+/// read-only view of the data file.
+pub trait PageSource {
+    /// The page size in bytes.
+    fn page_len(&self) -> usize;
+    /// Calls `f` with the bytes of page `id` (checked: a page that fails its checksum or
+    /// cannot be read is an error, never handed to `f`).
+    fn with_page<T>(&self, id: PageId, f: impl FnOnce(&[u8]) -> T) -> Result<T>;
+}
+
+impl PageSource for BufferPool {
+    fn page_len(&self) -> usize {
+        self.config().page_size.bytes()
+    }
+
+    fn with_page<T>(&self, id: PageId, f: impl FnOnce(&[u8]) -> T) -> Result<T> {
+        let g = self.get_read(id)?;
+        Ok(f(&g))
+    }
+}
 
 /// The end of the usable bytes of an undo page (the FIL trailer follows).
 pub fn data_end(page_len: usize) -> usize {
@@ -89,13 +116,18 @@ fn undo_page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
 }
 
 /// Reads `len` bytes of the undo stream from `at` on, following NEXT pointers.
-pub fn gather(pool: &BufferPool, space: u32, at: UndoAddr, len: usize) -> Result<Vec<u8>> {
+pub fn gather<S: PageSource + ?Sized>(
+    pool: &S,
+    space: u32,
+    at: UndoAddr,
+    len: usize,
+) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(len.min(1 << 20));
     let (mut page, mut off) = (at.page, usize::from(at.offset));
-    let page_len = pool.config().page_size.bytes();
+    let page_len = pool.page_len();
     // Each page gives at least one byte, except possibly the first: a bound on the walk,
     // so a cycle of NEXT pointers in a corrupt file ends.
-    let max_pages = len / (data_end(page_len) - UNDO_DATA).max(1) + 2;
+    let max_pages = len / data_end(page_len).saturating_sub(UNDO_DATA).max(1) + 2;
     let mut pages = 0;
     let mut prev = PageId::new(space, at.page);
     while out.len() < len {
@@ -110,18 +142,21 @@ pub fn gather(pool: &BufferPool, space: u32, at: UndoAddr, len: usize) -> Result
                 found: "the end of the undo page chain".into(),
             });
         }
-        let g = pool.get_read(id)?;
-        let (next, free) = undo_page_fields(&g, id)?;
-        if off < UNDO_DATA || off > free {
-            return Err(MvccError::CorruptUndo {
-                page: id,
-                offset: off,
-                expected: format!("an offset in {UNDO_DATA}..={free}"),
-                found: off.to_string(),
-            });
-        }
-        let n = (free - off).min(len - out.len());
-        out.extend_from_slice(g.get(off..off + n).unwrap_or_default());
+        let want = len - out.len();
+        let next = pool.with_page(id, |g| -> Result<u32> {
+            let (next, free) = undo_page_fields(g, id)?;
+            if off < UNDO_DATA || off > free {
+                return Err(MvccError::CorruptUndo {
+                    page: id,
+                    offset: off,
+                    expected: format!("an offset in {UNDO_DATA}..={free}"),
+                    found: off.to_string(),
+                });
+            }
+            let n = (free - off).min(want);
+            out.extend_from_slice(g.get(off..off + n).unwrap_or_default());
+            Ok(next)
+        })??;
         prev = id;
         page = next;
         off = UNDO_DATA;
@@ -130,7 +165,11 @@ pub fn gather(pool: &BufferPool, space: u32, at: UndoAddr, len: usize) -> Result
 }
 
 /// Reads the undo record at `at`.
-pub fn read_record(pool: &BufferPool, space: u32, at: UndoAddr) -> Result<UndoRecord> {
+pub fn read_record<S: PageSource + ?Sized>(
+    pool: &S,
+    space: u32,
+    at: UndoAddr,
+) -> Result<UndoRecord> {
     let head = gather(pool, space, at, 4)?;
     let len = claimed_len(&head).map_err(|e| corrupt(space, at.page, usize::from(at.offset), e))?;
     if len < record::RECORD_HEADER_LEN {
@@ -149,20 +188,25 @@ pub fn read_record(pool: &BufferPool, space: u32, at: UndoAddr) -> Result<UndoRe
 }
 
 /// Reads the log header at `at` (never split across pages).
-pub fn read_header(pool: &BufferPool, space: u32, at: UndoAddr) -> Result<LogHeader> {
+pub fn read_header<S: PageSource + ?Sized>(
+    pool: &S,
+    space: u32,
+    at: UndoAddr,
+) -> Result<LogHeader> {
     let id = PageId::new(space, at.page);
-    let g = pool.get_read(id)?;
-    undo_page_fields(&g, id)?;
-    let off = usize::from(at.offset);
-    let b = g
-        .get(off..off + LOG_HEADER_LEN)
-        .ok_or_else(|| MvccError::CorruptUndo {
-            page: id,
-            offset: off,
-            expected: format!("{LOG_HEADER_LEN} bytes of a log header"),
-            found: "the end of the page".into(),
-        })?;
-    LogHeader::decode(b).map_err(|e| corrupt(space, at.page, off + e.at, e))
+    pool.with_page(id, |g| {
+        undo_page_fields(g, id)?;
+        let off = usize::from(at.offset);
+        let b = g
+            .get(off..off + LOG_HEADER_LEN)
+            .ok_or_else(|| MvccError::CorruptUndo {
+                page: id,
+                offset: off,
+                expected: format!("{LOG_HEADER_LEN} bytes of a log header"),
+                found: "the end of the page".into(),
+            })?;
+        LogHeader::decode(b).map_err(|e| corrupt(space, at.page, off + e.at, e))
+    })?
 }
 
 /// Formats a freshly allocated page as an empty undo page.
