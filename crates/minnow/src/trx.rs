@@ -1067,6 +1067,40 @@ impl<'db> Transaction<'db> {
         table.get_in(&snap, key)
     }
 
+    /// A locking read (`SELECT ... FOR UPDATE`): takes the row's exclusive lock, waiting as
+    /// a write does, then returns the row's **latest committed** version (a current read, not
+    /// the snapshot), or `None` if there is no such row (the key stays locked either way,
+    /// until the transaction ends). What an `UPDATE ... SET k=k+1` reads: a read-modify-write
+    /// through `get_for_update` then [`Transaction::update`] loses no concurrent update,
+    /// which one through [`Transaction::get`] (the snapshot) can. Errors as a write's: a
+    /// deadlock rolls the whole transaction back, a lock wait timeout only this statement.
+    pub fn get_for_update(
+        &mut self,
+        table: &crate::Table<'_>,
+        key: &[Value],
+    ) -> Result<Option<Vec<Value>>> {
+        self.write(table, |inner, t, st, w| {
+            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            lock_row(inner, t, st, w, &key)?;
+            match t
+                .clustered
+                .get(&inner.pool, &key)
+                .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
+            {
+                Some(e) => {
+                    // Holding the lock, the record is ours or committed.
+                    conflict(inner, t, st.id, &e.values, &key)?;
+                    if e.deleted {
+                        Ok(None)
+                    } else {
+                        Ok(Some(t.meta.row_of(e.values)?))
+                    }
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
     /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).
     pub fn scan(
         &mut self,
