@@ -455,7 +455,11 @@ fn locking_reads_prevent_the_lost_update() {
     a.commit().unwrap();
     let vb = b.get_for_update(&t, &[Value::UInt(1)]).unwrap().unwrap();
     assert_eq!(vb, row(1, "ada", 101), "a current read, not the snapshot");
-    assert_eq!(balance(&mut b, &t, 1), Some(100), "the snapshot is unchanged");
+    assert_eq!(
+        balance(&mut b, &t, 1),
+        Some(100),
+        "the snapshot is unchanged"
+    );
     b.update(&t, &row(1, "ada", 102)).unwrap();
     assert_eq!(b.get_for_update(&t, &[Value::UInt(9)]).unwrap(), None);
     b.commit().unwrap();
