@@ -18,9 +18,10 @@
 //! - Criterion groups `e5_load/<way>/<algorithm>`: the time of one load + flush of
 //!   `MINNOW_E5_CRITERION_ROWS` rows in a fresh database.
 //! - Then the **same-run comparison**: `ROUNDS` rounds, each loading `ROWS` rows once per
-//!   algorithm (order reversed every other round); per run rows/s and pages flushed; at the
-//!   end the median rows/s per algorithm and its ratio to `crc32` (minnow's default) and to
-//!   `none`. Written also to `<criterion dir>/e5_load/results.json`.
+//!   algorithm (order reversed every other round); per run rows/s, the process's CPU time
+//!   (all threads, from `/proc/self/stat`: on a shared host, CPU time is steadier than wall
+//!   time) and pages flushed; at the end the median rows/s and rows per CPU second per
+//!   algorithm and their ratios to `crc32` (minnow's default) and to `none`. Written also to `<criterion dir>/e5_load/results.json`.
 //!
 //! ## Knobs (environment variables)
 //!
@@ -143,7 +144,22 @@ fn bench_dir() -> tempfile::TempDir {
 
 struct LoadResult {
     elapsed: Duration,
+    /// CPU time of the whole process (all threads, user + system) during the load, seconds;
+    /// `None` where `/proc/self/stat` does not exist.
+    cpu_s: Option<f64>,
     pages_flushed: u64,
+}
+
+/// User + system CPU time of this process so far, in seconds, from `/proc/self/stat`
+/// (fields 14 and 15, in clock ticks of `USER_HZ`, which is 100 on Linux).
+fn process_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces: count fields after its closing paren.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = f.get(11)?.parse().ok()?;
+    let stime: u64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) as f64 / 100.0)
 }
 
 /// Creates a database, loads `rows` rows of `sbtest1` the given way and flushes every dirty
@@ -162,6 +178,7 @@ fn load_once(s: &Settings, algorithm: ChecksumAlgorithm, way: Way, rows: u64) ->
         st.lru_flushed + st.flush_list_flushed
     };
     let before = flushed(&db);
+    let cpu0 = process_cpu_s();
     let t0 = Instant::now();
     match way {
         Way::Load => {
@@ -182,10 +199,12 @@ fn load_once(s: &Settings, algorithm: ChecksumAlgorithm, way: Way, rows: u64) ->
         .flush_all()
         .unwrap_or_else(|e| panic!("flush: {e}"));
     let elapsed = t0.elapsed();
+    let cpu_s = process_cpu_s().zip(cpu0).map(|(b, a)| b - a);
     let pages_flushed = flushed(&db) - before;
     db.close().unwrap_or_else(|e| panic!("close: {e}"));
     LoadResult {
         elapsed,
+        cpu_s,
         pages_flushed,
     }
 }
@@ -236,6 +255,7 @@ fn comparison(s: &Settings) {
     let mut summary = Vec::new();
     for &way in &s.ways {
         let mut rates: Vec<Vec<f64>> = vec![Vec::new(); ALGORITHMS.len()];
+        let mut cpu_rates: Vec<Vec<f64>> = vec![Vec::new(); ALGORITHMS.len()];
         for round in 0..s.rounds {
             let mut order: Vec<usize> = (0..ALGORITHMS.len()).collect();
             if round % 2 == 1 {
@@ -245,35 +265,46 @@ fn comparison(s: &Settings) {
                 let a = ALGORITHMS[i];
                 let r = load_once(s, a, way, s.rows);
                 let rate = s.rows as f64 / r.elapsed.as_secs_f64();
+                let cpu_rate = r.cpu_s.map(|c| s.rows as f64 / c.max(0.01));
                 eprintln!(
-                    "e5_load round {round} {} {}: {} rows in {:.3} s ({rate:.0} rows/s), {} pages flushed",
+                    "e5_load round {round} {} {}: {} rows in {:.3} s ({rate:.0} rows/s), CPU {} s ({} rows per CPU second), {} pages flushed",
                     way.name(),
                     a.name(),
                     s.rows,
                     r.elapsed.as_secs_f64(),
+                    r.cpu_s
+                        .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}")),
+                    cpu_rate.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.0}")),
                     r.pages_flushed
                 );
                 json.push(format!(
-                    "    {{\"round\": {round}, \"way\": \"{}\", \"algorithm\": \"{}\", \"rows\": {}, \"secs\": {:.4}, \"rows_per_sec\": {rate:.1}, \"pages_flushed\": {}}}",
+                    "    {{\"round\": {round}, \"way\": \"{}\", \"algorithm\": \"{}\", \"rows\": {}, \"secs\": {:.4}, \"cpu_secs\": {}, \"rows_per_sec\": {rate:.1}, \"pages_flushed\": {}}}",
                     way.name(),
                     a.name(),
                     s.rows,
                     r.elapsed.as_secs_f64(),
+                    r.cpu_s.map_or_else(|| "null".to_owned(), |c| format!("{c:.3}")),
                     r.pages_flushed
                 ));
                 rates[i].push(rate);
+                if let Some(c) = cpu_rate {
+                    cpu_rates[i].push(c);
+                }
             }
         }
         let med: Vec<f64> = rates.into_iter().map(median).collect();
+        let cpu: Vec<f64> = cpu_rates.into_iter().map(median).collect();
         let (none, crc) = (med[0], med[1]);
-        for (a, m) in ALGORITHMS.iter().zip(&med) {
+        for ((a, m), c) in ALGORITHMS.iter().zip(&med).zip(&cpu) {
             eprintln!(
-                "e5_load summary {} {}: {m:.0} rows/s (median of {}), x{:.3} of crc32, x{:.3} of none",
+                "e5_load summary {} {}: {m:.0} rows/s (median of {}), x{:.3} of crc32, x{:.3} of none; {c:.0} rows per CPU second, x{:.3} of crc32, x{:.3} of none",
                 way.name(),
                 a.name(),
                 s.rounds,
                 m / crc,
-                m / none
+                m / none,
+                c / cpu[1],
+                c / cpu[0]
             );
             summary.push(format!(
                 "    {{\"way\": \"{}\", \"algorithm\": \"{}\", \"median_rows_per_sec\": {m:.1}}}",
