@@ -74,7 +74,7 @@ use crate::schema::PRIMARY;
 /// |---|---|---|
 /// | dirty write | prevented (row locks) | prevented (row locks) |
 /// | dirty read | prevented | prevented |
-/// | lost update | possible | possible (as InnoDB: a write waits for the row's lock, then acts on the latest committed row) |
+/// | lost update | possible | possible (as InnoDB: a write waits for the row's lock, then acts on the latest committed row); prevented by reading with [`Transaction::get_for_update`] |
 /// | fuzzy (non-repeatable) read | possible | prevented |
 /// | read skew | possible | prevented |
 /// | phantom (consistent reads) | possible | prevented |
