@@ -1,4 +1,6 @@
-//! Experiment E1: the doublewrite buffer on and off under a write-heavy OLTP load.
+//! Experiment E1: the doublewrite buffer on and off under a write-heavy OLTP load, and the
+//! article's variations (detect-only, page cleaners, flush neighbours, a spinning disk,
+//! ext4 `data=journal`).
 //!
 //! The article ran sysbench's OLTP with writes dominating, `innodb_flush_log_at_trx_commit=0`
 //! and O_DIRECT, and found turning doublewrite off gave more than +50% on spinning disks and
@@ -9,21 +11,40 @@
 //! This bench runs [`minnow_workload::oltp`] in `update_index` mode (sysbench's
 //! `oltp_update_index`: one `UPDATE sbtest1 SET k=k+1 WHERE id=?` per event) on one `sbtest`
 //! table, with `flush_log_at_trx_commit=0`, O_DIRECT (if the file system refuses it, the bench
-//! says so and uses fsync), and doublewrite on, then off.
+//! says so and uses fsync), **`skip_trx` on** (each statement its own transaction, no
+//! BEGIN/COMMIT: how E1's recorded numbers were taken, kept so they stay reproducible; the
+//! transactional sweep is `benches/mvcc_oltp.rs`).
 //!
 //! ## What it prints
 //!
 //! - Criterion groups `e1/update_index/dblwr_on` and `.../dblwr_off`: the time per event on
 //!   one prepared database per setting (each sample runs a batch of events on `THREADS`
 //!   threads; the throughput is events per second).
-//! - Then the **same-run comparison**: `ROUNDS` rounds, each preparing a fresh database per
-//!   setting and running the load for `SECS` seconds, on then off (the order alternates per
-//!   round, so drift on a shared host hits both). Per round it prints tps, the 95th percentile
-//!   latency, the pages the buffer pool flushed and the bytes the process wrote
-//!   (`/proc/self/io`: data files, doublewrite segments and redo together); at the end the
-//!   median tps of each setting and the ratio on / off, the number to hold against the 95%
-//!   target and InnoDB's 84%. The figures are also written to
-//!   `<criterion dir>/e1_doublewrite/results.json`.
+//! - Then the **same-run comparison** of the variants in `MINNOW_E1_VARIANTS` (default
+//!   `doublewrite=on,doublewrite=off`): `ROUNDS` rounds, each preparing a fresh database per
+//!   variant and running the load for `SECS` seconds, the variants back to back (the order
+//!   is reversed every other round, so drift on a shared host hits all). Per round and
+//!   variant it prints tps, the 95th percentile latency, pages flushed per second, doublewrite
+//!   batches and pages, fsyncs (every `sync_data`/`sync_all` of every file: redo, doublewrite
+//!   segments, data, counted by a pass-through backend), the bytes the process wrote; at the
+//!   end the medians per variant and each one's tps ratio to the first variant. The figures
+//!   are also written to `<criterion dir>/e1_doublewrite/results.json`.
+//!
+//! ## Variants
+//!
+//! A variant is a `+`-joined list of items, each either a `Config` knob as
+//! `minnow bench oltp --set` takes it (`doublewrite=detect_only`, `page_cleaners=4`,
+//! `buffer_pool_instances=4`, `flush_neighbors=1`, `flush_method=fsync`, ...) or one of:
+//!
+//! - `disk=hdd`: every file goes through [`minnow::io::LatencyModel`] with the 7200 rpm
+//!   profile, sleeping for each IO's modelled cost (**emulated**, and labelled so);
+//! - `fs=journal`: the database goes under `MINNOW_E1_JOURNAL_DIR`, which must be an ext4 file
+//!   system mounted `data=journal` (the bench does not mount anything: see docs/EXPERIMENTS.md
+//!   for the loop-mount commands; without the variable the variant fails with that message).
+//!
+//! Knobs not given keep the bench's settings above. Note that minnow's page cleaners each own
+//! whole buffer pool instances, so `page_cleaners=N` flushes in parallel only with
+//! `buffer_pool_instances` >= N.
 //!
 //! The host shares its cores with other processes, so absolute tps move from run to run;
 //! the ratio of rounds run back to back is the figure to read.
@@ -34,29 +55,37 @@
 //! |---|---|---|
 //! | `MINNOW_E1_ROWS` | 10000 | rows in `sbtest1` |
 //! | `MINNOW_E1_THREADS` | 2 | worker threads |
-//! | `MINNOW_E1_SECS` | 3 | seconds per setting and round (and Criterion's measurement time) |
+//! | `MINNOW_E1_SECS` | 3 | seconds per variant and round (and Criterion's measurement time) |
 //! | `MINNOW_E1_ROUNDS` | 3 | rounds of the same-run comparison |
 //! | `MINNOW_E1_POOL_MB` | 64 | buffer pool MiB (the article's data fitted in the pool) |
 //! | `MINNOW_E1_LOG_MB` | 8 | redo log MiB: a small log makes checkpoints drive the flushing, as the article's 32M..512M logs did at its scale |
+//! | `MINNOW_E1_VARIANTS` | `doublewrite=on,doublewrite=off` | the variants compared (see above) |
+//! | `MINNOW_E1_CRITERION` | 1 | 0 skips the Criterion groups (long variant sweeps) |
+//! | `MINNOW_E1_JOURNAL_DIR` | unset | an ext4 `data=journal` mount, for `fs=journal` |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the databases go (use a real disk, not tmpfs) |
 //!
 //! `cargo bench --bench e1_doublewrite -- --test` (CI) runs each Criterion bench once and the
 //! comparison for one short round on a tiny table.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use minnow::dblwr::DoublewriteMode;
-use minnow::io::FlushMethod;
+use minnow::io::{
+    Backend, DiskProfile, FileIo, FlushMethod, IoError, IoRequest, LatencyModel, OpenOptions,
+    SyncBackend, UringBackend,
+};
 use minnow::redo::FlushAtCommit;
-use minnow::{Config, Database};
+use minnow::{Config, Database, IoBackend};
 use minnow_workload::io_stats::IoSnapshot;
+use minnow_workload::knobs;
 use minnow_workload::oltp::{self, Mode, OltpConfig};
 
 /// The bench's settings, from the environment.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Settings {
     rows: u64,
     threads: usize,
@@ -64,6 +93,8 @@ struct Settings {
     rounds: usize,
     pool_mb: usize,
     log_mb: u64,
+    variants: Vec<String>,
+    criterion: bool,
 }
 
 fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T
@@ -83,6 +114,12 @@ where
 impl Settings {
     fn from_env() -> Settings {
         let test_mode = std::env::args().any(|a| a == "--test");
+        let variants = std::env::var("MINNOW_E1_VARIANTS")
+            .unwrap_or_else(|_| "doublewrite=on,doublewrite=off".to_owned())
+            .split(',')
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .collect();
         let s = Settings {
             rows: env_num("MINNOW_E1_ROWS", 10_000u64).max(100),
             threads: env_num("MINNOW_E1_THREADS", 2usize).max(1),
@@ -90,6 +127,8 @@ impl Settings {
             rounds: env_num("MINNOW_E1_ROUNDS", 3usize).max(1),
             pool_mb: env_num("MINNOW_E1_POOL_MB", 64usize).max(1),
             log_mb: env_num("MINNOW_E1_LOG_MB", 8u64).max(1),
+            variants,
+            criterion: env_num("MINNOW_E1_CRITERION", 1u8) != 0,
         };
         if test_mode {
             // One quick pass: CI runs every bench this way.
@@ -112,6 +151,8 @@ impl Settings {
             threads: self.threads,
             time: Some(Duration::from_secs_f64(self.secs)),
             events: None,
+            // How E1's recorded numbers were taken: no BEGIN/COMMIT.
+            skip_trx: true,
             ..OltpConfig::default()
         }
     }
@@ -132,17 +173,21 @@ fn bench_parent() -> Option<PathBuf> {
     std::env::var_os("MINNOW_BENCH_DIR").map(PathBuf::from)
 }
 
-fn bench_dir() -> tempfile::TempDir {
-    match bench_parent() {
+fn bench_dir_in(parent: Option<PathBuf>) -> tempfile::TempDir {
+    match parent {
         Some(dir) => tempfile::tempdir_in(dir),
         None => tempfile::tempdir(),
     }
     .unwrap_or_else(|e| panic!("cannot create a bench directory: {e}"))
 }
 
-/// O_DIRECT if a database can be created with it here, else fsync (with a note).
-fn flush_method(s: &Settings) -> FlushMethod {
-    let dir = bench_dir();
+fn bench_dir() -> tempfile::TempDir {
+    bench_dir_in(bench_parent())
+}
+
+/// O_DIRECT if a database can be created with it in `parent`, else fsync (with a note).
+fn flush_method_in(s: &Settings, parent: Option<PathBuf>) -> FlushMethod {
+    let dir = bench_dir_in(parent);
     match Database::create(
         dir.path(),
         s.config(DoublewriteMode::On, FlushMethod::ODirect),
@@ -162,8 +207,8 @@ fn flush_method(s: &Settings) -> FlushMethod {
 }
 
 /// A fresh database with `sbtest1` loaded.
-fn prepared(path: &Path, s: &Settings, mode: DoublewriteMode, fm: FlushMethod) -> Database {
-    let db = Database::create(path, s.config(mode, fm)).unwrap_or_else(|e| panic!("create: {e}"));
+fn prepared_with(path: &Path, s: &Settings, config: Config) -> Database {
+    let db = Database::create(path, config).unwrap_or_else(|e| panic!("create: {e}"));
     oltp::prepare(&db, &s.oltp(), &mut |_| {}).unwrap_or_else(|e| panic!("prepare: {e}"));
     db
 }
@@ -185,7 +230,7 @@ fn criterion_groups(c: &mut Criterion, s: &Settings, fm: FlushMethod) {
     g.throughput(Throughput::Elements(1));
     for mode in [DoublewriteMode::On, DoublewriteMode::Off] {
         let dir = bench_dir();
-        let db = prepared(dir.path(), s, mode, fm);
+        let db = prepared_with(dir.path(), s, s.config(mode, fm));
         let stop = AtomicBool::new(false);
         g.bench_function(name(mode), |b| {
             b.iter_custom(|iters| {
@@ -204,35 +249,186 @@ fn criterion_groups(c: &mut Criterion, s: &Settings, fm: FlushMethod) {
     g.finish();
 }
 
-/// One timed run of one setting in a fresh database.
+// ---- Counting syncs: a pass-through backend ----
+
+/// Passes every call through to `inner`, counting syncs (all files).
+#[derive(Debug)]
+struct SyncCounter {
+    inner: Arc<dyn Backend>,
+    syncs: Arc<AtomicU64>,
+}
+
+#[derive(Debug)]
+struct CountedFile {
+    inner: Arc<dyn FileIo>,
+    syncs: Arc<AtomicU64>,
+}
+
+impl Backend for SyncCounter {
+    fn open(&self, path: &Path, opts: &OpenOptions) -> Result<Arc<dyn FileIo>, IoError> {
+        Ok(Arc::new(CountedFile {
+            inner: self.inner.open(path, opts)?,
+            syncs: Arc::clone(&self.syncs),
+        }))
+    }
+
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+}
+
+impl FileIo for CountedFile {
+    fn path(&self) -> &Path {
+        self.inner.path()
+    }
+    fn flush_method(&self) -> FlushMethod {
+        self.inner.flush_method()
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), IoError> {
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> Result<(), IoError> {
+        self.inner.write_at(buf, offset)
+    }
+    fn submit(&self, batch: &mut [IoRequest<'_>]) -> Result<(), IoError> {
+        self.inner.submit(batch)
+    }
+    fn sync_data(&self) -> Result<(), IoError> {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        self.inner.sync_data()
+    }
+    fn sync_all(&self) -> Result<(), IoError> {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        self.inner.sync_all()
+    }
+    fn len(&self) -> Result<u64, IoError> {
+        self.inner.len()
+    }
+    fn allocate(&self, len: u64) -> Result<(), IoError> {
+        self.inner.allocate(len)
+    }
+}
+
+// ---- Variants ----
+
+/// One variant, parsed.
+struct Variant {
+    label: String,
+    config: Config,
+    /// Where its databases go.
+    parent: Option<PathBuf>,
+    /// The emulated disk, if any.
+    model: Option<Arc<LatencyModel>>,
+    syncs: Arc<AtomicU64>,
+}
+
+fn variant(s: &Settings, label: &str, default_fm: FlushMethod) -> Variant {
+    let mut config = s.config(DoublewriteMode::On, default_fm);
+    let mut parent = bench_parent();
+    let mut hdd = false;
+    let mut fm_given = false;
+    for item in label.split('+').map(str::trim) {
+        match item {
+            "disk=hdd" => hdd = true,
+            "fs=journal" => {
+                parent = Some(std::env::var_os("MINNOW_E1_JOURNAL_DIR").map(PathBuf::from).unwrap_or_else(|| {
+                    panic!("variant {label}: fs=journal needs MINNOW_E1_JOURNAL_DIR, an ext4 file system mounted data=journal (see docs/EXPERIMENTS.md, E1)")
+                }));
+            }
+            knob => {
+                fm_given |= knob.to_ascii_lowercase().contains("flush_method");
+                knobs::apply_setting(&mut config, knob)
+                    .unwrap_or_else(|e| panic!("variant {label}: {e}"));
+            }
+        }
+    }
+    if !fm_given && parent != bench_parent() {
+        config.flush_method = flush_method_in(s, parent.clone());
+    }
+    let syncs = Arc::new(AtomicU64::new(0));
+    let mut inner: Arc<dyn Backend> = match &config.io_backend {
+        IoBackend::Sync => Arc::new(SyncBackend::new()),
+        IoBackend::IoUring => {
+            Arc::new(UringBackend::new().unwrap_or_else(|e| panic!("variant {label}: {e}")))
+        }
+        IoBackend::Custom(b) => Arc::clone(b),
+    };
+    let mut model = None;
+    if hdd {
+        let m = Arc::new(LatencyModel::new(inner, DiskProfile::spinning_disk(), true));
+        inner = Arc::clone(&m) as Arc<dyn Backend>;
+        model = Some(m);
+    }
+    config.io_backend = IoBackend::Custom(Arc::new(SyncCounter {
+        inner,
+        syncs: Arc::clone(&syncs),
+    }));
+    config
+        .validate()
+        .unwrap_or_else(|e| panic!("variant {label}: {e}"));
+    Variant {
+        label: label.to_owned(),
+        config,
+        parent,
+        model,
+        syncs,
+    }
+}
+
+/// One timed run of one variant in a fresh database.
 #[derive(Debug, Clone, Copy)]
 struct RoundResult {
     tps: f64,
     p95_ms: f64,
     events: u64,
+    secs: f64,
     pages_flushed: u64,
+    dblwr_batches: u64,
+    dblwr_pages: u64,
+    syncs: u64,
     redo_bytes: u64,
     write_bytes: Option<u64>,
+    /// Emulated disk busy time, seconds (emulated variants only).
+    disk_busy_s: Option<f64>,
 }
 
-fn one_round(s: &Settings, mode: DoublewriteMode, fm: FlushMethod) -> RoundResult {
-    let dir = bench_dir();
-    let db = prepared(dir.path(), s, mode, fm);
+fn one_round(s: &Settings, v: &Variant) -> RoundResult {
+    let dir = bench_dir_in(v.parent.clone());
+    let db = prepared_with(dir.path(), s, v.config.clone());
     let before = IoSnapshot::take(&db).unwrap_or_else(|e| panic!("{e}"));
+    let st0 = db.status().unwrap_or_else(|e| panic!("{e}"));
+    let syncs0 = v.syncs.load(Ordering::Relaxed);
+    let busy0 = v.model.as_ref().map(|m| m.stats().busy_ns);
     let stop = AtomicBool::new(false);
     let sum = oltp::run(&db, &s.oltp(), &stop, &mut |_| {}).unwrap_or_else(|e| panic!("run: {e}"));
     let io = IoSnapshot::take(&db)
         .unwrap_or_else(|e| panic!("{e}"))
         .since(&before);
+    let st1 = db.status().unwrap_or_else(|e| panic!("{e}"));
+    let syncs = v.syncs.load(Ordering::Relaxed) - syncs0;
+    let disk_busy_s = v
+        .model
+        .as_ref()
+        .zip(busy0)
+        .map(|(m, b)| (m.stats().busy_ns - b) as f64 / 1e9);
+    let (b0, b1) = (
+        st0.doublewrite.unwrap_or_default(),
+        st1.doublewrite.unwrap_or_default(),
+    );
     db.check().unwrap_or_else(|e| panic!("check: {e}"));
     db.close().unwrap_or_else(|e| panic!("close: {e}"));
     RoundResult {
         tps: sum.tps,
         p95_ms: sum.latency.p95_ms,
         events: sum.events,
+        secs: sum.elapsed.as_secs_f64(),
         pages_flushed: io.pages_flushed,
+        dblwr_batches: b1.batches - b0.batches,
+        dblwr_pages: b1.pages - b0.pages,
+        syncs,
         redo_bytes: io.redo_lsn,
         write_bytes: io.process_write_bytes,
+        disk_busy_s,
     }
 }
 
@@ -258,87 +454,105 @@ fn criterion_dir() -> PathBuf {
     }
 }
 
-/// The same-run comparison: rounds of on and off back to back.
+/// The same-run comparison: rounds of every variant back to back.
 fn comparison(s: &Settings, fm: FlushMethod) {
-    let mut on = Vec::new();
-    let mut off = Vec::new();
+    let variants: Vec<Variant> = s.variants.iter().map(|l| variant(s, l, fm)).collect();
+    let mut results: Vec<Vec<RoundResult>> = vec![Vec::new(); variants.len()];
     let mut json = Vec::new();
     for round in 0..s.rounds {
-        let order = if round % 2 == 0 {
-            [DoublewriteMode::On, DoublewriteMode::Off]
-        } else {
-            [DoublewriteMode::Off, DoublewriteMode::On]
-        };
-        for mode in order {
-            let r = one_round(s, mode, fm);
-            let data = r.pages_flushed * s.config(mode, fm).page_size.bytes() as u64;
+        let mut order: Vec<usize> = (0..variants.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            let v = &variants[i];
+            let r = one_round(s, v);
+            let per_s = |n: u64| n as f64 / r.secs.max(1e-9);
             let wb = r
                 .write_bytes
                 .map_or_else(|| "unknown".to_owned(), |b| b.to_string());
+            let label = match &v.model {
+                Some(m) => format!("{} [{}]", v.label, m.label()),
+                None => v.label.clone(),
+            };
             eprintln!(
-                "e1 round {round} {}: {:.0} tps, p95 {:.3} ms, {} events, {} pages flushed ({data} bytes), redo {} bytes, process wrote {wb} bytes (rest, doublewrite and redo rewrites: {})",
-                name(mode),
+                "e1 round {round} {label} ({}): {:.0} tps, p95 {:.3} ms, {} events, {:.0} pages flushed/s, dblwr {} batches {} pages, {:.1} fsyncs/s, redo {} bytes, process wrote {wb} bytes{}",
+                v.config.flush_method,
                 r.tps,
                 r.p95_ms,
                 r.events,
-                r.pages_flushed,
+                per_s(r.pages_flushed),
+                r.dblwr_batches,
+                r.dblwr_pages,
+                per_s(r.syncs),
                 r.redo_bytes,
-                r.write_bytes.map_or_else(
-                    || "unknown".to_owned(),
-                    |b| (b as i64 - data as i64 - r.redo_bytes as i64).to_string()
-                ),
+                r.disk_busy_s
+                    .map_or_else(String::new, |b| format!(", emulated disk busy {b:.2} s")),
             );
             json.push(format!(
-                "    {{\"round\": {round}, \"setting\": \"{}\", \"tps\": {:.2}, \"p95_ms\": {:.4}, \"events\": {}, \"pages_flushed\": {}, \"data_bytes\": {data}, \"redo_bytes\": {}, \"process_write_bytes\": {}}}",
-                name(mode),
+                "    {{\"round\": {round}, \"variant\": \"{}\", \"emulated\": {}, \"flush_method\": \"{}\", \"tps\": {:.2}, \"p95_ms\": {:.4}, \"events\": {}, \"secs\": {:.3}, \"pages_flushed\": {}, \"dblwr_batches\": {}, \"dblwr_pages\": {}, \"fsyncs\": {}, \"redo_bytes\": {}, \"process_write_bytes\": {}, \"emulated_disk_busy_s\": {}}}",
+                v.label,
+                v.model.is_some(),
+                v.config.flush_method,
                 r.tps,
                 r.p95_ms,
                 r.events,
+                r.secs,
                 r.pages_flushed,
+                r.dblwr_batches,
+                r.dblwr_pages,
+                r.syncs,
                 r.redo_bytes,
-                r.write_bytes.map_or_else(|| "null".to_owned(), |b| b.to_string())
+                r.write_bytes.map_or_else(|| "null".to_owned(), |b| b.to_string()),
+                r.disk_busy_s.map_or_else(|| "null".to_owned(), |b| format!("{b:.3}")),
             ));
-            match mode {
-                DoublewriteMode::On => on.push(r),
-                _ => off.push(r),
-            }
+            results[i].push(r);
         }
     }
-    let tps = |v: &[RoundResult]| median(v.iter().map(|r| r.tps).collect());
-    let per_event = |v: &[RoundResult]| {
-        let events: u64 = v.iter().map(|r| r.events).sum();
-        let bytes: Option<u64> = v.iter().map(|r| r.write_bytes).sum();
-        let pages: u64 = v.iter().map(|r| r.pages_flushed).sum();
-        (
-            bytes.map(|b| b as f64 / events.max(1) as f64),
-            pages as f64 / events.max(1) as f64,
-        )
-    };
-    let (on_tps, off_tps) = (tps(&on), tps(&off));
-    let ratio = if off_tps > 0.0 { on_tps / off_tps } else { 0.0 };
-    let ((on_b, on_p), (off_b, off_p)) = (per_event(&on), per_event(&off));
-    let fmt_b = |b: Option<f64>| b.map_or_else(|| "unknown".to_owned(), |b| format!("{b:.0}"));
+    let base = median(results[0].iter().map(|r| r.tps).collect());
+    let mut summary = Vec::new();
+    for (v, rs) in variants.iter().zip(&results) {
+        let med = |f: &dyn Fn(&RoundResult) -> f64| median(rs.iter().map(f).collect());
+        let tps = med(&|r| r.tps);
+        let line = format!(
+            "{}{}: {tps:.0} tps (x{:.3} of {}), p95 {:.3} ms, {:.0} pages flushed/s, {:.1} dblwr batches/s, {:.0} dblwr pages/s, {:.1} fsyncs/s, {:.0} bytes written per event",
+            v.label,
+            if v.model.is_some() {
+                " (emulated disk)"
+            } else {
+                ""
+            },
+            if base > 0.0 { tps / base } else { 0.0 },
+            variants[0].label,
+            med(&|r| r.p95_ms),
+            med(&|r| r.pages_flushed as f64 / r.secs),
+            med(&|r| r.dblwr_batches as f64 / r.secs),
+            med(&|r| r.dblwr_pages as f64 / r.secs),
+            med(&|r| r.syncs as f64 / r.secs),
+            med(&|r| r
+                .write_bytes
+                .map_or(f64::NAN, |b| b as f64 / r.events.max(1) as f64)),
+        );
+        eprintln!("e1 summary: {line}");
+        summary.push(format!(
+            "    {{\"variant\": \"{}\", \"median_tps\": {tps:.2}, \"ratio\": {:.4}}}",
+            v.label,
+            if base > 0.0 { tps / base } else { 0.0 }
+        ));
+    }
     eprintln!(
-        "e1 summary: update_index, {} rows, {} threads, {} s x {} rounds, flush_log_at_trx_commit=0, {}: \
-         dblwr on {on_tps:.0} tps, off {off_tps:.0} tps (medians) -> on/off {ratio:.3} \
-         (target >= 0.95; MariaDB 10.11 on this machine kind: 0.84); written per event: on {} bytes \
-         ({on_p:.3} pages flushed), off {} bytes ({off_p:.3} pages flushed)",
-        s.rows,
-        s.threads,
-        s.secs,
-        s.rounds,
-        fm,
-        fmt_b(on_b),
-        fmt_b(off_b),
+        "e1: update_index, {} rows, {} threads, {} s x {} rounds, flush_log_at_trx_commit=0, skip_trx on (target: doublewrite on >= 0.95 of off; MariaDB 10.11 on this machine kind: 0.84)",
+        s.rows, s.threads, s.secs, s.rounds
     );
     let out = criterion_dir().join("e1_doublewrite");
     let path = out.join("results.json");
     let doc = format!(
-        "{{\n  \"rows\": {}, \"threads\": {}, \"secs\": {}, \"rounds\": {}, \"flush_method\": \"{fm}\",\n  \"on_tps\": {on_tps:.2}, \"off_tps\": {off_tps:.2}, \"ratio\": {ratio:.4},\n  \"runs\": [\n{}\n  ]\n}}\n",
+        "{{\n  \"rows\": {}, \"threads\": {}, \"secs\": {}, \"rounds\": {},\n  \"summary\": [\n{}\n  ],\n  \"runs\": [\n{}\n  ]\n}}\n",
         s.rows,
         s.threads,
         s.secs,
         s.rounds,
+        summary.join(",\n"),
         json.join(",\n")
     );
     match std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&path, doc)) {
@@ -349,8 +563,10 @@ fn comparison(s: &Settings, fm: FlushMethod) {
 
 fn e1(c: &mut Criterion) {
     let s = Settings::from_env();
-    let fm = flush_method(&s);
-    criterion_groups(c, &s, fm);
+    let fm = flush_method_in(&s, bench_parent());
+    if s.criterion {
+        criterion_groups(c, &s, fm);
+    }
     comparison(&s, fm);
 }
 

@@ -36,19 +36,38 @@
 //! minnow has no SQL, so the aggregates of the range statements are computed by this module
 //! over the rows the scan returns, as a client would. Each range statement counts as one
 //! read, each update, delete or insert as one write, as sysbench counts queries. An update of
-//! a row a concurrent delete-insert has just removed changes nothing and still counts (MySQL
-//! reports 0 rows affected); an insert that hits a duplicate key (another thread re-inserted
-//! the id first) is counted in [`Summary::ignored_errors`], as sysbench ignores error 1062.
+//! a row that is not there changes nothing and still counts (MySQL reports 0 rows affected).
 //!
-//! ## No transactions: only `skip_trx`
+//! ## Transactions (`skip_trx`)
 //!
-//! **minnow has no multi-statement transactions yet.** Each statement is atomic and durable
-//! on its own (per `flush_log_at_trx_commit`), and one writer runs at a time. A sysbench
-//! transaction here is therefore the *sequence* of statements, not an atomic unit, and no
-//! BEGIN or COMMIT is issued: sysbench's `--skip-trx=on` is the only honest mode, and
-//! [`OltpConfig::skip_trx`] = `false` is rejected. [`Summary::other`] (sysbench's "other"
-//! queries, its BEGIN/COMMIT) is therefore always 0, and a "transaction" per second is an
-//! event per second.
+//! By default (`skip_trx = false`, as sysbench's `--skip-trx=off`) each event is one
+//! transaction: BEGIN ([`minnow::Database::begin`], REPEATABLE READ, InnoDB's default), the
+//! statements, COMMIT. Its reads (point selects, ranges) go through the transaction's snapshot
+//! ([`minnow::Transaction::get`], [`minnow::Transaction::scan`]); an update reads the row with
+//! a locking current read ([`minnow::Transaction::get_for_update`], what InnoDB's `UPDATE`
+//! does), so concurrent `k=k+1` updates are never lost; delete-insert deletes and re-inserts
+//! the id inside the transaction, so other transactions never see it missing. BEGIN, COMMIT
+//! and ROLLBACK count as sysbench's "other" queries ([`Summary::other`]).
+//!
+//! Errors sysbench ignores by default (`--mysql-ignore-errors`: 1213 deadlock, 1205 lock wait
+//! timeout) restart the event as sysbench does: a deadlock has already rolled the transaction
+//! back ([`minnow::Error::Deadlock`]); after a lock wait timeout (only the statement was rolled
+//! back) the event issues ROLLBACK. Then the event begins again, and its latency covers every
+//! attempt. Each such error is counted ([`Summary::ignored`], per kind; per interval in
+//! [`IntervalReport::errors_per_sec`]). So, per run: `other = 2 x events + deadlocks + 2 x
+//! lock_wait_timeouts` (plus one ROLLBACK per duplicate key, which cannot happen here: the
+//! deleted id stays locked until its re-insert commits). The statements of the failed
+//! attempts count in `reads` and `writes`, as sysbench counts every query it ran. sysbench's
+//! "reconnects" counter has no counterpart: minnow is embedded, there is no connection to
+//! lose.
+//!
+//! With `skip_trx = true` (`--skip-trx=on`) no BEGIN or COMMIT is issued: each statement is
+//! its own (autocommit) transaction, a sysbench transaction is the *sequence* of statements,
+//! not an atomic unit, and an update's read and write are two statements (a concurrent
+//! update of the same row between them can be lost, as it can in sysbench with
+//! `--skip-trx=on`). An insert that hits a duplicate key (another thread re-inserted the id
+//! first) is counted in [`Summary::ignored_errors`] and the event goes on, and `other` is 0.
+//! E1's recorded numbers were taken in this mode.
 //!
 //! ## Stopping
 //!
@@ -62,7 +81,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use minnow::{ColumnDef, ColumnType, Database, Error, IndexDef, Scan, Table, TableDef, Value};
+use minnow::{
+    ColumnDef, ColumnType, Database, Error, IndexDef, Scan, Table, TableDef, Transaction, Value,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -173,8 +194,7 @@ impl std::str::FromStr for RandType {
     }
 }
 
-/// The knobs of sysbench's OLTP scripts; [`Default`] gives sysbench 1.0's defaults (except
-/// `skip_trx`, see the module docs).
+/// The knobs of sysbench's OLTP scripts; [`Default`] gives sysbench 1.0's defaults.
 #[derive(Debug, Clone, Serialize)]
 pub struct OltpConfig {
     /// Which script.
@@ -210,8 +230,8 @@ pub struct OltpConfig {
     pub non_index_updates: u32,
     /// `--delete-inserts` (default 1).
     pub delete_inserts: u32,
-    /// `--skip-trx`: must be true (minnow has no multi-statement transactions; no BEGIN or
-    /// COMMIT is issued). Default true.
+    /// `--skip-trx`: run the statements without BEGIN/COMMIT, each its own transaction
+    /// (default false: one transaction per event, see the module docs).
     pub skip_trx: bool,
     /// `--rand-type` (default special, as sysbench 1.0).
     pub rand_type: RandType,
@@ -245,7 +265,7 @@ impl Default for OltpConfig {
             index_updates: 1,
             non_index_updates: 1,
             delete_inserts: 1,
-            skip_trx: true,
+            skip_trx: false,
             rand_type: RandType::Special,
             rand_spec_pct: 1,
             rand_spec_res: 75,
@@ -281,12 +301,6 @@ impl OltpConfig {
         }
         if self.range_size == 0 {
             return bad("range_size", "must be at least 1");
-        }
-        if !self.skip_trx {
-            return bad(
-                "skip_trx",
-                "minnow has no multi-statement transactions yet: every statement is atomic on its own and no BEGIN/COMMIT is issued, so only skip_trx=on is honest",
-            );
         }
         if self.rand_spec_pct == 0 || self.rand_spec_pct > 100 {
             return bad("rand_spec_pct", "must be in 1..=100");
@@ -529,9 +543,9 @@ pub struct IntervalReport {
     pub reads_per_sec: f64,
     /// Write queries per second.
     pub writes_per_sec: f64,
-    /// Other queries per second (BEGIN/COMMIT; always 0, see the module docs).
+    /// Other queries per second (BEGIN, COMMIT, ROLLBACK; 0 with `skip_trx`).
     pub other_per_sec: f64,
-    /// Ignored errors per second (duplicate keys of delete-inserts).
+    /// Ignored errors per second (deadlocks, lock wait timeouts, duplicate keys).
     pub errors_per_sec: f64,
     /// 95th percentile event latency in this interval, in milliseconds (0 with no events).
     pub p95_ms: f64,
@@ -573,10 +587,14 @@ pub struct Summary {
     pub reads: u64,
     /// Write queries.
     pub writes: u64,
-    /// Other queries (BEGIN/COMMIT; always 0: no transactions, see the module docs).
+    /// Other queries: BEGIN, COMMIT and ROLLBACK (0 with `skip_trx`).
     pub other: u64,
-    /// Errors ignored as sysbench ignores them (duplicate keys of delete-inserts).
+    /// Errors ignored as sysbench ignores them: the sum of [`Summary::ignored`]'s counts.
     pub ignored_errors: u64,
+    /// The ignored errors by kind.
+    pub ignored: IgnoredErrors,
+    /// Ignored errors per second.
+    pub errors_per_sec: f64,
     /// Events per second.
     pub tps: f64,
     /// Queries per second.
@@ -587,8 +605,34 @@ pub struct Summary {
     pub events_per_thread: Vec<u64>,
     /// True when the stop flag ended the run before its time or event limit.
     pub interrupted: bool,
-    /// Always true: statements run without BEGIN/COMMIT (see the module docs).
+    /// The run's `skip_trx`: true when statements ran without BEGIN/COMMIT.
     pub skip_trx: bool,
+}
+
+/// The errors a run ignored, by kind (sysbench's "ignored errors", split).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IgnoredErrors {
+    /// Deadlocks (MySQL error 1213): the transaction was rolled back and the event restarted.
+    pub deadlocks: u64,
+    /// Lock wait timeouts (1205): the event rolled back and restarted.
+    pub lock_wait_timeouts: u64,
+    /// Duplicate keys of delete-inserts (1062). With `skip_trx` the event goes on; in a
+    /// transaction it would roll back and restart (it cannot happen there, see the module
+    /// docs).
+    pub duplicate_keys: u64,
+}
+
+impl IgnoredErrors {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.deadlocks + self.lock_wait_timeouts + self.duplicate_keys
+    }
+
+    fn add(&mut self, o: &IgnoredErrors) {
+        self.deadlocks += o.deadlocks;
+        self.lock_wait_timeouts += o.lock_wait_timeouts;
+        self.duplicate_keys += o.duplicate_keys;
+    }
 }
 
 /// Counters of one worker, shared with the reporter.
@@ -596,7 +640,8 @@ struct Counters {
     events: u64,
     reads: u64,
     writes: u64,
-    errors: u64,
+    other: u64,
+    ignored: IgnoredErrors,
     hist: Histogram<u64>,
 }
 
@@ -606,7 +651,8 @@ impl Counters {
             events: 0,
             reads: 0,
             writes: 0,
-            errors: 0,
+            other: 0,
+            ignored: IgnoredErrors::default(),
             hist: new_hist()?,
         })
     }
@@ -615,7 +661,8 @@ impl Counters {
         self.events += o.events;
         self.reads += o.reads;
         self.writes += o.writes;
-        self.errors += o.errors;
+        self.other += o.other;
+        self.ignored.add(&o.ignored);
         // Same bounds on both sides, values already clamped: cannot fail.
         let _ = self.hist.add(&o.hist);
     }
@@ -624,7 +671,8 @@ impl Counters {
         self.events = 0;
         self.reads = 0;
         self.writes = 0;
-        self.errors = 0;
+        self.other = 0;
+        self.ignored = IgnoredErrors::default();
         self.hist.reset();
     }
 }
@@ -699,6 +747,7 @@ pub fn run(
             .enumerate()
             .map(|(i, slot)| {
                 let w = Worker {
+                    db,
                     tables: &tables,
                     cfg,
                     stmts,
@@ -778,7 +827,7 @@ pub fn run(
     };
     let limit_reached = cfg.events.is_some_and(|n| total.events >= n)
         || deadline.is_some_and(|d| Instant::now() >= d);
-    let queries = total.reads + total.writes;
+    let queries = total.reads + total.writes + total.other;
     Ok(Summary {
         mode: cfg.mode,
         threads: cfg.threads,
@@ -787,14 +836,16 @@ pub fn run(
         queries,
         reads: total.reads,
         writes: total.writes,
-        other: 0,
-        ignored_errors: total.errors,
+        other: total.other,
+        ignored_errors: total.ignored.total(),
+        ignored: total.ignored,
+        errors_per_sec: per_sec(total.ignored.total(), elapsed),
         tps: per_sec(total.events, elapsed),
         qps: per_sec(queries, elapsed),
         latency,
         events_per_thread,
         interrupted: stop.load(Ordering::Relaxed) && !limit_reached,
-        skip_trx: true,
+        skip_trx: cfg.skip_trx,
     })
 }
 
@@ -813,7 +864,7 @@ fn take_interval(
         g.interval.reset();
     }
     total.add(&iv);
-    let queries = iv.reads + iv.writes;
+    let queries = iv.reads + iv.writes + iv.other;
     Ok(IntervalReport {
         elapsed,
         interval,
@@ -823,8 +874,8 @@ fn take_interval(
         qps: per_sec(queries, interval),
         reads_per_sec: per_sec(iv.reads, interval),
         writes_per_sec: per_sec(iv.writes, interval),
-        other_per_sec: 0.0,
-        errors_per_sec: per_sec(iv.errors, interval),
+        other_per_sec: per_sec(iv.other, interval),
+        errors_per_sec: per_sec(iv.ignored.total(), interval),
         p95_ms: if iv.hist.is_empty() {
             0.0
         } else {
@@ -856,18 +907,85 @@ fn check_schema(t: &Table<'_>) -> Result<(), WorkloadError> {
 
 /// One worker thread's state.
 struct Worker<'a, 'db> {
+    db: &'db Database,
     tables: &'a [Table<'db>],
     cfg: &'a OltpConfig,
     stmts: Statements,
     rng: SmallRng,
 }
 
-/// What one event did.
+/// What one event did, over all its attempts.
 #[derive(Default)]
 struct EventCount {
     reads: u64,
     writes: u64,
-    errors: u64,
+    other: u64,
+    ignored: IgnoredErrors,
+    /// Given up (the run stopped while it was being retried): not counted as an event.
+    abandoned: bool,
+}
+
+/// Where an event's statements run: each on its own, or in one transaction.
+enum Session<'t, 'db> {
+    /// `skip_trx`: autocommit statements.
+    Auto,
+    /// Inside a transaction.
+    Trx(&'t mut Transaction<'db>),
+}
+
+impl<'db> Session<'_, 'db> {
+    fn get(&mut self, t: &Table<'db>, key: &[Value]) -> Result<Option<Vec<Value>>, Error> {
+        match self {
+            Session::Auto => t.get(key),
+            Session::Trx(tx) => tx.get(t, key),
+        }
+    }
+
+    /// The read of an UPDATE: a locking current read in a transaction.
+    fn get_for_update(
+        &mut self,
+        t: &Table<'db>,
+        key: &[Value],
+    ) -> Result<Option<Vec<Value>>, Error> {
+        match self {
+            Session::Auto => t.get(key),
+            Session::Trx(tx) => tx.get_for_update(t, key),
+        }
+    }
+
+    fn scan(&mut self, t: &Table<'db>, scan: Scan) -> Result<Vec<Vec<Value>>, Error> {
+        match self {
+            Session::Auto => t.scan(scan)?.collect(),
+            Session::Trx(tx) => tx.scan(t, scan)?.collect(),
+        }
+    }
+
+    /// An UPDATE of a row that is not there (a concurrent delete has just removed it)
+    /// changes nothing (0 rows affected), as in MySQL.
+    fn update(&mut self, t: &Table<'db>, row: &[Value]) -> Result<(), Error> {
+        let r = match self {
+            Session::Auto => t.update(row).map(|_| ()),
+            Session::Trx(tx) => tx.update(t, row),
+        };
+        match r {
+            Ok(()) | Err(Error::RowNotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn delete(&mut self, t: &Table<'db>, key: &[Value]) -> Result<(), Error> {
+        match self {
+            Session::Auto => t.delete(key).map(|_| ()),
+            Session::Trx(tx) => tx.delete(t, key).map(|_| ()),
+        }
+    }
+
+    fn insert(&mut self, t: &Table<'db>, row: &[Value]) -> Result<(), Error> {
+        match self {
+            Session::Auto => t.insert(row).map(|_| ()),
+            Session::Trx(tx) => tx.insert(t, row),
+        }
+    }
 }
 
 impl<'a, 'db> Worker<'a, 'db> {
@@ -879,11 +997,13 @@ impl<'a, 'db> Worker<'a, 'db> {
         done: &AtomicBool,
         deadline: Option<Instant>,
     ) -> Result<(), WorkloadError> {
-        loop {
-            if done.load(Ordering::Relaxed)
+        let stopping = || {
+            done.load(Ordering::Relaxed)
                 || stop.load(Ordering::Relaxed)
                 || deadline.is_some_and(|d| Instant::now() >= d)
-            {
+        };
+        loop {
+            if stopping() {
                 return Ok(());
             }
             if let Some(limit) = self.cfg.events
@@ -892,16 +1012,19 @@ impl<'a, 'db> Worker<'a, 'db> {
                 return Ok(());
             }
             let t0 = Instant::now();
-            let c = self.event()?;
+            let c = self.event(&stopping)?;
             let us = (t0.elapsed().as_micros() as u64).clamp(1, HIST_MAX_US);
             let mut g = lock(slot);
-            g.interval.events += 1;
             g.interval.reads += c.reads;
             g.interval.writes += c.writes;
-            g.interval.errors += c.errors;
-            g.total_events += 1;
-            // Clamped to the histogram's bounds: cannot fail.
-            let _ = g.interval.hist.record(us);
+            g.interval.other += c.other;
+            g.interval.ignored.add(&c.ignored);
+            if !c.abandoned {
+                g.interval.events += 1;
+                g.total_events += 1;
+                // Clamped to the histogram's bounds: cannot fail.
+                let _ = g.interval.hist.record(us);
+            }
         }
     }
 
@@ -937,38 +1060,79 @@ impl<'a, 'db> Worker<'a, 'db> {
         )
     }
 
-    fn range(&mut self, column: &str) -> Result<(Vec<Vec<Value>>, usize), WorkloadError> {
+    fn range(&mut self, s: &mut Session<'_, 'db>, column: &str) -> Result<Vec<Vec<Value>>, Error> {
         let start = self.range_start();
         let end = start + self.cfg.range_size - 1;
         let t = self.table();
-        let rows = t
-            .scan(
-                Scan::range(
-                    Bound::Included(vec![Value::UInt(start)]),
-                    Bound::Included(vec![Value::UInt(end)]),
-                )
-                .columns(&[column]),
-            )?
-            .collect::<Result<Vec<_>, _>>()?;
-        let n = rows.len();
-        Ok((rows, n))
+        s.scan(
+            t,
+            Scan::range(
+                Bound::Included(vec![Value::UInt(start)]),
+                Bound::Included(vec![Value::UInt(end)]),
+            )
+            .columns(&[column]),
+        )
     }
 
-    fn event(&mut self) -> Result<EventCount, WorkloadError> {
-        let s = self.stmts;
+    /// One event: its statements, alone or in a transaction retried after the errors
+    /// sysbench ignores (see the module docs).
+    fn event(&mut self, stopping: &dyn Fn() -> bool) -> Result<EventCount, WorkloadError> {
         let mut c = EventCount::default();
-        for _ in 0..s.point_selects {
+        if self.cfg.skip_trx {
+            self.statements(&mut Session::Auto, &mut c)?;
+            return Ok(c);
+        }
+        loop {
+            let mut tx = self.db.begin()?;
+            c.other += 1; // BEGIN
+            let r = self.statements(&mut Session::Trx(&mut tx), &mut c);
+            let err = match r {
+                Ok(()) => {
+                    tx.commit()?;
+                    c.other += 1; // COMMIT
+                    return Ok(c);
+                }
+                Err(e) => e,
+            };
+            match err {
+                // The engine has rolled the whole transaction back.
+                Error::Deadlock { .. } => c.ignored.deadlocks += 1,
+                Error::LockWaitTimeout { .. } => {
+                    c.ignored.lock_wait_timeouts += 1;
+                    tx.rollback()?;
+                    c.other += 1; // ROLLBACK
+                }
+                Error::DuplicateKey { .. } => {
+                    c.ignored.duplicate_keys += 1;
+                    tx.rollback()?;
+                    c.other += 1;
+                }
+                e => return Err(e.into()),
+            }
+            if stopping() {
+                c.abandoned = true;
+                return Ok(c);
+            }
+        }
+    }
+
+    /// The event's statements, counted into `c` as each one completes. With `skip_trx` a
+    /// delete-insert's duplicate key is counted and the event goes on; in a transaction every
+    /// error ends the attempt.
+    fn statements(&mut self, s: &mut Session<'_, 'db>, c: &mut EventCount) -> Result<(), Error> {
+        let st = self.stmts;
+        for _ in 0..st.point_selects {
             let id = self.id();
             let t = self.table();
-            std::hint::black_box(t.get(&[Value::UInt(id)])?);
+            std::hint::black_box(s.get(t, &[Value::UInt(id)])?);
             c.reads += 1;
         }
-        for _ in 0..s.simple_ranges {
-            std::hint::black_box(self.range("c")?);
+        for _ in 0..st.simple_ranges {
+            std::hint::black_box(self.range(s, "c")?);
             c.reads += 1;
         }
-        for _ in 0..s.sum_ranges {
-            let (rows, _) = self.range("k")?;
+        for _ in 0..st.sum_ranges {
+            let rows = self.range(s, "k")?;
             let sum: u64 = rows
                 .iter()
                 .filter_map(|r| match r.first() {
@@ -979,46 +1143,46 @@ impl<'a, 'db> Worker<'a, 'db> {
             std::hint::black_box(sum);
             c.reads += 1;
         }
-        for _ in 0..s.order_ranges {
-            let mut cs = c_values(self.range("c")?.0);
+        for _ in 0..st.order_ranges {
+            let mut cs = c_values(self.range(s, "c")?);
             cs.sort_unstable();
             std::hint::black_box(cs);
             c.reads += 1;
         }
-        for _ in 0..s.distinct_ranges {
-            let mut cs = c_values(self.range("c")?.0);
+        for _ in 0..st.distinct_ranges {
+            let mut cs = c_values(self.range(s, "c")?);
             cs.sort_unstable();
             cs.dedup();
             std::hint::black_box(cs);
             c.reads += 1;
         }
-        for _ in 0..s.index_updates {
+        for _ in 0..st.index_updates {
             let id = self.id();
             let t = self.table();
-            if let Some(mut row) = t.get(&[Value::UInt(id)])? {
+            if let Some(mut row) = s.get_for_update(t, &[Value::UInt(id)])? {
                 if let Some(Value::UInt(k)) = row.get_mut(1) {
                     *k = (*k + 1) % (u64::from(u32::MAX) + 1);
                 }
-                update_ignoring_missing(t, &row)?;
+                s.update(t, &row)?;
             }
             c.writes += 1;
         }
-        for _ in 0..s.non_index_updates {
+        for _ in 0..st.non_index_updates {
             let id = self.id();
             let t = self.table();
             let new_c = c_value(&mut self.rng);
-            if let Some(mut row) = t.get(&[Value::UInt(id)])? {
+            if let Some(mut row) = s.get_for_update(t, &[Value::UInt(id)])? {
                 if let Some(v) = row.get_mut(2) {
                     *v = Value::Bytes(new_c);
                 }
-                update_ignoring_missing(t, &row)?;
+                s.update(t, &row)?;
             }
             c.writes += 1;
         }
-        for _ in 0..s.delete_inserts {
+        for _ in 0..st.delete_inserts {
             let id = self.id();
             let t = self.table();
-            t.delete(&[Value::UInt(id)])?;
+            s.delete(t, &[Value::UInt(id)])?;
             c.writes += 1;
             let k = self.rng.random_range(1..=self.cfg.table_size);
             let row = [
@@ -1027,14 +1191,16 @@ impl<'a, 'db> Worker<'a, 'db> {
                 Value::Bytes(c_value(&mut self.rng)),
                 Value::Bytes(pad_value(&mut self.rng)),
             ];
-            match t.insert(&row) {
-                Ok(_) => {}
-                Err(Error::DuplicateKey { .. }) => c.errors += 1,
-                Err(e) => return Err(e.into()),
+            match s.insert(t, &row) {
+                Ok(()) => {}
+                Err(Error::DuplicateKey { .. }) if matches!(s, Session::Auto) => {
+                    c.ignored.duplicate_keys += 1
+                }
+                Err(e) => return Err(e),
             }
             c.writes += 1;
         }
-        Ok(c)
+        Ok(())
     }
 }
 
@@ -1046,15 +1212,6 @@ fn c_values(rows: Vec<Vec<Value>>) -> Vec<Vec<u8>> {
             _ => None,
         })
         .collect()
-}
-
-/// An UPDATE of a row a concurrent delete has just removed changes nothing (0 rows
-/// affected), as in MySQL.
-fn update_ignoring_missing(t: &Table<'_>, row: &[Value]) -> Result<(), WorkloadError> {
-    match t.update(row) {
-        Ok(_) | Err(Error::RowNotFound { .. }) => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 #[cfg(test)]

@@ -161,7 +161,9 @@
 //! entry for every version (old ones delete-marked). What each isolation level prevents is
 //! the table on [`Isolation`]: dirty writes and dirty reads never happen, REPEATABLE READ also
 //! prevents fuzzy reads, read skew and phantoms for its (snapshot) reads, and lost updates and
-//! write skew are possible at both levels, as in InnoDB without locking reads.
+//! write skew are possible at both levels, as in InnoDB without locking reads; a read-modify-write
+//! that reads with [`Transaction::get_for_update`] (`SELECT ... FOR UPDATE`: the row's lock, then
+//! its latest committed version) loses no update.
 //!
 //! [`Table::history`] shows a row's **version chain**, newest first: who wrote each version
 //! (committed or still active), its roll pointer, the undo record kind and delete mark, and

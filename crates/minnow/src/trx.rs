@@ -74,7 +74,7 @@ use crate::schema::PRIMARY;
 /// |---|---|---|
 /// | dirty write | prevented (row locks) | prevented (row locks) |
 /// | dirty read | prevented | prevented |
-/// | lost update | possible | possible (as InnoDB: a write waits for the row's lock, then acts on the latest committed row) |
+/// | lost update | possible | possible (as InnoDB: a write waits for the row's lock, then acts on the latest committed row); prevented by reading with [`Transaction::get_for_update`] |
 /// | fuzzy (non-repeatable) read | possible | prevented |
 /// | read skew | possible | prevented |
 /// | phantom (consistent reads) | possible | prevented |
@@ -1027,6 +1027,40 @@ impl<'db> Transaction<'db> {
     pub fn get(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<Option<Vec<Value>>> {
         let snap = self.snapshot()?;
         table.get_in(&snap, key)
+    }
+
+    /// A locking read (`SELECT ... FOR UPDATE`): takes the row's exclusive lock, waiting as
+    /// a write does, then returns the row's **latest committed** version (a current read, not
+    /// the snapshot), or `None` if there is no such row (the key stays locked either way,
+    /// until the transaction ends). What an `UPDATE ... SET k=k+1` reads: a read-modify-write
+    /// through `get_for_update` then [`Transaction::update`] loses no concurrent update,
+    /// which one through [`Transaction::get`] (the snapshot) can. Errors as a write's: a
+    /// deadlock rolls the whole transaction back, a lock wait timeout only this statement.
+    pub fn get_for_update(
+        &mut self,
+        table: &crate::Table<'_>,
+        key: &[Value],
+    ) -> Result<Option<Vec<Value>>> {
+        self.write(table, |inner, t, st, w| {
+            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            lock_row(inner, t, st, w, &key)?;
+            match t
+                .clustered
+                .get(&inner.pool, &key)
+                .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
+            {
+                Some(e) => {
+                    // Holding the lock, the record is ours or committed.
+                    conflict(inner, t, st.id, &e.values, &key)?;
+                    if e.deleted {
+                        Ok(None)
+                    } else {
+                        Ok(Some(t.meta.row_of(e.values)?))
+                    }
+                }
+                None => Ok(None),
+            }
+        })
     }
 
     /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).

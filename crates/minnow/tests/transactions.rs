@@ -436,6 +436,37 @@ fn lost_update_happens_without_locking_reads() {
 }
 
 #[test]
+fn locking_reads_prevent_the_lost_update() {
+    // The same two increments through get_for_update: the second waits for the first's lock,
+    // then reads the committed 101, not its snapshot's 100.
+    let (_d, db) = short_waits();
+    let t = accounts(&db);
+    let mut b = db.begin().unwrap();
+    assert_eq!(balance(&mut b, &t, 1), Some(100)); // b's snapshot: 100
+    let mut a = db.begin().unwrap();
+    let va = a.get_for_update(&t, &[Value::UInt(1)]).unwrap().unwrap();
+    assert_eq!(va, row(1, "ada", 100));
+    // a holds the lock: b's locking read times out (only the statement fails).
+    assert!(matches!(
+        b.get_for_update(&t, &[Value::UInt(1)]),
+        Err(Error::LockWaitTimeout { .. })
+    ));
+    a.update(&t, &row(1, "ada", 101)).unwrap();
+    a.commit().unwrap();
+    let vb = b.get_for_update(&t, &[Value::UInt(1)]).unwrap().unwrap();
+    assert_eq!(vb, row(1, "ada", 101), "a current read, not the snapshot");
+    assert_eq!(
+        balance(&mut b, &t, 1),
+        Some(100),
+        "the snapshot is unchanged"
+    );
+    b.update(&t, &row(1, "ada", 102)).unwrap();
+    assert_eq!(b.get_for_update(&t, &[Value::UInt(9)]).unwrap(), None);
+    b.commit().unwrap();
+    assert_eq!(t.get(&[Value::UInt(1)]).unwrap(), Some(row(1, "ada", 102)));
+}
+
+#[test]
 fn rollback_by_call_drop_and_failed_statement_leaves_no_trace() {
     let (_d, db) = fresh();
     let t = accounts(&db);

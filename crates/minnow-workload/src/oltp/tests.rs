@@ -100,20 +100,49 @@ fn prepare_reports_progress_and_loads_every_row() {
     ));
 }
 
+/// What every run's counters must satisfy (see the module docs, "Transactions").
+fn assert_counts_add_up(cfg: &OltpConfig, s: &Summary) {
+    let per_event = cfg.statements();
+    let mode = cfg.mode;
+    assert_eq!(s.events_per_thread.iter().sum::<u64>(), s.events, "{mode}");
+    assert_eq!(s.queries, s.reads + s.writes + s.other, "{mode}");
+    assert_eq!(s.ignored_errors, s.ignored.total(), "{mode}");
+    let i = s.ignored;
+    if cfg.skip_trx {
+        assert_eq!(s.other, 0, "{mode}");
+        assert_eq!(s.reads, s.events * per_event.reads(), "{mode}");
+        assert_eq!(s.writes, s.events * per_event.writes(), "{mode}");
+        assert_eq!((i.deadlocks, i.lock_wait_timeouts), (0, 0), "{mode}");
+    } else {
+        // BEGIN and COMMIT per event, BEGIN per deadlock, BEGIN and ROLLBACK per other error.
+        assert_eq!(
+            s.other,
+            2 * s.events + i.deadlocks + 2 * (i.lock_wait_timeouts + i.duplicate_keys),
+            "{mode}"
+        );
+        // Failed attempts' statements count too.
+        assert!(s.reads >= s.events * per_event.reads(), "{mode}");
+        assert!(s.writes >= s.events * per_event.writes(), "{mode}");
+        if i.total() == 0 {
+            assert_eq!(s.reads, s.events * per_event.reads(), "{mode}");
+            assert_eq!(s.writes, s.events * per_event.writes(), "{mode}");
+        }
+    }
+}
+
 #[test]
 fn every_mode_runs_and_its_counts_add_up() {
-    for mode in Mode::ALL {
-        let cfg = tiny(mode);
+    for (mode, skip_trx) in Mode::ALL.into_iter().flat_map(|m| [(m, true), (m, false)]) {
+        let cfg = OltpConfig {
+            skip_trx,
+            ..tiny(mode)
+        };
         let (_dir, db) = fresh(&cfg);
         let stop = AtomicBool::new(false);
         let s = run(&db, &cfg, &stop, &mut |_| {}).unwrap();
-        let per_event = cfg.statements();
         assert_eq!(s.events, 40, "{mode}");
-        assert_eq!(s.events_per_thread.iter().sum::<u64>(), 40, "{mode}");
-        assert_eq!(s.reads, 40 * per_event.reads(), "{mode}");
-        assert_eq!(s.writes, 40 * per_event.writes(), "{mode}");
-        assert_eq!(s.other, 0);
-        assert_eq!(s.queries, s.reads + s.writes + s.other);
+        assert_eq!(s.skip_trx, skip_trx);
+        assert_counts_add_up(&cfg, &s);
         assert!(!s.interrupted);
         assert!(s.latency.min_ms <= s.latency.p50_ms && s.latency.p95_ms <= s.latency.max_ms);
         let report = db.check().unwrap();
@@ -185,10 +214,6 @@ fn bad_settings_are_rejected() {
             ..d.clone()
         },
         OltpConfig {
-            skip_trx: false,
-            ..d.clone()
-        },
-        OltpConfig {
             rand_spec_pct: 0,
             ..d.clone()
         },
@@ -236,4 +261,74 @@ fn the_stop_flag_ends_a_run_and_reports_come_in() {
     assert!(reports.len() >= 3);
     assert_eq!(reports.iter().map(|r| r.events).sum::<u64>(), s.events);
     db.check().unwrap();
+}
+
+fn sum_k(db: &Database, tables: usize) -> u64 {
+    (1..=tables)
+        .map(|n| {
+            db.table(&table_name(n))
+                .unwrap()
+                .scan(Scan::all().columns(&["k"]))
+                .unwrap()
+                .map(|r| match r.unwrap()[0] {
+                    Value::UInt(k) => k,
+                    ref v => panic!("k = {v:?}"),
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+#[test]
+fn transactions_keep_every_committed_write_and_nothing_else() {
+    // Four threads, five k=k+1 updates per transaction, most of them on two hot rows (special
+    // distribution over 200 rows): deadlocks happen, are rolled back and retried. Every
+    // committed event added exactly 5 to the sum of k, and rolled back attempts nothing.
+    let cfg = OltpConfig {
+        mode: Mode::UpdateIndex,
+        tables: 2,
+        table_size: 200,
+        threads: 4,
+        index_updates: 5,
+        time: Some(Duration::from_secs(2)),
+        events: None,
+        report_interval: Some(Duration::from_millis(500)),
+        ..OltpConfig::default()
+    };
+    assert!(
+        !cfg.skip_trx,
+        "transactions are the default, as in sysbench"
+    );
+    let (_dir, db) = fresh(&cfg);
+    let before = sum_k(&db, 2);
+    let stop = AtomicBool::new(false);
+    let mut reports = Vec::new();
+    let s = run(&db, &cfg, &stop, &mut |r| reports.push(*r)).unwrap();
+    assert!(s.events > 0);
+    assert_counts_add_up(&cfg, &s);
+    eprintln!("update_index: {} events, ignored {:?}", s.events, s.ignored);
+    assert_eq!(sum_k(&db, 2) - before, 5 * s.events);
+    assert_eq!(reports.iter().map(|r| r.events).sum::<u64>(), s.events);
+    let errors: f64 = reports
+        .iter()
+        .map(|r| r.errors_per_sec * r.interval.as_secs_f64())
+        .sum();
+    assert!((errors - s.ignored_errors as f64).abs() < 0.5 + 1e-6 * errors);
+    db.check().unwrap();
+
+    // read_write: reads through snapshots, delete-inserts; the row count never changes and
+    // every index agrees with its table.
+    let cfg = OltpConfig {
+        mode: Mode::ReadWrite,
+        range_size: 20,
+        index_updates: 1,
+        ..cfg
+    };
+    let (_dir, db) = fresh(&cfg);
+    let s = run(&db, &cfg, &stop, &mut |_| {}).unwrap();
+    assert!(s.events > 0);
+    assert_counts_add_up(&cfg, &s);
+    let report = db.check().unwrap();
+    assert_eq!(report.rows["sbtest1"], 200);
+    assert_eq!(report.rows["sbtest2"], 200);
 }
