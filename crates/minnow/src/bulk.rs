@@ -110,8 +110,18 @@ fn abandon_on_error<T>(pool: &BufferPool, result: Result<T>, created: &[BTree]) 
     result
 }
 
-/// A builder for index `index_id` filled with sorted `entries`; its tree is added to
-/// `created`.
+/// The `PAGE_MAX_TRX_ID` of a bulk-built secondary index's leaves: the newest transaction
+/// id handed out so far (0 if none). The build runs under the writer lock, so every change
+/// its rows hold was made by a transaction with at most this id; a view that sees all of
+/// them (its up limit is above it) may trust the entries as they are, any older one checks
+/// each entry against the row's version it sees (see the module docs).
+fn build_max_trx_id(db: &crate::db::Inner) -> u64 {
+    db.trx_sys.status().next_id.saturating_sub(1)
+}
+
+/// A builder for secondary index `index_id` filled with sorted `entries`, its leaves
+/// stamped with `max_trx_id` ([`build_max_trx_id`]); its tree is added to `created`.
+#[allow(clippy::too_many_arguments)]
 fn build<'p>(
     pool: &'p BufferPool,
     meta: &TableMeta,
@@ -119,6 +129,7 @@ fn build<'p>(
     index_id: u64,
     layout: RecordLayout,
     entries: &[SortEntry],
+    max_trx_id: u64,
     created: &mut Vec<BTree>,
 ) -> Result<BulkBuilder<'p>> {
     let mut b = BulkBuilder::new(
@@ -126,7 +137,7 @@ fn build<'p>(
         SYSTEM_SPACE_ID,
         index_id,
         layout,
-        BulkOptions::default(),
+        BulkOptions::default().max_trx_id(max_trx_id),
     )
     .map_err(|e| from_tree(e, meta.name(), name))?;
     created.push(b.tree().clone());
@@ -230,6 +241,7 @@ impl Database {
             index_id,
             layout,
             &entries,
+            build_max_trx_id(inner),
             &mut created,
         )
         .and_then(|b| b.finish().map_err(|e| from_tree(e, table, &s.name)));
@@ -328,7 +340,7 @@ impl Table<'_> {
         let prepared = rows
             .into_iter()
             .map(|r| t.prepare_row(inner, r.as_ref(), &mut (0..0), &mut generated));
-        let built = Table::load_build(pool, &t, prepared, &mut created);
+        let built = Table::load_build(pool, &t, prepared, build_max_trx_id(inner), &mut created);
         let (new_clustered, new_secondary, mut end) = abandon_on_error(pool, built, &created)?;
         // The commit point: the dictionary record names the built trees' roots.
         let mut new_meta = meta.clone();
@@ -375,6 +387,7 @@ impl Table<'_> {
         pool: &BufferPool,
         t: &TableEntry,
         rows: impl Iterator<Item = Result<Vec<Value>>>,
+        max_trx_id: u64,
         created: &mut Vec<BTree>,
     ) -> Result<(BTree, Vec<BTree>, minnow_redo::Lsn)> {
         let meta = &t.meta;
@@ -430,6 +443,7 @@ impl Table<'_> {
                 tree.index_id(),
                 layout,
                 &entries,
+                max_trx_id,
                 created,
             )?);
         }

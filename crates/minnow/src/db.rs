@@ -101,11 +101,6 @@ pub(crate) struct Inner {
     pub trx_sys: TrxSys,
     /// The undo segment (owner of the TRX_SYS page and the undo pages).
     pub undo_segment: minnow_btree::space::Segment,
-    /// The largest transaction id that changed any secondary index since open (raised before
-    /// the change): a secondary entry read by a view whose up limit is above it needs no
-    /// check against the clustered record. A coarse, database-wide stand-in for InnoDB's
-    /// per-page `PAGE_MAX_TRX_ID`; 0 at open, since recovery leaves only committed changes.
-    pub sec_max_trx: std::sync::atomic::AtomicU64,
     /// Row locks: writers lock every row and unique key they change until their transaction
     /// ends (`minnow_mvcc::lock`).
     pub locks: Arc<minnow_mvcc::LockManager>,
@@ -150,7 +145,6 @@ impl Inner {
             admission,
             trx_sys,
             undo_segment,
-            sec_max_trx: Default::default(),
             locks: minnow_mvcc::LockManager::new(lock_wait_timeout),
         }
     }

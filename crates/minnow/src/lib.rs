@@ -188,11 +188,20 @@
 //! [`Table::insert_many`] runs one transaction per row (each row atomic, the statement stops
 //! at its first failing row).
 //!
-//! **Not built yet**: purge (delete-marked rows, their overflow pages and committed undo stay, so the undo
-//! grows with every change); the per-page `PAGE_MAX_TRX_ID` shortcut for secondary-index
-//! reads (a coarser database-wide high-water mark is used: covering reads stay covering
-//! only while no transaction a view cannot see has written a secondary index);
-//! `create_index` on a table with transactions in flight builds from the latest state.
+//! **Secondary-index reads** use InnoDB's per-page shortcut: every change a transaction makes
+//! to a secondary-index leaf raises the leaf's `PAGE_MAX_TRX_ID` to its id (in the same
+//! mini-transaction, so it is redo-logged; splits and merges carry it). A consistent read
+//! whose view sees every transaction up to a leaf's value uses the leaf's entries as they
+//! are, so a covering read stays covering however busy other leaves of the index are;
+//! otherwise it checks each entry against the clustered record's visible version.
+//! [`RowStatus`] counts both (`sec_cluster_reads`, `sec_cluster_reads_avoided`).
+//!
+//! **Not built yet**: purge (delete-marked rows, their overflow pages and committed undo stay,
+//! so the undo grows with every change); `create_index` on a table with transactions in
+//! flight builds from the latest state (its leaves are stamped so that views older than the
+//! build check every entry against the row, but a row whose latest version was deleted or
+//! changed its key has no entry for the version an older view sees: InnoDB refuses such
+//! views the new index instead).
 //!
 //! ## Bulk operations
 //!

@@ -14,7 +14,10 @@
 //!   │                capacity it must stay under, mtr groups appended, writes, syncs
 //!   ├─ doublewrite   batches, pages copied to the segments, pages written in place, syncs
 //!   │                (absent with innodb_doublewrite = off)
-//!   ├─ rows          ROW OPERATIONS: rows read, inserted, updated, deleted since open
+//!   ├─ rows          ROW OPERATIONS: rows read, inserted, updated, deleted since open;
+//!   │                secondary-index entries whose row was looked up in the clustered
+//!   │                index, and entries that were not (INNODB_METRICS sec_rec_cluster_reads
+//!   │                and sec_rec_cluster_reads_avoided)
 //!   └─ adaptive_hash_index  lookups, hits, misses, pages hashed, entries, memory and limit
 //! ```
 //!
@@ -175,6 +178,15 @@ pub struct RowStatus {
     pub updated: u64,
     /// Rows deleted.
     pub deleted: u64,
+    /// Secondary-index entries a read checked or completed through the clustered index:
+    /// one clustered lookup each (InnoDB's `sec_rec_cluster_reads`). A consistent read does
+    /// one when the entry's leaf may hold a change its view cannot see (`PAGE_MAX_TRX_ID`)
+    /// or when the scan is not covering.
+    pub sec_cluster_reads: u64,
+    /// Secondary-index entries a read used without a clustered lookup: covering reads on
+    /// leaves every change of which the view sees, and delete-marked entries on such
+    /// leaves, skipped (InnoDB's `sec_rec_cluster_reads_avoided`).
+    pub sec_cluster_reads_avoided: u64,
 }
 
 /// A snapshot of the engine's counters: see the module docs for what each section holds and
@@ -350,6 +362,11 @@ impl Status {
             s.num("inserted", self.rows.inserted);
             s.num("updated", self.rows.updated);
             s.num("deleted", self.rows.deleted);
+            s.num("sec_cluster_reads", self.rows.sec_cluster_reads);
+            s.num(
+                "sec_cluster_reads_avoided",
+                self.rows.sec_cluster_reads_avoided,
+            );
         });
         let a = &self.adaptive_hash_index;
         j.section("adaptive_hash_index", |s| {
@@ -426,16 +443,20 @@ pub(crate) enum RowOp {
     Insert = 1,
     Update = 2,
     Delete = 3,
+    /// A secondary entry looked up in the clustered index.
+    SecClusterRead = 4,
+    /// A secondary entry used (or skipped) without a clustered lookup.
+    SecClusterReadAvoided = 5,
 }
 
 /// Stripes of the row counters (as the buffer pool's: more than the threads usually busy).
 const STRIPES: usize = 16;
 
-/// One thread's copy of the four counters, alone on its cache lines (two, for the
+/// One thread's copy of the six counters, alone on its cache lines (two, for the
 /// adjacent-line prefetcher).
 #[derive(Debug, Default)]
 #[repr(align(128))]
-struct Stripe([AtomicU64; 4]);
+struct Stripe([AtomicU64; 6]);
 
 /// Row operation counters, striped per thread so that counting a row writes no cache line
 /// another thread writes (see [`minnow_buf::BufferPoolStats`]'s module for why).
@@ -485,6 +506,8 @@ impl RowCounters {
             inserted: self.get(RowOp::Insert),
             updated: self.get(RowOp::Update),
             deleted: self.get(RowOp::Delete),
+            sec_cluster_reads: self.get(RowOp::SecClusterRead),
+            sec_cluster_reads_avoided: self.get(RowOp::SecClusterReadAvoided),
         }
     }
 }
@@ -595,6 +618,7 @@ mod tests {
                         c.bump(RowOp::Read, 1);
                     }
                     c.bump(RowOp::Insert, 3);
+                    c.bump(RowOp::SecClusterReadAvoided, 2);
                 });
             }
         });
@@ -605,7 +629,9 @@ mod tests {
                 read: 400,
                 inserted: 12,
                 updated: 0,
-                deleted: 0
+                deleted: 0,
+                sec_cluster_reads: 0,
+                sec_cluster_reads_avoided: 8,
             }
         );
     }

@@ -20,6 +20,11 @@
 //! finds the same entry delete-marked un-marks it): every version of a row keeps its entry,
 //! so a reader with an old view finds the row through the entry of the version it sees.
 //!
+//! What a secondary **leaf** carries instead is `PAGE_MAX_TRX_ID`: every change above (and
+//! every change a rollback makes) raises it to the writer's id, in the change's own
+//! mini-transaction (the B-tree's `*_trx` calls; splits and merges carry it to the pages
+//! that take the records). See "Consistent reads" below for what it buys.
+//!
 //! ## Row locks
 //!
 //! Before a writer touches a row it takes an exclusive lock on the row's primary key
@@ -53,6 +58,29 @@
 //! - the new row's entry, if it differs from the old row's, is removed, or only
 //!   delete-marked if some older version of the row still has it;
 //! - the old row's entry is un-marked (or stays delete-marked if the old row was deleted).
+//!
+//! ## Consistent reads
+//!
+//! A read takes a [`ReadView`] and sees a clustered record's version through
+//! [`visible`]: the record itself if the view sees its `DB_TRX_ID`, else an older version
+//! rebuilt by following roll pointers through undo. A secondary entry has no id to test, so
+//! a read through a secondary index looks at the entry's leaf first (InnoDB's
+//! `lock_sec_rec_cons_read_sees`):
+//!
+//! ```text
+//!   PAGE_MAX_TRX_ID < view's up limit        every change on the leaf is visible:
+//!   (smallest id active at the view)          use the entry as it is; skip it if
+//!                                             delete-marked; a covering read is done
+//!   otherwise                                 fetch the clustered record, take its
+//!                                             visible version, keep the row only if that
+//!                                             version has exactly this entry
+//! ```
+//!
+//! So a covering read stays covering while the transactions it cannot see write *other*
+//! leaves of the index; only entries on leaves they touched cost a clustered lookup
+//! (`Status::rows.sec_cluster_reads` counts them, `sec_cluster_reads_avoided` the others).
+//! A transaction's own changes are never below its view's up limit, so it always checks
+//! its own writes' leaves against the row and sees its own versions.
 
 use std::sync::atomic::Ordering;
 
@@ -201,7 +229,7 @@ pub(crate) fn recover_rollback(inner: &Inner, mut log: UndoLog) -> Result<u64> {
 fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
     let mut n = 0;
     while let Some((ptr, rec)) = inner.trx_sys.last_record(&inner.pool, log, savepoint)? {
-        undo_record(inner, &rec, ptr)?;
+        undo_record(inner, &rec, ptr, log.trx_id)?;
         inner.trx_sys.pop(&inner.pool, log, &rec)?;
         n += 1;
     }
@@ -343,14 +371,16 @@ fn lock_row(
 
 // ---- Secondary entries ----
 
+// Every change of a secondary entry on behalf of transaction `me` raises the leaf's
+// PAGE_MAX_TRX_ID to `me` in the change's own mini-transaction (the `_trx` B-tree calls), so
+// a reader that sees the change sees the raise, and redo carries both.
+
 fn sec_insert(inner: &Inner, t: &TableEntry, i: usize, me: u64, entry: &[Value]) -> Result<()> {
     let (tree, name) = sec(t, i)?;
-    // Raised before the entry changes, so a reader that sees the change sees the raise.
-    inner.sec_max_trx.fetch_max(me, Ordering::AcqRel);
-    match tree.insert(&inner.pool, entry) {
+    match tree.insert_trx(&inner.pool, entry, me) {
         Ok(_) => Ok(()),
         Err(TreeError::Duplicate { .. }) => tree
-            .set_delete_mark(&inner.pool, entry, false)
+            .set_delete_mark_trx(&inner.pool, entry, false, me)
             .map(|_| ())
             .map_err(|e| from_tree(e, t.meta.name(), name)),
         Err(e) => Err(from_tree(e, t.meta.name(), name)),
@@ -366,8 +396,7 @@ fn sec_mark(
     deleted: bool,
 ) -> Result<()> {
     let (tree, name) = sec(t, i)?;
-    inner.sec_max_trx.fetch_max(me, Ordering::AcqRel);
-    tree.set_delete_mark(&inner.pool, entry, deleted)
+    tree.set_delete_mark_trx(&inner.pool, entry, deleted, me)
         .map(|_| ())
         .map_err(|e| from_tree(e, t.meta.name(), name))
 }
@@ -712,9 +741,10 @@ fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<TableEntry>> 
         .cloned()
 }
 
-/// Undoes one undo record (idempotent: acts only if the record's roll pointer still points
-/// at it).
-fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr) -> Result<()> {
+/// Undoes one undo record of transaction `me` (idempotent: acts only if the record's roll
+/// pointer still points at it). The secondary leaves it changes get `me` as their
+/// `PAGE_MAX_TRX_ID`, as every change on a transaction's behalf does.
+fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result<()> {
     // A table dropped since has nothing left to undo.
     let Some(t) = table_of(inner, rec.index_id) else {
         return Ok(());
@@ -738,7 +768,7 @@ fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr) -> Result<()> {
         UndoKind::Insert => {
             for (i, s) in meta.secondary.iter().enumerate() {
                 let (tree, name) = sec(&t, i)?;
-                match tree.delete(pool, &meta.secondary_values(s, &new_row)) {
+                match tree.delete_trx(pool, &meta.secondary_values(s, &new_row), me) {
                     Ok(_) | Err(TreeError::NotFound { .. }) => {}
                     Err(e) => return Err(from_tree(e, meta.name(), name)),
                 }
@@ -761,10 +791,10 @@ fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr) -> Result<()> {
                         .is_some();
                     if exists {
                         if older_version_has(inner, &t, rec.old_roll_ptr, i, &e_new)? {
-                            tree.set_delete_mark(pool, &e_new, true)
+                            tree.set_delete_mark_trx(pool, &e_new, true, me)
                                 .map_err(|e| from_tree(e, meta.name(), name))?;
                         } else {
-                            tree.delete(pool, &e_new)
+                            tree.delete_trx(pool, &e_new, me)
                                 .map_err(|e| from_tree(e, meta.name(), name))?;
                         }
                     }
@@ -774,12 +804,12 @@ fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr) -> Result<()> {
                     .map_err(|e| from_tree(e, meta.name(), name))?
                 {
                     Some(e) if e.deleted != rec.old_deleted => {
-                        tree.set_delete_mark(pool, &e_old, rec.old_deleted)
+                        tree.set_delete_mark_trx(pool, &e_old, rec.old_deleted, me)
                             .map_err(|e| from_tree(e, meta.name(), name))?;
                     }
                     Some(_) => {}
                     None if !rec.old_deleted => {
-                        tree.insert(pool, &e_old)
+                        tree.insert_trx(pool, &e_old, me)
                             .map_err(|e| from_tree(e, meta.name(), name))?;
                     }
                     None => {}
@@ -831,9 +861,11 @@ impl Snapshot {
         }
     }
 
-    pub fn up_limit(&self) -> u64 {
+    /// True if every change on a secondary leaf whose `PAGE_MAX_TRX_ID` is `max_trx_id` is
+    /// visible (the page shortcut of secondary-index reads).
+    pub fn sees_page(&self, max_trx_id: u64) -> bool {
         match self {
-            Snapshot::View(v) => v.up_limit(),
+            Snapshot::View(v) => v.sees_page(max_trx_id),
         }
     }
 }

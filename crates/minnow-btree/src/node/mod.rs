@@ -380,6 +380,27 @@ pub fn init<P: PageMut + ?Sized>(p: &mut P, index_id: u64, level: u16) -> Result
     Ok(())
 }
 
+/// Offset of `PAGE_MAX_TRX_ID` (8 bytes, page header + 18).
+pub const MAX_TRX_ID: usize = PAGE_HEADER + 18;
+
+/// `PAGE_MAX_TRX_ID`: on a secondary-index leaf, at least the id of every transaction that
+/// changed a record on the page (0 if none did; clustered pages and node pages keep 0). A
+/// consistent read whose view sees every id below it may trust the page's records as they
+/// are (see `minnow_mvcc::ReadView::sees_page`).
+pub fn max_trx_id(page: &[u8]) -> Result<u64, NodeError> {
+    Ok(bytes::read_u64(page, MAX_TRX_ID)?)
+}
+
+/// Raises `PAGE_MAX_TRX_ID` to `trx_id` if it is below it (InnoDB's `page_update_max_trx_id`:
+/// the value never goes down); one 8-byte write, or none. Returns true if it wrote.
+pub fn raise_max_trx_id<P: PageMut + ?Sized>(p: &mut P, trx_id: u64) -> Result<bool, NodeError> {
+    if max_trx_id(p.bytes())? >= trx_id {
+        return Ok(false);
+    }
+    p.write(MAX_TRX_ID, &trx_id.to_be_bytes())?;
+    Ok(true)
+}
+
 /// The B-tree level of the page (0 for leaves).
 pub fn level(page: &[u8]) -> Result<u16, NodeError> {
     Ok(bytes::read_u16(page, PAGE_HEADER + 26)?)

@@ -86,12 +86,19 @@ pub struct BulkOptions {
     /// The share of each page's record space to fill, in `(0, 1]` ([`DEFAULT_FILL_FACTOR`]).
     /// Pages always take at least two records.
     pub fill_factor: f64,
+    /// The `PAGE_MAX_TRX_ID` every built leaf gets (0 by default). A secondary index built
+    /// from rows that some read views may not see in full needs a value no older than the
+    /// newest transaction whose change the rows hold, so that such a view checks each entry
+    /// against the row's version it sees instead of trusting the entries (InnoDB's sorted
+    /// build stamps its leaves with the id of the transaction that creates the index).
+    pub max_trx_id: u64,
 }
 
 impl Default for BulkOptions {
     fn default() -> BulkOptions {
         BulkOptions {
             fill_factor: DEFAULT_FILL_FACTOR,
+            max_trx_id: 0,
         }
     }
 }
@@ -100,6 +107,12 @@ impl BulkOptions {
     /// The same options with another fill factor.
     pub fn fill_factor(mut self, f: f64) -> BulkOptions {
         self.fill_factor = f;
+        self
+    }
+
+    /// The same options, stamping every built leaf's `PAGE_MAX_TRX_ID` with `trx_id`.
+    pub fn max_trx_id(mut self, trx_id: u64) -> BulkOptions {
+        self.max_trx_id = trx_id;
         self
     }
 }
@@ -123,10 +136,20 @@ struct PageImage {
 }
 
 impl PageImage {
-    fn new(page_len: usize, level: u16, page_no: u32, prev: u32, index_id: u64) -> PageImage {
+    fn new(
+        page_len: usize,
+        level: u16,
+        page_no: u32,
+        prev: u32,
+        index_id: u64,
+        max_trx_id: u64,
+    ) -> PageImage {
         let mut img = vec![0u8; page_len];
         // A fresh `init` on a zeroed buffer: page header, infimum, supremum, two slots.
         let _ = node::init(&mut img, index_id, level);
+        if level == 0 {
+            let _ = node::raise_max_trx_id(&mut img, max_trx_id);
+        }
         PageImage {
             level,
             page_no,
@@ -294,6 +317,8 @@ pub struct BulkBuilder<'p> {
     leaf: RecordLayout,
     node: RecordLayout,
     fill: f64,
+    /// `PAGE_MAX_TRX_ID` of every built leaf ([`BulkOptions::max_trx_id`]).
+    max_trx_id: u64,
     /// The page under construction on each level, leaves first.
     levels: Vec<PageImage>,
     /// The last leaf record of the previous leaf (bytes, origin), for the order check.
@@ -340,6 +365,7 @@ impl<'p> BulkBuilder<'p> {
             leaf: layout,
             node,
             fill,
+            max_trx_id: options.max_trx_id,
             levels: Vec::new(),
             prev_last: None,
             records: 0,
@@ -443,6 +469,7 @@ impl<'p> BulkBuilder<'p> {
                 no,
                 NIL,
                 self.index_id,
+                self.max_trx_id,
             ));
         }
         let full = self
@@ -471,7 +498,7 @@ impl<'p> BulkBuilder<'p> {
     /// node pointer up. With `last`, the page is the level's rightmost.
     fn finish_page(&mut self, level: usize, last: bool) -> Result<(), TreeError> {
         let page_len = self.page_len()?;
-        let index_id = self.index_id;
+        let (index_id, max_trx_id) = (self.index_id, self.max_trx_id);
         let mut mtr = self.pool.mtr()?;
         let hint = self.levels.get(level).map(|p| p.page_no + 1);
         let next = if last {
@@ -506,7 +533,7 @@ impl<'p> BulkBuilder<'p> {
             self.prev_last = Some((copy, x));
         }
         let (done_no, lvl) = (p.page_no, p.level);
-        *p = PageImage::new(page_len, lvl, next, done_no, index_id);
+        *p = PageImage::new(page_len, lvl, next, done_no, index_id, max_trx_id);
         self.add(level + 1, ptr.as_bytes(), ptr.extra())
     }
 

@@ -387,6 +387,7 @@ impl<'p> RangeScan<'p> {
                 .tree
                 .decode_leaf(self.pool, page, c.origin(), self.fetch.as_deref())?,
             deleted: node::header_at(page, c)?.deleted(),
+            page_max_trx_id: node::max_trx_id(page)?,
         })
     }
 

@@ -17,6 +17,7 @@ impl BTree {
         &self,
         pool: &BufferPool,
         key: &SearchKey,
+        trx_id: u64,
     ) -> Result<Option<Lsn>, TreeError> {
         let mut mtr = pool.mtr()?;
         let Some(h) = self.leaf_for_write(pool, &mut mtr, key)? else {
@@ -36,6 +37,7 @@ impl BTree {
             }
         }
         self.free_external(&mut mtr, h, found.cursor.origin())?;
+        node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
         Ok(Some(mtr.commit()?))
     }
@@ -45,6 +47,7 @@ impl BTree {
         &self,
         pool: &BufferPool,
         key: &SearchKey,
+        trx_id: u64,
     ) -> Result<Lsn, TreeError> {
         let PessimisticLeaf {
             mut mtr,
@@ -57,6 +60,8 @@ impl BTree {
             return Err(self.not_found(key.clone()));
         }
         self.free_external(&mut mtr, h, found.cursor.origin())?;
+        // Before a merge, which carries it to the page that takes the records.
+        node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
         self.rebalance(&mut mtr, &path, last)?;
         Ok(mtr.commit()?)

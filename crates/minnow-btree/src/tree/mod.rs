@@ -273,6 +273,11 @@ pub struct Entry {
     pub values: Vec<Value>,
     /// True if the record is delete-marked.
     pub deleted: bool,
+    /// `PAGE_MAX_TRX_ID` of the leaf the record was read from, read under the same latch as
+    /// the record ([`crate::node::max_trx_id`]): on a secondary index, every transaction that
+    /// changed the record (or anything else on its page) has an id at most this. 0 on
+    /// clustered indexes, which keep their transaction ids in the records.
+    pub page_max_trx_id: u64,
 }
 
 /// One index: a B+tree of INDEX pages in one tablespace. A small descriptor (`Clone`,
@@ -403,33 +408,65 @@ impl BTree {
     /// columns of a record too big for half a page go to overflow pages, in the same mtr
     /// (see [`overflow`]). Returns the end LSN of the mtr that made the change.
     pub fn insert(&self, pool: &BufferPool, values: &[Value]) -> Result<Lsn, TreeError> {
+        self.insert_trx(pool, values, 0)
+    }
+
+    /// [`BTree::insert`] on behalf of transaction `trx_id`: the leaf the record lands on
+    /// gets its `PAGE_MAX_TRX_ID` raised to `trx_id` in the same mini-transaction (InnoDB's
+    /// `page_update_max_trx_id`, done for every change of a secondary-index leaf; a split
+    /// carries the value to the new page). `trx_id` 0 raises nothing: plain
+    /// [`BTree::insert`].
+    pub fn insert_trx(
+        &self,
+        pool: &BufferPool,
+        values: &[Value],
+        trx_id: u64,
+    ) -> Result<Lsn, TreeError> {
         let p = self.prepare(pool, values)?;
-        self.insert_prepared(pool, &p)
+        self.insert_prepared(pool, &p, trx_id)
     }
 
     /// [`BTree::insert`] of an encoded leaf record (stored as given: no field moves
     /// off-page).
     pub fn insert_rec(&self, pool: &BufferPool, rec: &RecordBuf) -> Result<Lsn, TreeError> {
-        self.insert_prepared(pool, &overflow::Prepared::inline(rec.clone()))
+        self.insert_prepared(pool, &overflow::Prepared::inline(rec.clone()), 0)
     }
 
-    fn insert_prepared(&self, pool: &BufferPool, p: &overflow::Prepared) -> Result<Lsn, TreeError> {
+    fn insert_prepared(
+        &self,
+        pool: &BufferPool,
+        p: &overflow::Prepared,
+        trx_id: u64,
+    ) -> Result<Lsn, TreeError> {
         let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
-        if let Some(end) = self.insert_optimistic(pool, p, &key)? {
+        if let Some(end) = self.insert_optimistic(pool, p, &key, trx_id)? {
             return Ok(end);
         }
-        self.insert_pessimistic(pool, p, &key)
+        self.insert_pessimistic(pool, p, &key, trx_id)
     }
 
     /// Deletes the record with key `key` (removing it from its page; see
     /// [`BTree::set_delete_mark`] for the logical delete MVCC uses). Merges pages that fall
     /// below [`MERGE_FILL`].
     pub fn delete(&self, pool: &BufferPool, key: &[Value]) -> Result<Lsn, TreeError> {
+        self.delete_trx(pool, key, 0)
+    }
+
+    /// [`BTree::delete`] on behalf of transaction `trx_id` (a rollback removing an entry
+    /// its transaction inserted): the leaf's `PAGE_MAX_TRX_ID` is raised to `trx_id` in the
+    /// same mini-transaction, and a merge carries it to the page that takes the records.
+    /// `trx_id` 0 raises nothing.
+    pub fn delete_trx(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        trx_id: u64,
+    ) -> Result<Lsn, TreeError> {
         let k = self.key(key)?;
-        if let Some(end) = self.delete_optimistic(pool, &k)? {
+        if let Some(end) = self.delete_optimistic(pool, &k, trx_id)? {
             return Ok(end);
         }
-        self.delete_pessimistic(pool, &k)
+        self.delete_pessimistic(pool, &k, trx_id)
     }
 
     /// Replaces the record with the same key as `values`: in place when the new record has
@@ -464,6 +501,19 @@ impl BTree {
         key: &[Value],
         deleted: bool,
     ) -> Result<Lsn, TreeError> {
+        self.set_delete_mark_trx(pool, key, deleted, 0)
+    }
+
+    /// [`BTree::set_delete_mark`] on behalf of transaction `trx_id`: the leaf's
+    /// `PAGE_MAX_TRX_ID` is raised to `trx_id` in the same mini-transaction (`trx_id` 0
+    /// raises nothing).
+    pub fn set_delete_mark_trx(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        deleted: bool,
+        trx_id: u64,
+    ) -> Result<Lsn, TreeError> {
         let k = self.key(key)?;
         loop {
             let mut mtr = pool.mtr()?;
@@ -474,6 +524,7 @@ impl BTree {
             if !found.exact {
                 return Err(self.not_found(k));
             }
+            node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
             node::set_delete_mark(&mut (&mut mtr, h), found.cursor, deleted)?;
             return Ok(mtr.commit()?);
         }

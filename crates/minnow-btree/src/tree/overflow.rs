@@ -607,6 +607,7 @@ impl BTree {
         Ok(Some(Entry {
             values: self.decode_leaf(pool, &g, cursor.origin(), fetch)?,
             deleted: node::header_at(&g, cursor)?.deleted(),
+            page_max_trx_id: node::max_trx_id(&g)?,
         }))
     }
 

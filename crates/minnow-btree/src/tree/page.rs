@@ -112,7 +112,10 @@ impl PageMut for Staged {
 }
 
 /// Moves the records of `src` from `from` on into `dst` ([`node::move_records_to`]), both
-/// pages held by `mtr`.
+/// pages held by `mtr`. `dst`'s `PAGE_MAX_TRX_ID` is raised to `src`'s, as InnoDB copies it
+/// on splits and merges: the records that arrive carry the changes it stands for, so a page
+/// never looks older than the changes on it (splits, merges, root raise and root lower all
+/// move records through here).
 pub(crate) fn move_records(
     mtr: &mut Mtr<'_>,
     src: PageHandle,
@@ -120,9 +123,11 @@ pub(crate) fn move_records(
     layout: &RecordLayout,
     from: Cursor,
 ) -> Result<(), TreeError> {
+    let max = node::max_trx_id(mtr.page(src))?;
     let mut s = Staged::of(mtr, src);
     let mut d = Staged::of(mtr, dst);
     node::move_records_to(&mut s, &mut d, layout, from)?;
+    node::raise_max_trx_id(&mut d, max)?;
     d.apply(mtr, dst)?;
     s.apply(mtr, src)
 }

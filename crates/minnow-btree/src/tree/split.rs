@@ -27,6 +27,7 @@ impl BTree {
         pool: &BufferPool,
         p: &Prepared,
         key: &SearchKey,
+        trx_id: u64,
     ) -> Result<Option<Lsn>, TreeError> {
         let rec = &p.rec;
         let mut mtr = pool.mtr()?;
@@ -43,6 +44,8 @@ impl BTree {
             return Ok(None);
         }
         let rec = &self.store_external(&mut mtr, p)?;
+        // Before the insert: a failed insert drops the mtr, which undoes the raise too.
+        node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
         match node::insert(&mut (&mut mtr, h), &self.leaf, rec) {
             Ok(_) => Ok(Some(mtr.commit()?)),
             Err(NodeError::PageFull { .. }) => Ok(None),
@@ -57,17 +60,21 @@ impl BTree {
         pool: &BufferPool,
         p: &Prepared,
         key: &SearchKey,
+        trx_id: u64,
     ) -> Result<Lsn, TreeError> {
         let PessimisticLeaf {
             mut mtr,
             path,
             last,
+            leaf,
             found,
-            ..
         } = self.latch_leaf(pool, key)?;
         if found.exact {
             return Err(self.duplicate(key));
         }
+        // Raised on the leaf before it splits: the split copies it to the new page, so
+        // whichever half takes the record carries the writer's id.
+        node::raise_max_trx_id(&mut (&mut mtr, leaf), trx_id)?;
         let rec = self.store_external(&mut mtr, p)?;
         self.insert_into(&mut mtr, &path, last, &rec)?;
         Ok(mtr.commit()?)
