@@ -260,6 +260,7 @@ mod config;
 mod db;
 mod ddl;
 mod error;
+pub mod purge;
 mod schema;
 pub mod status;
 mod table;
@@ -278,10 +279,14 @@ pub use error::{Error, Result};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};
+pub use purge::PurgeReport;
 pub use schema::{
     ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
 };
-pub use status::{BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status};
+pub use status::{
+    BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status,
+    TransactionStatus,
+};
 pub use table::{Rows, Scan, Table};
 pub use trx::{Isolation, Transaction};
 
