@@ -47,7 +47,8 @@
 //!
 //! ## The pieces
 //!
-//! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit.
+//! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit,
+//!   read view registration, the purge view, trimming the undo stream.
 //! - [`undo`]: undo pages, the undo stream, the undo record format.
 //! - [`read_view`]: InnoDB's visibility rule.
 //! - [`roll_ptr`]: the 56-bit roll pointer.
@@ -56,7 +57,15 @@
 //! This crate knows pages and bytes, not tables: what a record's fields mean, and how
 //! secondary indexes follow a clustered change, is the `minnow` crate's part.
 //!
-//! Not built yet: purge (history and delete-marked records are kept) and reuse of undo space.
+//! ## Purge
+//!
+//! Old versions cannot stay for ever. Every consistent read registers its view
+//! ([`OpenView`]); [`TrxSys::purge_view`] is the oldest one, and a committed log whose commit
+//! number is below its `low_limit_no` holds nothing any reader can ask for. The `minnow`
+//! crate's purge (which knows what the records mean) removes what such a log describes and
+//! takes it off the history list ([`TrxSys::finish_purge`]); [`TrxSys::trim`] then gives the
+//! dead head of the undo stream back to the undo segment, where appends reuse it.
+//!
 //! The `minnow` crate takes the row locks of [`lock`] for every row and unique key a writer
 //! changes.
 

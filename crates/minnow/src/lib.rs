@@ -181,8 +181,14 @@
 //! [`Table::insert_many`] runs one transaction per row (each row atomic, the statement stops
 //! at its first failing row).
 //!
-//! **Not built yet**: purge (delete-marked rows, their overflow pages and committed undo stay, so the undo
-//! grows with every change); the per-page `PAGE_MAX_TRX_ID` shortcut for secondary-index
+//! **Purge.** Delete-marked rows (with their overflow pages), old secondary entries and
+//! committed undo are removed once no open read view can need them: by a background thread
+//! ([`Config::purge_threads`], default 1) or by [`Database::purge`]. Purge waits for the
+//! oldest open read view, so a transaction left open holds back purge of everything committed
+//! after its snapshot; the history list length in [`Database::status`] shows it. Undo pages
+//! purge frees are reused. See the [`purge`] module.
+//!
+//! **Not built yet**: the per-page `PAGE_MAX_TRX_ID` shortcut for secondary-index
 //! reads (a coarser database-wide high-water mark is used: covering reads stay covering
 //! only while no transaction a view cannot see has written a secondary index);
 //! `create_index` on a table with transactions in flight builds from the latest state.
@@ -238,11 +244,11 @@
 //!
 //! ## Not built yet
 //!
-//! Row locks and purge (see "Transactions"); `ALTER TABLE` beyond
+//! Gap locks (see "Transactions"); `ALTER TABLE` beyond
 //! `create_index` and `drop_index`; a tablespace per table; `auto_increment_increment` and
 //! `_offset`; prefix keys on
 //! BLOB/TEXT columns; the `innodb_*` knobs the lower crates do not implement yet (adaptive
-//! hash index, thread concurrency, purge, compression, write IO threads).
+//! compression, write IO threads).
 
 #![cfg_attr(
     not(test),
