@@ -41,7 +41,11 @@ fn env_u64(name: &str, default: u64) -> u64 {
 }
 
 fn row(id: u64, n: i64) -> Vec<Value> {
-    vec![Value::UInt(id), Value::Int(n), Value::text("some payload of a row")]
+    vec![
+        Value::UInt(id),
+        Value::Int(n),
+        Value::text("some payload of a row"),
+    ]
 }
 
 fn e9(c: &mut Criterion) {
