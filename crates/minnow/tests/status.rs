@@ -61,7 +61,10 @@ fn counters_follow_the_work() {
     assert!(s.not_built.is_empty());
     let x = &s.transactions;
     assert_eq!((x.active, x.open_views, x.history_len), (0, 0, 2), "{x:?}");
-    assert!(x.next_trx_id > 52 && x.undo_pages >= 1 && !x.purge_running, "{x:?}");
+    assert!(
+        x.next_trx_id > 52 && x.undo_pages >= 1 && !x.purge_running,
+        "{x:?}"
+    );
     // The point get went through the adaptive hash index's probe (on by default).
     assert!(s.adaptive_hash_index.enabled);
     assert!(s.adaptive_hash_index.memory_limit > 0);
@@ -75,7 +78,11 @@ fn counters_follow_the_work() {
     // Purge takes the update's and the delete's logs off the history list.
     db.purge().unwrap();
     let x = db.status().unwrap().transactions;
-    assert_eq!((x.history_len, x.purge_logs, x.purge_records), (0, 2, 2), "{x:?}");
+    assert_eq!(
+        (x.history_len, x.purge_logs, x.purge_records),
+        (0, 2, 2),
+        "{x:?}"
+    );
     assert_eq!(x.purge_clustered_removed, 1, "{x:?}");
     db.close().unwrap();
 }
