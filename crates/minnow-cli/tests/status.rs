@@ -61,7 +61,10 @@ fn live_status_shows_the_running_engine() {
             .unwrap()
             > 0
     );
-    assert_eq!(live["not_built"], serde_json::json!(["transactions"]));
+    assert_eq!(live["not_built"], serde_json::json!([]));
+    assert!(live["transactions"]["next_trx_id"].as_u64().unwrap() > 300);
+    assert!(live["transactions"]["history_len"].is_u64(), "{live}");
+    assert!(live["transactions"]["purge_logs"].is_u64(), "{live}");
     let text = minnow(["status", &arg(dir.path())]);
     assert_eq!(text.code, 0);
     assert!(text.stdout.contains(": live (process"), "{}", text.stdout);
@@ -70,7 +73,8 @@ fn live_status_shows_the_running_engine() {
         "REDO",
         "DOUBLEWRITE",
         "ROWS",
-        "not built yet",
+        "TRANSACTIONS",
+        "history_len",
     ] {
         assert!(text.stdout.contains(section), "{section}:\n{}", text.stdout);
     }
@@ -158,6 +162,12 @@ fn stopped_status_reads_the_files() {
     assert_eq!(s["redo"]["checkpoint_age"], 0, "{j}");
     assert!(s["tablespace"]["pages"].as_u64().unwrap() >= 4);
     assert_eq!(s["tablespace"]["page_size"], 16384);
+    // Inserts write insert undo only: nothing joins the history list.
+    assert_eq!(s["transactions"]["history_len"], 0, "{j}");
+    assert!(
+        s["transactions"]["undo_pages"].as_u64().unwrap() >= 1,
+        "{j}"
+    );
     assert_eq!(
         s["doublewrite_segments"], 2,
         "one per page cleaner plus the user threads'"
@@ -168,6 +178,11 @@ fn stopped_status_reads_the_files() {
             .contains("stopped (read from the files at rest)")
     );
     assert!(text.stdout.contains("closed cleanly"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("history list     0"),
+        "{}",
+        text.stdout
+    );
     // watch needs a running database.
     let w = minnow(["watch", &arg(dir.path()), "--count", "1"]);
     assert_eq!(w.code, 2);

@@ -47,7 +47,8 @@
 //!
 //! ## The pieces
 //!
-//! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit.
+//! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit,
+//!   read view registration, the purge view, trimming the undo stream.
 //! - [`undo`]: undo pages, the undo stream, the undo record format, and [`PageSource`], through
 //!   which both the engine (its buffer pool) and read-only tools (the files) read them.
 //! - [`read_view`]: InnoDB's visibility rule.
@@ -57,7 +58,15 @@
 //! This crate knows pages and bytes, not tables: what a record's fields mean, and how
 //! secondary indexes follow a clustered change, is the `minnow` crate's part.
 //!
-//! Not built yet: purge (history and delete-marked records are kept) and reuse of undo space.
+//! ## Purge
+//!
+//! Old versions cannot stay for ever. Every consistent read registers its view
+//! ([`OpenView`]); [`TrxSys::purge_view`] is the oldest one, and a committed log whose commit
+//! number is below its `low_limit_no` holds nothing any reader can ask for. The `minnow`
+//! crate's purge (which knows what the records mean) removes what such a log describes and
+//! takes it off the history list ([`TrxSys::finish_purge`]); [`TrxSys::trim`] then gives the
+//! dead head of the undo stream back to the undo segment, where appends reuse it.
+//!
 //! The `minnow` crate takes the row locks of [`lock`] for every row and unique key a writer
 //! changes.
 
@@ -83,6 +92,6 @@ pub use error::{MvccError, Result};
 pub use lock::{LockError, LockKey, LockManager, LockMode, LockStats, TrxLocks};
 pub use read_view::ReadView;
 pub use roll_ptr::{INSERT_FLAG, RollPtr, trx_id_from_field};
-pub use trx_sys::{NewRecord, TrxStatus, TrxSys, UndoLog, active_logs};
+pub use trx_sys::{NewRecord, OpenView, TrxStatus, TrxSys, UndoCheck, UndoLog, active_logs};
 pub use undo::PageSource;
 pub use undo::record::{LogHeader, LogState, UndoAddr, UndoKind, UndoRecord};

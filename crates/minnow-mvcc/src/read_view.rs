@@ -10,6 +10,10 @@
 //! - `ids`: the ids active then, sorted. Between the two limits, an id is visible unless it is
 //!   in this list.
 //! - `creator`: the transaction that owns the view: its own changes are always visible.
+//! - `low_limit_no`: the smallest commit number (`trx_no`) of a transaction that was still
+//!   committing when the view was taken (`low_limit` if none), InnoDB's `m_low_limit_no`.
+//!   Every transaction whose commit number is below it had finished committing, so the view
+//!   sees its changes: purge uses it to decide which committed undo logs no view needs.
 //!
 //! ```text
 //!   ids:   1 ... 41  42  43  44  45  46  47 | 48 ...
@@ -22,6 +26,7 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadView {
     low_limit: u64,
+    low_limit_no: u64,
     up_limit: u64,
     creator: u64,
     ids: Vec<u64>,
@@ -34,6 +39,7 @@ impl ReadView {
         let up_limit = ids.first().copied().unwrap_or(low_limit);
         ReadView {
             low_limit,
+            low_limit_no: low_limit,
             up_limit,
             creator,
             ids,
@@ -60,6 +66,19 @@ impl ReadView {
     /// Makes `creator` the owner (a transaction that writes after its view was taken).
     pub fn set_creator(&mut self, creator: u64) {
         self.creator = creator;
+    }
+
+    /// The same view with low limit number `no` (at most the low limit): the smallest commit
+    /// number of a transaction still committing when the view was taken.
+    pub fn with_low_limit_no(mut self, no: u64) -> ReadView {
+        self.low_limit_no = no.min(self.low_limit);
+        self
+    }
+
+    /// The low limit number: a committed undo log whose commit number is below it holds
+    /// nothing this view needs.
+    pub fn low_limit_no(&self) -> u64 {
+        self.low_limit_no
     }
 
     /// The low limit.
@@ -106,5 +125,8 @@ mod tests {
         assert!(empty.changes_visible(9));
         assert!(!empty.changes_visible(10));
         assert_eq!(empty.up_limit(), 10);
+        assert_eq!(empty.low_limit_no(), 10);
+        assert_eq!(empty.clone().with_low_limit_no(7).low_limit_no(), 7);
+        assert_eq!(empty.with_low_limit_no(70).low_limit_no(), 10);
     }
 }

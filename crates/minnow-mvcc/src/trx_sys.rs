@@ -19,7 +19,7 @@
 //! `TRX_SYS` = 7:
 //!
 //! ```text
-//!  38  u32   format version (1)
+//!  38  u32   format version (2)
 //!  42  u64   TRX_ID_MARK: above every transaction id and commit number handed out
 //!  50  10    FSEG header of the undo segment (which owns this page and every undo page)
 //!  60  u32   FIRST undo page of the undo stream
@@ -27,9 +27,13 @@
 //!  68  6     HISTORY first: oldest committed update log (page u32, offset u16; 0 = none)
 //!  74  6     HISTORY last: newest committed update log
 //!  80  u64   HISTORY length (InnoDB's history list length)
-//!  88  u16   N_SLOTS
-//!  90  6×N   slots: the log header of each active transaction (page u32, offset u16)
+//!  88  u16   HEAD: offset in FIRST of the stream's first entry (bytes before it are dead)
+//!  90  u32   PAGES: undo pages in the stream, FIRST to LAST
+//!  94  u16   N_SLOTS
+//!  96  6×N   slots: the log header of each active transaction (page u32, offset u16)
 //! ```
+//!
+//! Format 1 (before purge) had no HEAD and PAGES and its slots at 90; it is refused.
 //!
 //! ## One undo log per transaction
 //!
@@ -41,10 +45,29 @@
 //! records, and the header's type says whether the log holds any update or delete-mark
 //! record. **Commit** is one mtr: the header becomes committed with its commit number, the
 //! slot is freed, and a log with update records joins the **history list**, the committed
-//! logs that readers with old views may still need (purge, not built yet, would free them).
-//! That mtr is the commit point: after a crash, a log in a slot is active and is rolled back.
+//! logs that readers with old views may still need. That mtr is the commit point: after a
+//! crash, a log in a slot is active and is rolled back.
+//!
+//! ## Read views, the purge view and giving undo space back
+//!
+//! Every consistent read holds an [`OpenView`], registered here until it is dropped, so the
+//! transaction system knows the **oldest view** still open. Purge (in the `minnow` crate,
+//! which knows what records mean) asks for a [`TrxSys::purge_view`]: a copy of the oldest
+//! view, or a fresh one if none is open. A committed log whose commit number is below that
+//! view's `low_limit_no` was committed before every open view was taken, so no reader can
+//! need the versions it holds: purge removes what it describes and then takes it off the
+//! history list ([`TrxSys::finish_purge`], one mtr that also marks its header purged).
+//!
+//! The undo stream is then **trimmed at its head** ([`TrxSys::trim`]): walking the entries of
+//! the first page from HEAD, a page whose entries are all dead (fillers, records, headers of
+//! logs that are committed insert-only, rolled back or purged) is freed back to the undo
+//! segment, whose free pages the next appends take again. The first header of an active
+//! log, or of a committed update log still in the history, stops the walk: everything after
+//! it may be needed. A transaction that stays open (or a read view that does) therefore pins
+//! every undo page written after it, which is why long transactions make undo grow.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use minnow_btree::space::{self, FsegHeader};
@@ -57,7 +80,7 @@ use crate::error::{MvccError, Result};
 use crate::read_view::ReadView;
 use crate::roll_ptr::RollPtr;
 use crate::undo::record::{
-    LOG_HEADER_LEN, LogHeader, LogState, UndoAddr, UndoKind, UndoRecord, hdr,
+    FILLER, HEADER_KIND, LOG_HEADER_LEN, LogHeader, LogState, UndoAddr, UndoKind, UndoRecord, hdr,
 };
 use crate::undo::{
     self, PageSource, UNDO_DATA, UNDO_FREE, UNDO_NEXT, data_end, held_fields, init_undo_page,
@@ -66,7 +89,7 @@ use crate::undo::{
 /// How far ahead of the id counter the persisted mark is written.
 pub const TRX_ID_MARGIN: u64 = 256;
 /// The TRX_SYS page format version.
-pub const TRX_SYS_FORMAT: u32 = 1;
+pub const TRX_SYS_FORMAT: u32 = 2;
 /// At most this many slots (concurrent writing transactions), as one InnoDB rollback segment.
 pub const MAX_SLOTS: usize = 1024;
 
@@ -88,10 +111,14 @@ pub mod sys {
     pub const HIST_LAST: usize = 74;
     /// History list length.
     pub const HIST_LEN: usize = 80;
+    /// Offset of the stream's first entry in the FIRST page.
+    pub const HEAD: usize = 88;
+    /// Undo pages in the stream.
+    pub const PAGES: usize = 90;
     /// Slot count.
-    pub const N_SLOTS: usize = 88;
+    pub const N_SLOTS: usize = 94;
     /// The slots.
-    pub const SLOTS: usize = 90;
+    pub const SLOTS: usize = 96;
 }
 
 /// A transaction's undo log, as its owner holds it in memory.
@@ -150,10 +177,39 @@ struct Ids {
     next: u64,
     mark: u64,
     active: BTreeSet<u64>,
+    /// Commit numbers of transactions between taking their number and leaving `active`.
+    committing: BTreeSet<u64>,
+    /// The open read views, by when they were opened (oldest first).
+    views: BTreeMap<u64, ReadView>,
+    view_seq: u64,
+}
+
+impl Ids {
+    /// A view of the system now (InnoDB's `ReadView::prepare`).
+    fn view(&self, creator: u64) -> ReadView {
+        ReadView::new(self.next, creator, self.active.iter().copied().collect())
+            .with_low_limit_no(self.committing.first().copied().unwrap_or(self.next))
+    }
+}
+
+/// Counters kept as atomics so that a status snapshot takes no lock writers take.
+#[derive(Debug, Default)]
+struct Mirror {
+    next_id: AtomicU64,
+    active: AtomicU64,
+    history_len: AtomicU64,
+    undo_pages: AtomicU64,
+    views: AtomicU64,
+    /// The low limit of the oldest open view (`u64::MAX`: none).
+    oldest_view: AtomicU64,
+    pages_freed: AtomicU64,
 }
 
 #[derive(Debug, Clone)]
 struct Tail {
+    first_page: u32,
+    head: u16,
+    n_pages: u64,
     last_page: u32,
     free_slots: Vec<u16>,
     hist_first: Option<UndoAddr>,
@@ -162,13 +218,89 @@ struct Tail {
 }
 
 /// What the transaction system looks like now.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrxStatus {
     /// The next transaction id.
     pub next_id: u64,
     /// Active writing transactions.
     pub active: usize,
     /// Committed update undo logs not purged (InnoDB's history list length).
+    pub history_len: u64,
+    /// Undo pages in the undo stream.
+    pub undo_pages: u64,
+    /// Undo pages given back to the undo segment since open.
+    pub undo_pages_freed: u64,
+    /// Read views open now.
+    pub open_views: u64,
+    /// The low limit (next transaction id when it was taken) of the oldest open view, `None`
+    /// if no view is open: `next_id` minus it is how many transaction ids ago the oldest
+    /// reader's snapshot was taken, the distance purge trails by at least.
+    pub oldest_view_low_limit: Option<u64>,
+}
+
+/// A registered read view: while it (or a clone of it) lives, purge keeps every version it
+/// may need. Dereferences to the [`ReadView`].
+#[derive(Debug, Clone)]
+pub struct OpenView {
+    view: ReadView,
+    _guard: Arc<ViewGuard>,
+}
+
+#[derive(Debug)]
+struct ViewGuard {
+    ids: Arc<Mutex<Ids>>,
+    mirror: Arc<Mirror>,
+    seq: u64,
+}
+
+impl Drop for ViewGuard {
+    fn drop(&mut self) {
+        let mut ids = self.ids.lock();
+        ids.views.remove(&self.seq);
+        publish_views(&ids, &self.mirror);
+    }
+}
+
+fn publish_views(ids: &Ids, mirror: &Mirror) {
+    mirror
+        .views
+        .store(ids.views.len() as u64, Ordering::Relaxed);
+    mirror.oldest_view.store(
+        ids.views
+            .values()
+            .next()
+            .map_or(u64::MAX, ReadView::low_limit),
+        Ordering::Relaxed,
+    );
+}
+
+impl OpenView {
+    /// Makes `creator` the owner in this copy (a transaction that writes after its view was
+    /// taken); the registered copy keeps seeing the creator's changes as invisible, as
+    /// InnoDB's purge view does.
+    pub fn set_creator(&mut self, creator: u64) {
+        self.view.set_creator(creator);
+    }
+
+    /// The view.
+    pub fn view(&self) -> &ReadView {
+        &self.view
+    }
+}
+
+impl std::ops::Deref for OpenView {
+    type Target = ReadView;
+    fn deref(&self) -> &ReadView {
+        &self.view
+    }
+}
+
+/// What [`TrxSys::check`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UndoCheck {
+    /// The undo pages of the stream, FIRST to LAST.
+    pub pages: Vec<u32>,
+    /// Logs in the history list.
     pub history_len: u64,
 }
 
@@ -257,8 +389,12 @@ pub struct TrxSys {
     page: PageId,
     seg: FsegHeader,
     n_slots: u16,
-    ids: Mutex<Ids>,
+    ids: Arc<Mutex<Ids>>,
     tail: Mutex<Tail>,
+    mirror: Arc<Mirror>,
+    /// The last purge view: a writer whose changes it sees may have had its undo log purged,
+    /// so no roll pointer it wrote may be followed (see [`TrxSys::undo_may_be_gone`]).
+    purge_limit: Mutex<ReadView>,
     /// The smallest active transaction id, `u64::MAX` if none: a record whose writer is
     /// below it is committed, which is all an autocommit read needs to know (no view).
     oldest_active: AtomicU64,
@@ -296,28 +432,62 @@ impl TrxSys {
         mtr.write(h, sys::SEG, &seg.header.to_bytes())?;
         mtr.write(h, sys::FIRST, &first.to_be_bytes())?;
         mtr.write(h, sys::LAST, &first.to_be_bytes())?;
+        mtr.write(h, sys::HEAD, &(UNDO_DATA as u16).to_be_bytes())?;
+        mtr.write(h, sys::PAGES, &1u32.to_be_bytes())?;
         mtr.write(h, sys::N_SLOTS, &n_slots.to_be_bytes())?;
         init_undo_page(&mut mtr, u)?;
         let end = mtr.commit()?;
-        let trx_sys = TrxSys {
-            page,
-            seg: seg.header,
-            n_slots,
-            ids: Mutex::new(Ids {
-                next: 1,
-                mark: 1,
-                active: BTreeSet::new(),
-            }),
-            tail: Mutex::new(Tail {
-                last_page: first,
-                free_slots: (0..n_slots).rev().collect(),
-                hist_first: None,
-                hist_last: None,
-                hist_len: 0,
-            }),
-            oldest_active: AtomicU64::new(u64::MAX),
+        let tail = Tail {
+            first_page: first,
+            head: UNDO_DATA as u16,
+            n_pages: 1,
+            last_page: first,
+            free_slots: (0..n_slots).rev().collect(),
+            hist_first: None,
+            hist_last: None,
+            hist_len: 0,
         };
+        let trx_sys = TrxSys::assemble(page, seg.header, n_slots, 1, BTreeSet::new(), tail);
         Ok((trx_sys, end))
+    }
+
+    fn assemble(
+        page: PageId,
+        seg: FsegHeader,
+        n_slots: u16,
+        mark: u64,
+        active: BTreeSet<u64>,
+        tail: Tail,
+    ) -> TrxSys {
+        let mirror = Mirror {
+            next_id: AtomicU64::new(mark),
+            active: AtomicU64::new(active.len() as u64),
+            history_len: AtomicU64::new(tail.hist_len),
+            undo_pages: AtomicU64::new(tail.n_pages),
+            oldest_view: AtomicU64::new(u64::MAX),
+            ..Mirror::default()
+        };
+        let oldest = active.first().copied().unwrap_or(u64::MAX);
+        // Until the first purge of this run, any committed transaction may have had its log
+        // purged by an earlier run: all of them are behind the limit.
+        let purge_limit = ReadView::new(mark, 0, active.iter().copied().collect());
+        TrxSys {
+            page,
+            seg,
+            n_slots,
+            ids: Arc::new(Mutex::new(Ids {
+                next: mark,
+                mark,
+                active,
+                committing: BTreeSet::new(),
+                views: BTreeMap::new(),
+                view_seq: 0,
+            })),
+            tail: Mutex::new(tail),
+            mirror: Arc::new(mirror),
+            purge_limit: Mutex::new(purge_limit),
+            oldest_active: AtomicU64::new(oldest),
+        }
     }
 
     /// Opens the transaction system whose TRX_SYS page is `page`. Returns it and the undo
@@ -332,7 +502,21 @@ impl TrxSys {
         check_sys_page(p, page)?;
         let mark = field(bytes::read_u64(p, sys::MARK))?;
         let seg = FsegHeader::read(p, sys::SEG).map_err(|e| bad(e.to_string()))?;
+        let first_page = field(bytes::read_u32(p, sys::FIRST).map(u64::from))? as u32;
         let last_page = field(bytes::read_u32(p, sys::LAST).map(u64::from))? as u32;
+        let head = field(bytes::read_u16(p, sys::HEAD).map(u64::from))? as u16;
+        let n_pages = field(bytes::read_u32(p, sys::PAGES).map(u64::from))?;
+        if usize::from(head) < UNDO_DATA || usize::from(head) > data_end(p.len()) {
+            return Err(bad(format!(
+                "HEAD {head}, expected an offset in {UNDO_DATA}..={}",
+                data_end(p.len())
+            )));
+        }
+        if n_pages == 0 || first_page == 0 || last_page == 0 {
+            return Err(bad(format!(
+                "undo stream FIRST {first_page}, LAST {last_page}, {n_pages} pages: none may be 0"
+            )));
+        }
         let hist_first =
             read_addr(p, sys::HIST_FIRST).ok_or_else(|| bad("history first".into()))?;
         let hist_last = read_addr(p, sys::HIST_LAST).ok_or_else(|| bad("history last".into()))?;
@@ -353,25 +537,17 @@ impl TrxSys {
                 update: h.update,
             });
         }
-        let oldest = active.first().copied().unwrap_or(u64::MAX);
-        let trx_sys = TrxSys {
-            page,
-            seg,
-            n_slots,
-            ids: Mutex::new(Ids {
-                next: mark,
-                mark,
-                active,
-            }),
-            tail: Mutex::new(Tail {
-                last_page,
-                free_slots,
-                hist_first,
-                hist_last,
-                hist_len,
-            }),
-            oldest_active: AtomicU64::new(oldest),
+        let tail = Tail {
+            first_page,
+            head,
+            n_pages,
+            last_page,
+            free_slots,
+            hist_first,
+            hist_last,
+            hist_len,
         };
+        let trx_sys = TrxSys::assemble(page, seg, n_slots, mark, active, tail);
         Ok((trx_sys, logs))
     }
 
@@ -419,17 +595,26 @@ impl TrxSys {
             ids.active.first().copied().unwrap_or(u64::MAX),
             Ordering::Release,
         );
+        self.mirror.next_id.store(ids.next, Ordering::Relaxed);
+        self.mirror
+            .active
+            .store(ids.active.len() as u64, Ordering::Relaxed);
     }
 
-    fn deactivate(&self, trx_id: u64) {
+    /// Ends a transaction: no longer active, and (if it committed with number `trx_no`) no
+    /// longer committing.
+    fn deactivate(&self, trx_id: u64, trx_no: Option<u64>) {
         let mut ids = self.ids.lock();
         ids.active.remove(&trx_id);
+        if let Some(no) = trx_no {
+            ids.committing.remove(&no);
+        }
         self.publish_oldest(&ids);
     }
 
     /// Forgets a transaction that got an id but never started a log (nothing to commit).
     pub fn forget(&self, trx_id: u64) {
-        self.deactivate(trx_id);
+        self.deactivate(trx_id, None);
     }
 
     /// True if `trx_id` is an active (uncommitted) writing transaction.
@@ -446,22 +631,74 @@ impl TrxSys {
         self.oldest_active.load(Ordering::Acquire)
     }
 
-    /// A read view for a transaction whose id is `creator` (0 if it has none yet).
-    pub fn read_view(&self, creator: u64) -> ReadView {
-        let ids = self.ids.lock();
-        ReadView::new(ids.next, creator, ids.active.iter().copied().collect())
+    /// Opens a read view for a transaction whose id is `creator` (0 if it has none yet),
+    /// registered until the last clone of it is dropped: purge keeps what it may need.
+    pub fn open_view(&self, creator: u64) -> OpenView {
+        let mut ids = self.ids.lock();
+        let view = ids.view(creator);
+        let seq = ids.view_seq;
+        ids.view_seq += 1;
+        // The registered copy has no creator: the creator's own changes, invisible to
+        // everyone else, must not count as seen (InnoDB adds the creator to a purge view's
+        // ids for the same reason). An active creator is in the copy's ids already.
+        let registered = ids.view(0);
+        ids.views.insert(seq, registered);
+        publish_views(&ids, &self.mirror);
+        drop(ids);
+        OpenView {
+            view,
+            _guard: Arc::new(ViewGuard {
+                ids: Arc::clone(&self.ids),
+                mirror: Arc::clone(&self.mirror),
+                seq,
+            }),
+        }
     }
 
-    /// Counters for status output.
-    pub fn status(&self) -> TrxStatus {
-        let (next_id, active) = {
+    /// The purge view: a copy of the oldest open view, or a view of the system now if none
+    /// is open. Every view open now sees at least what it sees, so a change it sees is seen
+    /// by all readers, and a committed log whose commit number is below its
+    /// [`ReadView::low_limit_no`] is needed by none. It also becomes the limit of
+    /// [`TrxSys::undo_may_be_gone`], before purge frees anything.
+    pub fn purge_view(&self) -> ReadView {
+        let view = {
             let ids = self.ids.lock();
-            (ids.next, ids.active.len())
+            match ids.views.values().next() {
+                Some(v) => v.clone(),
+                None => ids.view(0),
+            }
         };
+        let mut limit = self.purge_limit.lock();
+        // Views only get newer, but keep the limit monotonic whatever happens.
+        if view.low_limit() >= limit.low_limit() {
+            *limit = view.clone();
+        }
+        view
+    }
+
+    /// True if the undo record a roll pointer written by transaction `writer` points at may
+    /// have been purged (its log freed and its space reused): the writer's changes are seen
+    /// by the last purge view. A walk of old versions must stop before following such a
+    /// pointer; no reader needs what lies behind it. Readers with a view never meet one
+    /// (a view sees every change the purge view sees), only walks without a view
+    /// (rollback's look at older versions) must ask.
+    pub fn undo_may_be_gone(&self, writer: u64) -> bool {
+        self.purge_limit.lock().changes_visible(writer)
+    }
+
+    /// Counters for status output, from atomics: takes no lock writers or readers take.
+    pub fn status(&self) -> TrxStatus {
+        let m = &self.mirror;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let oldest = load(&m.oldest_view);
         TrxStatus {
-            next_id,
-            active,
-            history_len: self.tail.lock().hist_len,
+            next_id: load(&m.next_id),
+            active: load(&m.active) as usize,
+            history_len: load(&m.history_len),
+            undo_pages: load(&m.undo_pages),
+            undo_pages_freed: load(&m.pages_freed),
+            open_views: load(&m.views),
+            oldest_view_low_limit: (oldest != u64::MAX).then_some(oldest),
         }
     }
 
@@ -508,6 +745,13 @@ impl TrxSys {
         }
     }
 
+    /// Installs `t` as the tail and mirrors its counters for status.
+    fn publish_tail(&self, tail: &mut Tail, t: Tail) {
+        self.mirror.history_len.store(t.hist_len, Ordering::Relaxed);
+        self.mirror.undo_pages.store(t.n_pages, Ordering::Relaxed);
+        *tail = t;
+    }
+
     /// Allocates a new undo page, links it after `h` and makes it the stream's last page.
     fn next_page(&self, mtr: &mut Mtr<'_>, tail: &mut Tail, h: PageHandle) -> Result<PageHandle> {
         let s = mtr.get_write(self.page)?;
@@ -516,6 +760,8 @@ impl TrxSys {
         let no = mtr.page_id(n).map_or(0, |id| id.page_no);
         mtr.write(h, UNDO_NEXT, &no.to_be_bytes())?;
         mtr.write(s, sys::LAST, &no.to_be_bytes())?;
+        tail.n_pages += 1;
+        mtr.write(s, sys::PAGES, &(tail.n_pages as u32).to_be_bytes())?;
         tail.last_page = no;
         Ok(n)
     }
@@ -542,7 +788,7 @@ impl TrxSys {
             &addr_bytes(Some(header)),
         )?;
         mtr.commit()?;
-        *tail = t;
+        self.publish_tail(&mut tail, t);
         Ok(UndoLog {
             trx_id,
             header,
@@ -592,21 +838,36 @@ impl TrxSys {
         // mtr needs more redo than the log keeps free for one (`BufferPool::mtr` waits for
         // four pages' worth); only the last mtr links the record into the log (the header's
         // `last`), so a crash in between leaves unreferenced bytes, never half a record.
+        // Until that last mtr the bytes are a FILLER whose length covers what is written, so
+        // the stream stays a walkable sequence of entries whatever the crash leaves.
         let piece = pool.config().page_size.bytes();
-        let mut first = None;
+        let space = self.page.space;
+        let mut first: Option<UndoAddr> = None;
+        let mut written = 0usize;
         let mut rest: &[u8] = &bytes;
         while rest.len() > piece {
             let (now, later) = rest.split_at(piece);
             let mut mtr = pool.mtr()?;
-            let place = if first.is_none() {
-                Place::Start
-            } else {
-                Place::Continue
-            };
-            let a = self.append_bytes(&mut mtr, &mut t, now, place)?;
+            written += now.len();
+            match first {
+                None => {
+                    let mut b = now.to_vec();
+                    if let Some(len) = b.get_mut(0..4) {
+                        len.copy_from_slice(&(written as u32).to_be_bytes());
+                    }
+                    if let Some(k) = b.get_mut(hdr::KIND) {
+                        *k = FILLER;
+                    }
+                    first = Some(self.append_bytes(&mut mtr, &mut t, &b, Place::Start)?);
+                }
+                Some(f) => {
+                    self.append_bytes(&mut mtr, &mut t, now, Place::Continue)?;
+                    let h = mtr.get_write(PageId::new(space, f.page))?;
+                    mtr.write(h, usize::from(f.offset), &(written as u32).to_be_bytes())?;
+                }
+            }
             mtr.commit()?;
-            *tail = t.clone();
-            first.get_or_insert(a);
+            self.publish_tail(&mut tail, t.clone());
             rest = later;
         }
         let mut mtr = pool.mtr()?;
@@ -617,6 +878,11 @@ impl TrxSys {
             Place::Continue
         };
         let last = self.append_bytes(&mut mtr, &mut t, rest, place)?;
+        if let (Some(f), Some(prefix)) = (first, bytes.get(0..=hdr::KIND)) {
+            // The real length and kind: the record exists from this mtr on.
+            let fh = mtr.get_write(PageId::new(space, f.page))?;
+            mtr.write(fh, usize::from(f.offset), prefix)?;
+        }
         let at = first.unwrap_or(last);
         let update = log.update || kind != UndoKind::Insert;
         mtr.write(h, off + hdr::LAST, &addr_bytes(Some(at)))?;
@@ -625,7 +891,7 @@ impl TrxSys {
             mtr.write(h, off + hdr::TYPE, &[2])?;
         }
         mtr.commit()?;
-        *tail = t;
+        self.publish_tail(&mut tail, t);
         log.last = Some(at);
         log.n_recs += 1;
         log.update = update;
@@ -655,9 +921,11 @@ impl TrxSys {
     pub fn commit(&self, pool: &BufferPool, log: &UndoLog) -> Result<Lsn> {
         let trx_no = {
             let mut ids = self.ids.lock();
-            self.take_number(pool, &mut ids)?
+            let no = self.take_number(pool, &mut ids)?;
+            ids.committing.insert(no);
+            no
         };
-        let end = {
+        let end = (|| -> Result<Lsn> {
             let mut tail = self.tail.lock();
             let mut t = tail.clone();
             let mut mtr = pool.mtr()?;
@@ -689,10 +957,18 @@ impl TrxSys {
             }
             let end = mtr.commit()?;
             t.free_slots.push(log.slot);
-            *tail = t;
-            end
+            self.publish_tail(&mut tail, t);
+            Ok(end)
+        })();
+        let end = match end {
+            Ok(end) => end,
+            Err(e) => {
+                // Not committed: not committing either, or purge would wait for it forever.
+                self.ids.lock().committing.remove(&trx_no);
+                return Err(e);
+            }
         };
-        self.deactivate(log.trx_id);
+        self.deactivate(log.trx_id, Some(trx_no));
         Ok(end)
     }
 
@@ -747,36 +1023,255 @@ impl TrxSys {
             tail.free_slots.push(log.slot);
             end
         };
-        self.deactivate(log.trx_id);
+        self.deactivate(log.trx_id, None);
         Ok(end)
     }
 
-    /// Verifies the undo store: reads every undo page of the stream (so a damaged page is a
-    /// checksum error naming it) and checks its header, and every active log's header.
-    /// Returns the number of undo pages.
-    pub fn check(&self, pool: &BufferPool) -> Result<u64> {
-        let first = {
-            let g = pool.get_read(self.page)?;
-            bytes::read_u32(&g, sys::FIRST).map_err(|e| MvccError::CorruptTrxSys {
-                page: self.page,
-                what: e.to_string(),
-            })?
+    /// Verifies the undo store: reads every undo page of the stream from FIRST (so a damaged
+    /// page is a checksum error naming it) and checks its header, that the chain ends at
+    /// LAST after PAGES pages, and walks the history list: as long as its length, every log
+    /// in it committed with update records. Returns the stream's pages and the history length.
+    pub fn check(&self, pool: &BufferPool) -> Result<UndoCheck> {
+        let t = self.tail.lock().clone();
+        let bad = |what: String| MvccError::CorruptTrxSys {
+            page: self.page,
+            what,
         };
         let limit = minnow_btree::space::space_usage(pool, self.page.space)?.size;
-        let (mut page, mut n) = (first, 0u64);
+        let mut pages = Vec::new();
+        let mut page = t.first_page;
         while page != 0 {
-            n += 1;
-            if n > u64::from(limit) {
-                return Err(MvccError::CorruptTrxSys {
-                    page: self.page,
-                    what: "the undo page chain has a cycle".into(),
-                });
+            pages.push(page);
+            if pages.len() as u64 > u64::from(limit) {
+                return Err(bad("the undo page chain has a cycle".into()));
             }
             let id = PageId::new(self.page.space, page);
             let g = pool.get_read(id)?;
-            page = undo::held_page_fields(&g, id)?.0;
+            let (next, free) = undo::held_page_fields(&g, id)?;
+            if page == t.first_page && usize::from(t.head) > free {
+                return Err(bad(format!(
+                    "HEAD {} is past the first undo page's FREE {free}",
+                    t.head
+                )));
+            }
+            page = next;
         }
-        Ok(n)
+        if pages.last() != Some(&t.last_page) || pages.len() as u64 != t.n_pages {
+            return Err(bad(format!(
+                "the undo chain from page {} has {} pages ending at {:?}; TRX_SYS says {} pages \
+                 ending at {}",
+                t.first_page,
+                pages.len(),
+                pages.last(),
+                t.n_pages,
+                t.last_page
+            )));
+        }
+        let history = self.history(pool)?;
+        if history.len() as u64 != t.hist_len {
+            return Err(bad(format!(
+                "the history list holds {} logs, its length says {}",
+                history.len(),
+                t.hist_len
+            )));
+        }
+        let on_chain: BTreeSet<u32> = pages.iter().copied().collect();
+        for (a, h) in &history {
+            if h.state != LogState::Committed || !h.update || !on_chain.contains(&a.page) {
+                return Err(bad(format!(
+                    "history log of transaction {} at {}:{} is {:?} (update {}), on a page {} \
+                     the undo stream",
+                    h.trx_id,
+                    a.page,
+                    a.offset,
+                    h.state,
+                    h.update,
+                    if on_chain.contains(&a.page) {
+                        "in"
+                    } else {
+                        "not in"
+                    }
+                )));
+            }
+        }
+        Ok(UndoCheck {
+            pages,
+            history_len: t.hist_len,
+        })
+    }
+
+    /// The oldest log of the history list: its header's address and the header.
+    pub fn history_head(&self, pool: &BufferPool) -> Result<Option<(UndoAddr, LogHeader)>> {
+        let first = self.tail.lock().hist_first;
+        match first {
+            None => Ok(None),
+            Some(a) => Ok(Some((a, undo::read_header(pool, self.page.space, a)?))),
+        }
+    }
+
+    /// Takes the history list's oldest log, whose header is at `at`, off the list once purge
+    /// has removed what its records describe: one mtr marks its header purged and moves the
+    /// list's first and length in TRX_SYS, so the history list length falls. Does nothing if
+    /// `at` is not the list's first log any more.
+    pub fn finish_purge(&self, pool: &BufferPool, at: UndoAddr) -> Result<Option<Lsn>> {
+        let mut tail = self.tail.lock();
+        if tail.hist_first != Some(at) {
+            return Ok(None);
+        }
+        let h = undo::read_header(pool, self.page.space, at)?;
+        let mut t = tail.clone();
+        let mut mtr = pool.mtr()?;
+        let s = mtr.get_write(self.page)?;
+        let id = PageId::new(self.page.space, at.page);
+        let lh = mtr.get_write(id)?;
+        mtr.write(lh, usize::from(at.offset) + hdr::STATE, &[4])?;
+        t.hist_first = h.history_next;
+        t.hist_len = t.hist_len.saturating_sub(1);
+        if t.hist_first.is_none() {
+            t.hist_last = None;
+            t.hist_len = 0;
+            mtr.write(s, sys::HIST_LAST, &addr_bytes(None))?;
+        }
+        mtr.write(s, sys::HIST_FIRST, &addr_bytes(t.hist_first))?;
+        mtr.write(s, sys::HIST_LEN, &t.hist_len.to_be_bytes())?;
+        let end = mtr.commit()?;
+        self.publish_tail(&mut tail, t);
+        Ok(Some(end))
+    }
+
+    /// Gives the dead head of the undo stream back to the undo segment: walks the entries
+    /// from HEAD; while every entry starting in the first page is dead (a filler, a record,
+    /// the header of a log that is committed without update records, rolled back or purged),
+    /// the pages up to where the next entry starts are freed and FIRST and HEAD move there,
+    /// one mtr per step. The header of an active log or of a log still in the history stops
+    /// it, and so does the last page (where appends go). Returns the pages freed.
+    pub fn trim(&self, pool: &BufferPool) -> Result<u64> {
+        let mut tail = self.tail.lock();
+        let mut freed = 0u64;
+        loop {
+            let t = tail.clone();
+            if t.first_page == t.last_page {
+                break;
+            }
+            let Some((to_page, to_off, dead)) = self.dead_head(pool, &t)? else {
+                break;
+            };
+            if dead.is_empty() {
+                break;
+            }
+            let mut next = t.clone();
+            let mut mtr = pool.mtr()?;
+            let s = mtr.get_write(self.page)?;
+            for &p in &dead {
+                space::free_in(&mut mtr, self.seg, p)?;
+            }
+            next.first_page = to_page;
+            next.head = to_off;
+            next.n_pages = next.n_pages.saturating_sub(dead.len() as u64);
+            mtr.write(s, sys::FIRST, &to_page.to_be_bytes())?;
+            mtr.write(s, sys::HEAD, &to_off.to_be_bytes())?;
+            mtr.write(s, sys::PAGES, &(next.n_pages as u32).to_be_bytes())?;
+            mtr.commit()?;
+            freed += dead.len() as u64;
+            self.publish_tail(&mut tail, next);
+        }
+        self.mirror.pages_freed.fetch_add(freed, Ordering::Relaxed);
+        Ok(freed)
+    }
+
+    /// Walks the entries that start in the stream's first page. `None` if one of them is
+    /// needed; else where the next entry starts (page, offset) and the pages before it.
+    fn dead_head(&self, pool: &BufferPool, t: &Tail) -> Result<Option<(u32, u16, Vec<u32>)>> {
+        let space = self.page.space;
+        let (mut page, mut off) = (t.first_page, usize::from(t.head));
+        let mut pages = vec![page];
+        let corrupt =
+            |page: u32, offset: usize, expected: &str, found: String| MvccError::CorruptUndo {
+                page: PageId::new(space, page),
+                offset,
+                expected: expected.to_owned(),
+                found,
+            };
+        let fields = |page: u32| -> Result<(u32, usize)> {
+            let id = PageId::new(space, page);
+            let g = pool.get_read(id)?;
+            undo::held_page_fields(&g, id)
+        };
+        let (mut next, mut free) = fields(page)?;
+        loop {
+            if page != t.first_page {
+                // The last entry continued past the first page: the next one starts here.
+                pages.pop();
+                return Ok(Some((page, off as u16, pages)));
+            }
+            if off >= free {
+                if page == t.last_page || next == 0 {
+                    return Ok(None);
+                }
+                return Ok(Some((next, UNDO_DATA as u16, pages)));
+            }
+            let id = PageId::new(space, page);
+            let (len, kind, state, ty) = {
+                let g = pool.get_read(id)?;
+                let b = g.get(off..off + 7).ok_or_else(|| {
+                    corrupt(page, off, "an entry's first 7 bytes", "the page end".into())
+                })?;
+                let len = bytes::read_u32(b, 0)
+                    .map_err(|e| corrupt(page, off, "a length", e.to_string()))?;
+                let at = |i: usize| b.get(i).copied().unwrap_or(0);
+                (len as usize, at(4), at(5), at(6))
+            };
+            if len < 8 {
+                return Err(corrupt(
+                    page,
+                    off,
+                    "an entry of at least 8 bytes",
+                    len.to_string(),
+                ));
+            }
+            if kind == HEADER_KIND {
+                // Active, or committed with update records and not yet purged: needed.
+                if state == 1 || (state == 2 && ty == 2) {
+                    return Ok(None);
+                }
+            } else if kind != FILLER && !(1..=3).contains(&kind) {
+                return Err(corrupt(
+                    page,
+                    off + 4,
+                    "an entry kind 0 to 4",
+                    kind.to_string(),
+                ));
+            }
+            // Step over the entry, page by page.
+            let mut left = len;
+            loop {
+                let here = free.saturating_sub(off);
+                if left <= here {
+                    off += left;
+                    break;
+                }
+                left -= here;
+                if next == 0 || page == t.last_page {
+                    return Err(corrupt(
+                        page,
+                        off,
+                        "the rest of an undo entry on the next page",
+                        "the end of the undo stream".into(),
+                    ));
+                }
+                page = next;
+                off = UNDO_DATA;
+                pages.push(page);
+                (next, free) = fields(page)?;
+            }
+            if page != t.first_page && off >= free && page != t.last_page && next != 0 {
+                // Ended exactly at the end of a later page: that page is dead too.
+                page = next;
+                off = UNDO_DATA;
+                pages.push(page);
+                (next, free) = fields(page)?;
+            }
+        }
     }
 
     /// Reads the header of `log` from its page.

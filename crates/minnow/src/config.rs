@@ -26,6 +26,7 @@
 //! | `buffer_pool_dump_at_shutdown`, `buffer_pool_dump_pct` | same names (the dump is also loaded at startup) | close / open |
 //! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` (0, 1, 2) | every insert into a table with an AUTO_INCREMENT column |
 //! | `lock_wait_timeout` | `innodb_lock_wait_timeout` | every open |
+//! | `purge_threads` | `innodb_purge_threads` (here 0 or 1) | every open |
 //! | `status_file` | `innodb_status_file` (with an interval instead of InnoDB's fixed 15 s) | every open |
 //! | `adaptive_hash_index` | `innodb_adaptive_hash_index` | every open; [`crate::Database::set_adaptive_hash_index`] at runtime |
 //! | `adaptive_hash_index_parts` | `innodb_adaptive_hash_index_parts` (here: partitions by key hash) | every open |
@@ -190,6 +191,14 @@ pub struct Config {
     /// holds before its statement fails with [`crate::Error::LockWaitTimeout`] (default 50 s,
     /// as InnoDB's; at least 1 ms).
     pub lock_wait_timeout: Duration,
+    /// `innodb_purge_threads`: background purge threads, 0 or 1 (default 1). With 1, a
+    /// thread removes delete-marked records, old secondary entries and undo that no open
+    /// read view needs, in batches, sleeping 10 ms when there is nothing it may purge; with
+    /// 0 nothing is purged except by [`crate::Database::purge`]. More than 1 is refused:
+    /// every B-tree change purge makes is serialised on the database-wide writer lock, so a
+    /// second thread could only wait for the first (InnoDB's default of 4 splits work that
+    /// can run in parallel there). See the `purge` module docs.
+    pub purge_threads: usize,
     /// `innodb_status_file`: if set, a background thread rewrites `minnow_status.json` in
     /// the data directory at this interval (at least 10 ms) with [`crate::Database::status`],
     /// for `minnow status` and `minnow watch` to read while the database runs; removed at
@@ -241,6 +250,7 @@ impl Default for Config {
             buffer_pool_dump_pct: buf.dump_pct,
             autoinc_lock_mode: AutoIncLockMode::default(),
             lock_wait_timeout: Duration::from_secs(50),
+            purge_threads: 1,
             status_file: None,
             adaptive_hash_index: true,
             adaptive_hash_index_parts: 64,
@@ -295,6 +305,16 @@ impl Config {
             return bad(
                 "innodb_lock_wait_timeout",
                 format!("{:?} is below the minimum 1 ms", self.lock_wait_timeout),
+            );
+        }
+        if self.purge_threads > 1 {
+            return bad(
+                "innodb_purge_threads",
+                format!(
+                    "{} threads: at most 1, because purge's B-tree changes are serialised on \
+                     the database-wide writer lock, so more threads could only wait",
+                    self.purge_threads
+                ),
             );
         }
         if self.concurrency_tickets == 0 {

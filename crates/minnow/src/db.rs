@@ -70,6 +70,11 @@ pub struct CheckReport {
     pub overflow_pages: u64,
     /// Undo pages in the undo stream, every one read and checked.
     pub undo_pages: u64,
+    /// Logs in the history list (walked and checked against its length).
+    pub history_len: u64,
+    /// Delete-marked clustered records and secondary entries in all tables: old versions
+    /// kept for readers until purge removes them.
+    pub delete_marked: u64,
 }
 
 /// What `open` did to bring the database back.
@@ -97,8 +102,11 @@ pub(crate) struct Inner {
     pub write: Mutex<()>,
     pub(crate) next_index_id: Mutex<u64>,
     dir: PathBuf,
-    /// The transaction system: ids, active transactions, the undo store.
-    pub trx_sys: TrxSys,
+    /// The transaction system: ids, active transactions, the undo store (shared with the
+    /// status-file thread, which reads its counters).
+    pub trx_sys: Arc<TrxSys>,
+    /// Purge's counters and background thread (`crate::purge`).
+    pub(crate) purge: Arc<crate::purge::PurgeCounters>,
     /// The undo segment (owner of the TRX_SYS page and the undo pages).
     pub undo_segment: minnow_btree::space::Segment,
     /// Row locks: writers lock every row and unique key they change until their transaction
@@ -143,7 +151,8 @@ impl Inner {
             status_file: Mutex::new(None),
             ahi,
             admission,
-            trx_sys,
+            trx_sys: Arc::new(trx_sys),
+            purge: Arc::default(),
             undo_segment,
             locks: minnow_mvcc::LockManager::new(lock_wait_timeout),
         }
@@ -159,18 +168,26 @@ impl Inner {
                 Arc::clone(&self.rows),
                 self.ahi.clone(),
                 self.started,
+                (Arc::clone(&self.trx_sys), Arc::clone(&self.purge)),
             )?;
             *self.status_file.lock() = Some(w);
         }
         Ok(())
     }
 
-    /// Stops the status-file thread, then shuts the pool down (see `BufferPool::shutdown`).
-    fn shutdown(self) -> Result<()> {
-        if let Some(w) = self.status_file.lock().take() {
+    /// Stops the purge and status-file threads, then shuts the pool down (see
+    /// `BufferPool::shutdown`).
+    fn shutdown(this: Arc<Inner>) -> Result<()> {
+        this.purge.stop();
+        if let Some(w) = this.status_file.lock().take() {
             w.stop();
         }
-        match Arc::try_unwrap(self.pool) {
+        // The purge thread holds only a weak reference, and it has been joined.
+        let inner = match Arc::try_unwrap(this) {
+            Ok(inner) => inner,
+            Err(shared) => return Ok(shared.pool.flush_all()?),
+        };
+        match Arc::try_unwrap(inner.pool) {
             Ok(pool) => Ok(pool.shutdown()?),
             // Only the status thread shares the pool, and it has been joined.
             Err(pool) => Ok(pool.flush_all()?),
@@ -203,7 +220,7 @@ impl Inner {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Database {
-    inner: Option<Inner>,
+    inner: Option<Arc<Inner>>,
     report: OpenReport,
 }
 
@@ -302,7 +319,7 @@ impl Database {
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
         let ahi = minnow_ahi::Ahi::new(config.ahi_config());
-        let inner = Inner::new(
+        let inner = Arc::new(Inner::new(
             pool,
             config,
             dict,
@@ -310,8 +327,9 @@ impl Database {
             DICT_INDEX_ID + 1,
             dir,
             (trx_sys, undo_segment),
-        );
+        ));
         inner.start_status_file()?;
+        crate::purge::start(&inner)?;
         Ok(Database {
             inner: Some(inner),
             report: OpenReport::default(),
@@ -425,7 +443,7 @@ impl Database {
         }
         let tables = entries;
         let mut db = Database {
-            inner: Some(Inner::new(
+            inner: Some(Arc::new(Inner::new(
                 pool,
                 config,
                 dict,
@@ -433,7 +451,7 @@ impl Database {
                 next,
                 dir,
                 (trx_sys, undo_segment),
-            )),
+            ))),
             report: OpenReport::default(),
         };
         // Roll back every transaction that had not committed, newest record first, before
@@ -446,11 +464,14 @@ impl Database {
         db.remove_orphan_counters(counters.into_keys())?;
         db.report = report;
         db.inner()?.start_status_file()?;
+        if let Some(inner) = &db.inner {
+            crate::purge::start(inner)?;
+        }
         Ok(db)
     }
 
     pub(crate) fn inner(&self) -> Result<&Inner> {
-        self.inner.as_ref().ok_or(Error::Poisoned)
+        self.inner.as_deref().ok_or(Error::Poisoned)
     }
 
     /// What `open` did (all zero after `create`).
@@ -652,30 +673,64 @@ impl Database {
                 }
             }
             t.check_auto_increment(&inner.pool)?;
-            report.rows.insert(name.clone(), self.live_rows(t)?);
+            let (live, marked) = self.live_rows(t)?;
+            report.rows.insert(name.clone(), live);
+            report.delete_marked += marked;
             report.tables += 1;
         }
-        self.check_allocation(&inner.tables.read())?;
-        report.undo_pages = inner.trx_sys.check(&inner.pool)?;
+        let space = self.check_allocation(&inner.tables.read())?;
+        let undo = inner.trx_sys.check(&inner.pool)?;
+        report.undo_pages = undo.pages.len() as u64;
+        report.history_len = undo.history_len;
+        // The undo segment holds exactly the TRX_SYS page and the stream's pages: a page
+        // freed by purge is in no chain, and every chain page is in use by the segment.
+        let mut want: std::collections::BTreeSet<u32> = undo.pages.iter().copied().collect();
+        want.insert(inner.trx_sys.page().page_no);
+        let have = space
+            .segments
+            .get(&inner.undo_segment.id)
+            .map(|s| s.pages.clone())
+            .unwrap_or_default();
+        if want != have {
+            return Err(Error::Corrupt {
+                what: format!(
+                    "undo segment: pages in use but in no undo chain {:?}, chain pages not in use \
+                     {:?}",
+                    have.difference(&want).take(8).collect::<Vec<_>>(),
+                    want.difference(&have).take(8).collect::<Vec<_>>()
+                ),
+            });
+        }
         // Every overflow page lies in its tree's leaf segment and is on one of that tree's
         // chains (`check_allocation` through `BTree::check_space`), and every page in use
         // belongs to some segment: so no BLOB page is on no record's chain.
         Ok(report)
     }
 
-    /// Rows of a table that are not delete-marked (the latest state, committed or not).
-    fn live_rows(&self, t: &TableEntry) -> Result<u64> {
+    /// Rows of a table that are not delete-marked (the latest state, committed or not), and
+    /// delete-marked records in all its indexes.
+    fn live_rows(&self, t: &TableEntry) -> Result<(u64, u64)> {
         let pool = &self.inner()?.pool;
         let name = t.meta.name();
-        let mut n = 0;
+        let (mut n, mut marked) = (0, 0);
         for e in t
             .clustered
             .scan(pool, ScanRange::all().fetch(Vec::new()))
             .map_err(|e| from_tree(e, name, PRIMARY))?
         {
-            n += u64::from(!e.map_err(|e| from_tree(e, name, PRIMARY))?.deleted);
+            let deleted = e.map_err(|e| from_tree(e, name, PRIMARY))?.deleted;
+            n += u64::from(!deleted);
+            marked += u64::from(deleted);
         }
-        Ok(n)
+        for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
+            for e in tree
+                .scan(pool, ScanRange::all())
+                .map_err(|e| from_tree(e, name, &s.name))?
+            {
+                marked += u64::from(e.map_err(|e| from_tree(e, name, &s.name))?.deleted);
+            }
+        }
+        Ok((n, marked))
     }
 
     /// The secondary entries the table's rows call for that the index lacks, and the
@@ -754,7 +809,7 @@ impl Database {
             self.persist_counters()?;
         }
         match self.inner.take() {
-            Some(inner) => inner.shutdown(),
+            Some(inner) => Inner::shutdown(inner),
             None => Ok(()),
         }
     }
@@ -766,7 +821,7 @@ impl Drop for Database {
             let _ = self.persist_counters();
         }
         if let Some(inner) = self.inner.take() {
-            let _ = inner.shutdown();
+            let _ = Inner::shutdown(inner);
         }
     }
 }

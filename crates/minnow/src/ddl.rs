@@ -312,7 +312,7 @@ impl Database {
     pub(crate) fn check_allocation(
         &self,
         tables: &BTreeMap<String, Arc<TableEntry>>,
-    ) -> Result<()> {
+    ) -> Result<space::SpaceReport> {
         let inner = self.inner()?;
         let report = space::check_space(&inner.pool, SYSTEM_SPACE_ID)
             .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
@@ -362,6 +362,6 @@ impl Database {
                 ),
             });
         }
-        Ok(())
+        Ok(report)
     }
 }

@@ -196,8 +196,14 @@
 //! otherwise it checks each entry against the clustered record's visible version.
 //! [`RowStatus`] counts both (`sec_cluster_reads`, `sec_cluster_reads_avoided`).
 //!
-//! **Not built yet**: purge (delete-marked rows, their overflow pages and committed undo stay,
-//! so the undo grows with every change); `create_index` on a table with transactions in
+//! **Purge.** Delete-marked rows (with their overflow pages), old secondary entries and
+//! committed undo are removed once no open read view can need them: by a background thread
+//! ([`Config::purge_threads`], default 1) or by [`Database::purge`]. Purge waits for the
+//! oldest open read view, so a transaction left open holds back purge of everything committed
+//! after its snapshot; the history list length in [`Database::status`] shows it. Undo pages
+//! purge frees are reused. See the [`purge`] module.
+//!
+//! **Not built yet**: `create_index` on a table with transactions in
 //! flight builds from the latest state (its leaves are stamped so that views older than the
 //! build check every entry against the row, but a row whose latest version was deleted or
 //! changed its key has no entry for the version an older view sees: InnoDB refuses such
@@ -254,11 +260,11 @@
 //!
 //! ## Not built yet
 //!
-//! Row locks and purge (see "Transactions"); `ALTER TABLE` beyond
+//! Gap locks (see "Transactions"); `ALTER TABLE` beyond
 //! `create_index` and `drop_index`; a tablespace per table; `auto_increment_increment` and
 //! `_offset`; prefix keys on
 //! BLOB/TEXT columns; the `innodb_*` knobs the lower crates do not implement yet (adaptive
-//! hash index, thread concurrency, purge, compression, write IO threads).
+//! compression, write IO threads).
 
 #![cfg_attr(
     not(test),
@@ -277,6 +283,7 @@ mod db;
 mod ddl;
 mod error;
 pub mod history;
+pub mod purge;
 mod schema;
 pub mod status;
 mod table;
@@ -296,10 +303,14 @@ pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};
+pub use purge::PurgeReport;
 pub use schema::{
     ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
 };
-pub use status::{BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status};
+pub use status::{
+    BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status,
+    TransactionStatus,
+};
 pub use table::{Rows, Scan, Table};
 pub use trx::{Isolation, Transaction};
 

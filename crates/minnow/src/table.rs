@@ -324,7 +324,7 @@ impl<'db> Table<'db> {
             (!deleted).then_some(row)
         } else {
             // A writer that may not have committed: the latest committed version, from undo.
-            self.get_in(&Snapshot::View(inner.trx_sys.read_view(0)), &key)?
+            self.get_in(&Snapshot::View(inner.trx_sys.open_view(0)), &key)?
         };
         self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
         Ok(found)
@@ -640,7 +640,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.read_view(0));
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
         self.scan_in(snap, scan)
     }
 
@@ -707,7 +707,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.read_view(0));
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
         self.scan_index_in(snap, index, scan)
     }
 

@@ -13,7 +13,7 @@
 //!   place instead (update undo with the old, delete-marked row).
 //! - **update**: update undo (the whole old row); the record is updated in place.
 //! - **delete**: delete-mark undo (the whole old row); the record gets the delete mark and
-//!   stays, for readers with older views (purge would remove it; not built yet).
+//!   stays, for readers with older views, until purge removes it (`crate::purge`).
 //!
 //! Secondary indexes carry no transaction ids. A delete, or an update that changes an
 //! index's columns, **delete-marks** the old entry and inserts the new one (an insert that
@@ -87,7 +87,8 @@ use std::sync::atomic::Ordering;
 use minnow_btree::record::{Value, decode_value};
 use minnow_btree::{BTree, TreeError};
 use minnow_mvcc::{
-    LockKey, LockMode, NewRecord, ReadView, RollPtr, TrxLocks, UndoKind, UndoLog, UndoRecord,
+    LockKey, LockMode, NewRecord, OpenView, ReadView, RollPtr, TrxLocks, UndoKind, UndoLog,
+    UndoRecord,
 };
 use minnow_redo::{Durability, Lsn};
 
@@ -127,6 +128,8 @@ pub(crate) struct TrxState {
     pub end: Lsn,
     /// The row locks it holds (from its first write on).
     pub locks: Option<TrxLocks>,
+    /// Lock waits so far: each let go of the writer lock, so purge may have run meanwhile.
+    pub waits: u64,
 }
 
 /// The writer lock's guard, which a statement lets go of while it waits for a row lock.
@@ -273,7 +276,7 @@ fn undo_fields(t: &TableEntry, values: &[Value], key_only: bool) -> Result<Vec<O
 }
 
 /// The primary key an undo record names.
-fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
+pub(crate) fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
     let fields = t.clustered.layout().fields();
     let n = t.meta.pk.len();
     if rec.fields.len() < n {
@@ -348,6 +351,7 @@ fn lock(
     if locks.try_lock(&key, LockMode::Exclusive) {
         return Ok(());
     }
+    trx.waits += 1;
     parking_lot::MutexGuard::unlocked(w, || locks.lock(key, LockMode::Exclusive))?;
     if t.dropped.load(Ordering::Acquire) || t.superseded.load(Ordering::Acquire) {
         return Err(Error::TableChanged {
@@ -401,7 +405,7 @@ fn sec_mark(
         .map_err(|e| from_tree(e, t.meta.name(), name))
 }
 
-fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
+pub(crate) fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
     match (t.secondary.get(i), t.meta.secondary.get(i)) {
         (Some(tree), Some(s)) => Ok((tree, s.name.as_str())),
         _ => Err(Error::Corrupt {
@@ -424,7 +428,7 @@ pub(crate) fn insert(
     let pool = &inner.pool;
     let pk = meta.pk_of(row);
     lock_row(inner, t, trx, w, &pk)?;
-    let existing = t
+    let mut existing = t
         .clustered
         .get(pool, &pk)
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
@@ -434,8 +438,17 @@ pub(crate) fn insert(
             return Err(dup(t, PRIMARY, pk));
         }
     }
+    let waits = trx.waits;
     for i in 0..meta.secondary.len() {
         check_unique(inner, t, trx, w, i, row, None)?;
+    }
+    if trx.waits != waits && existing.is_some() {
+        // The row is locked, so no writer changed it while the unique checks waited; but
+        // purge may have removed the delete-marked record meanwhile.
+        existing = t
+            .clustered
+            .get(pool, &pk)
+            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
     }
     check_entry_sizes(inner, t, row)?;
     match existing {
@@ -732,7 +745,7 @@ fn check_entry_sizes(inner: &Inner, t: &TableEntry, row: &[Value]) -> Result<()>
 
 // ---- Undoing one record ----
 
-fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
+pub(crate) fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
     inner
         .tables
         .read()
@@ -790,7 +803,14 @@ fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result
                         .map_err(|e| from_tree(e, meta.name(), name))?
                         .is_some();
                     if exists {
-                        if older_version_has(inner, &t, rec.old_roll_ptr, i, &e_new)? {
+                        if older_version_has(
+                            inner,
+                            &t,
+                            rec.old_trx_id,
+                            rec.old_roll_ptr,
+                            i,
+                            &e_new,
+                        )? {
                             tree.set_delete_mark_trx(pool, &e_new, true, me)
                                 .map_err(|e| from_tree(e, meta.name(), name))?;
                         } else {
@@ -823,11 +843,13 @@ fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result
     Ok(())
 }
 
-/// True if a version of the row older than the one whose roll pointer is `ptr` has `entry`
-/// in secondary index `i`.
+/// True if a version of the row older than the one written by `writer` with roll pointer
+/// `ptr` has `entry` in secondary index `i`. Versions behind a writer every reader sees are
+/// needed by no one and their undo may be purged already: the walk stops there.
 fn older_version_has(
     inner: &Inner,
     t: &TableEntry,
+    mut writer: u64,
     mut ptr: RollPtr,
     i: usize,
     entry: &[Value],
@@ -835,11 +857,15 @@ fn older_version_has(
     let Some(s) = t.meta.secondary.get(i) else {
         return Ok(false);
     };
-    while let Older::Version { rec, values } = step_back(inner, t, ptr)? {
+    while !inner.trx_sys.undo_may_be_gone(writer) {
+        let Older::Version { rec, values } = step_back(inner, t, ptr)? else {
+            break;
+        };
         let row = t.meta.row_of(values)?;
-        if t.meta.secondary_values(s, &row) == entry {
+        if !rec.old_deleted && t.meta.secondary_values(s, &row) == entry {
             return Ok(true);
         }
+        writer = rec.old_trx_id;
         ptr = rec.old_roll_ptr;
     }
     Ok(false)
@@ -850,8 +876,9 @@ fn older_version_has(
 /// Which writers' changes a read sees.
 #[derive(Debug, Clone)]
 pub(crate) enum Snapshot {
-    /// A read view (a transaction's, or one taken for a single statement).
-    View(ReadView),
+    /// A read view (a transaction's, or one taken for a single statement), registered with
+    /// the transaction system while the snapshot lives, so purge keeps what it needs.
+    View(OpenView),
 }
 
 impl Snapshot {
@@ -922,7 +949,7 @@ pub struct Transaction<'db> {
     db: &'db Database,
     isolation: Isolation,
     state: TrxState,
-    view: Option<ReadView>,
+    view: Option<OpenView>,
     ended: bool,
 }
 
@@ -987,7 +1014,7 @@ impl<'db> Transaction<'db> {
         let view = match (self.isolation, &self.view) {
             (Isolation::RepeatableRead, Some(v)) => v.clone(),
             _ => {
-                let v = inner.trx_sys.read_view(self.state.id);
+                let v = inner.trx_sys.open_view(self.state.id);
                 if self.isolation == Isolation::RepeatableRead {
                     self.view = Some(v.clone());
                 }
@@ -1003,7 +1030,7 @@ impl<'db> Transaction<'db> {
     /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
     pub fn read_view(&mut self) -> Result<ReadView> {
         let Snapshot::View(v) = self.snapshot()?;
-        Ok(v)
+        Ok(ReadView::clone(&v))
     }
 
     /// Runs one write statement under the writer lock, rolled back to its start if it fails;

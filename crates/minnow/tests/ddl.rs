@@ -85,11 +85,11 @@ fn dropped_pages_are_reused_and_the_file_stops_growing() {
         }
     }
     // The same data after a drop fits in the pages the drop gave back: the file grows only by
-    // the undo the rounds wrote (kept until purge, which is not built yet), plus at most one
-    // extent the undo segment took whole.
+    // the undo the rounds wrote (what purge has not given back yet), plus at most one extent
+    // the undo segment took whole.
     let extent = 256 * 4096;
     for r in 1..3 {
-        let undo_growth = (undo[r] - undo[0]) * 4096;
+        let undo_growth = undo[r].saturating_sub(undo[0]) * 4096;
         assert!(
             sizes[r] - sizes[0] <= undo_growth + extent,
             "round {r}: {sizes:?}, undo pages {undo:?}"

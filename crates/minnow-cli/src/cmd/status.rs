@@ -131,11 +131,22 @@ pub struct RedoFacts {
     pub clean_shutdown: bool,
 }
 
+/// The TRX_SYS page at rest.
+#[derive(Debug, Serialize)]
+pub struct TrxSysFacts {
+    /// History list length: committed update undo logs purge has not finished with.
+    pub history_len: u64,
+    /// Undo pages in the undo stream.
+    pub undo_pages: u64,
+}
+
 /// What the files of a stopped database say.
 #[derive(Debug, Serialize)]
 pub struct StoppedFacts {
     /// `ibdata1`.
     pub tablespace: Option<SpaceFacts>,
+    /// The TRX_SYS page (as last written to the file: after a crash, redo may change it).
+    pub transactions: Option<TrxSysFacts>,
     /// `ib_logfile0`.
     pub redo: Option<RedoFacts>,
     /// Doublewrite segment files (`dblwr.N`).
@@ -227,16 +238,19 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
 }
 
 fn stopped_facts(dir: &Path, problems: &mut Vec<String>) -> Result<StoppedFacts, CliError> {
-    let tablespace = match Space::open(&dir.join(minnow::SYSTEM_TABLESPACE), None) {
-        Ok(s) => Some(SpaceFacts {
-            file: s.name(),
-            bytes: s.len(),
-            page_size: s.page_size().bytes(),
-            pages: s.pages(),
-        }),
+    let (tablespace, transactions) = match Space::open(&dir.join(minnow::SYSTEM_TABLESPACE), None) {
+        Ok(s) => (
+            Some(SpaceFacts {
+                file: s.name(),
+                bytes: s.len(),
+                page_size: s.page_size().bytes(),
+                pages: s.pages(),
+            }),
+            trx_sys_facts(&s, problems),
+        ),
         Err(e) => {
             problems.push(e.to_string());
-            None
+            (None, None)
         }
     };
     let redo = if dir.join(minnow::REDO_LOG).exists() {
@@ -268,9 +282,34 @@ fn stopped_facts(dir: &Path, problems: &mut Vec<String>) -> Result<StoppedFacts,
         .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count());
     Ok(StoppedFacts {
         tablespace,
+        transactions,
         redo,
         doublewrite_segments,
         buffer_pool_dump_pages,
+    })
+}
+
+/// The history list length and undo pages from the TRX_SYS page, if it reads as one.
+fn trx_sys_facts(s: &Space, problems: &mut Vec<String>) -> Option<TrxSysFacts> {
+    use minnow::mvcc::trx_sys::{TRX_SYS_FORMAT, sys};
+    use minnow::page::bytes;
+    let mut buf = vec![0u8; s.page_size().bytes()];
+    if let Err(e) = s.read_page(u64::from(minnow::TRX_SYS_PAGE), &mut buf) {
+        problems.push(format!("TRX_SYS page: {e}"));
+        return None;
+    }
+    let ty = bytes::read_u16(&buf, minnow::page::fil::PAGE_TYPE).ok()?;
+    let format = bytes::read_u32(&buf, sys::FORMAT).ok()?;
+    if ty != minnow::page::PageType::TrxSys.to_u16() || format != TRX_SYS_FORMAT {
+        problems.push(format!(
+            "page {} is not a TRX_SYS page of format {TRX_SYS_FORMAT} (type {ty}, format {format})",
+            minnow::TRX_SYS_PAGE
+        ));
+        return None;
+    }
+    Some(TrxSysFacts {
+        history_len: bytes::read_u64(&buf, sys::HIST_LEN).ok()?,
+        undo_pages: u64::from(bytes::read_u32(&buf, sys::PAGES).ok()?),
     })
 }
 
@@ -345,6 +384,14 @@ fn print_text(r: &StatusReport, out: &mut dyn Write) -> Result<(), CliError> {
                     "recovery will replay them at the next open"
                 }
             )?;
+        }
+        if let Some(x) = &s.transactions {
+            writeln!(
+                out,
+                "  history list     {} undo logs not purged",
+                x.history_len
+            )?;
+            writeln!(out, "  undo pages       {}", x.undo_pages)?;
         }
         writeln!(
             out,

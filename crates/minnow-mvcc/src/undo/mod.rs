@@ -5,7 +5,8 @@
 //! All undo lives in one **segment** of the system tablespace (InnoDB's rollback segment,
 //! reduced to one), whose first page is the TRX_SYS page ([`crate::trx_sys`]). Its other pages
 //! are **undo pages** (FIL type `UNDO_LOG` = 2), chained through a `NEXT` pointer into one
-//! append-only **undo stream**:
+//! **undo stream**, appended at its end and trimmed at its head once purge is done with the
+//! logs there ([`crate::TrxSys::trim`]):
 //!
 //! ```text
 //!  undo page                                 TRX_SYS page: FIRST, LAST of the chain

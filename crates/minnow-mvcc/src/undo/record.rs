@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! undo record (kind 1 insert, 2 update, 3 delete-mark), all integers big-endian
+//! (kind 4 marks the unfinished start of a long record, see `FILLER` below)
 //!  0  u32  total length (43 + fields)
 //!  4  u8   kind
 //!  5  u8   flags: bit 0 = the old record was delete-marked
@@ -24,7 +25,7 @@
 //! undo log header (kind 0), 48 bytes, never split across pages
 //!  0  u32  48
 //!  4  u8   0
-//!  5  u8   state: 1 active, 2 committed, 3 rolled back
+//!  5  u8   state: 1 active, 2 committed, 3 rolled back, 4 purged
 //!  6  u8   type: 1 insert (only insert records so far), 2 update
 //!  7  u8   0
 //!  8  u64  transaction id
@@ -41,6 +42,14 @@ use crate::roll_ptr::RollPtr;
 pub const RECORD_HEADER_LEN: usize = 43;
 /// Bytes of an undo log header.
 pub const LOG_HEADER_LEN: usize = 48;
+/// The kind byte of a **filler**: the first pieces of a record longer than a page are written
+/// one mini-transaction each, with this kind and a length covering only the bytes written so
+/// far; the last piece writes the real length and kind. A crash in between leaves a filler,
+/// which a walk of the stream steps over and nothing points at.
+pub const FILLER: u8 = 4;
+/// The kind byte of a log header.
+pub const HEADER_KIND: u8 = 0;
+
 /// The length of a NULL field.
 const NULL_LEN: u32 = u32::MAX;
 
@@ -122,6 +131,9 @@ pub enum LogState {
     Committed,
     /// The transaction was rolled back to its start.
     RolledBack,
+    /// A committed log purge has finished with: out of the history list, nothing in it is
+    /// needed any more (its space may be reused).
+    Purged,
 }
 
 /// An undo log header.
@@ -327,6 +339,7 @@ impl LogState {
             LogState::Active => 1,
             LogState::Committed => 2,
             LogState::RolledBack => 3,
+            LogState::Purged => 4,
         }
     }
 }
@@ -383,7 +396,8 @@ impl LogHeader {
             1 => LogState::Active,
             2 => LogState::Committed,
             3 => LogState::RolledBack,
-            s => return Err(bad(5, "log state 1, 2 or 3", s.to_string())),
+            4 => LogState::Purged,
+            s => return Err(bad(5, "log state 1, 2, 3 or 4", s.to_string())),
         };
         let update = match r.u8()? {
             1 => false,
@@ -405,6 +419,8 @@ impl LogHeader {
 
 /// Offsets of the fields of a log header that change in place.
 pub(crate) mod hdr {
+    /// Kind byte (0 for a header).
+    pub const KIND: usize = 4;
     /// State byte.
     pub const STATE: usize = 5;
     /// Type byte.

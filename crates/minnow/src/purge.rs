@@ -1,0 +1,414 @@
+//! Purge: removing what no reader can need any more.
+//!
+//! ## Why anything is left to remove
+//!
+//! Under MVCC a write never destroys the old version of a row, because a reader with an
+//! older snapshot may still need it (see `minnow_mvcc`'s crate docs):
+//!
+//! - a **delete** only sets the clustered record's delete mark and writes delete-mark undo;
+//! - an **update** keeps the old version in update undo, and if it changes a secondary
+//!   index's columns it only delete-marks the old entry (and inserts the new one);
+//! - every committed transaction with such undo joins the **history list** (in TRX_SYS), in
+//!   commit order.
+//!
+//! Left alone, delete-marked records, old secondary entries and undo pages pile up for ever:
+//! deleted rows never free their pages, B-tree pages never merge, the undo stream only
+//! grows. **Purge** is the garbage collector that removes them once nobody can look.
+//!
+//! ## Why purge waits for the oldest read view
+//!
+//! "Nobody can look" is decided by read views. A reader's view sees a transaction's changes
+//! if it committed before the view was taken. So purge takes the **oldest open view** (a
+//! fresh one if none is open; [`minnow_mvcc::TrxSys::purge_view`]): whatever that view sees,
+//! every open view and every future one sees too. A committed log whose commit number is
+//! below the view's `low_limit_no` (InnoDB's rule) was committed before the oldest view was
+//! taken: no reader will ever ask for the versions it holds. A log committed later may hold
+//! the version the oldest reader sees, so purge stops at the first such log and waits. One
+//! transaction that keeps a view open for an hour therefore holds back purge of everything
+//! committed in that hour: the history list grows, and so does the work of every reader that
+//! must walk back through the versions piled up in front of it (seed 004, "Open transactions
+//! are bad"; experiment E9).
+//!
+//! ```text
+//!  history list (commit order)     oldest view V: low_limit_no = 40
+//!  ┌────────┬────────┬────────┬────────┐
+//!  │ no 31  │ no 35  │ no 42  │ no 47  │
+//!  └────────┴────────┴────────┴────────┘
+//!   purged now ──────┘ └── wait: V may need the versions they replaced
+//! ```
+//!
+//! ## What purging one log does
+//!
+//! For each undo record of the log (newest first; each is independent), under the writer
+//! lock (B-tree changes are serialised there, so purge's checks cannot race a writer):
+//!
+//! 1. **Secondary entries** of the old version the record holds: an entry is removed if it
+//!    is delete-marked and no version of the row that some view may still need has it. The
+//!    versions checked are the clustered record as it is now and the older ones rebuilt from
+//!    undo, walking back only while the purge view cannot see the writer of the version in
+//!    hand (InnoDB's `row_purge_poss_sec` and `row_vers_old_has_index_entry`); behind a
+//!    writer the purge view sees, nobody needs anything.
+//! 2. **A delete-mark record**: if the clustered record is still delete-marked and still
+//!    carries this transaction's id and this undo record's roll pointer, it is removed
+//!    physically (with its off-page columns' pages, and merging pages as any delete does).
+//!    If a later transaction changed the row since (it re-inserted the key), the later
+//!    transaction's purge will deal with it.
+//! 3. The log leaves the history list in one mtr ([`minnow_mvcc::TrxSys::finish_purge`]),
+//!    then the dead head of the undo stream goes back to the undo segment
+//!    ([`minnow_mvcc::TrxSys::trim`]), where appends find it again.
+//!
+//! Every step checks the state it acts on, so purging a record twice changes nothing the
+//! second time: a power cut in the middle of a log leaves it at the head of the history list,
+//! and the next purge (after `open`) does it again, correctly.
+//!
+//! ## Readers and purge
+//!
+//! Readers never wait for purge beyond page latches. A read through a secondary entry that
+//! purge has just removed the clustered record of finds no row, which is what its view would
+//! have decided anyway (it sees the delete). A walk back through versions without a view
+//! (rollback's check of older versions) stops at a writer the last purge view sees, since
+//! that writer's undo may already be gone ([`minnow_mvcc::TrxSys::undo_may_be_gone`]).
+//!
+//! ## Threads
+//!
+//! `Config::purge_threads` is 0 (no background purge: only [`Database::purge`] purges) or 1
+//! (a background thread purges in batches of [`BATCH_LOGS`] logs, sleeping
+//! [`IDLE_WAIT`] when there is nothing it may purge). More threads are refused: every B-tree
+//! change purge makes is serialised on the database-wide writer lock, so a second thread
+//! could only wait for the first. [`Database::purge`] may run beside the thread; the two take
+//! turns.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use minnow_btree::TreeError;
+use minnow_btree::record::Value;
+use minnow_mvcc::{ReadView, RollPtr, UndoAddr, UndoKind, UndoRecord};
+use parking_lot::{Condvar, Mutex};
+
+use crate::db::{Database, Inner, TableEntry};
+use crate::error::{Error, Result, from_tree};
+use crate::schema::PRIMARY;
+use crate::history::{sys_of, version_of};
+use crate::trx::{key_of_undo, sec, table_of};
+
+/// Logs the background thread purges before it looks for a newer purge view.
+pub const BATCH_LOGS: usize = 32;
+/// Undo records purged per hold of the writer lock (writers get a turn in between).
+const RECORDS_PER_LOCK: usize = 64;
+/// How long the background thread sleeps when it finds nothing to purge.
+pub const IDLE_WAIT: Duration = Duration::from_millis(10);
+
+/// What a purge did (one [`Database::purge`] call, or everything since open in
+/// [`PurgeCounters`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    /// Undo logs taken off the history list.
+    pub logs: u64,
+    /// Undo records purged.
+    pub records: u64,
+    /// Delete-marked clustered records removed.
+    pub clustered_removed: u64,
+    /// Delete-marked secondary entries removed.
+    pub secondary_removed: u64,
+    /// Undo pages given back to the undo segment.
+    pub undo_pages_freed: u64,
+    /// The history list length afterwards.
+    pub history_len: u64,
+}
+
+/// Purge's counters since open and the background thread's controls (shared with the thread
+/// and the status file).
+#[derive(Debug, Default)]
+pub(crate) struct PurgeCounters {
+    pub logs: AtomicU64,
+    pub records: AtomicU64,
+    pub clustered_removed: AtomicU64,
+    pub secondary_removed: AtomicU64,
+    /// Batches that purged at least one log or freed a page.
+    pub batches: AtomicU64,
+    /// Errors that stopped the background thread (0 or 1).
+    pub errors: AtomicU64,
+    /// 1 while the background thread runs.
+    pub running: AtomicU64,
+    /// The error that stopped the background thread, if one did.
+    pub last_error: Mutex<Option<String>>,
+    /// One purger at a time (the thread and [`Database::purge`] take turns).
+    turn: Mutex<()>,
+    stop: Mutex<bool>,
+    wake: Condvar,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl PurgeCounters {
+    fn add(&self, r: &PurgeReport) {
+        self.logs.fetch_add(r.logs, Ordering::Relaxed);
+        self.records.fetch_add(r.records, Ordering::Relaxed);
+        self.clustered_removed
+            .fetch_add(r.clustered_removed, Ordering::Relaxed);
+        self.secondary_removed
+            .fetch_add(r.secondary_removed, Ordering::Relaxed);
+        if r.logs > 0 || r.undo_pages_freed > 0 {
+            self.batches.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Stops the background thread, if any, and waits for it.
+    pub(crate) fn stop(&self) {
+        *self.stop.lock() = true;
+        self.wake.notify_all();
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Database {
+    /// Purges now, on this thread, until the history list holds only logs that some open
+    /// read view may still need (all of it if no view is open), then gives the dead head of
+    /// the undo stream back to the undo segment. See the `purge` module docs. With
+    /// `purge_threads = 1` a background thread does this continuously; this call is for
+    /// `purge_threads = 0`, tests and benchmarks, and is safe beside the thread.
+    pub fn purge(&self) -> Result<PurgeReport> {
+        let inner = self.inner()?;
+        let mut total = PurgeReport::default();
+        loop {
+            let (r, more) = batch(inner, BATCH_LOGS)?;
+            total.logs += r.logs;
+            total.records += r.records;
+            total.clustered_removed += r.clustered_removed;
+            total.secondary_removed += r.secondary_removed;
+            total.undo_pages_freed += r.undo_pages_freed;
+            total.history_len = r.history_len;
+            if !more {
+                return Ok(total);
+            }
+        }
+    }
+}
+
+/// Starts the background purge thread if the configuration asks for one. It holds only a
+/// weak reference to the database between batches, so it never keeps it alive.
+pub(crate) fn start(inner: &Arc<Inner>) -> Result<()> {
+    if inner.config.purge_threads == 0 {
+        return Ok(());
+    }
+    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let counters = Arc::clone(&inner.purge);
+    counters.running.store(1, Ordering::Relaxed);
+    let thread = std::thread::Builder::new()
+        .name("minnow-purge".into())
+        .spawn(move || {
+            loop {
+                if *counters.stop.lock() {
+                    break;
+                }
+                let more = {
+                    let Some(inner) = weak.upgrade() else {
+                        break;
+                    };
+                    match batch(&inner, BATCH_LOGS) {
+                        Ok((_, more)) => more,
+                        Err(e) => {
+                            counters.errors.fetch_add(1, Ordering::Relaxed);
+                            *counters.last_error.lock() = Some(e.to_string());
+                            break;
+                        }
+                    }
+                };
+                if !more {
+                    let mut stop = counters.stop.lock();
+                    if !*stop {
+                        counters.wake.wait_for(&mut stop, IDLE_WAIT);
+                    }
+                }
+            }
+            counters.running.store(0, Ordering::Relaxed);
+        })
+        .map_err(|e| Error::Corrupt {
+            what: format!("cannot start the purge thread: {e}"),
+        })?;
+    *inner.purge.thread.lock() = Some(thread);
+    Ok(())
+}
+
+/// Purges up to `max_logs` logs with one purge view, then trims the undo stream. Returns
+/// what it did and whether it stopped at `max_logs` (more may be purgeable).
+fn batch(inner: &Inner, max_logs: usize) -> Result<(PurgeReport, bool)> {
+    let _turn = inner.purge.turn.lock();
+    let trx_sys = &inner.trx_sys;
+    let pool = &inner.pool;
+    let view = trx_sys.purge_view();
+    let mut r = PurgeReport::default();
+    let mut more = false;
+    loop {
+        if r.logs as usize >= max_logs {
+            more = true;
+            break;
+        }
+        let Some((at, h)) = trx_sys.history_head(pool)? else {
+            break;
+        };
+        if h.trx_no >= view.low_limit_no() {
+            break;
+        }
+        purge_log(inner, &view, h.trx_id, h.last, &mut r)?;
+        // Under the writer lock, as `Database::check` reads the history and the undo
+        // segment under it.
+        let _w = inner.write.lock();
+        trx_sys.finish_purge(pool, at)?;
+        r.logs += 1;
+    }
+    r.undo_pages_freed = {
+        let _w = inner.write.lock();
+        trx_sys.trim(pool)?
+    };
+    r.history_len = trx_sys.status().history_len;
+    inner.purge.add(&r);
+    if r.logs > 0 || r.undo_pages_freed > 0 {
+        minnow_buf::trace_event!(
+            "purge",
+            logs = r.logs,
+            records = r.records,
+            clustered_removed = r.clustered_removed,
+            secondary_removed = r.secondary_removed,
+            undo_pages_freed = r.undo_pages_freed,
+            history_len = r.history_len
+        );
+    }
+    Ok((r, more))
+}
+
+/// Purges every record of the log of transaction `trx_id` whose newest record is `last`.
+fn purge_log(
+    inner: &Inner,
+    view: &ReadView,
+    trx_id: u64,
+    mut next: Option<UndoAddr>,
+    r: &mut PurgeReport,
+) -> Result<()> {
+    while next.is_some() {
+        let _w = inner.write.lock();
+        for _ in 0..RECORDS_PER_LOCK {
+            let Some(at) = next else {
+                break;
+            };
+            let probe = RollPtr {
+                insert: false,
+                rseg: 0,
+                page: at.page,
+                offset: at.offset,
+            };
+            let rec = inner.trx_sys.read(&inner.pool, probe)?;
+            let ptr = RollPtr {
+                insert: rec.kind == UndoKind::Insert,
+                ..probe
+            };
+            purge_record(inner, view, trx_id, ptr, &rec, r)?;
+            r.records += 1;
+            next = rec.prev;
+        }
+    }
+    Ok(())
+}
+
+/// Purges one undo record (the caller holds the writer lock). Idempotent.
+fn purge_record(
+    inner: &Inner,
+    view: &ReadView,
+    trx_id: u64,
+    ptr: RollPtr,
+    rec: &UndoRecord,
+    r: &mut PurgeReport,
+) -> Result<()> {
+    if rec.kind == UndoKind::Insert {
+        // Insert undo serves rollback only; nothing in the indexes to remove.
+        return Ok(());
+    }
+    // A table dropped since has nothing left to purge.
+    let Some(t) = table_of(inner, rec.index_id) else {
+        return Ok(());
+    };
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let key = key_of_undo(&t, rec)?;
+    let old_row = meta.row_of(version_of(meta, t.clustered.layout(), rec)?)?;
+    for (i, s) in meta.secondary.iter().enumerate() {
+        let (tree, name) = sec(&t, i)?;
+        let entry = meta.secondary_values(s, &old_row);
+        match tree
+            .get(pool, &entry)
+            .map_err(|e| from_tree(e, meta.name(), name))?
+        {
+            Some(e) if e.deleted => {}
+            _ => continue,
+        }
+        if needed(inner, &t, view, i, &entry, &key)? {
+            continue;
+        }
+        match tree.delete(pool, &entry) {
+            Ok(_) => r.secondary_removed += 1,
+            Err(TreeError::NotFound { .. }) => {}
+            Err(e) => return Err(from_tree(e, meta.name(), name)),
+        }
+    }
+    if rec.kind != UndoKind::DeleteMark {
+        return Ok(());
+    }
+    let Some(cur) = t
+        .clustered
+        .get(pool, &key)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    else {
+        return Ok(());
+    };
+    // Only the delete this record describes, if nothing changed the row since.
+    if cur.deleted && sys_of(&t.meta, &cur.values)? == (trx_id, ptr) {
+        t.clustered
+            .delete(pool, &key)
+            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        r.clustered_removed += 1;
+    }
+    Ok(())
+}
+
+/// True if some version of row `key` that a view may still need has `entry` in secondary
+/// index `i`: the clustered record now, then older versions while the purge view cannot see
+/// the writer of the version in hand.
+fn needed(
+    inner: &Inner,
+    t: &TableEntry,
+    view: &ReadView,
+    i: usize,
+    entry: &[Value],
+    key: &[Value],
+) -> Result<bool> {
+    let meta = &t.meta;
+    let Some(s) = meta.secondary.get(i) else {
+        return Ok(false);
+    };
+    let Some(cur) = t
+        .clustered
+        .get(&inner.pool, key)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    else {
+        return Ok(false);
+    };
+    let (mut values, mut deleted) = (cur.values, cur.deleted);
+    loop {
+        if !deleted {
+            let row = meta.row_of(values.clone())?;
+            if meta.secondary_values(s, &row) == entry {
+                return Ok(true);
+            }
+        }
+        let (writer, ptr) = sys_of(&t.meta, &values)?;
+        if view.changes_visible(writer) || !ptr.has_undo() || ptr.insert {
+            return Ok(false);
+        }
+        let rec = inner.trx_sys.read(&inner.pool, ptr)?;
+        values = version_of(&t.meta, t.clustered.layout(), &rec)?;
+        deleted = rec.old_deleted;
+    }
+}
