@@ -206,6 +206,9 @@ pub(crate) struct TableMeta {
     pub pk: Vec<usize>,
     /// Positions of the other columns, in row order.
     pub rest: Vec<usize>,
+    /// True when the primary key is the leading columns in order (`pk == [0, 1, ..]`): a
+    /// clustered record is then the row with the system columns inserted after the key.
+    pub pk_leads: bool,
     pub index_id: u64,
     pub root: u32,
     pub secondary: Vec<SecMeta>,
@@ -316,10 +319,12 @@ impl TableMeta {
             })
             .collect::<Vec<usize>>();
         let row_fields_trx = row_fields.iter().copied().chain([pk.len()]).collect();
+        let pk_leads = pk.iter().enumerate().all(|(i, &c)| i == c);
         let meta = TableMeta {
             def,
             pk,
             rest,
+            pk_leads,
             index_id: 0,
             root: 0,
             secondary,
@@ -607,6 +612,15 @@ impl TableMeta {
                 ),
             });
         }
+        let npk = self.pk.len();
+        if self.pk_leads {
+            // The primary key is the first columns, in order, and the rest follow in order:
+            // the record is the row with its two system columns in the middle. Take them out
+            // in place rather than building a second vector.
+            let mut rec = rec;
+            rec.drain(npk..npk + 2);
+            return Ok(rec);
+        }
         let mut row = vec![Value::Null; n];
         let mut it = rec.into_iter();
         for &i in &self.pk {
@@ -627,6 +641,14 @@ impl TableMeta {
             .chain(self.pk.iter())
             .map(|&i| row[i].clone())
             .collect()
+    }
+
+    /// True if `entry` is exactly the secondary entry of a (normalised) row: the same
+    /// comparison as `secondary_values(s, row) == entry`, without building the entry.
+    pub fn has_secondary_entry(&self, s: &SecMeta, row: &[Value], entry: &[Value]) -> bool {
+        let cols = s.cols.iter().chain(self.pk.iter());
+        s.cols.len() + self.pk.len() == entry.len()
+            && cols.zip(entry).all(|(&i, v)| row.get(i) == Some(v))
     }
 
     /// The primary key of a (normalised) row.

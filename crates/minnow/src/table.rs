@@ -138,8 +138,7 @@ impl Rows<'_> {
             let Some(v) = trx::visible(inner, &self.t, &self.snap, values, deleted)? else {
                 return Ok(None);
             };
-            let row = meta.row_of(v)?;
-            return Ok(Some(self.proj.iter().map(|&c| row[c].clone()).collect()));
+            return Ok(Some(self.project(meta.row_of(v)?)));
         };
         let s = &meta.secondary[i];
         // Secondary entries carry no transaction id, but their leaf carries PAGE_MAX_TRX_ID:
@@ -168,11 +167,11 @@ impl Rows<'_> {
         // other columns) the clustered record decides: its visible version must exist and
         // have exactly this entry (a delete-marked entry may be the one an old version has,
         // an unmarked one may belong to a version the view cannot see).
-        let pk: Vec<Value> = values.get(s.cols.len()..).unwrap_or_default().to_vec();
+        let pk = values.get(s.cols.len()..).unwrap_or_default();
         let e = self
             .t
             .clustered
-            .get_fields(&inner.pool, &pk, &self.fetch)
+            .get_fields(&inner.pool, pk, &self.fetch)
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         let Some(e) = e else {
             return Ok(None);
@@ -181,10 +180,20 @@ impl Rows<'_> {
             return Ok(None);
         };
         let row = meta.row_of(v)?;
-        if meta.secondary_values(s, &row) != values {
+        if !meta.has_secondary_entry(s, &row, &values) {
             return Ok(None);
         }
-        Ok(Some(self.proj.iter().map(|&c| row[c].clone()).collect()))
+        Ok(Some(self.project(row)))
+    }
+
+    /// The projected columns of a whole row, moved rather than copied when the projection
+    /// is every column in table order (a scan without `columns`): no value is cloned and
+    /// the row's buffers are handed on as they are.
+    fn project(&self, row: Vec<Value>) -> Vec<Value> {
+        if self.proj.len() == row.len() && self.proj.iter().enumerate().all(|(i, &c)| i == c) {
+            return row;
+        }
+        self.proj.iter().map(|&c| row[c].clone()).collect()
     }
 }
 

@@ -542,9 +542,13 @@ impl BTree {
         fetch: Option<&[usize]>,
     ) -> Result<Vec<Value>, TreeError> {
         let leaf = bytes::read_u32(page, fil::PAGE_NO).unwrap_or(0);
-        let raw = self.stored_fields(page, origin)?;
-        let mut out = Vec::with_capacity(raw.len());
-        for (i, stored) in raw.into_iter().enumerate() {
+        // One pass: each field is decoded as the walk finds it, with no list of stored
+        // fields in between (this runs once per row a non-covering scan fetches).
+        let mut out = Vec::with_capacity(self.leaf.fields().len());
+        let mut walk = self.leaf.walk(page, origin);
+        while let Some(f) = walk.next() {
+            let stored = f?.map(|b| (b, walk.is_external()));
+            let i = out.len();
             let wanted = fetch.is_none_or(|w| w.contains(&i));
             out.push(self.decode_stored(pool, leaf, origin, i, stored, wanted)?);
         }
