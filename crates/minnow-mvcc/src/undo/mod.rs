@@ -27,7 +27,8 @@
 //! Because each append is its own mini-transaction that commits before the clustered change
 //! it describes, redo order guarantees the undo is durable whenever the change is.
 //!
-//! The record and header bytes are in [`record`].
+//! The record and header bytes are in [`record`]; [`walk`] tells what one page's bytes are,
+//! which takes walking the stream from its head.
 //!
 //! ## Who reads undo pages
 //!
@@ -36,6 +37,7 @@
 //! both go through [`PageSource`], so the decoding below is one piece of code for both.
 
 pub mod record;
+pub mod walk;
 
 use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_page::{PageId, bytes, fil};
