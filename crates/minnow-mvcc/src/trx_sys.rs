@@ -1125,7 +1125,7 @@ impl TrxSys {
             }
             let id = PageId::new(self.page.space, page);
             let g = pool.get_read(id)?;
-            let (next, free) = undo::held_page_fields(&g, id)?;
+            let (next, free) = undo::page_fields(&g, id)?;
             if page == t.first_page && usize::from(t.head) > free {
                 return Err(bad(format!(
                     "HEAD {} is past the first undo page's FREE {free}",
@@ -1273,7 +1273,7 @@ impl TrxSys {
         let fields = |page: u32| -> Result<(u32, usize)> {
             let id = PageId::new(space, page);
             let g = pool.get_read(id)?;
-            undo::held_page_fields(&g, id)
+            undo::page_fields(&g, id)
         };
         let (mut next, mut free) = fields(page)?;
         loop {

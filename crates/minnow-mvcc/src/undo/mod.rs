@@ -224,8 +224,9 @@ pub(crate) fn init_undo_page(mtr: &mut Mtr<'_>, h: PageHandle) -> Result<()> {
     Ok(())
 }
 
-/// The checked (next, free) of an undo page's bytes.
-pub(crate) fn held_page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
+/// The undo page header of page `id`'s bytes `p`, checked: (NEXT, FREE). An error, naming
+/// the offset, if the page type is not UNDO_LOG or FREE lies outside the data area.
+pub fn page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
     undo_page_fields(p, id)
 }
 
