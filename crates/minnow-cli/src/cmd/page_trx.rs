@@ -532,8 +532,8 @@ pub fn print_text(t: &TrxPages, out: &mut dyn Write) -> std::io::Result<()> {
             (Some(p), Some(n)) => writeln!(out, "undo stream: page {} of {n}", p + 1)?,
             (None, Some(n)) => writeln!(
                 out,
-                "undo stream: not on it (its {n} pages run from TRX_SYS FIRST to LAST): a page \
-                 the undo segment freed or has not used; its bytes are dead and not walked"
+                "undo stream: not on it (its {n} pages run from TRX_SYS FIRST to LAST): nothing \
+                 reads this page's bytes, so they are not walked"
             )?,
             _ => {}
         }

@@ -17,8 +17,8 @@
 //! ```
 //!
 //! Bytes before HEAD on the first page are dead (purged and trimmed); a page that is not on
-//! the chain from FIRST to LAST is not part of the stream at all (a page the undo segment
-//! freed, whose bytes nothing reads any more), and is not walked.
+//! the chain from FIRST to LAST is not part of the stream at all (nothing reads its bytes),
+//! and is not walked.
 //!
 //! The walk reads pages through a [`PageSource`], so it is the same code whether the pages
 //! come from the buffer pool or, in a tool, straight from the data file. It writes nothing.
