@@ -92,6 +92,8 @@ pub use error::{MvccError, Result};
 pub use lock::{LockError, LockKey, LockManager, LockMode, LockStats, TrxLocks};
 pub use read_view::ReadView;
 pub use roll_ptr::{INSERT_FLAG, RollPtr, trx_id_from_field};
-pub use trx_sys::{NewRecord, OpenView, TrxStatus, TrxSys, UndoCheck, UndoLog, active_logs};
+pub use trx_sys::{
+    NewRecord, OpenView, SysPage, TrxStatus, TrxSys, UndoCheck, UndoLog, active_logs,
+};
 pub use undo::PageSource;
 pub use undo::record::{LogHeader, LogState, UndoAddr, UndoKind, UndoRecord};

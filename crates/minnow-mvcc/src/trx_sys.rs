@@ -304,6 +304,103 @@ pub struct UndoCheck {
     pub history_len: u64,
 }
 
+/// The TRX_SYS page, decoded: every field of the layout in the module docs, as the bytes
+/// say (read by [`TrxSys::open`], and by tools that read the file without opening it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysPage {
+    /// The format version ([`TRX_SYS_FORMAT`]).
+    pub format: u32,
+    /// TRX_ID_MARK: above every transaction id and commit number handed out.
+    pub mark: u64,
+    /// The undo segment's FSEG header.
+    pub seg: FsegHeader,
+    /// FIRST: the undo stream's first page.
+    pub first_page: u32,
+    /// LAST: the undo stream's last page, where appends go.
+    pub last_page: u32,
+    /// The oldest log of the history list.
+    pub hist_first: Option<UndoAddr>,
+    /// The newest log of the history list.
+    pub hist_last: Option<UndoAddr>,
+    /// The history list length.
+    pub hist_len: u64,
+    /// HEAD: offset of the stream's first entry in FIRST (bytes before it are dead).
+    pub head: u16,
+    /// PAGES: undo pages in the stream, FIRST to LAST.
+    pub n_pages: u32,
+    /// N_SLOTS: the number of undo slots.
+    pub n_slots: u16,
+    /// The used slots, lowest first: (slot, the address of its active log's header).
+    pub slots: Vec<(u16, UndoAddr)>,
+}
+
+impl SysPage {
+    /// Decodes the TRX_SYS page `p` (page `page`): its type and format version must be
+    /// minnow's, HEAD must lie in an undo page's data area, FIRST, LAST and PAGES must not be 0
+    /// and the slot count must fit the page. Errors name the field's offset, what was expected
+    /// and what was found.
+    pub fn read(p: &[u8], page: PageId) -> Result<SysPage> {
+        let bad = |what: String| MvccError::CorruptTrxSys { page, what };
+        check_sys_page(p, page)?;
+        let field = |r: std::result::Result<u64, minnow_page::PageError>, at: usize| {
+            r.map_err(|e| bad(format!("@{at}: {e}")))
+        };
+        let mark = field(bytes::read_u64(p, sys::MARK), sys::MARK)?;
+        let seg = FsegHeader::read(p, sys::SEG).map_err(|e| bad(format!("@{}: {e}", sys::SEG)))?;
+        let u32_at = |at: usize| field(bytes::read_u32(p, at).map(u64::from), at).map(|v| v as u32);
+        let first_page = u32_at(sys::FIRST)?;
+        let last_page = u32_at(sys::LAST)?;
+        let n_pages = u32_at(sys::PAGES)?;
+        let head = field(bytes::read_u16(p, sys::HEAD).map(u64::from), sys::HEAD)? as u16;
+        if usize::from(head) < UNDO_DATA || usize::from(head) > data_end(p.len()) {
+            return Err(bad(format!(
+                "HEAD @{} is {head}, expected an offset in {UNDO_DATA}..={}",
+                sys::HEAD,
+                data_end(p.len())
+            )));
+        }
+        if n_pages == 0 || first_page == 0 || last_page == 0 {
+            return Err(bad(format!(
+                "undo stream FIRST @{} {first_page}, LAST @{} {last_page}, PAGES @{} \
+                 {n_pages}: none may be 0",
+                sys::FIRST,
+                sys::LAST,
+                sys::PAGES
+            )));
+        }
+        let hist_first = read_addr(p, sys::HIST_FIRST)
+            .ok_or_else(|| bad(format!("@{}: history first", sys::HIST_FIRST)))?;
+        let hist_last = read_addr(p, sys::HIST_LAST)
+            .ok_or_else(|| bad(format!("@{}: history last", sys::HIST_LAST)))?;
+        let hist_len = field(bytes::read_u64(p, sys::HIST_LEN), sys::HIST_LEN)?;
+        let (n_slots, mut slots, _) = read_slots(p, page)?;
+        slots.reverse();
+        Ok(SysPage {
+            format: TRX_SYS_FORMAT,
+            mark,
+            seg,
+            first_page,
+            last_page,
+            hist_first,
+            hist_last,
+            hist_len,
+            head,
+            n_pages,
+            n_slots,
+            slots,
+        })
+    }
+
+    /// The free slots in the order they are handed out (lowest first).
+    fn free_slots(&self) -> Vec<u16> {
+        let used: BTreeSet<u16> = self.slots.iter().map(|&(s, _)| s).collect();
+        (0..self.n_slots)
+            .rev()
+            .filter(|s| !used.contains(s))
+            .collect()
+    }
+}
+
 /// The TRX_SYS page's undo slots: (slot count, the used slots with their log headers'
 /// addresses, the free slots in the order they are handed out).
 type Slots = (u16, Vec<(u16, UndoAddr)>, Vec<u16>);
@@ -314,13 +411,16 @@ fn check_sys_page(p: &[u8], page: PageId) -> Result<()> {
     let ty = bytes::read_u16(p, fil::PAGE_TYPE).map_err(|e| bad(e.to_string()))?;
     if ty != PageType::TrxSys.to_u16() {
         return Err(bad(format!(
-            "page type {ty}, expected 7 (TRX_SYS): a database made before transactions existed?"
+            "page type @{} is {ty}, expected 7 (TRX_SYS): a database made before transactions \
+             existed?",
+            fil::PAGE_TYPE
         )));
     }
     let format = bytes::read_u32(p, sys::FORMAT).map_err(|e| bad(e.to_string()))?;
     if format != TRX_SYS_FORMAT {
         return Err(bad(format!(
-            "format version {format}, expected {TRX_SYS_FORMAT}"
+            "format version @{} is {format}, expected {TRX_SYS_FORMAT}",
+            sys::FORMAT
         )));
     }
     Ok(())
@@ -331,13 +431,16 @@ fn read_slots(p: &[u8], page: PageId) -> Result<Slots> {
     let n_slots = bytes::read_u16(p, sys::N_SLOTS).map_err(|e| bad(e.to_string()))?;
     let max = (p.len().saturating_sub(fil::TRAILER_SIZE + sys::SLOTS) / 6).min(MAX_SLOTS);
     if usize::from(n_slots) > max || n_slots == 0 {
-        return Err(bad(format!("{n_slots} undo slots, expected 1..={max}")));
+        return Err(bad(format!(
+            "N_SLOTS @{} is {n_slots}, expected 1..={max}",
+            sys::N_SLOTS
+        )));
     }
     let mut slots = Vec::new();
     let mut free_slots = Vec::new();
     for s in (0..n_slots).rev() {
         let at = sys::SLOTS + 6 * usize::from(s);
-        match read_addr(p, at).ok_or_else(|| bad(format!("slot {s}")))? {
+        match read_addr(p, at).ok_or_else(|| bad(format!("slot {s} @{at}")))? {
             Some(a) => slots.push((s, a)),
             None => free_slots.push(s),
         }
@@ -494,35 +597,10 @@ impl TrxSys {
     /// logs of the transactions that were active when the database stopped (after a crash),
     /// which the caller must roll back ([`TrxSys::last_record`] and [`TrxSys::pop`], then [`TrxSys::finish_rollback`]) before anything else runs.
     pub fn open(pool: &BufferPool, page: PageId) -> Result<(TrxSys, Vec<UndoLog>)> {
-        let bad = |what: String| MvccError::CorruptTrxSys { page, what };
-        let g = pool.get_read(page)?;
-        let p: &[u8] = &g;
-        let field =
-            |r: std::result::Result<u64, minnow_page::PageError>| r.map_err(|e| bad(e.to_string()));
-        check_sys_page(p, page)?;
-        let mark = field(bytes::read_u64(p, sys::MARK))?;
-        let seg = FsegHeader::read(p, sys::SEG).map_err(|e| bad(e.to_string()))?;
-        let first_page = field(bytes::read_u32(p, sys::FIRST).map(u64::from))? as u32;
-        let last_page = field(bytes::read_u32(p, sys::LAST).map(u64::from))? as u32;
-        let head = field(bytes::read_u16(p, sys::HEAD).map(u64::from))? as u16;
-        let n_pages = field(bytes::read_u32(p, sys::PAGES).map(u64::from))?;
-        if usize::from(head) < UNDO_DATA || usize::from(head) > data_end(p.len()) {
-            return Err(bad(format!(
-                "HEAD {head}, expected an offset in {UNDO_DATA}..={}",
-                data_end(p.len())
-            )));
-        }
-        if n_pages == 0 || first_page == 0 || last_page == 0 {
-            return Err(bad(format!(
-                "undo stream FIRST {first_page}, LAST {last_page}, {n_pages} pages: none may be 0"
-            )));
-        }
-        let hist_first =
-            read_addr(p, sys::HIST_FIRST).ok_or_else(|| bad("history first".into()))?;
-        let hist_last = read_addr(p, sys::HIST_LAST).ok_or_else(|| bad("history last".into()))?;
-        let hist_len = field(bytes::read_u64(p, sys::HIST_LEN))?;
-        let (n_slots, slots, free_slots) = read_slots(p, page)?;
-        drop(g);
+        let sp = pool.with_page(page, |p| SysPage::read(p, page))??;
+        let free_slots = sp.free_slots();
+        // Highest slot first, as before the decoding moved into `SysPage`.
+        let slots: Vec<(u16, UndoAddr)> = sp.slots.iter().rev().copied().collect();
         let mut active = BTreeSet::new();
         let mut logs = Vec::new();
         for (slot, header) in slots {
@@ -538,16 +616,16 @@ impl TrxSys {
             });
         }
         let tail = Tail {
-            first_page,
-            head,
-            n_pages,
-            last_page,
+            first_page: sp.first_page,
+            head: sp.head,
+            n_pages: u64::from(sp.n_pages),
+            last_page: sp.last_page,
             free_slots,
-            hist_first,
-            hist_last,
-            hist_len,
+            hist_first: sp.hist_first,
+            hist_last: sp.hist_last,
+            hist_len: sp.hist_len,
         };
-        let trx_sys = TrxSys::assemble(page, seg, n_slots, mark, active, tail);
+        let trx_sys = TrxSys::assemble(page, sp.seg, sp.n_slots, sp.mark, active, tail);
         Ok((trx_sys, logs))
     }
 
@@ -1047,7 +1125,7 @@ impl TrxSys {
             }
             let id = PageId::new(self.page.space, page);
             let g = pool.get_read(id)?;
-            let (next, free) = undo::held_page_fields(&g, id)?;
+            let (next, free) = undo::page_fields(&g, id)?;
             if page == t.first_page && usize::from(t.head) > free {
                 return Err(bad(format!(
                     "HEAD {} is past the first undo page's FREE {free}",
@@ -1195,7 +1273,7 @@ impl TrxSys {
         let fields = |page: u32| -> Result<(u32, usize)> {
             let id = PageId::new(space, page);
             let g = pool.get_read(id)?;
-            undo::held_page_fields(&g, id)
+            undo::page_fields(&g, id)
         };
         let (mut next, mut free) = fields(page)?;
         loop {

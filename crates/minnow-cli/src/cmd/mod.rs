@@ -15,6 +15,7 @@ pub mod history;
 pub mod inspect;
 pub mod log;
 pub mod page;
+pub mod page_trx;
 pub mod plot;
 pub mod status;
 pub mod tree;

@@ -6,6 +6,9 @@
 //! This command decodes both, then what the page type adds:
 //!
 //! - page 0: the **FSP header** (space id, size, free limit, flags with their meaning);
+//! - minnow's TRX_SYS page (page 3 of `ibdata1`) and undo pages: the transaction system's
+//!   fields, the active transactions' log headers, and what an undo page's bytes hold, log
+//!   headers and undo records ([`crate::cmd::page_trx`]);
 //! - INDEX pages (and SDI / RTREE pages, which share the layout): the **INDEX page header**
 //!   (directory slots, heap top, record counts, level, index id, the root's segment headers) and
 //!   the **page directory**, the sparse array of record offsets that binary search starts from;
@@ -32,6 +35,8 @@ use serde::Serialize;
 
 use crate::check::{self, CorruptPage};
 use crate::cli::{ReadOpts, Status};
+use crate::cmd::page_trx::{self, TrxPages};
+use crate::cmd::tree::Reader;
 use crate::describe::{FlagsInfo, hex_dump};
 use crate::innodb_rec::{self, Records, Schema};
 use crate::output::{self, CliError, hex32, page_ptr};
@@ -179,6 +184,10 @@ pub struct PageReport {
     pub fsp: Option<FspInfo>,
     /// The INDEX page header, for INDEX, SDI and RTREE pages.
     pub index: Option<IndexInfo>,
+    /// minnow's TRX_SYS or undo page, decoded: `trx_sys`, `undo`, `not_decoded` and
+    /// `problems` (flattened into the report).
+    #[serde(flatten)]
+    pub trx: TrxPages,
     /// The checksum verdict.
     pub checksum: ChecksumInfo,
     /// The records, decoded with `--columns` (COMPACT INDEX pages only).
@@ -255,10 +264,19 @@ pub fn run(
     if let Some(schema) = schema {
         report.records = Some(records(&page, report.index.as_ref(), schema));
     }
-    let problems = report
-        .records
-        .as_ref()
-        .is_some_and(|r| !r.problems.is_empty());
+    // The undo stream is walked through the same file, every page checksum-verified.
+    let reader = Reader { space, policy };
+    report.trx = page_trx::decode(
+        &reader,
+        page_no,
+        &page,
+        PageType::from_u16(report.fil.page_type),
+    );
+    let problems = !report.trx.problems.is_empty()
+        || report
+            .records
+            .as_ref()
+            .is_some_and(|r| !r.problems.is_empty());
     let status = if report.checksum.corruption.is_some() || problems {
         Status::Corrupt
     } else {
@@ -334,6 +352,7 @@ fn decode(
         },
         fsp,
         index,
+        trx: TrxPages::default(),
         checksum: ChecksumInfo {
             policy: policy.to_string(),
             verdict: check::verdict_name(&verdict),
@@ -486,6 +505,7 @@ fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "   {}", slots.join(" "))?;
         }
     }
+    page_trx::print_text(&r.trx, out)?;
     let c = &r.checksum;
     writeln!(
         out,

@@ -27,7 +27,8 @@
 //! Because each append is its own mini-transaction that commits before the clustered change
 //! it describes, redo order guarantees the undo is durable whenever the change is.
 //!
-//! The record and header bytes are in [`record`].
+//! The record and header bytes are in [`record`]; [`walk`] tells what one page's bytes are,
+//! which takes walking the stream from its head.
 //!
 //! ## Who reads undo pages
 //!
@@ -36,6 +37,7 @@
 //! both go through [`PageSource`], so the decoding below is one piece of code for both.
 
 pub mod record;
+pub mod walk;
 
 use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_page::{PageId, bytes, fil};
@@ -222,8 +224,9 @@ pub(crate) fn init_undo_page(mtr: &mut Mtr<'_>, h: PageHandle) -> Result<()> {
     Ok(())
 }
 
-/// The checked (next, free) of an undo page's bytes.
-pub(crate) fn held_page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
+/// The undo page header of page `id`'s bytes `p`, checked: (NEXT, FREE). An error, naming
+/// the offset, if the page type is not UNDO_LOG or FREE lies outside the data area.
+pub fn page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
     undo_page_fields(p, id)
 }
 

@@ -203,3 +203,67 @@ fn a_page_that_is_not_trx_sys_is_refused() {
         Err(MvccError::CorruptTrxSys { .. })
     ));
 }
+
+#[test]
+fn walking_each_undo_page_accounts_for_every_byte() {
+    use crate::undo::record::UndoAddr;
+    use crate::undo::walk::{Content, walk_page};
+    let addr = |p: RollPtr| UndoAddr {
+        page: p.page,
+        offset: p.offset,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(dir.path());
+    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let id = sys.assign_id(&pool).unwrap();
+    let mut log = sys.begin_log(&pool, id).unwrap();
+    let a = sys
+        .append(&pool, &mut log, rec(UndoKind::Insert, 1, 10))
+        .unwrap();
+    // 10 000 bytes: starts on the first page and ends two pages later.
+    let b = sys
+        .append(&pool, &mut log, rec(UndoKind::Update, 2, 10_000))
+        .unwrap();
+    let c = sys
+        .append(&pool, &mut log, rec(UndoKind::DeleteMark, 3, 5))
+        .unwrap();
+    let check = sys.check(&pool).unwrap();
+    assert_eq!(check.pages.len(), 3);
+    let (mut headers, mut records, mut rests) = (0, Vec::new(), 0);
+    for (i, &page) in check.pages.iter().enumerate() {
+        let w = walk_page(&pool, sys.page(), page).unwrap();
+        assert!(w.error.is_none(), "{:?}", w.error);
+        assert_eq!(w.position, Some(i as u32));
+        // The stretches tile 44..FREE without gaps.
+        let mut at = 44;
+        for e in &w.entries {
+            assert_eq!(e.start, at);
+            at = e.end;
+            match &e.content {
+                Content::Header(h) => {
+                    headers += 1;
+                    assert_eq!((h.trx_id, h.n_recs), (id, 3));
+                }
+                Content::Record(r) => records.push((e.entry, r.undo_no, e.continues.is_some())),
+                Content::Rest { kind } => {
+                    rests += 1;
+                    assert_eq!((*kind, e.entry), (2, addr(b)));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let g = pool.get_read(PageId::new(SPACE, page)).unwrap();
+        let free = u16::from_be_bytes([g[42], g[43]]);
+        assert_eq!(at, free, "page {page}");
+    }
+    assert_eq!(headers, 1);
+    assert_eq!(rests, 2);
+    assert_eq!(
+        records,
+        [(addr(a), 0, false), (addr(b), 1, true), (addr(c), 2, false)]
+    );
+    // A page that is not on the stream is not walked.
+    let w = walk_page(&pool, sys.page(), 2).unwrap();
+    assert_eq!(w.position, None);
+    assert!(w.entries.is_empty());
+}
