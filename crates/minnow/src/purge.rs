@@ -89,8 +89,8 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
-use crate::schema::PRIMARY;
 use crate::history::{sys_of, version_of};
+use crate::schema::PRIMARY;
 use crate::trx::{key_of_undo, sec, table_of};
 
 /// Logs the background thread purges before it looks for a newer purge view.
