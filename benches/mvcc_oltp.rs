@@ -14,9 +14,14 @@
 //!   mode (each sample runs a batch of events on that many threads).
 //! - Then the **sweep**: for each mode and thread count, a fresh database and a run of `SECS`
 //!   seconds; per run tps, 95th percentile latency, ignored errors per second (deadlocks,
-//!   lock wait timeouts) and the redo syncs per transaction. The history list length is not
-//!   printed: `Database::status()` has no transactions section until purge is built (it
-//!   lists it in `not_built`). Written also to `<criterion dir>/mvcc_oltp/results.json`.
+//!   lock wait timeouts), the redo syncs per transaction, and what the run left in the
+//!   history: the history list length (`Status::transactions.history_len`, committed update
+//!   logs purge has not removed yet) as its maximum over the run and its value when the
+//!   workers stop, the undo pages likewise, and the undo logs purge removed during the run
+//!   (the background purge thread runs, `purge_threads = 1`, the default). A sampler thread
+//!   takes a `Database::status()` snapshot every [`SAMPLE_EVERY`] (relaxed atomic loads, about
+//!   a microsecond each: twenty a second, so it does not perturb the workers). Written
+//!   also to `<criterion dir>/mvcc_oltp/results.json`.
 //!
 //! ## Knobs (environment variables)
 //!
@@ -38,7 +43,7 @@
 //! sweep for 0.2 s per run on a tiny table.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -187,29 +192,70 @@ fn criterion_groups(c: &mut Criterion, s: &Settings) {
     }
 }
 
+/// How often the sampler thread takes a status snapshot during a sweep run.
+const SAMPLE_EVERY: Duration = Duration::from_millis(50);
+
+/// What a run left in the history, from `Status::transactions`.
+#[derive(Debug, Default, Clone, Copy)]
+struct History {
+    /// Largest history list length sampled during the run.
+    max_len: u64,
+    /// History list length when the workers stopped.
+    end_len: u64,
+    /// Largest number of undo pages sampled during the run.
+    max_undo_pages: u64,
+    /// Undo pages when the workers stopped.
+    end_undo_pages: u64,
+    /// Undo logs purge removed during the run.
+    purged_logs: u64,
+    /// Snapshots taken.
+    samples: u64,
+}
+
 struct Run {
     summary: Summary,
     redo_syncs: u64,
+    history: History,
 }
 
 fn one_run(s: &Settings, mode: Mode, threads: usize) -> Run {
     let dir = bench_dir();
     let db = prepared(s, &dir);
-    let before = db.status().unwrap_or_else(|e| panic!("{e}")).redo.syncs;
+    let first = db.status().unwrap_or_else(|e| panic!("{e}"));
     let stop = AtomicBool::new(false);
-    let summary = oltp::run(&db, &s.oltp(mode, threads), &stop, &mut |_| {})
-        .unwrap_or_else(|e| panic!("run: {e}"));
+    let done = AtomicBool::new(false);
+    let (summary, mut history) = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            let mut h = History::default();
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(SAMPLE_EVERY);
+                let t = db.status().unwrap_or_else(|e| panic!("{e}")).transactions;
+                h.max_len = h.max_len.max(t.history_len);
+                h.max_undo_pages = h.max_undo_pages.max(t.undo_pages);
+                h.samples += 1;
+            }
+            h
+        });
+        let summary = oltp::run(&db, &s.oltp(mode, threads), &stop, &mut |_| {});
+        done.store(true, Ordering::Relaxed);
+        let history = sampler
+            .join()
+            .unwrap_or_else(|_| panic!("sampler panicked"));
+        (summary.unwrap_or_else(|e| panic!("run: {e}")), history)
+    });
     let status = db.status().unwrap_or_else(|e| panic!("{e}"));
-    if !status.not_built.contains(&"transactions") {
-        eprintln!(
-            "mvcc: note: the status has a transactions section now; this bench should print its history list length"
-        );
-    }
+    let t = &status.transactions;
+    history.end_len = t.history_len;
+    history.end_undo_pages = t.undo_pages;
+    history.max_len = history.max_len.max(t.history_len);
+    history.max_undo_pages = history.max_undo_pages.max(t.undo_pages);
+    history.purged_logs = t.purge_logs - first.transactions.purge_logs;
     db.check().unwrap_or_else(|e| panic!("check: {e}"));
     db.close().unwrap_or_else(|e| panic!("close: {e}"));
     Run {
         summary,
-        redo_syncs: status.redo.syncs - before,
+        redo_syncs: status.redo.syncs - first.redo.syncs,
+        history,
     }
 }
 
@@ -230,15 +276,16 @@ fn sweep(s: &Settings) {
         s.tables, s.rows, s.secs, s.commit
     );
     eprintln!(
-        "mode          threads      tps   p95_ms  err/s  deadlocks  timeouts  redo_syncs/trx  history"
+        "mode          threads      tps   p95_ms  err/s  deadlocks  timeouts  redo_syncs/trx  history_max  history_end  undo_pages_max  undo_pages_end  purged_logs"
     );
     for &mode in &s.modes {
         for &threads in &s.threads {
             let r = one_run(s, mode, threads);
             let m = &r.summary;
             let syncs_per = r.redo_syncs as f64 / m.events.max(1) as f64;
+            let h = &r.history;
             eprintln!(
-                "{:<13} {threads:>7} {:>8.0} {:>8.3} {:>6.1} {:>10} {:>9} {:>15.3}  n/a (no purge yet)",
+                "{:<13} {threads:>7} {:>8.0} {:>8.3} {:>6.1} {:>10} {:>9} {:>15.3} {:>12} {:>12} {:>15} {:>15} {:>12}",
                 mode.name(),
                 m.tps,
                 m.latency.p95_ms,
@@ -246,16 +293,27 @@ fn sweep(s: &Settings) {
                 m.ignored.deadlocks,
                 m.ignored.lock_wait_timeouts,
                 syncs_per,
+                h.max_len,
+                h.end_len,
+                h.max_undo_pages,
+                h.end_undo_pages,
+                h.purged_logs,
             );
             json.push(format!(
-                "    {{\"mode\": \"{mode}\", \"threads\": {threads}, \"tps\": {:.2}, \"p95_ms\": {:.4}, \"events\": {}, \"errors_per_sec\": {:.3}, \"deadlocks\": {}, \"lock_wait_timeouts\": {}, \"redo_syncs\": {}, \"history_list_length\": null}}",
+                "    {{\"mode\": \"{mode}\", \"threads\": {threads}, \"tps\": {:.2}, \"p95_ms\": {:.4}, \"events\": {}, \"errors_per_sec\": {:.3}, \"deadlocks\": {}, \"lock_wait_timeouts\": {}, \"redo_syncs\": {}, \"history_list_length_max\": {}, \"history_list_length_end\": {}, \"undo_pages_max\": {}, \"undo_pages_end\": {}, \"purged_logs\": {}, \"status_samples\": {}}}",
                 m.tps,
                 m.latency.p95_ms,
                 m.events,
                 m.errors_per_sec,
                 m.ignored.deadlocks,
                 m.ignored.lock_wait_timeouts,
-                r.redo_syncs
+                r.redo_syncs,
+                h.max_len,
+                h.end_len,
+                h.max_undo_pages,
+                h.end_undo_pages,
+                h.purged_logs,
+                h.samples,
             ));
         }
     }

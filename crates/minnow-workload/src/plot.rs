@@ -331,8 +331,12 @@ pub fn render(csv: &Csv, spec: &ChartSpec) -> Result<String, PlotError> {
     let ph = 240.0;
     let ncol = panels.len().min(if panels.len() == 4 { 2 } else { 3 });
     let nrow = panels.len().div_ceil(ncol);
-    let top = 56.0;
-    let (w, h) = (ncol as f64 * pw + 20.0, top + nrow as f64 * ph + 10.0);
+    // Wide enough for the title (about 8.5 px a character at 15 px); the legend wraps onto
+    // as many rows as it needs (about 7 px a character), and the panels start below it.
+    let w = (ncol as f64 * pw + 20.0).max(8.5 * spec.title.chars().count() as f64 + 40.0);
+    let keys = legend(&series, w);
+    let top = 56.0 + keys.last().map_or(0.0, |k| k.1 - 32.0);
+    let h = top + nrow as f64 * ph + 10.0;
     let mut svg = String::new();
     let _ = writeln!(
         svg,
@@ -345,24 +349,41 @@ pub fn render(csv: &Csv, spec: &ChartSpec) -> Result<String, PlotError> {
         w / 2.0,
         esc(&spec.title)
     );
-    let mut lx = 20.0;
-    for (i, s) in series.iter().enumerate() {
+    for (i, (s, &(lx, ly))) in series.iter().zip(&keys).enumerate() {
         let c = COLOURS[i % COLOURS.len()];
         let _ = writeln!(
             svg,
-            r#"<rect x="{lx}" y="32" width="12" height="12" fill="{c}"/><text x="{}" y="42">{}</text>"#,
+            r#"<rect x="{lx}" y="{ly}" width="12" height="12" fill="{c}"/><text x="{}" y="{}">{}</text>"#,
             lx + 16.0,
+            ly + 10.0,
             esc(s)
         );
-        lx += 30.0 + 7.0 * s.len() as f64;
     }
+    // Panels centred when the title made the chart wider than they need.
+    let shift = (w - (ncol as f64 * pw + 20.0)) / 2.0;
     for (k, (name, data)) in panels.iter().enumerate() {
-        let ox = 10.0 + (k % ncol) as f64 * pw;
+        let ox = 10.0 + shift + (k % ncol) as f64 * pw;
         let oy = top + (k / ncol) as f64 * ph;
         draw_panel(&mut svg, spec, name, data, &series, &cats, ox, oy, pw, ph);
     }
     svg.push_str("</svg>\n");
     Ok(svg)
+}
+
+/// Where each legend key goes (x, y of its colour box): left to right from x = 20, y = 32,
+/// onto a new row 16 px lower when the next key would pass the chart's width `w`.
+fn legend(series: &[String], w: f64) -> Vec<(f64, f64)> {
+    let (mut x, mut y) = (20.0, 32.0);
+    let mut keys = Vec::with_capacity(series.len());
+    for s in series {
+        let kw = 30.0 + 7.0 * s.chars().count() as f64;
+        if x > 20.0 && x + kw > w - 10.0 {
+            (x, y) = (20.0, y + 16.0);
+        }
+        keys.push((x, y));
+        x += kw;
+    }
+    keys
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -605,6 +626,38 @@ mod tests {
         let mut s = ChartSpec::new(Kind::Line, "x", "y");
         s.log_y = true;
         assert!(matches!(render(&c, &s), Err(PlotError::NotNumber { .. })));
+    }
+
+    #[test]
+    fn a_long_legend_wraps_and_a_long_title_widens_the_chart() {
+        let names: Vec<String> = (0..6).map(|i| format!("series number {i}, long")).collect();
+        let keys = legend(&names, 400.0);
+        assert_eq!(keys[0], (20.0, 32.0));
+        assert!(
+            keys.iter()
+                .all(|&(x, _)| x + 30.0 + 7.0 * 22.0 <= 390.0 || x == 20.0)
+        );
+        let rows = keys.iter().filter(|k| k.0 == 20.0).count();
+        assert!(rows >= 3, "{keys:?}");
+        assert_eq!(keys.last().unwrap().1, 32.0 + 16.0 * (rows - 1) as f64);
+        // Short legends stay on one row.
+        assert_eq!(legend(&["a".into(), "b".into()], 400.0)[1], (57.0, 32.0));
+
+        let mut text = String::from("who,x,y\n");
+        for n in &names {
+            text.push_str(&format!("\"{n}\",1,2\n"));
+        }
+        let c = Csv::parse(&text).unwrap();
+        let mut s = ChartSpec::new(Kind::Line, "x", "y");
+        s.series = Some("who".into());
+        s.title = "t".repeat(100);
+        let svg = render(&c, &s).unwrap();
+        // 100 title characters need 890 px; one line panel alone is 360.
+        assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" width="890""#));
+        // Six 184 px keys in 890 px: two rows, so the panel (its title 14 px below its top)
+        // starts one row lower than the usual 56.
+        assert_eq!(legend(&names, 890.0).last().unwrap().1, 48.0);
+        assert!(svg.contains(r#"y="86" font-size="12""#), "{svg}");
     }
 
     #[test]
