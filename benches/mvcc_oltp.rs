@@ -34,6 +34,7 @@
 //! | `MINNOW_MVCC_SECS` | 3 | seconds per run of the sweep (and Criterion's measurement time) |
 //! | `MINNOW_MVCC_COMMIT` | 1 | `flush_log_at_trx_commit` (0, 1 or 2) |
 //! | `MINNOW_MVCC_CRITERION` | 1 | 0 skips the Criterion groups |
+//! | `MINNOW_MVCC_PURGE` | 1 | `purge_threads`: 1 purges in the background, 0 never during the run (the history then grows; the A/B for what purge costs) |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the databases go (use a real disk, not tmpfs) |
 //!
 //! Long runs with interval reports: `minnow bench oltp --mode update_index --threads 4
@@ -59,6 +60,7 @@ struct Settings {
     modes: Vec<Mode>,
     secs: f64,
     commit: FlushAtCommit,
+    purge_threads: usize,
     criterion: bool,
 }
 
@@ -112,6 +114,7 @@ impl Settings {
             modes,
             secs: env_num("MINNOW_MVCC_SECS", 3.0f64).max(0.1),
             commit,
+            purge_threads: env_num("MINNOW_MVCC_PURGE", 1usize),
             criterion: env_num("MINNOW_MVCC_CRITERION", 1u8) != 0,
         };
         if test_mode {
@@ -143,6 +146,7 @@ impl Settings {
             flush_log_at_trx_commit: self.commit,
             // The table fits: about 1 KiB per row with its index, at least 64 MiB.
             buffer_pool_size: ((self.rows as usize * self.tables) << 10).max(64 << 20),
+            purge_threads: self.purge_threads,
             ..Config::default()
         }
     }
