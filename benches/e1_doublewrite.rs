@@ -67,6 +67,9 @@
 //! `cargo bench --bench e1_doublewrite -- --test` (CI) runs each Criterion bench once and the
 //! comparison for one short round on a tiny table.
 
+mod common;
+use common::{bench_dir, bench_dir_in, bench_parent, criterion_dir, env_num, median};
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -95,20 +98,6 @@ struct Settings {
     log_mb: u64,
     variants: Vec<String>,
     criterion: bool,
-}
-
-fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T
-where
-    T::Err: std::fmt::Display,
-{
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .replace('_', "")
-            .parse()
-            .unwrap_or_else(|e| panic!("{name}={v}: {e}")),
-        Err(_) => default,
-    }
 }
 
 impl Settings {
@@ -167,22 +156,6 @@ impl Settings {
             ..Config::default()
         }
     }
-}
-
-fn bench_parent() -> Option<PathBuf> {
-    std::env::var_os("MINNOW_BENCH_DIR").map(PathBuf::from)
-}
-
-fn bench_dir_in(parent: Option<PathBuf>) -> tempfile::TempDir {
-    match parent {
-        Some(dir) => tempfile::tempdir_in(dir),
-        None => tempfile::tempdir(),
-    }
-    .unwrap_or_else(|e| panic!("cannot create a bench directory: {e}"))
-}
-
-fn bench_dir() -> tempfile::TempDir {
-    bench_dir_in(bench_parent())
 }
 
 /// O_DIRECT if a database can be created with it in `parent`, else fsync (with a note).
@@ -429,28 +402,6 @@ fn one_round(s: &Settings, v: &Variant) -> RoundResult {
         redo_bytes: io.redo_lsn,
         write_bytes: io.process_write_bytes,
         disk_busy_s,
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return PathBuf::from(home);
-    }
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(t) => PathBuf::from(t).join("criterion"),
-        None => PathBuf::from("target/criterion"),
     }
 }
 

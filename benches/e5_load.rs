@@ -40,7 +40,9 @@
 //! `cargo bench --bench e5_load -- --test` (CI) runs each Criterion bench once and one round
 //! of the comparison on a tiny table.
 
-use std::path::PathBuf;
+mod common;
+use common::{bench_dir, criterion_dir, env_num, median};
+
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -77,20 +79,6 @@ struct Settings {
     rounds: usize,
     pool_mb: usize,
     ways: Vec<Way>,
-}
-
-fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T
-where
-    T::Err: std::fmt::Display,
-{
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .replace('_', "")
-            .parse()
-            .unwrap_or_else(|e| panic!("{name}={v}: {e}")),
-        Err(_) => default,
-    }
 }
 
 impl Settings {
@@ -132,14 +120,6 @@ impl Settings {
             ..Config::default()
         }
     }
-}
-
-fn bench_dir() -> tempfile::TempDir {
-    match std::env::var_os("MINNOW_BENCH_DIR") {
-        Some(dir) => tempfile::tempdir_in(dir),
-        None => tempfile::tempdir(),
-    }
-    .unwrap_or_else(|e| panic!("cannot create a bench directory: {e}"))
 }
 
 struct LoadResult {
@@ -225,28 +205,6 @@ fn criterion_groups(c: &mut Criterion, s: &Settings) {
             });
         }
         g.finish();
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return PathBuf::from(home);
-    }
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(t) => PathBuf::from(t).join("criterion"),
-        None => PathBuf::from("target/criterion"),
     }
 }
 

@@ -43,7 +43,9 @@
 //! `cargo bench --bench mvcc_oltp -- --test` (CI) runs each Criterion bench once and the
 //! sweep for 0.2 s per run on a tiny table.
 
-use std::path::PathBuf;
+mod common;
+use common::{bench_dir, criterion_dir, env_num, env_str};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -62,24 +64,6 @@ struct Settings {
     commit: FlushAtCommit,
     purge_threads: usize,
     criterion: bool,
-}
-
-fn env_str(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_owned())
-}
-
-fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T
-where
-    T::Err: std::fmt::Display,
-{
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .replace('_', "")
-            .parse()
-            .unwrap_or_else(|e| panic!("{name}={v}: {e}")),
-        Err(_) => default,
-    }
 }
 
 impl Settings {
@@ -150,14 +134,6 @@ impl Settings {
             ..Config::default()
         }
     }
-}
-
-fn bench_dir() -> tempfile::TempDir {
-    match std::env::var_os("MINNOW_BENCH_DIR") {
-        Some(dir) => tempfile::tempdir_in(dir),
-        None => tempfile::tempdir(),
-    }
-    .unwrap_or_else(|e| panic!("cannot create a bench directory: {e}"))
 }
 
 fn prepared(s: &Settings, dir: &tempfile::TempDir) -> Database {
@@ -260,16 +236,6 @@ fn one_run(s: &Settings, mode: Mode, threads: usize) -> Run {
         summary,
         redo_syncs: status.redo.syncs - first.redo.syncs,
         history,
-    }
-}
-
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return PathBuf::from(home);
-    }
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(t) => PathBuf::from(t).join("criterion"),
-        None => PathBuf::from("target/criterion"),
     }
 }
 
