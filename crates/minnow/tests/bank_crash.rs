@@ -32,10 +32,7 @@ use std::time::Duration;
 
 use common::{Rng, seeds};
 use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
-use minnow::{
-    ColumnDef, ColumnType, Config, Database, Error, IoBackend, Isolation, Scan, TableDef, Value,
-};
+use minnow::{ColumnDef, ColumnType, Config, Database, Error, Isolation, Scan, TableDef, Value};
 
 /// Accounts the threads use; two more belong to a transaction left open across the crash.
 const ACCOUNTS: u64 = 6;
@@ -45,20 +42,12 @@ const THREADS: u64 = 3;
 
 fn config(backend: Arc<dyn Backend>) -> Config {
     Config {
-        page_size: PageSize::K4,
-        buffer_pool_size: 32 * 4096,
-        log_file_size: 512 << 10,
-        doublewrite_pages: 4,
-        page_cleaners: 1,
-        read_ahead_threshold: 0,
-        buffer_pool_dump_at_shutdown: false,
         // Acknowledged means durable.
         flush_log_at_trx_commit: minnow::FlushAtCommit::Sync,
         // A thread that stops when the power goes leaves its locks behind: the others' waits
         // for them end soon.
         lock_wait_timeout: Duration::from_millis(200),
-        io_backend: IoBackend::Custom(backend),
-        ..Config::default()
+        ..common::crash_config(backend)
     }
 }
 

@@ -27,8 +27,7 @@ use std::sync::Arc;
 
 use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
 use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
-use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, IoBackend, TableDef};
+use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, TableDef};
 
 fn second_table() -> TableDef {
     TableDef::new("t2")
@@ -40,15 +39,9 @@ fn second_table() -> TableDef {
 
 fn config(backend: Arc<dyn Backend>) -> Config {
     Config {
-        page_size: PageSize::K4,
         buffer_pool_size: 24 * 4096,
         log_file_size: 256 << 10,
-        doublewrite_pages: 4,
-        page_cleaners: 1,
-        read_ahead_threshold: 0,
-        buffer_pool_dump_at_shutdown: false,
-        io_backend: IoBackend::Custom(backend),
-        ..Config::default()
+        ..common::crash_config(backend)
     }
 }
 

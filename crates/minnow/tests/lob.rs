@@ -16,9 +16,7 @@ use common::{Rng, seeds};
 use minnow::btree::tree::overflow::{max_record_len, part_capacity};
 use minnow::io::{Backend, CrashSim, SyncBackend};
 use minnow::page::PageSize;
-use minnow::{
-    ColumnDef, ColumnType, Config, Database, Error, IndexDef, IoBackend, Scan, TableDef, Value,
-};
+use minnow::{ColumnDef, ColumnType, Config, Database, Error, IndexDef, Scan, TableDef, Value};
 
 fn lob_def() -> TableDef {
     TableDef::new("docs")
@@ -297,15 +295,8 @@ fn typed_errors_for_lob_keys_nan_and_bad_text() {
 
 fn crash_config(backend: Arc<dyn Backend>) -> Config {
     Config {
-        page_size: PageSize::K4,
         buffer_pool_size: 96 * 4096,
-        log_file_size: 512 << 10,
-        doublewrite_pages: 4,
-        page_cleaners: 1,
-        read_ahead_threshold: 0,
-        buffer_pool_dump_at_shutdown: false,
-        io_backend: IoBackend::Custom(backend),
-        ..Config::default()
+        ..common::crash_config(backend)
     }
 }
 

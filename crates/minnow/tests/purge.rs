@@ -16,8 +16,7 @@ use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
 use minnow::io::{Backend, CrashSim, SyncBackend};
 use minnow::page::PageSize;
 use minnow::{
-    ColumnDef, ColumnType, Config, Database, Error, IndexDef, IoBackend, Scan, TableDef,
-    Transaction, Value,
+    ColumnDef, ColumnType, Config, Database, Error, IndexDef, Scan, TableDef, Transaction, Value,
 };
 
 fn config(purge_threads: usize) -> Config {
@@ -342,24 +341,8 @@ fn more_than_one_purge_thread_is_refused() {
 
 fn crash_config(backend: Arc<dyn Backend>) -> Config {
     Config {
-        page_size: PageSize::K4,
-        buffer_pool_size: 32 * 4096,
-        log_file_size: 512 << 10,
-        doublewrite_pages: 4,
-        page_cleaners: 1,
-        read_ahead_threshold: 0,
-        buffer_pool_dump_at_shutdown: false,
         purge_threads: 0,
-        io_backend: IoBackend::Custom(backend),
-        ..Config::default()
-    }
-}
-
-fn run_op(tx: &mut Transaction<'_>, t: &minnow::Table<'_>, op: &Op) -> minnow::Result<()> {
-    match op {
-        Op::Insert(id, r) => tx.insert(t, &r.values(*id)),
-        Op::Update(id, r) => tx.update(t, &r.values(*id)),
-        Op::Delete(id) => tx.delete(t, &[Value::UInt(*id)]).map(|_| ()),
+        ..common::crash_config(backend)
     }
 }
 
@@ -419,7 +402,7 @@ fn run_seed(seed: u64) -> (usize, u64) {
             let mut mine = committed.clone();
             for _ in 0..1 + rng.below(5) {
                 let op = Op::random(&mut rng, &mine, 150);
-                if run_op(&mut tx, &t, &op).is_err() {
+                if op.run_in(&mut tx, &t).is_err() {
                     std::mem::forget(tx);
                     break 'outer;
                 }

@@ -15,9 +15,8 @@ use std::time::Duration;
 
 use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
 use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
 use minnow::{
-    ColumnDef, ColumnType, Config, Database, Error, IndexDef, IoBackend, Isolation, Scan, TableDef,
+    ColumnDef, ColumnType, Config, Database, Error, IndexDef, Isolation, Scan, TableDef,
     Transaction, Value,
 };
 
@@ -602,26 +601,9 @@ fn transactions_survive_reopen_and_ids_are_not_reused() {
 
 // ---- The crash campaign ----
 
+/// The background purge thread runs (the default), so it too meets the power cuts.
 fn config(backend: Arc<dyn Backend>) -> Config {
-    Config {
-        page_size: PageSize::K4,
-        buffer_pool_size: 32 * 4096,
-        log_file_size: 512 << 10,
-        doublewrite_pages: 4,
-        page_cleaners: 1,
-        read_ahead_threshold: 0,
-        buffer_pool_dump_at_shutdown: false,
-        io_backend: IoBackend::Custom(backend),
-        ..Config::default()
-    }
-}
-
-fn run_op(tx: &mut Transaction<'_>, t: &minnow::Table<'_>, op: &Op) -> minnow::Result<()> {
-    match op {
-        Op::Insert(id, r) => tx.insert(t, &r.values(*id)),
-        Op::Update(id, r) => tx.update(t, &r.values(*id)),
-        Op::Delete(id) => tx.delete(t, &[Value::UInt(*id)]).map(|_| ()),
-    }
+    common::crash_config(backend)
 }
 
 /// One seed: transactions of 1..=6 statements, some rolled back, under an armed simulator;
@@ -649,7 +631,7 @@ fn run_seed(seed: u64) -> (usize, u64) {
             let mut mine = committed.clone();
             for _ in 0..1 + rng.below(6) {
                 let op = Op::random(&mut rng, &mine, 200);
-                if run_op(&mut tx, &t, &op).is_err() {
+                if op.run_in(&mut tx, &t).is_err() {
                     std::mem::forget(tx); // the power is going: no rollback either
                     break 'outer;
                 }

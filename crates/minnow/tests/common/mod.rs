@@ -5,9 +5,31 @@
 
 use std::collections::BTreeMap;
 
-use minnow::{ColumnDef, ColumnType, IndexDef, TableDef, Value};
+use std::sync::Arc;
+
+use minnow::io::Backend;
+use minnow::page::PageSize;
+use minnow::{ColumnDef, ColumnType, Config, IndexDef, IoBackend, TableDef, Transaction, Value};
 
 pub use minnow::io::SplitMix64 as Rng;
+
+/// A small database for power-cut campaigns on `backend` (the crash simulator): 4 KiB pages,
+/// a 32-page pool and a 512 KiB redo log, so pages are evicted, flushed and checkpointed
+/// often; a 4-page doublewrite area, one cleaner, no read-ahead, no pool dump. Campaigns
+/// change what they need with `Config { .., ..crash_config(b) }`.
+pub fn crash_config(backend: Arc<dyn Backend>) -> Config {
+    Config {
+        page_size: PageSize::K4,
+        buffer_pool_size: 32 * 4096,
+        log_file_size: 512 << 10,
+        doublewrite_pages: 4,
+        page_cleaners: 1,
+        read_ahead_threshold: 0,
+        buffer_pool_dump_at_shutdown: false,
+        io_backend: IoBackend::Custom(backend),
+        ..Config::default()
+    }
+}
 
 /// `t(id U64 PK, a I32, u Var(8) NULL, pad Var(120))`, `by_a(a)`, unique `by_u(u)`.
 pub fn table_def() -> TableDef {
@@ -86,6 +108,15 @@ impl Op {
             (false, _) => Op::Insert(id, random_row(rng, m, id)),
             (true, 0) => Op::Delete(id),
             (true, _) => Op::Update(id, random_row(rng, m, id)),
+        }
+    }
+
+    /// The operation as a statement of transaction `tx`.
+    pub fn run_in(&self, tx: &mut Transaction<'_>, t: &minnow::Table<'_>) -> minnow::Result<()> {
+        match self {
+            Op::Insert(id, r) => tx.insert(t, &r.values(*id)),
+            Op::Update(id, r) => tx.update(t, &r.values(*id)),
+            Op::Delete(id) => tx.delete(t, &[Value::UInt(*id)]).map(|_| ()),
         }
     }
 
