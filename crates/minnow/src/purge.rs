@@ -100,8 +100,8 @@ const RECORDS_PER_LOCK: usize = 64;
 /// How long the background thread sleeps when it finds nothing to purge.
 pub const IDLE_WAIT: Duration = Duration::from_millis(10);
 
-/// What a purge did (one [`Database::purge`] call, or everything since open in
-/// [`PurgeCounters`]).
+/// What a purge did (one [`Database::purge`] call; the totals since open are in the
+/// status's transactions section, [`crate::status::TransactionStatus`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PurgeReport {
     /// Undo logs taken off the history list.
