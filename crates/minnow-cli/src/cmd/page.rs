@@ -474,13 +474,16 @@ fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
             "  direction     {} (x{})",
             ix.direction, ix.n_direction
         )?;
-        // MariaDB 10.2.4+ reuses the field on a clustered index's root page for the table's
-        // AUTO_INCREMENT counter; a root has no siblings.
+        // A secondary-index leaf's newest writer (minnow and InnoDB); MariaDB 10.2.4+ reuses
+        // the field on a clustered index's root page for the table's AUTO_INCREMENT counter.
+        // A single-page index's root is also its only leaf, so the page alone cannot say
+        // which meaning holds: name both.
         let root_note = if f.prev == minnow_page::fil::FIL_NULL
             && f.next == minnow_page::fil::FIL_NULL
             && ix.max_trx_id != 0
         {
-            " (on a MariaDB clustered-index root: PAGE_ROOT_AUTO_INC, the AUTO_INCREMENT value)"
+            " (PAGE_MAX_TRX_ID if this is a secondary index; on a MariaDB clustered-index root, \
+             PAGE_ROOT_AUTO_INC, the AUTO_INCREMENT value)"
         } else {
             ""
         };
