@@ -78,7 +78,7 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
         match &result.problem {
             None => writeln!(
                 out,
-                "  OK: {} indexes verified against their tables",
+                "  OK: {} B-trees verified (every table's indexes against its rows, and the dictionary)",
                 result.indexes
             )?,
             Some(p) => writeln!(out, "  PROBLEM: {p}")?,
