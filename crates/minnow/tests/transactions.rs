@@ -694,3 +694,34 @@ fn crash_campaign_uncommitted_transactions_leave_no_trace() {
     );
     assert!(undone > 0, "no seed cut a transaction in flight");
 }
+
+/// A transaction that only reads gets no id, writes no undo, takes no lock and leaves no
+/// history, at either level (InnoDB's read-only transactions): its reads cost the writers
+/// nothing but a registered read view, which is gone once it ends.
+#[test]
+fn a_read_only_transaction_takes_no_id_no_undo_and_no_lock() {
+    let (_dir, db) = fresh();
+    let t = accounts(&db);
+    db.purge().unwrap();
+    let before = db.status().unwrap().transactions;
+    for level in [Isolation::RepeatableRead, Isolation::ReadCommitted] {
+        let mut tx = db.begin_with(level).unwrap();
+        assert_eq!(balance(&mut tx, &t, 1), Some(100));
+        assert_eq!(count(&mut tx, &t), 3);
+        let owners: Vec<_> = tx
+            .scan_index(&t, "by_owner", Scan::all())
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(owners.len(), 3);
+        let during = db.status().unwrap().transactions;
+        assert_eq!(during.active, 0, "a reader is not an active writer");
+        assert_eq!(db.lock_stats().unwrap().held, 0, "a reader holds no lock");
+        tx.commit().unwrap();
+    }
+    let after = db.status().unwrap().transactions;
+    assert_eq!(after.next_trx_id, before.next_trx_id, "no id handed out");
+    assert_eq!(after.undo_pages, before.undo_pages, "no undo written");
+    assert_eq!(after.history_len, before.history_len, "no history left");
+    assert_eq!(after.open_views, 0, "the views went with the transactions");
+}
