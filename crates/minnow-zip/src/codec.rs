@@ -1,8 +1,9 @@
 //! Compressing a page into a block and restoring it.
 //!
-//! A [`Codec`] owns the codecs' working memory (zlib's compressor keeps hash chains and a
-//! 32 KiB window, about 300 KiB in all; its decompressor about 11 KiB), so a caller compressing
-//! many pages keeps one per thread and pays for that memory once instead of per page.
+//! A [`Codec`] owns the codecs' working memory (zlib's compressor keeps a 32 KiB window, hash
+//! chains and an output buffer, a few hundred KiB in all; its decompressor its Huffman tables),
+//! so a caller compressing many pages keeps one per thread and allocates that memory once
+//! instead of per page.
 
 use std::time::Instant;
 
