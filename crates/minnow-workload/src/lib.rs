@@ -24,6 +24,8 @@
 //!   dependencies), for `minnow plot` and docs/plots.
 //! - [`slap`]: mysqlslap-style q1/q4/q5 point and range queries over a cached table with a
 //!   small working set, under the article's base / noahi / itc configurations (experiment E4).
+//! - [`textgen`]: deterministic text-like rows (titles and bodies of Zipf-distributed words,
+//!   names, e-mail addresses, dates, small counters) for the compression experiment E3.
 //! - [`io_stats`]: pages flushed and bytes written around a run.
 //! - [`knobs`]: `innodb_*`-style names for every [`minnow::Config`] field, so a command line
 //!   can say `--set doublewrite=off --set flush_log_at_trx_commit=0`.
@@ -66,6 +68,7 @@ pub mod plot;
 pub mod reads2007;
 pub mod revisions;
 pub mod slap;
+pub mod textgen;
 pub mod warmup;
 
 /// Everything that can go wrong while preparing or running a workload.
