@@ -2,7 +2,10 @@
 //! live databases, with an uncommitted transaction's version on top, and on garbage. Every
 //! run must leave the files byte-identical.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::snapshot;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -46,20 +49,6 @@ fn make_db(dir: &Path) {
     t.update(&row(8, "eight", 1)).unwrap();
     drop(t);
     db.close().unwrap();
-}
-
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// Runs `minnow ARGS` (`--json` first if `json`); checks that nothing panicked and, when

@@ -1,7 +1,10 @@
 //! `minnow log`, `minnow dblwr` and `minnow tree` on real minnow databases: a cleanly closed
 //! one, a crashed one, and garbage. Every command must leave the files byte-identical.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::snapshot;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -67,21 +70,6 @@ fn make_crashed_db(dir: &Path) {
         assert!(sim.is_dead(), "the power cut never came");
     }
     sim.power_cut(7).unwrap();
-}
-
-/// Every file of the directory, by name.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// Runs `minnow --json ARGS`, checks the directory is unchanged, returns (exit code, JSON).

@@ -5,10 +5,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{Rng, minnow, mysql};
+use common::{Rng, minnow, mysql, snapshot};
 use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
 use minnow_page::checksum::{ChecksumAlgorithm, stamp};
 use serde_json::Value as Json;
@@ -53,20 +52,6 @@ fn make_db(dir: &Path) -> u64 {
     drop(t);
     db.close().unwrap();
     writer
-}
-
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// `minnow --json page FILE N`: (exit code, report); checks nothing panicked.
