@@ -339,6 +339,18 @@ impl<'db> Table<'db> {
         Ok(found)
     }
 
+    /// The clustered record with primary key `key`, delete-marked or not, whatever its
+    /// writer: the newest version, which consistent reads and [`Table::history`] start from.
+    fn clustered_record(&self, key: &[Value]) -> Result<Option<minnow_btree::Entry>> {
+        let inner = self.db.inner()?;
+        let meta = &self.t.meta;
+        let key = meta.normalise_key(&meta.pk, key)?;
+        self.t
+            .clustered
+            .get(&inner.pool, &key)
+            .map_err(|e| from_tree(e, self.name(), PRIMARY))
+    }
+
     /// The row with primary key `key` as `snap` sees it.
     pub(crate) fn get_in(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
         self.live()?;
@@ -347,13 +359,7 @@ impl<'db> Table<'db> {
         }
         let inner = self.db.inner()?;
         let meta = &self.t.meta;
-        let key = meta.normalise_key(&meta.pk, key)?;
-        let Some(e) = self
-            .t
-            .clustered
-            .get(&inner.pool, &key)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
-        else {
+        let Some(e) = self.clustered_record(key)? else {
             return Ok(None);
         };
         match trx::visible(inner, &self.t, snap, e.values, e.deleted)? {
@@ -374,13 +380,7 @@ impl<'db> Table<'db> {
         }
         let inner = self.db.inner()?;
         let meta = &self.t.meta;
-        let key = meta.normalise_key(&meta.pk, key)?;
-        let Some(e) = self
-            .t
-            .clustered
-            .get(&inner.pool, &key)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?
-        else {
+        let Some(e) = self.clustered_record(key)? else {
             return Ok(None);
         };
         let history = crate::history::walk(
