@@ -113,7 +113,10 @@ impl Codec {
             0,
             fil::HEADER_SIZE,
         )?);
-        let body = bytes::slice(page, fil::HEADER_SIZE, logical.bytes() - fil::HEADER_SIZE)?;
+        let trailer_at = logical.bytes() - format::TRAILER_LEN;
+        bytes::slice_mut(block, block.len() - format::TRAILER_LEN, format::TRAILER_LEN)?
+            .copy_from_slice(bytes::slice(page, trailer_at, format::TRAILER_LEN)?);
+        let body = bytes::slice(page, fil::HEADER_SIZE, trailer_at - fil::HEADER_SIZE)?;
         let capacity = format::capacity(block_size);
         let out = bytes::slice_mut(block, PAYLOAD_OFFSET, capacity)?;
         let written = match self.config.algorithm {
@@ -221,8 +224,14 @@ impl Codec {
             0,
             fil::HEADER_SIZE,
         )?);
+        let trailer_at = logical - format::TRAILER_LEN;
+        bytes::slice_mut(page, trailer_at, format::TRAILER_LEN)?.copy_from_slice(bytes::slice(
+            block,
+            block.len() - format::TRAILER_LEN,
+            format::TRAILER_LEN,
+        )?);
         let payload = header.payload(block)?;
-        let body = bytes::slice_mut(page, fil::HEADER_SIZE, logical - fil::HEADER_SIZE)?;
+        let body = bytes::slice_mut(page, fil::HEADER_SIZE, trailer_at - fil::HEADER_SIZE)?;
         match header.algorithm {
             Algorithm::Zlib(_) => inflate_into(&mut self.inflater, payload, body)?,
             Algorithm::Lz4 => lz4_restore(payload, body)?,

@@ -4,20 +4,29 @@
 //! offset  size  field
 //!      0    38  the logical page's FIL header, verbatim (page no, LSN, type, space id readable)
 //!     38     4  magic 0x6D5A4950 ("mZIP")
-//!     42     1  format version (1)
+//!     42     1  format version (2)
 //!     43     1  algorithm: 1 = zlib, 2 = LZ4
 //!     44     1  level: zlib 1-9, LZ4 0
 //!     45     1  block zip shift size: block bytes = 512 << ssize (1 = 1 KiB ... 5 = 16 KiB)
 //!     46     4  logical page size in bytes (4096 ... 65536)
 //!     50     4  payload length in bytes
-//!     54     4  CRC-32C of bytes [0, 54) followed by the payload
-//!     58     n  payload: the logical page's bytes [38, page size) compressed
-//!   58+n        zero padding to the end of the block
+//!     54     4  CRC-32C of bytes [0, 54), the payload and the trailer
+//!     58     n  payload: the logical page's body, bytes [38, page size - 8), compressed
+//!   58+n        zero padding
+//!    B-8     8  the logical page's FIL trailer, verbatim (B = the block size)
 //! ```
 //!
 //! All integers are big-endian, as everywhere in minnow's files. The checksum covers the FIL
-//! header and the zip header as well as the payload, so a flipped bit anywhere before the
+//! header, the zip header, the payload and the trailer, so a flipped bit anywhere outside the
 //! padding is caught before inflating; the padding is checked to be zero.
+//!
+//! **Why the FIL header and trailer stay outside the payload.** They are the only bytes the
+//! writer changes after a page's content is final: the page LSN (header and trailer) and the
+//! checksum are stamped just before the write. Keeping them verbatim means the compressed
+//! payload depends on the body alone, so a body that was checked to fit its block at
+//! mini-transaction commit still fits when it is written, and a block compressed then can be
+//! written later with fresh header bytes ([`reheader`]) instead of being compressed again.
+//! (Version 1 compressed the trailer with the body; it was never used by a table.)
 
 use minnow_page::{PageSize, bytes, crc, fil};
 
@@ -32,7 +41,9 @@ pub const PAYLOAD_OFFSET: usize = HEADER_OFFSET + HEADER_LEN;
 /// The magic number at [`HEADER_OFFSET`]: `"mZIP"` in ASCII.
 pub const MAGIC: u32 = 0x6D5A_4950;
 /// The format version this crate writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
+/// The FIL trailer kept verbatim at the end of every block.
+pub const TRAILER_LEN: usize = fil::TRAILER_SIZE;
 
 const MAGIC_AT: usize = HEADER_OFFSET;
 const VERSION_AT: usize = HEADER_OFFSET + 4;
@@ -45,7 +56,12 @@ const CRC_AT: usize = HEADER_OFFSET + 16;
 
 /// The payload bytes a block of `block_size` has room for.
 pub const fn capacity(block_size: KeyBlockSize) -> usize {
-    block_size.bytes() - PAYLOAD_OFFSET
+    block_size.bytes() - PAYLOAD_OFFSET - TRAILER_LEN
+}
+
+/// Where the trailer starts in a block of `len` bytes.
+fn trailer_at(len: usize) -> usize {
+    len.saturating_sub(TRAILER_LEN)
 }
 
 /// A block's zip header, decoded and checked for consistency with the block's length (but not
@@ -138,7 +154,11 @@ impl ZipHeader {
             });
         }
         let padding_at = PAYLOAD_OFFSET + self.payload_len;
-        let padding = bytes::slice(block, padding_at, block.len().saturating_sub(padding_at))?;
+        let padding = bytes::slice(
+            block,
+            padding_at,
+            trailer_at(block.len()).saturating_sub(padding_at),
+        )?;
         if let Some((i, &value)) = padding.iter().enumerate().find(|(_, b)| **b != 0) {
             return Err(ZipError::NonZeroPadding {
                 offset: padding_at + i,
@@ -156,7 +176,7 @@ impl ZipHeader {
 
 /// Writes the zip header for a payload of `payload_len` bytes already in place at
 /// [`PAYLOAD_OFFSET`], zeroes the padding and stores the CRC-32C. The FIL header must already
-/// be in `block[0..38]`.
+/// be in `block[0..38]` and the FIL trailer in the block's last 8 bytes.
 pub(crate) fn seal(
     block: &mut [u8],
     algorithm: Algorithm,
@@ -179,19 +199,60 @@ pub(crate) fn seal(
     bytes::write_u32(block, LOGICAL_AT, logical32)?;
     bytes::write_u32(block, PAYLOAD_LEN_AT, len32)?;
     let padding_at = PAYLOAD_OFFSET + payload_len;
-    bytes::slice_mut(block, padding_at, block.len().saturating_sub(padding_at))
-        .map_err(|_| too_long())?
-        .fill(0);
+    if payload_len > capacity(block_size) {
+        return Err(too_long());
+    }
+    bytes::slice_mut(
+        block,
+        padding_at,
+        trailer_at(block.len()).saturating_sub(padding_at),
+    )
+    .map_err(|_| too_long())?
+    .fill(0);
     let crc = block_crc(block, payload_len)?;
     bytes::write_u32(block, CRC_AT, crc)?;
     Ok(())
 }
 
-/// CRC-32C of `block[0..CRC_AT]` followed by the payload.
+/// Gives a sealed `block` the FIL header and trailer of `page` (the logical page it was
+/// compressed from, since stamped with a new LSN and checksum) and recomputes its CRC-32C;
+/// the payload is kept. This is how a block compressed when a mini-transaction committed is
+/// written later without compressing again: only the header and trailer bytes changed, and
+/// they are stored verbatim. Checks that `block` is a sealed block first (the header must
+/// read), and that `page`'s length is the logical size it records.
+pub fn reheader(block: &mut [u8], page: &[u8]) -> Result<ZipHeader, ZipError> {
+    let mut header = ZipHeader::read(block)?;
+    if page.len() != header.logical_size.bytes() {
+        return Err(ZipError::OutputSizeMismatch {
+            expected: header.logical_size.bytes(),
+            actual: page.len(),
+        });
+    }
+    bytes::slice_mut(block, 0, fil::HEADER_SIZE)?.copy_from_slice(bytes::slice(
+        page,
+        0,
+        fil::HEADER_SIZE,
+    )?);
+    let at = trailer_at(block.len());
+    bytes::slice_mut(block, at, TRAILER_LEN)?.copy_from_slice(bytes::slice(
+        page,
+        trailer_at(page.len()),
+        TRAILER_LEN,
+    )?);
+    header.crc = block_crc(block, header.payload_len)?;
+    bytes::write_u32(block, CRC_AT, header.crc)?;
+    Ok(header)
+}
+
+/// CRC-32C of `block[0..CRC_AT]`, the payload and the trailer.
 fn block_crc(block: &[u8], payload_len: usize) -> Result<u32, ZipError> {
     let head = bytes::slice(block, 0, CRC_AT)?;
     let payload = bytes::slice(block, PAYLOAD_OFFSET, payload_len)?;
-    Ok(crc::crc32c_append(crc::crc32c(head), payload))
+    let trailer = bytes::slice(block, trailer_at(block.len()), TRAILER_LEN)?;
+    Ok(crc::crc32c_append(
+        crc::crc32c_append(crc::crc32c(head), payload),
+        trailer,
+    ))
 }
 
 fn read_u8(buf: &[u8], offset: usize) -> Result<u8, ZipError> {

@@ -18,19 +18,21 @@
 //! CPU-bound this way).
 //!
 //! ```text
-//!  logical page (16 KiB)                          compressed block (KEY_BLOCK_SIZE, e.g. 8 KiB)
-//!  +------------+--------------------------+      +------------+--------+---------+---------+
-//!  | FIL header | body (records, directory)|  ->  | FIL header | zip    | payload | zero    |
-//!  |  38 bytes  |  16,346 bytes            |      | (verbatim) | header | (zlib / | padding |
-//!  +------------+--------------------------+      |  38 bytes  |20 bytes| LZ4)    |         |
-//!                                                 +------------+--------+---------+---------+
+//!  logical page (16 KiB)                    compressed block (KEY_BLOCK_SIZE, e.g. 8 KiB)
+//!  +--------+------------------+-------+    +--------+--------+---------+---------+-------+
+//!  | FIL    | body (records,   | FIL   | -> | FIL    | zip    | payload | zero    | FIL   |
+//!  | header | directory)       |trailer|    | header | header | (body,  | padding |trailer|
+//!  |   38 B |  16,338 bytes    |   8 B |    |verbatim|  20 B  | zlib or |         |verbatim
+//!  +--------+------------------+-------+    +--------+--------+--LZ4)--+---------+-------+
 //! ```
 //!
 //! The FIL header stays uncompressed, as in InnoDB, so the page number, LSN, page type and
-//! space id of a block can be read without inflating it ([`minnow_page::fil::FilHeader::read`]
-//! works on a block as on a page). The zip header ([`ZipHeader`]) makes the block
-//! self-describing: algorithm, level, block size, logical page size, payload length and a
-//! CRC-32C over everything before the padding. docs/FORMAT.md has every byte.
+//! space id of a block can be read without inflating it; so does the 8-byte FIL trailer, so
+//! that the compressed payload depends on the page body alone and stamping a new LSN and
+//! checksum at write time never changes whether a page fits ([`format::reheader`]).
+//! [`minnow_page::fil::FilHeader::read`] works on a block as on a page. The zip header
+//! ([`ZipHeader`]) makes the block self-describing: algorithm, level, block size, logical page
+//! size, payload length and a CRC-32C over everything but the padding. docs/FORMAT.md has every byte.
 //!
 //! ## Why a page can fail to compress, and what InnoDB does then
 //!

@@ -69,10 +69,13 @@ fn reseal(block: &mut [u8]) {
             .try_into()
             .unwrap(),
     ) as usize;
-    let end = (PAYLOAD_OFFSET + payload_len).min(block.len());
+    let end = (PAYLOAD_OFFSET + payload_len).min(block.len() - 8);
     let c = crc::crc32c_append(
-        crc::crc32c(&block[..HEADER_OFFSET + 16]),
-        &block[PAYLOAD_OFFSET..end],
+        crc::crc32c_append(
+            crc::crc32c(&block[..HEADER_OFFSET + 16]),
+            &block[PAYLOAD_OFFSET..end],
+        ),
+        &block[block.len() - 8..],
     );
     block[HEADER_OFFSET + 16..HEADER_OFFSET + 20].copy_from_slice(&c.to_be_bytes());
 }
@@ -143,7 +146,7 @@ fn random_bytes_do_not_fit_and_count_as_failures() {
             got,
             Compressed::DoesNotFit {
                 block_size: KeyBlockSize::K8,
-                capacity: 8192 - PAYLOAD_OFFSET
+                capacity: 8192 - PAYLOAD_OFFSET - 8
             }
         );
         assert_eq!((stats.compress_ops, stats.compress_failures), (1, 1));
@@ -213,7 +216,7 @@ fn damaged_blocks_name_the_damage() {
     assert_eq!(
         run(&b),
         ZipError::BadVersion {
-            expected: 1,
+            expected: crate::format::VERSION,
             actual: 9
         }
     );
@@ -289,8 +292,8 @@ fn damaged_blocks_name_the_damage() {
     assert!(matches!(
         run(&b),
         ZipError::LengthMismatch {
-            expected: 32730,
-            actual: 16346,
+            expected: 32722,
+            actual: 16338,
             ..
         }
     ));
@@ -308,7 +311,7 @@ fn lz4_length_damage_is_typed() {
         codec.decompress(&b, &mut ZipStats::default()),
         Err(ZipError::LengthMismatch {
             algorithm: "lz4",
-            expected: 8154,
+            expected: 8146,
             ..
         })
     ));
@@ -413,12 +416,15 @@ proptest! {
         }
         let mut codec = Codec::new(ZipConfig::default());
         let mut stats = ZipStats::default();
+        // The FIL header and trailer are stored verbatim: an edit there under a fixed-up CRC
+        // is another valid page. The body is what must never come back altered.
+        let body = 38..16384 - 8;
         if let Ok(restored) = codec.decompress(&block, &mut stats) {
-            prop_assert_eq!(&restored, &page);
+            prop_assert_eq!(&restored[body.clone()], &page[body.clone()]);
         }
         let mut out = vec![0u8; 16384];
         if codec.decompress_into(&block, &mut out, &mut stats).is_ok() {
-            prop_assert_eq!(&out, &page);
+            prop_assert_eq!(&out[body.clone()], &page[body]);
         }
         let _ = ZipHeader::read(&block);
     }
@@ -429,9 +435,48 @@ proptest! {
         let mut bytes = bytes;
         if magic && bytes.len() >= PAYLOAD_OFFSET {
             bytes[HEADER_OFFSET..HEADER_OFFSET + 4].copy_from_slice(&MAGIC.to_be_bytes());
-            bytes[HEADER_OFFSET + 4] = 1;
+            bytes[HEADER_OFFSET + 4] = crate::format::VERSION;
         }
         let mut codec = Codec::new(ZipConfig::default());
         prop_assert!(codec.decompress(&bytes, &mut ZipStats::default()).is_err());
     }
+}
+
+#[test]
+fn the_trailer_is_kept_verbatim_and_reheader_restamps_without_compressing() {
+    let mut page = text_page(11, 16384);
+    page[16384 - 8..].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+    let mut codec = Codec::new(ZipConfig::new(KeyBlockSize::K8, Algorithm::default()));
+    let mut stats = ZipStats::default();
+    let mut block = vec![0u8; 8192];
+    let Outcome::Fits { payload_len } = codec.compress_into(&page, &mut block, &mut stats).unwrap()
+    else {
+        panic!("text page must fit")
+    };
+    assert_eq!(&block[8192 - 8..], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    // The trailer changes: the payload does not depend on it.
+    let mut restamped = page.clone();
+    restamped[16..24].copy_from_slice(&0x1122_3344_5566_7788u64.to_be_bytes());
+    restamped[16384 - 8..].copy_from_slice(&[9; 8]);
+    let mut again = vec![0u8; 8192];
+    codec.compress_into(&restamped, &mut again, &mut stats).unwrap();
+    assert_eq!(
+        &again[PAYLOAD_OFFSET..PAYLOAD_OFFSET + payload_len],
+        &block[PAYLOAD_OFFSET..PAYLOAD_OFFSET + payload_len]
+    );
+    // reheader turns the old block into the new one without compressing.
+    let ops = stats.compress_ops;
+    crate::format::reheader(&mut block, &restamped).unwrap();
+    assert_eq!(block, again);
+    assert_eq!(stats.compress_ops, ops);
+    assert_eq!(codec.decompress(&block, &mut stats).unwrap(), restamped);
+    // A flipped trailer bit is caught by the CRC.
+    block[8191] ^= 1;
+    assert!(matches!(
+        codec.decompress(&block, &mut stats),
+        Err(ZipError::Checksum { .. })
+    ));
+    // reheader refuses something that is not a block, and a page of the wrong size.
+    assert!(crate::format::reheader(&mut vec![0u8; 8192], &restamped).is_err());
+    assert!(crate::format::reheader(&mut again, &restamped[..8192]).is_err());
 }
