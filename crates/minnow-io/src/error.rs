@@ -157,6 +157,35 @@ pub enum IoError {
         /// The length asked for.
         len: usize,
     },
+    /// A compressed block that cannot be restored: torn, bit rot, or not a block at all. The
+    /// reason names what the block format check found (magic, checksum, stream, length).
+    #[error("damaged compressed block {page_no} in {}: {source}", path.display())]
+    ZipDamaged {
+        /// The tablespace file.
+        path: PathBuf,
+        /// The page number that was read.
+        page_no: u32,
+        /// What the block check found.
+        #[source]
+        source: minnow_zip::ZipError,
+    },
+    /// A page of a compressed tablespace whose body does not compress into its block. The
+    /// engine checks every change at mini-transaction commit and splits the page instead, so
+    /// this is reached only by a page changed outside that path.
+    #[error(
+        "page {page_no} of {} does not compress into its {block}-byte block (room for {capacity} payload bytes)",
+        path.display()
+    )]
+    DoesNotFit {
+        /// The tablespace file.
+        path: PathBuf,
+        /// The page number.
+        page_no: u32,
+        /// The block size.
+        block: usize,
+        /// The payload bytes the block has room for.
+        capacity: usize,
+    },
     /// The (simulated) device lost power: handles opened before the cut are dead.
     #[error("{}: the device is gone (power cut); reopen the file", path.display())]
     DeviceGone {

@@ -26,15 +26,44 @@
 //! Growing the file ([`Tablespace::extend_to`]) preallocates with `fallocate`, so later page
 //! writes cannot fail for lack of space; the FSP header's size field belongs to space
 //! management above this crate and is only written at creation.
+//!
+//! ## Compressed tablespaces
+//!
+//! A tablespace made with [`Tablespace::create_compressed`] stores each logical page (the
+//! size everything above works with, 16 KiB by default) compressed into a **block** of
+//! `KEY_BLOCK_SIZE` bytes (1, 2, 4 or 8 KiB; [`minnow_zip`] has the block format), and page
+//! `n` lives at byte offset `n * block_size`: the file is an array of blocks, and a read moves
+//! only the block. Everything else is unchanged for the caller: [`Tablespace::read_page`]
+//! fills a logical page (inflated and verified: the block's CRC-32C first, then the page's own
+//! checksum and page number), [`Tablespace::write_page`] stamps a logical page and writes its
+//! block.
+//!
+//! ```text
+//!  offset 0       block    2*block         n*block
+//!  +--------------+--------------+-- ... --+--------------+
+//!  | page 0 (FSP) | page 1       |         | page n       |   each block: FIL header,
+//!  | compressed   | compressed   |         | compressed   |   zip header, payload,
+//!  +--------------+--------------+-- ... --+--------------+   padding, FIL trailer
+//! ```
+//!
+//! A page whose body does not compress into its block cannot be written
+//! ([`IoError::DoesNotFit`]); the buffer pool checks every change when its mini-transaction
+//! commits ([`Tablespace::compress_body`]) so that the B-tree can split such a page before it
+//! is ever dirty, and keeps the block it compressed there so the write does not compress again
+//! ([`Tablespace::block_for`]). Page 0's FSP flags carry the block size in InnoDB's
+//! `ZIP_SSIZE` bits, and every block records it too, which is how [`Tablespace::open`] tells a
+//! compressed file from a plain one before it knows anything else: a block starts with the
+//! verbatim FIL header and then minnow's zip magic, where a plain page 0 has its FSP header.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use minnow_page::checksum::{self, ChecksumAlgorithm, ChecksumPolicy, Verdict};
 use minnow_page::fil::{self, FilHeader};
 use minnow_page::fsp::{self, FspFlags, FspHeader};
 use minnow_page::{PageSize, PageType};
+use minnow_zip::{Codec, KeyBlockSize, Outcome, ZipConfig, ZipHeader, ZipStats};
 
 use crate::{AlignedBuf, Backend, FileIo, FlushMethod, IoError, IoOp, IoRequest, OpenOptions};
 
@@ -52,6 +81,50 @@ pub struct Tablespace {
     policy: ChecksumPolicy,
     /// The file's length in pages.
     size: AtomicU32,
+    /// Set for a compressed tablespace.
+    zip: Option<Zip>,
+}
+
+/// What a compressed tablespace keeps besides its file: the block settings pages are
+/// compressed with, idle codecs (each holds a compressor's working memory, a few hundred KiB,
+/// so they are reused rather than made per page), and the counters of every compression and
+/// decompression done for this file.
+#[derive(Debug)]
+struct Zip {
+    config: ZipConfig,
+    codecs: Mutex<Vec<Codec>>,
+    stats: Mutex<ZipStats>,
+}
+
+impl Zip {
+    fn new(config: ZipConfig) -> Zip {
+        Zip {
+            config,
+            codecs: Mutex::new(Vec::new()),
+            stats: Mutex::new(ZipStats::default()),
+        }
+    }
+
+    /// Runs `f` with an idle codec (made if none is idle) and adds what it did to the counters.
+    fn with_codec<R>(&self, f: impl FnOnce(&mut Codec, &mut ZipStats) -> R) -> R {
+        let taken = self
+            .codecs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut codec = taken.unwrap_or_else(|| Codec::new(self.config));
+        let mut stats = ZipStats::default();
+        let result = f(&mut codec, &mut stats);
+        self.codecs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(codec);
+        self.stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(&stats);
+        result
+    }
 }
 
 impl Tablespace {
@@ -68,12 +141,74 @@ impl Tablespace {
         flush_method: FlushMethod,
         initial_pages: u32,
     ) -> Result<Tablespace, IoError> {
+        Tablespace::create_with(
+            backend,
+            path,
+            (space_id, page_size, None),
+            checksum,
+            flush_method,
+            initial_pages,
+        )
+    }
+
+    /// Creates a new **compressed** tablespace: as [`Tablespace::create`], but every logical
+    /// page of `page_size` is stored compressed into a block of `zip.block_size` with
+    /// `zip.algorithm` (see the module docs). The block must be smaller than the page, and the
+    /// checksum cannot be `full_crc32` (whose FSP flags have no compressed-size field; MariaDB
+    /// does not compress such tablespaces either).
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_compressed(
+        backend: &dyn Backend,
+        path: &Path,
+        space_id: u32,
+        page_size: PageSize,
+        zip: ZipConfig,
+        checksum: ChecksumAlgorithm,
+        flush_method: FlushMethod,
+        initial_pages: u32,
+    ) -> Result<Tablespace, IoError> {
+        if zip.block_size.bytes() >= page_size.bytes() {
+            return Err(bad(
+                path,
+                &format!(
+                    "a {} KiB block does not compress a {page_size} page (it must be smaller)",
+                    zip.block_size.kib()
+                ),
+            ));
+        }
+        if checksum == ChecksumAlgorithm::FullCrc32 {
+            return Err(bad(
+                path,
+                "full_crc32 tablespaces cannot be compressed (their FSP flags have no ZIP_SSIZE)",
+            ));
+        }
+        Tablespace::create_with(
+            backend,
+            path,
+            (space_id, page_size, Some(zip)),
+            checksum,
+            flush_method,
+            initial_pages,
+        )
+    }
+
+    fn create_with(
+        backend: &dyn Backend,
+        path: &Path,
+        (space_id, page_size, zip): (u32, PageSize, Option<ZipConfig>),
+        checksum: ChecksumAlgorithm,
+        flush_method: FlushMethod,
+        initial_pages: u32,
+    ) -> Result<Tablespace, IoError> {
         let file = backend.open(path, &OpenOptions::new(flush_method).create(true))?;
         if !file.is_empty()? {
             return Err(bad(path, "the file already exists and is not empty"));
         }
         let pages = initial_pages.max(1);
-        let flags = FspFlags::new(page_size, checksum == ChecksumAlgorithm::FullCrc32);
+        let mut flags = FspFlags::new(page_size, checksum == ChecksumAlgorithm::FullCrc32);
+        if let Some(z) = zip {
+            flags.0 |= u32::from(z.block_size.ssize()) << 1;
+        }
         let mut page0 = AlignedBuf::page(page_size);
         let encode = |page: &mut [u8]| -> Result<(), minnow_page::PageError> {
             FilHeader::new(space_id, 0, PageType::FspHdr).write(page)?;
@@ -96,6 +231,7 @@ impl Tablespace {
             flags,
             policy: ChecksumPolicy::new(checksum).for_space(flags),
             size: AtomicU32::new(0),
+            zip: zip.map(Zip::new),
         };
         space.file.allocate(space.byte_offset(pages))?;
         space.size.store(pages, Ordering::Release);
@@ -158,17 +294,38 @@ impl Tablespace {
         }
         let mut probe = AlignedBuf::new(PROBE)?;
         file.read_at(&mut probe, 0)?;
-        let flags = fsp::read_flags(&probe).map_err(|e| bad(path, &e.to_string()))?;
+        let (flags, zip) = match probe_block(&probe) {
+            Some(block_size) => {
+                let (flags, config) = read_block0(&*file, path, block_size)?;
+                (flags, Some(config))
+            }
+            None => (
+                fsp::read_flags(&probe).map_err(|e| bad(path, &e.to_string()))?,
+                None,
+            ),
+        };
         flags.validate().map_err(|e| bad(path, &e.to_string()))?;
         let page_size = flags.page_size().map_err(|e| bad(path, &e.to_string()))?;
-        let page_bytes = page_size.bytes() as u64;
-        if len % page_bytes != 0 {
+        if let Some(z) = zip
+            && flags.zip_size() != Some(z.block_size.bytes())
+        {
             return Err(bad(
                 path,
-                &format!("length {len} is not a multiple of the page size {page_bytes}"),
+                &format!(
+                    "page 0 is a {} KiB block but its FSP flags say {:?}",
+                    z.block_size.kib(),
+                    flags.zip_size()
+                ),
             ));
         }
-        let size = u32::try_from(len / page_bytes)
+        let unit = zip.map_or(page_size.bytes(), |z| z.block_size.bytes()) as u64;
+        if len % unit != 0 {
+            return Err(bad(
+                path,
+                &format!("length {len} is not a multiple of the page size {unit}"),
+            ));
+        }
+        let size = u32::try_from(len / unit)
             .map_err(|_| bad(path, &format!("{len} bytes is more than 2^32 pages")))?;
         let mut space = Tablespace {
             file,
@@ -178,6 +335,7 @@ impl Tablespace {
             flags,
             policy: checksum.for_space(flags),
             size: AtomicU32::new(size),
+            zip: zip.map(Zip::new),
         };
         let mut page0 = AlignedBuf::page(page_size);
         if verify_page0 {
@@ -243,8 +401,28 @@ impl Tablespace {
         self.size.load(Ordering::Acquire)
     }
 
+    /// The compression settings of a compressed tablespace; `None` for a plain one.
+    pub fn zip(&self) -> Option<ZipConfig> {
+        self.zip.as_ref().map(|z| z.config)
+    }
+
+    /// The counters of every compression and decompression done for this file (through
+    /// [`Tablespace::compress_body`], reads and writes); `None` for a plain tablespace.
+    pub fn zip_stats(&self) -> Option<ZipStats> {
+        self.zip
+            .as_ref()
+            .map(|z| *z.stats.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Bytes one page takes in the file: the block size if compressed, else the page size.
+    pub fn physical_page_bytes(&self) -> usize {
+        self.zip
+            .as_ref()
+            .map_or(self.page_size.bytes(), |z| z.config.block_size.bytes())
+    }
+
     fn byte_offset(&self, page_no: u32) -> u64 {
-        u64::from(page_no) * self.page_size.bytes() as u64
+        u64::from(page_no) * self.physical_page_bytes() as u64
     }
 
     /// Checks the page number and buffer length; returns the byte offset.
@@ -296,17 +474,181 @@ impl Tablespace {
         self.verify(page_no, buf)
     }
 
-    /// Reads page `page_no` into `buf` without checking it (for inspection tools).
+    /// Reads page `page_no` into `buf` without checking its checksum (for inspection tools).
+    /// A compressed page's block must still pass its own check to be inflated at all: a
+    /// damaged block is [`IoError::ZipDamaged`]; an all-zero block (allocated, never written)
+    /// reads as an all-zero page.
     pub fn read_page_unverified(&self, page_no: u32, buf: &mut [u8]) -> Result<(), IoError> {
         let offset = self.locate(page_no, buf.len())?;
-        self.file.read_at(buf, offset)
+        if self.zip.is_none() {
+            return self.file.read_at(buf, offset);
+        }
+        let mut block = AlignedBuf::new(self.physical_page_bytes())?;
+        self.file.read_at(&mut block, offset)?;
+        self.restore_block(page_no, &block, buf)
+    }
+
+    /// Reads the raw block of page `page_no` of a compressed tablespace into `block` (exactly
+    /// one block long; aligned for `O_DIRECT`), unchecked: what the buffer pool keeps as a
+    /// page's compressed copy, and what the inspector measures. For a plain tablespace this is
+    /// [`Tablespace::read_page_unverified`].
+    pub fn read_block(&self, page_no: u32, block: &mut [u8]) -> Result<(), IoError> {
+        let size_in_pages = self.size_in_pages();
+        if page_no >= size_in_pages {
+            return Err(IoError::PageOutOfRange {
+                path: self.path.clone(),
+                page_no,
+                size_in_pages,
+            });
+        }
+        if block.len() != self.physical_page_bytes() {
+            return Err(IoError::BufferSize {
+                path: self.path.clone(),
+                expected: self.physical_page_bytes(),
+                actual: block.len(),
+            });
+        }
+        self.file.read_at(block, self.byte_offset(page_no))
+    }
+
+    /// Inflates the block of page `page_no` into the logical page `page` (no page checksum
+    /// check: [`Tablespace::decode_block`] does both). An all-zero block gives an all-zero page.
+    pub fn restore_block(
+        &self,
+        page_no: u32,
+        block: &[u8],
+        page: &mut [u8],
+    ) -> Result<(), IoError> {
+        let Some(zip) = &self.zip else {
+            if block.len() != page.len() {
+                return Err(IoError::BufferSize {
+                    path: self.path.clone(),
+                    expected: page.len(),
+                    actual: block.len(),
+                });
+            }
+            page.copy_from_slice(block);
+            return Ok(());
+        };
+        if block.iter().all(|&b| b == 0) {
+            page.fill(0);
+            return Ok(());
+        }
+        zip.with_codec(|codec, stats| codec.decompress_into(block, page, stats))
+            .map(|_| ())
+            .map_err(|source| IoError::ZipDamaged {
+                path: self.path.clone(),
+                page_no,
+                source,
+            })
+    }
+
+    /// [`Tablespace::restore_block`] and then the checks of [`Tablespace::read_page`]: the
+    /// restored page's checksum and page number.
+    pub fn decode_block(
+        &self,
+        page_no: u32,
+        block: &[u8],
+        page: &mut [u8],
+    ) -> Result<Verdict, IoError> {
+        self.restore_block(page_no, block, page)?;
+        self.verify(page_no, page)
+    }
+
+    /// The fit check of a compressed tablespace: compresses the body of the logical `page`
+    /// into `block` (one block long) and says whether it fits. The FIL header and trailer are
+    /// not part of the payload (the block format keeps them verbatim), so a page found to fit
+    /// here still fits once its LSN and checksum are stamped; `block` can then be handed to
+    /// [`Tablespace::block_for`] instead of compressing again. Counted in
+    /// [`Tablespace::zip_stats`]. A plain tablespace has nothing to check: it fits.
+    pub fn compress_body(&self, page: &[u8], block: &mut [u8]) -> Result<Outcome, IoError> {
+        let Some(zip) = &self.zip else {
+            return Ok(Outcome::Fits {
+                payload_len: page.len(),
+            });
+        };
+        let page_no = minnow_page::bytes::read_u32(page, fil::PAGE_NO).unwrap_or(0);
+        zip.with_codec(|codec, stats| codec.compress_into(page, block, stats))
+            .map_err(|source| IoError::ZipDamaged {
+                path: self.path.clone(),
+                page_no,
+                source,
+            })
+    }
+
+    /// The block to write for the stamped logical `page` of a compressed tablespace: `cached`
+    /// (a block [`Tablespace::compress_body`] made from the same body) given the page's new
+    /// FIL header and trailer, or else the page compressed now. A body that does not fit is
+    /// [`IoError::DoesNotFit`]. For a plain tablespace the block is the page itself.
+    pub fn block_for(
+        &self,
+        page_no: u32,
+        page: &[u8],
+        cached: Option<&[u8]>,
+    ) -> Result<AlignedBuf, IoError> {
+        let mut block = AlignedBuf::new(self.physical_page_bytes())?;
+        let Some(zip) = &self.zip else {
+            block.copy_from_slice(page);
+            return Ok(block);
+        };
+        if let Some(c) = cached.filter(|c| c.len() == block.len()) {
+            block.copy_from_slice(c);
+            if minnow_zip::format::reheader(&mut block, page).is_ok() {
+                return Ok(block);
+            }
+        }
+        let outcome = zip
+            .with_codec(|codec, stats| codec.compress_into(page, &mut block, stats))
+            .map_err(|source| IoError::ZipDamaged {
+                path: self.path.clone(),
+                page_no,
+                source,
+            })?;
+        match outcome {
+            Outcome::Fits { .. } => Ok(block),
+            Outcome::DoesNotFit {
+                block_size,
+                capacity,
+            } => Err(IoError::DoesNotFit {
+                path: self.path.clone(),
+                page_no,
+                block: block_size.bytes(),
+                capacity,
+            }),
+        }
+    }
+
+    /// Writes a block made by [`Tablespace::block_for`] as page `page_no` (no stamping: the
+    /// block carries the stamped header). Durable after [`Tablespace::sync`].
+    pub fn write_block(&self, page_no: u32, block: &[u8]) -> Result<(), IoError> {
+        let size_in_pages = self.size_in_pages();
+        if page_no >= size_in_pages {
+            return Err(IoError::PageOutOfRange {
+                path: self.path.clone(),
+                page_no,
+                size_in_pages,
+            });
+        }
+        if block.len() != self.physical_page_bytes() {
+            return Err(IoError::BufferSize {
+                path: self.path.clone(),
+                expected: self.physical_page_bytes(),
+                actual: block.len(),
+            });
+        }
+        self.file.write_at(block, self.byte_offset(page_no))
     }
 
     /// Stamps the page's checksum (the LSN must already be in its header) and writes it as
-    /// page `page_no`. Durable after [`Tablespace::sync`] (or on return with `O_DSYNC`).
+    /// page `page_no` (compressed into its block, for a compressed tablespace). Durable after
+    /// [`Tablespace::sync`] (or on return with `O_DSYNC`).
     pub fn write_page(&self, page_no: u32, buf: &mut [u8]) -> Result<(), IoError> {
         let offset = self.locate(page_no, buf.len())?;
         self.stamp(page_no, buf)?;
+        if self.zip.is_some() {
+            let block = self.block_for(page_no, buf, None)?;
+            return self.file.write_at(&block, offset);
+        }
         self.file.write_at(buf, offset)
     }
 
@@ -321,6 +663,12 @@ impl Tablespace {
     /// Reads many pages with one batch ([`FileIo::submit`]), then verifies each; the first bad
     /// page is the error.
     pub fn read_pages(&self, pages: &mut [(u32, &mut [u8])]) -> Result<(), IoError> {
+        if self.zip.is_some() {
+            for (page_no, buf) in pages.iter_mut() {
+                self.read_page(*page_no, buf)?;
+            }
+            return Ok(());
+        }
         let mut batch = Vec::with_capacity(pages.len());
         for (page_no, buf) in pages.iter_mut() {
             let offset = self.locate(*page_no, buf.len())?;
@@ -336,6 +684,12 @@ impl Tablespace {
 
     /// Stamps and writes many pages with one batch ([`FileIo::submit`]).
     pub fn write_pages(&self, pages: &mut [(u32, &mut [u8])]) -> Result<(), IoError> {
+        if self.zip.is_some() {
+            for (page_no, buf) in pages.iter_mut() {
+                self.write_page(*page_no, buf)?;
+            }
+            return Ok(());
+        }
         let mut batch = Vec::with_capacity(pages.len());
         for (page_no, buf) in pages.iter_mut() {
             let offset = self.locate(*page_no, buf.len())?;
@@ -360,6 +714,35 @@ impl Tablespace {
     pub fn sync(&self) -> Result<(), IoError> {
         self.file.sync_data()
     }
+}
+
+/// The block size if `probe` (the file's first bytes) starts like a compressed block: the
+/// verbatim FIL header, then minnow's zip magic and a block shift size.
+fn probe_block(probe: &[u8]) -> Option<KeyBlockSize> {
+    let magic = minnow_page::bytes::read_u32(probe, minnow_zip::format::HEADER_OFFSET).ok()?;
+    if magic != minnow_zip::format::MAGIC {
+        return None;
+    }
+    let ssize = probe.get(minnow_zip::format::HEADER_OFFSET + 7).copied()?;
+    Some(KeyBlockSize::from_ssize(ssize).unwrap_or(KeyBlockSize::K1))
+}
+
+/// Reads block 0 of a compressed file and returns page 0's FSP flags and the block's settings
+/// (which the file's later pages are compressed with).
+fn read_block0(
+    file: &dyn FileIo,
+    path: &Path,
+    block_size: KeyBlockSize,
+) -> Result<(FspFlags, ZipConfig), IoError> {
+    let mut block = AlignedBuf::new(block_size.bytes())?;
+    file.read_at(&mut block, 0)?;
+    let header = ZipHeader::read(&block).map_err(|e| bad(path, &format!("block 0: {e}")))?;
+    let mut page0 = vec![0u8; header.logical_size.bytes()];
+    Codec::new(ZipConfig::new(block_size, header.algorithm))
+        .decompress_into(&block, &mut page0, &mut ZipStats::default())
+        .map_err(|e| bad(path, &format!("block 0: {e}")))?;
+    let flags = fsp::read_flags(&page0).map_err(|e| bad(path, &e.to_string()))?;
+    Ok((flags, ZipConfig::new(block_size, header.algorithm)))
 }
 
 fn bad(path: &Path, reason: &str) -> IoError {

@@ -325,3 +325,172 @@ proptest! {
         open_and_read_all(&path);
     }
 }
+
+mod compressed {
+    use super::*;
+    use minnow_zip::{Algorithm, KeyBlockSize, ZipConfig};
+
+    fn create_zip(path: &Path, block: KeyBlockSize, algorithm: Algorithm) -> Tablespace {
+        Tablespace::create_compressed(
+            &SyncBackend::new(),
+            path,
+            SPACE,
+            PageSize::K16,
+            ZipConfig::new(block, algorithm),
+            ChecksumAlgorithm::Crc32,
+            FlushMethod::Fsync,
+            4,
+        )
+        .unwrap()
+    }
+
+    /// A page whose body is text: compresses well.
+    fn text_page(page_no: u32, lsn: u64) -> Vec<u8> {
+        let mut page = make_page(PageSize::K16, SPACE, page_no, lsn).to_vec();
+        let words = b"the quick brown fox jumps over the lazy dog ";
+        for (i, b) in page[38..16384 - 8].iter_mut().enumerate() {
+            *b = words[(i * 7 + page_no as usize) % words.len()];
+        }
+        page
+    }
+
+    #[test]
+    fn pages_round_trip_through_blocks_and_the_file_holds_blocks() {
+        for (block, algorithm) in [
+            (KeyBlockSize::K8, Algorithm::default()),
+            (KeyBlockSize::K4, Algorithm::Lz4),
+            (KeyBlockSize::K1, Algorithm::default()),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("z.ibd");
+            let space = create_zip(&path, block, algorithm);
+            assert_eq!(space.physical_page_bytes(), block.bytes());
+            space.extend_to(8).unwrap();
+            let mut written = Vec::new();
+            for n in 1..8 {
+                let mut p = text_page(n, 100 + u64::from(n));
+                space.write_page(n, &mut p).unwrap();
+                written.push(p);
+            }
+            space.sync().unwrap();
+            drop(space);
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().len(),
+                8 * block.bytes() as u64
+            );
+            let space = open(&path).unwrap();
+            assert_eq!(space.zip(), Some(ZipConfig::new(block, algorithm)));
+            assert_eq!(space.page_size(), PageSize::K16);
+            assert_eq!(space.flags().zip_size(), Some(block.bytes()));
+            for (n, want) in (1..8).zip(&written) {
+                let mut got = vec![0u8; 16384];
+                assert!(matches!(
+                    space.read_page(n, &mut got).unwrap(),
+                    Verdict::Valid(_)
+                ));
+                assert_eq!(&got, want, "page {n}");
+            }
+            let stats = space.zip_stats().unwrap();
+            assert_eq!(stats.decompress_ops, 8, "page 0 at open and seven pages");
+            // A never-written block reads as an empty page.
+            space.extend_to(9).unwrap();
+            let mut got = vec![1u8; 16384];
+            assert_eq!(space.read_page(8, &mut got).unwrap(), Verdict::Empty);
+        }
+    }
+
+    #[test]
+    fn a_damaged_block_is_a_typed_error_naming_file_and_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.ibd");
+        let space = create_zip(&path, KeyBlockSize::K8, Algorithm::default());
+        let mut p = text_page(2, 7);
+        space.write_page(2, &mut p).unwrap();
+        drop(space);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[2 * 8192 + 100] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let space = open(&path).unwrap();
+        let err = space.read_page(2, &mut vec![0u8; 16384]).unwrap_err();
+        assert!(
+            matches!(err, IoError::ZipDamaged { page_no: 2, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("z.ibd"), "{err}");
+        // A damaged block 0 makes the file refuse to open, with the reason.
+        bytes[200] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = open(&path).unwrap_err();
+        assert!(reason(&err).contains("block 0"), "{err}");
+    }
+
+    #[test]
+    fn incompressible_pages_do_not_fit_and_cached_blocks_are_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.ibd");
+        let space = create_zip(&path, KeyBlockSize::K4, Algorithm::Lz4);
+        let mut noise = make_page(PageSize::K16, SPACE, 3, 9);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for b in noise[38..16384 - 8].iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        let mut block = vec![0u8; 4096];
+        assert!(matches!(
+            space.compress_body(&noise, &mut block).unwrap(),
+            Outcome::DoesNotFit { .. }
+        ));
+        let err = space.write_page(3, &mut noise).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                IoError::DoesNotFit {
+                    page_no: 3,
+                    block: 4096,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+
+        // The fit check's block, given later with a new LSN, is written without compressing.
+        let mut p = text_page(3, 10);
+        assert!(matches!(
+            space.compress_body(&p, &mut block).unwrap(),
+            Outcome::Fits { .. }
+        ));
+        let before = space.zip_stats().unwrap().compress_ops;
+        minnow_page::fil::set_page_lsn(&mut p, 11).unwrap();
+        checksum::stamp(&mut p, ChecksumAlgorithm::Crc32).unwrap();
+        let out = space.block_for(3, &p, Some(&block)).unwrap();
+        assert_eq!(space.zip_stats().unwrap().compress_ops, before);
+        space.write_block(3, &out).unwrap();
+        let mut got = vec![0u8; 16384];
+        space.read_page(3, &mut got).unwrap();
+        assert_eq!(got, p);
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (block, checksum) in [
+            (KeyBlockSize::K16, ChecksumAlgorithm::Crc32),
+            (KeyBlockSize::K8, ChecksumAlgorithm::FullCrc32),
+        ] {
+            let err = Tablespace::create_compressed(
+                &SyncBackend::new(),
+                &dir.path().join(format!("{block:?}{checksum:?}")),
+                SPACE,
+                PageSize::K16,
+                ZipConfig::new(block, Algorithm::default()),
+                checksum,
+                FlushMethod::Fsync,
+                4,
+            )
+            .unwrap_err();
+            assert!(matches!(err, IoError::BadTablespace { .. }), "{err}");
+        }
+    }
+}

@@ -114,8 +114,12 @@ impl Codec {
             fil::HEADER_SIZE,
         )?);
         let trailer_at = logical.bytes() - format::TRAILER_LEN;
-        bytes::slice_mut(block, block.len() - format::TRAILER_LEN, format::TRAILER_LEN)?
-            .copy_from_slice(bytes::slice(page, trailer_at, format::TRAILER_LEN)?);
+        bytes::slice_mut(
+            block,
+            block.len() - format::TRAILER_LEN,
+            format::TRAILER_LEN,
+        )?
+        .copy_from_slice(bytes::slice(page, trailer_at, format::TRAILER_LEN)?);
         let body = bytes::slice(page, fil::HEADER_SIZE, trailer_at - fil::HEADER_SIZE)?;
         let capacity = format::capacity(block_size);
         let out = bytes::slice_mut(block, PAYLOAD_OFFSET, capacity)?;

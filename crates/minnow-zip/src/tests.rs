@@ -459,7 +459,9 @@ fn the_trailer_is_kept_verbatim_and_reheader_restamps_without_compressing() {
     restamped[16..24].copy_from_slice(&0x1122_3344_5566_7788u64.to_be_bytes());
     restamped[16384 - 8..].copy_from_slice(&[9; 8]);
     let mut again = vec![0u8; 8192];
-    codec.compress_into(&restamped, &mut again, &mut stats).unwrap();
+    codec
+        .compress_into(&restamped, &mut again, &mut stats)
+        .unwrap();
     assert_eq!(
         &again[PAYLOAD_OFFSET..PAYLOAD_OFFSET + payload_len],
         &block[PAYLOAD_OFFSET..PAYLOAD_OFFSET + payload_len]
