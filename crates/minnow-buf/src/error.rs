@@ -39,6 +39,20 @@ pub enum BufError {
     /// The redo log failed.
     #[error(transparent)]
     Log(#[from] LogError),
+    /// A mini-transaction changed a page of a compressed tablespace so that its body no longer
+    /// compresses into its block: InnoDB's **compression failure**. The mtr is rolled back
+    /// (dropped) and the page unchanged; the B-tree answers by splitting the page.
+    #[error(
+        "page {page} does not compress into its {block}-byte block (room for {capacity} payload bytes): compression failure"
+    )]
+    CompressionFailure {
+        /// The page.
+        page: PageId,
+        /// The block size.
+        block: usize,
+        /// The payload bytes the block has room for.
+        capacity: usize,
+    },
     /// Every frame of the instance is pinned or latched: no page can be evicted.
     #[error("buffer pool instance {instance} exhausted: all {frames} frames are pinned or latched")]
     PoolExhausted {
@@ -113,6 +127,13 @@ impl BufError {
                 path,
                 page_no,
                 corruption,
+            },
+            IoError::DoesNotFit {
+                block, capacity, ..
+            } => BufError::CompressionFailure {
+                page,
+                block,
+                capacity,
             },
             other => BufError::Io(other),
         }

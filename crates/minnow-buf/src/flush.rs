@@ -56,6 +56,10 @@ pub struct PageImage<'a> {
     pub lsn: Lsn,
     /// The bytes (the writer stamps the checksum).
     pub data: &'a mut [u8],
+    /// For a page of a compressed tablespace: its block as the zip cache holds it (compressed
+    /// from these very bytes, header aside), which the writer gives the stamped header
+    /// ([`minnow_io::Tablespace::block_for`]) instead of compressing again. `None`: compress.
+    pub zip: Option<Vec<u8>>,
 }
 
 /// Writes batches of dirty page images durably in place. Implemented by the doublewrite
@@ -95,7 +99,13 @@ impl PageWriter for DirectWriter {
                 .get(p.id.space)
                 .ok_or(BufError::UnknownSpace { space: p.id.space })?;
             space.extend_to(p.id.page_no.saturating_add(1))?;
-            space.write_page(p.id.page_no, p.data)?;
+            if space.zip().is_some() {
+                space
+                    .write_page_with(p.id.page_no, p.data, p.zip.as_deref())
+                    .map_err(|e| BufError::from_io(p.id, e))?;
+            } else {
+                space.write_page(p.id.page_no, p.data)?;
+            }
             touched.insert(p.id.space);
         }
         for s in touched {
@@ -124,7 +134,24 @@ impl PageWriter for minnow_dblwr::Doublewrite {
             space.extend_to(p.id.page_no.saturating_add(1))?;
         }
         let batch: Vec<(PageId, &[u8])> = pages.iter().map(|p| (p.id, &*p.data)).collect();
-        self.flush_batch(self.segment_for(segment), &batch, spaces)?;
+        let cached: Vec<Option<&[u8]>> = pages.iter().map(|p| p.zip.as_deref()).collect();
+        self.flush_batch_cached(self.segment_for(segment), &batch, &cached, spaces)
+            .map_err(|e| match e {
+                minnow_dblwr::DblwrError::Io(minnow_io::IoError::DoesNotFit {
+                    page_no,
+                    block,
+                    capacity,
+                    ..
+                }) => BufError::CompressionFailure {
+                    page: pages
+                        .iter()
+                        .find(|p| p.id.page_no == page_no)
+                        .map_or(PageId::new(0, page_no), |p| p.id),
+                    block,
+                    capacity,
+                },
+                other => other.into(),
+            })?;
         Ok(())
     }
 
@@ -158,6 +185,7 @@ impl Shared {
         for chunk in frames.chunks(self.cfg.doublewrite_pages) {
             let mut buf = AlignedBuf::pages(size, chunk.len());
             let mut taken: Vec<(u32, PageId, Lsn)> = Vec::with_capacity(chunk.len());
+            let mut blocks: Vec<Option<Vec<u8>>> = Vec::with_capacity(chunk.len());
             for &f in chunk {
                 let c = self.ctl(f);
                 if !c.try_lock_s() {
@@ -173,13 +201,20 @@ impl Shared {
                     buf[at..at + page].copy_from_slice(src);
                     let lsn = minnow_page::fil::page_lsn(src).unwrap_or(0);
                     taken.push((f, id, Lsn(lsn)));
+                    // Under the same latch as the copy: the cached block is of these bytes.
+                    blocks.push(
+                        self.spaces
+                            .has_compressed()
+                            .then(|| self.zip.get(self, id))
+                            .flatten(),
+                    );
                 }
                 c.unlock_s();
             }
             if taken.is_empty() {
                 continue;
             }
-            let result = self.write_images(segment, &taken, &mut buf);
+            let result = self.write_images(segment, &taken, &mut buf, blocks);
             for &(f, id, lsn) in &taken {
                 let c = self.ctl(f);
                 if result.is_ok() && c.try_lock_s() {
@@ -212,6 +247,7 @@ impl Shared {
         segment: usize,
         taken: &[(u32, PageId, Lsn)],
         buf: &mut AlignedBuf,
+        blocks: Vec<Option<Vec<u8>>>,
     ) -> Result<(), BufError> {
         let newest = taken.iter().map(|t| t.2).max().unwrap_or(Lsn(0));
         // During recovery no log is attached: every page LSN then comes from redo that is
@@ -220,11 +256,16 @@ impl Shared {
             log.write_up_to(newest, true)?;
         }
         let page = self.cfg.page_size.bytes();
+        let reused = blocks.iter().filter(|b| b.is_some()).count();
         let mut images: Vec<PageImage<'_>> = buf
             .chunks_mut(page)
             .zip(taken)
-            .map(|(data, &(_, id, lsn))| PageImage { id, lsn, data })
+            .zip(blocks)
+            .map(|((data, &(_, id, lsn)), zip)| PageImage { id, lsn, data, zip })
             .collect();
+        for _ in 0..reused {
+            self.zip.count_write_from_cache();
+        }
         crate::trace_event!("doublewrite_batch", segment, pages = images.len());
         #[cfg(feature = "trace")]
         for p in &images {

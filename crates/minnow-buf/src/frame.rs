@@ -188,6 +188,11 @@ impl Frames {
 
     /// Start of frame `f` (inside the map; never dereferenced here).
     #[inline]
+    /// Bytes per frame.
+    pub(crate) fn page_bytes(&self) -> usize {
+        self.page
+    }
+
     pub(crate) fn ptr(&self, f: u32) -> *mut u8 {
         debug_assert!((f as usize) < self.count);
         // SAFETY: `f < count` (frame indices come from the pool's own ranges), so the offset

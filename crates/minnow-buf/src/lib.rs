@@ -90,6 +90,7 @@ mod readahead;
 mod recovery;
 mod space;
 pub mod stats;
+mod zip;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -108,6 +109,7 @@ pub use mtr::{Mtr, PageHandle};
 pub use recovery::{DoublewriteRecovery, RecoveryReport};
 pub use space::SpaceMap;
 pub use stats::BufferPoolStats;
+pub use zip::ZipCacheStats;
 
 #[cfg(feature = "trace")]
 #[doc(hidden)]
@@ -373,6 +375,12 @@ impl BufferPool {
         }
         t.frames = self.shared.ctl.len() as u64;
         t
+    }
+
+    /// The zip cache's counters (compressed pages kept in memory; see the `zip` module docs:
+    /// blocks held, frames lent, zip hits and misses, the IO-bound verdict).
+    pub fn zip_cache_stats(&self) -> ZipCacheStats {
+        self.shared.zip.stats()
     }
 
     /// The doublewrite buffer's counters, if the pool writes through one (None with

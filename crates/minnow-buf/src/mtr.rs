@@ -19,8 +19,17 @@
 //!    were clean on the flush list with `oldest_modification = start`; then release the
 //!    latches. The group is replayed whole or not at all after a crash.
 //!
-//! An mtr dropped without commit, or whose commit fails (log full, poisoned), puts the
-//! saved bytes back, newest first: no change without redo ever stays in a frame. Commit does not make
+//! **Compressed pages.** A page of a compressed tablespace must still compress into its block
+//! after the change, or it could never be written. So commit first compresses every changed
+//! page of such a tablespace ([`minnow_io::Tablespace::compress_body`]); if one does not fit,
+//! commit fails with [`BufError::CompressionFailure`] before anything is logged, and the
+//! dropped mtr puts the page back: the B-tree then splits the page and tries again (InnoDB's
+//! compression failure). The blocks that fit are kept in the zip cache (`crate::zip`), so the
+//! page cleaner writes them later without compressing again.
+//!
+//! An mtr dropped without commit, or whose commit fails (log full, poisoned, compression
+//! failure), puts the saved bytes back, newest first: no change without redo ever stays in a
+//! frame. Commit does not make
 //! the redo durable; a user transaction does that once, for all its mtrs, with
 //! [`crate::BufferPool::commit_durable`] (`flush_log_at_trx_commit`).
 
@@ -245,6 +254,7 @@ impl<'a> Mtr<'a> {
         if shared.is_poisoned() {
             return Err(BufError::Poisoned);
         }
+        let mut zipped = self.fit_check()?;
         let group = encode_group(&self.records);
         let gate = shared.gate.read();
         let (start, end) = log.append(&group)?;
@@ -253,6 +263,17 @@ impl<'a> Mtr<'a> {
             shared.mark_dirty(held.guard.frame, start);
         }
         drop(gate);
+        for (i, block) in &mut zipped {
+            if let Some(held) = self.pages.get(*i) {
+                // The block was compressed before the LSN was set: give it the page's header
+                // and trailer (stored verbatim), so a later zip hit restores the page exactly.
+                if minnow_zip::format::reheader(block, &held.guard[..]).is_ok() {
+                    shared.zip.put(shared, held.guard.id, block);
+                } else {
+                    shared.zip.invalidate(held.guard.id);
+                }
+            }
+        }
         self.done = true;
         crate::trace_event!(
             "mtr_commit",
@@ -262,6 +283,43 @@ impl<'a> Mtr<'a> {
             records = self.records.len()
         );
         Ok(end)
+    }
+
+    /// Compresses every changed page of a compressed tablespace; a page that does not fit
+    /// fails the commit ([`BufError::CompressionFailure`]). Returns the blocks, by held index.
+    fn fit_check(&self) -> Result<Vec<(usize, Vec<u8>)>, BufError> {
+        let shared = &*self.pool.shared;
+        let mut zipped = Vec::new();
+        if !shared.spaces.has_compressed() {
+            return Ok(zipped);
+        }
+        for (i, held) in self.pages.iter().enumerate().filter(|(_, h)| h.changed) {
+            let id = held.guard.id;
+            let Some(space) = shared.spaces.get(id.space) else {
+                continue;
+            };
+            if space.zip().is_none() {
+                continue;
+            }
+            let mut block = vec![0u8; space.physical_page_bytes()];
+            match space
+                .compress_body(&held.guard[..], &mut block)
+                .map_err(|e| BufError::from_io(id, e))?
+            {
+                minnow_zip::Outcome::Fits { .. } => zipped.push((i, block)),
+                minnow_zip::Outcome::DoesNotFit {
+                    block_size,
+                    capacity,
+                } => {
+                    return Err(BufError::CompressionFailure {
+                        page: id,
+                        block: block_size.bytes(),
+                        capacity,
+                    });
+                }
+            }
+        }
+        Ok(zipped)
     }
 
     /// Undoes the in-memory changes (the mtr is being dropped uncommitted).

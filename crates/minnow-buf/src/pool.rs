@@ -54,6 +54,7 @@ use crate::hash::{HashWrite, fold};
 use crate::instance::Instance;
 use crate::readahead::ReadAhead;
 use crate::stats::Counter;
+use crate::zip::ZipCache;
 use crate::{BufError, SpaceMap};
 
 /// Latch mode of a fix.
@@ -86,6 +87,8 @@ pub(crate) struct Shared {
     pub epoch: Instant,
     pub cleaner: CleanerState,
     pub readahead: ReadAhead,
+    /// Compressed copies of pages of compressed tablespaces ([`crate::zip`]).
+    pub zip: ZipCache,
 }
 
 impl Shared {
@@ -117,6 +120,7 @@ impl Shared {
             gate: RwLock::new(()),
             epoch: Instant::now(),
             cleaner: CleanerState::default(),
+            zip: ZipCache::default(),
         })
     }
 
@@ -367,12 +371,16 @@ impl Shared {
         }
     }
 
-    /// No frame could be taken: write dirty pages from the LRU tail, or give up.
+    /// No frame could be taken: write dirty pages from the LRU tail, take a frame back from
+    /// the zip cache, or give up.
     fn make_room(&self, ii: usize, attempts: &mut u32) -> Result<(), BufError> {
         if self.is_poisoned() {
             return Err(BufError::Poisoned);
         }
         if self.flush_lru_tail(ii, self.cfg.doublewrite_pages.min(8))? > 0 {
+            return Ok(());
+        }
+        if self.zip.release_one(self) {
             return Ok(());
         }
         *attempts += 1;
@@ -395,6 +403,56 @@ impl Shared {
         Ok(())
     }
 
+    /// Gives a frame the zip cache had borrowed (latched exclusively, holding no page) back
+    /// to its instance's free list.
+    pub(crate) fn give_back_frame(&self, f: u32) {
+        let ii = self.instance_of_frame(f);
+        let inst = &self.instances[ii];
+        {
+            let mut lists = inst.lists.lock();
+            lists.free.push(f - inst.base);
+            inst.publish(&lists);
+        }
+        self.ctl(f).unlock_x();
+    }
+
+    /// Reads page `id` of a compressed tablespace into `bytes` (frame `f`, latched X): from
+    /// its cached block if the zip cache has one (no IO, no checksum to check: the block was
+    /// made in memory and its CRC-32C is still checked by the inflate), else from disk, keeping
+    /// the block read.
+    fn read_zip(&self, space: &Tablespace, id: PageId, bytes: &mut [u8]) -> Result<(), BufError> {
+        if let Some(block) = self.zip.get(self, id) {
+            space
+                .restore_block(id.page_no, &block, bytes)
+                .map_err(|e| BufError::from_io(id, e))?;
+            let stored = minnow_page::bytes::read_u32(bytes, minnow_page::fil::PAGE_NO).ok();
+            if stored != Some(id.page_no) {
+                return Err(BufError::from_io(
+                    id,
+                    minnow_io::IoError::Misdirected {
+                        path: space.path().to_path_buf(),
+                        page_no: id.page_no,
+                        stored: stored.unwrap_or(u32::MAX),
+                    },
+                ));
+            }
+            self.zip.count_read(true);
+            return Ok(());
+        }
+        let mut block = minnow_io::AlignedBuf::new(space.physical_page_bytes())?;
+        space
+            .read_block(id.page_no, &mut block)
+            .map_err(|e| BufError::from_io(id, e))?;
+        self.zip.count_read(false);
+        let verdict = space
+            .decode_block(id.page_no, &block, bytes)
+            .map_err(|e| BufError::from_io(id, e))?;
+        if verdict != minnow_page::checksum::Verdict::Empty {
+            self.zip.put(self, id, &block);
+        }
+        Ok(())
+    }
+
     /// Reads page `id` into a new frame; returns the frame pinned (not latched).
     fn read_in(&self, ii: usize, id: PageId) -> Result<u32, BufError> {
         let space = self.space(id.space)?;
@@ -404,8 +462,19 @@ impl Shared {
         };
         // SAFETY: `claim_frame` returned the frame latched exclusively by this thread.
         let bytes = unsafe { self.frames.slice_mut(f) };
-        match space.read_page(id.page_no, bytes) {
-            Ok(_) => {
+        let read = if space.zip().is_some() {
+            self.read_zip(&space, id, bytes)
+        } else {
+            if self.spaces.has_compressed() {
+                self.zip.count_plain_read();
+            }
+            space
+                .read_page(id.page_no, bytes)
+                .map(|_| ())
+                .map_err(|e| BufError::from_io(id, e))
+        };
+        match read {
+            Ok(()) => {
                 self.publish_read(ii, f);
                 self.instances[ii].stats.bump(Counter::Reads);
                 crate::trace_event!("page_read", space = id.space, page = id.page_no);
@@ -414,7 +483,7 @@ impl Shared {
             }
             Err(e) => {
                 self.discard(f);
-                Err(BufError::from_io(id, e))
+                Err(e)
             }
         }
     }
@@ -482,6 +551,9 @@ impl Shared {
             }
             // SAFETY: `claim_frame` returned the frame latched exclusively by this thread.
             unsafe { self.frames.slice_mut(f) }.fill(0);
+            if space.zip().is_some() {
+                self.zip.invalidate(id);
+            }
             self.publish_read(ii, f);
             return Ok((f, true));
         }

@@ -103,6 +103,11 @@ impl Shared {
                     .map_err(|source| BufError::Record { page: id, source })?;
             }
             let _ = fil::set_page_lsn(bytes, group.end.0);
+            if space.zip().is_some() {
+                // Changed without a fit check: its block (if cached) is not its body any more.
+                // The recovered state is one a commit checked, so it fits when written.
+                self.zip.invalidate(id);
+            }
             self.mark_dirty(frame, group.start);
             report.pages_applied += 1;
         }

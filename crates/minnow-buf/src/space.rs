@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use minnow_io::Tablespace;
 use parking_lot::RwLock;
@@ -14,6 +15,9 @@ use parking_lot::RwLock;
 #[derive(Debug, Default)]
 pub struct SpaceMap {
     spaces: RwLock<HashMap<u32, Arc<Tablespace>>>,
+    /// Set once a compressed tablespace is registered: until then a mini-transaction's
+    /// commit does not even look up the spaces of the pages it changed.
+    compressed: AtomicBool,
 }
 
 impl SpaceMap {
@@ -24,7 +28,28 @@ impl SpaceMap {
 
     /// Registers `space` under its own id (replacing an earlier one with that id).
     pub fn insert(&self, space: Arc<Tablespace>) {
+        if space.zip().is_some() {
+            self.compressed.store(true, Ordering::Release);
+        }
         self.spaces.write().insert(space.space_id(), space);
+    }
+
+    /// True if a compressed tablespace was ever registered.
+    pub fn has_compressed(&self) -> bool {
+        self.compressed.load(Ordering::Acquire)
+    }
+
+    /// The compressed tablespaces registered now, by space id.
+    pub fn compressed(&self) -> Vec<Arc<Tablespace>> {
+        let mut v: Vec<Arc<Tablespace>> = self
+            .spaces
+            .read()
+            .values()
+            .filter(|s| s.zip().is_some())
+            .cloned()
+            .collect();
+        v.sort_unstable_by_key(|s| s.space_id());
+        v
     }
 
     /// Forgets the tablespace `space_id`, returning it.

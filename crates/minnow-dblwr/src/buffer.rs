@@ -444,6 +444,21 @@ impl Doublewrite {
         pages: &[(PageId, &[u8])],
         spaces: &dyn SpaceResolver,
     ) -> Result<(), DblwrError> {
+        self.flush_batch_cached(segment, pages, &vec![None; pages.len()], spaces)
+    }
+
+    /// [`Doublewrite::flush_batch`] where pages of compressed tablespaces may come with their
+    /// block already compressed (`cached[i]` for `pages[i]`, see
+    /// `minnow_io::Tablespace::block_for`). The segment keeps the logical pages, so a copy
+    /// restores a page whatever the codec; in place, a compressed tablespace gets each page's
+    /// block (the cached one with the stamped header, or the page compressed now).
+    pub fn flush_batch_cached(
+        &self,
+        segment: usize,
+        pages: &[(PageId, &[u8])],
+        cached: &[Option<&[u8]>],
+        spaces: &dyn SpaceResolver,
+    ) -> Result<(), DblwrError> {
         let slot = self
             .segments
             .get(segment)
@@ -452,8 +467,9 @@ impl Doublewrite {
                 segments: self.segments.len(),
             })?;
         let mut seg = lock(slot);
-        for batch in pages.chunks(self.config.pages_per_batch.max(1)) {
-            self.flush_one(&mut seg, batch, spaces)?;
+        let per = self.config.pages_per_batch.max(1);
+        for (batch, cached) in pages.chunks(per).zip(cached.chunks(per)) {
+            self.flush_one(&mut seg, batch, cached, spaces)?;
         }
         Ok(())
     }
@@ -462,6 +478,7 @@ impl Doublewrite {
         &self,
         seg: &mut Segment,
         pages: &[(PageId, &[u8])],
+        cached: &[Option<&[u8]>],
         spaces: &dyn SpaceResolver,
     ) -> Result<(), DblwrError> {
         if seg.poisoned {
@@ -542,6 +559,18 @@ impl Doublewrite {
         }
         for (space, slots) in per_space.values_mut() {
             slots.sort_unstable();
+            if space.zip().is_some() {
+                // Compressed: each page goes in place as its block.
+                for &(page_no, i) in slots.iter() {
+                    let at = header_block + i * psz;
+                    let page = seg.buf.get(at..at + psz).ok_or_else(config_too_big)?;
+                    let block = space.block_for(page_no, page, cached.get(i).copied().flatten())?;
+                    space.write_block(page_no, &block)?;
+                    add(&stats.in_place_bytes, block.len());
+                }
+                add(&stats.in_place_pages, slots.len());
+                continue;
+            }
             let mut batch = Vec::with_capacity(slots.len());
             for &(page_no, i) in slots.iter() {
                 let at = header_block + i * psz;

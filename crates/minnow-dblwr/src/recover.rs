@@ -336,6 +336,14 @@ pub fn recover(
         {
             space.extend_to(last.saturating_add(1))?;
         }
+        if space.zip().is_some() {
+            // The copies are logical pages: a compressed tablespace gets them compressed.
+            for &(page_no, buf) in writes {
+                let block = space.block_for(page_no, buf, None)?;
+                space.write_block(page_no, &block)?;
+            }
+            continue;
+        }
         let mut batch: Vec<IoRequest<'_>> = writes
             .iter()
             .map(|&(page_no, buf)| IoRequest::Write {
@@ -519,6 +527,12 @@ fn read_data(space: &Tablespace, page: PageId, buf: &mut [u8]) -> Result<DataSta
     }
     match space.read_page_unverified(page.page_no, buf) {
         Ok(()) => {}
+        // A compressed block that does not inflate is torn (or rotten) like a bad checksum.
+        Err(e @ minnow_io::IoError::ZipDamaged { .. }) => {
+            return Ok(DataState::Torn {
+                reason: e.to_string(),
+            });
+        }
         // A file shorter than its page count says (it cannot be, but a crash may shorten it).
         Err(e) if e.io_kind() == Some(std::io::ErrorKind::UnexpectedEof) => {
             buf.fill(0);

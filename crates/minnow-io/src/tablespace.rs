@@ -639,6 +639,21 @@ impl Tablespace {
         self.file.write_at(block, self.byte_offset(page_no))
     }
 
+    /// [`Tablespace::write_page`] for a compressed tablespace's page whose block the caller
+    /// may already have (`cached`, see [`Tablespace::block_for`]): stamps the page, then
+    /// writes the cached block with the page's new header, or the page compressed now.
+    pub fn write_page_with(
+        &self,
+        page_no: u32,
+        buf: &mut [u8],
+        cached: Option<&[u8]>,
+    ) -> Result<(), IoError> {
+        let offset = self.locate(page_no, buf.len())?;
+        self.stamp(page_no, buf)?;
+        let block = self.block_for(page_no, buf, cached)?;
+        self.file.write_at(&block, offset)
+    }
+
     /// Stamps the page's checksum (the LSN must already be in its header) and writes it as
     /// page `page_no` (compressed into its block, for a compressed tablespace). Durable after
     /// [`Tablespace::sync`] (or on return with `O_DSYNC`).
