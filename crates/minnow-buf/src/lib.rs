@@ -204,17 +204,42 @@ impl BufferPool {
         cfg: BufConfig,
         pages: u32,
     ) -> Result<BufferPool, BufError> {
+        BufferPool::create_scratch_with(dir, cfg, pages, None)
+    }
+
+    /// [`BufferPool::create_scratch`] whose tablespace 1 is compressed with `zip` (see
+    /// `minnow_io::Tablespace::create_compressed`), or plain with `None`.
+    pub fn create_scratch_with(
+        dir: &std::path::Path,
+        cfg: BufConfig,
+        pages: u32,
+        zip: Option<minnow_zip::ZipConfig>,
+    ) -> Result<BufferPool, BufError> {
         use minnow_io::{Backend, FlushMethod, OpenOptions, SyncBackend, Tablespace};
         let backend = SyncBackend::new();
-        let space = Tablespace::create(
-            &backend,
-            &dir.join("scratch.ibd"),
-            1,
-            cfg.page_size,
-            minnow_page::checksum::ChecksumAlgorithm::Crc32,
-            FlushMethod::Fsync,
-            pages.max(1),
-        )?;
+        let path = dir.join("scratch.ibd");
+        let checksum = minnow_page::checksum::ChecksumAlgorithm::Crc32;
+        let space = match zip {
+            Some(z) => Tablespace::create_compressed(
+                &backend,
+                &path,
+                1,
+                cfg.page_size,
+                z,
+                checksum,
+                FlushMethod::Fsync,
+                pages.max(1),
+            )?,
+            None => Tablespace::create(
+                &backend,
+                &path,
+                1,
+                cfg.page_size,
+                checksum,
+                FlushMethod::Fsync,
+                pages.max(1),
+            )?,
+        };
         let spaces = Arc::new(SpaceMap::new());
         spaces.insert(Arc::new(space));
         let file = backend.open(

@@ -118,6 +118,7 @@ impl BulkOptions {
 }
 
 /// One level's page under construction: an in-memory image, appended to in key order.
+#[derive(Clone)]
 struct PageImage {
     level: u16,
     /// The page this image will be written to (already allocated).
@@ -133,6 +134,9 @@ struct PageImage {
     first: usize,
     /// Origins of the directory groups' owners, in key order (infimum and supremum aside).
     owners: Vec<usize>,
+    /// For a compressed tree: record bytes and compressed payload at the last fit trial
+    /// (0, 0 before the first).
+    zip_seen: (usize, usize),
 }
 
 impl PageImage {
@@ -160,6 +164,7 @@ impl PageImage {
             last: 0,
             first: 0,
             owners: Vec::new(),
+            zip_seen: (0, 0),
         }
     }
 
@@ -281,6 +286,51 @@ impl PageImage {
     }
 }
 
+/// Payload bytes a bulk-built compressed page leaves free in its block, for the in-place
+/// changes (delete marks, system columns, a slightly longer value) it will take later.
+const ZIP_HEADROOM: usize = 128;
+
+/// For a compressed tree: true if page `p` with the record `bytes` appended still compresses
+/// into its block with [`ZIP_HEADROOM`] to spare (a page takes at least one record). Trial
+/// compressions are made only near the limit: the payload is predicted from the last trial's
+/// ratio, and a trial runs once the prediction is within half the remaining room, so a page
+/// costs a handful of compressions rather than one per record.
+fn zip_takes(
+    space: &minnow_io::Tablespace,
+    p: &mut PageImage,
+    bytes: &[u8],
+    extra: usize,
+) -> Result<bool, TreeError> {
+    if p.n_recs == 0 {
+        return Ok(true);
+    }
+    let Some(zip) = space.zip() else {
+        return Ok(true);
+    };
+    let limit = minnow_zip::format::capacity(zip.block_size).saturating_sub(ZIP_HEADROOM);
+    let used = p.heap_top + bytes.len();
+    let (seen_used, seen_payload) = p.zip_seen;
+    if let Some(predicted) = (seen_payload * used).checked_div(seen_used)
+        && predicted + (limit.saturating_sub(seen_payload)) / 2 <= limit
+    {
+        return Ok(true);
+    }
+    let mut trial = p.clone();
+    trial.push(bytes, extra, 0)?;
+    trial.seal()?;
+    let mut block = vec![0u8; zip.block_size.bytes()];
+    let outcome = space
+        .compress_body(&trial.img, &mut block)
+        .map_err(|e| TreeError::Buf(minnow_buf::BufError::Io(e)))?;
+    Ok(match outcome {
+        minnow_zip::Outcome::Fits { payload_len } if payload_len <= limit => {
+            p.zip_seen = (used, payload_len);
+            true
+        }
+        _ => false,
+    })
+}
+
 /// Builds one B-tree bottom-up from records in ascending key order; see the module docs.
 ///
 /// ```
@@ -327,6 +377,9 @@ pub struct BulkBuilder<'p> {
     pages: u64,
     end: Lsn,
     page_len: Option<usize>,
+    /// The target's tablespace if it is compressed: pages are closed before they stop
+    /// compressing into a block.
+    zip: Option<std::sync::Arc<minnow_io::Tablespace>>,
 }
 
 impl std::fmt::Debug for BulkBuilder<'_> {
@@ -372,6 +425,7 @@ impl<'p> BulkBuilder<'p> {
             pages: 0,
             end,
             page_len: None,
+            zip: pool.spaces().get(space).filter(|s| s.zip().is_some()),
         })
     }
 
@@ -472,10 +526,16 @@ impl<'p> BulkBuilder<'p> {
                 self.max_trx_id,
             ));
         }
-        let full = self
+        let mut full = self
             .levels
             .get(level)
             .is_some_and(|p| !p.takes(bytes.len(), self.fill));
+        if !full && let Some(space) = &self.zip {
+            full = match self.levels.get_mut(level) {
+                Some(p) => !zip_takes(space, p, bytes, extra)?,
+                None => false,
+            };
+        }
         if full {
             self.finish_page(level, false)?;
         }

@@ -42,12 +42,14 @@ impl BTree {
         Ok(Some(mtr.commit()?))
     }
 
-    /// The delete with exclusive latches from the root, merging as needed: one mtr.
+    /// The delete with exclusive latches from the root, merging as needed (unless `merge` is
+    /// false: a compressed tree whose merged page did not compress deletes without): one mtr.
     pub(crate) fn delete_pessimistic(
         &self,
         pool: &BufferPool,
         key: &SearchKey,
         trx_id: u64,
+        merge: bool,
     ) -> Result<Lsn, TreeError> {
         let PessimisticLeaf {
             mut mtr,
@@ -63,7 +65,9 @@ impl BTree {
         // Before a merge, which carries it to the page that takes the records.
         node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
-        self.rebalance(&mut mtr, &path, last)?;
+        if merge {
+            self.rebalance(&mut mtr, &path, last)?;
+        }
         Ok(mtr.commit()?)
     }
 
@@ -127,7 +131,7 @@ impl BTree {
         let (pa, pb) = (mtr.page(a.h), mtr.page(b.h));
         let bytes = node::used_bytes(pa)? + node::used_bytes(pb)?;
         let count = node::n_recs(pa)? + node::n_recs(pb)?;
-        Ok(fits_records(pa.len(), bytes, count))
+        Ok(fits_records(self.split_len(pa.len()), bytes, count))
     }
 
     /// Deletes the node pointer to `child` from `parent`. It is never the parent's first

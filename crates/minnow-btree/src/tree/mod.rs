@@ -159,6 +159,7 @@ pub mod overflow;
 mod page;
 mod segs;
 mod split;
+pub mod zip;
 
 pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
@@ -166,6 +167,7 @@ pub use check::TreeStats;
 pub use cursor::{RangeScan, ScanRange};
 pub use hook::{Descent, Guess, SearchHook};
 pub use segs::Segments;
+pub use zip::{ZipIndexStats, ZipPadConfig};
 
 use minnow_buf::{BufError, BufferPool};
 use minnow_page::PageId;
@@ -246,6 +248,20 @@ pub enum TreeError {
         /// Which limit, with the numbers.
         what: String,
     },
+    /// A page of a compressed index still did not compress into its block after
+    /// [`zip::MAX_ZIP_RETRIES`] splits (or could not be split further): its records do not
+    /// compress enough for the block size.
+    #[error(
+        "index {index_id}: page {page} does not compress into its {block}-byte block even after splitting"
+    )]
+    DoesNotCompress {
+        /// The index.
+        index_id: u64,
+        /// The page that did not fit.
+        page: PageId,
+        /// The block size in bytes.
+        block: usize,
+    },
     /// A B-tree invariant does not hold on a page.
     #[error("corrupt B-tree page {page}: {what}")]
     Corrupt {
@@ -294,6 +310,8 @@ pub struct BTree {
     segs: Segments,
     /// The adaptive hash index of this tree, if one is installed.
     hook: Option<std::sync::Arc<dyn SearchHook>>,
+    /// Set for a tree in a compressed tablespace ([`zip`]).
+    zip: Option<std::sync::Arc<zip::ZipState>>,
 }
 
 impl BTree {
@@ -316,7 +334,11 @@ impl BTree {
         segs.write(&mut mtr, h)?;
         let root = mtr.page_id(h).map_or(0, |id| id.page_no);
         let end = mtr.commit()?;
-        Ok((BTree::descriptor(space, root, index_id, layout, segs), end))
+        let zip = zip::ZipState::for_space(pool, space);
+        Ok((
+            BTree::descriptor(space, root, index_id, layout, segs, zip),
+            end,
+        ))
     }
 
     /// Opens the tree whose root is page `root` of `space`; the index id and the segments
@@ -335,7 +357,8 @@ impl BTree {
             (index_id, Segments::headers(&g, id)?)
         };
         let segs = Segments::read(pool, id, headers)?;
-        Ok(BTree::descriptor(space, root, index_id, layout, segs))
+        let zip = zip::ZipState::for_space(pool, space);
+        Ok(BTree::descriptor(space, root, index_id, layout, segs, zip))
     }
 
     fn descriptor(
@@ -344,6 +367,7 @@ impl BTree {
         index_id: u64,
         leaf: RecordLayout,
         segs: Segments,
+        zip: Option<std::sync::Arc<zip::ZipState>>,
     ) -> BTree {
         let node = leaf.node_ptr();
         BTree {
@@ -354,6 +378,7 @@ impl BTree {
             node,
             segs,
             hook: None,
+            zip,
         }
     }
 
@@ -423,13 +448,14 @@ impl BTree {
         trx_id: u64,
     ) -> Result<Lsn, TreeError> {
         let p = self.prepare(pool, values)?;
-        self.insert_prepared(pool, &p, trx_id)
+        self.zip_retry(pool, || self.insert_prepared(pool, &p, trx_id))
     }
 
     /// [`BTree::insert`] of an encoded leaf record (stored as given: no field moves
     /// off-page).
     pub fn insert_rec(&self, pool: &BufferPool, rec: &RecordBuf) -> Result<Lsn, TreeError> {
-        self.insert_prepared(pool, &overflow::Prepared::inline(rec.clone()), 0)
+        let p = overflow::Prepared::inline(rec.clone());
+        self.zip_retry(pool, || self.insert_prepared(pool, &p, 0))
     }
 
     fn insert_prepared(
@@ -463,10 +489,18 @@ impl BTree {
         trx_id: u64,
     ) -> Result<Lsn, TreeError> {
         let k = self.key(key)?;
-        if let Some(end) = self.delete_optimistic(pool, &k, trx_id)? {
-            return Ok(end);
-        }
-        self.delete_pessimistic(pool, &k, trx_id)
+        self.zip_retry(pool, || {
+            if let Some(end) = self.delete_optimistic(pool, &k, trx_id)? {
+                return Ok(end);
+            }
+            match self.delete_pessimistic(pool, &k, trx_id, true) {
+                // The merged page does not compress: delete without merging.
+                Err(TreeError::Buf(BufError::CompressionFailure { .. })) if self.zip.is_some() => {
+                    self.delete_pessimistic(pool, &k, trx_id, false)
+                }
+                other => other,
+            }
+        })
     }
 
     /// Replaces the record with the same key as `values`: in place when the new record has
@@ -488,10 +522,12 @@ impl BTree {
     ) -> Result<Lsn, TreeError> {
         let p = self.prepare(pool, values)?;
         let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
-        if let Some(end) = self.update_optimistic(pool, &p, &key, mark)? {
-            return Ok(end);
-        }
-        self.update_pessimistic(pool, &p, &key, mark)
+        self.zip_retry(pool, || {
+            if let Some(end) = self.update_optimistic(pool, &p, &key, mark)? {
+                return Ok(end);
+            }
+            self.update_pessimistic(pool, &p, &key, mark)
+        })
     }
 
     /// Sets or clears the delete mark of the record with key `key` (one byte, one page).
@@ -515,19 +551,21 @@ impl BTree {
         trx_id: u64,
     ) -> Result<Lsn, TreeError> {
         let k = self.key(key)?;
-        loop {
-            let mut mtr = pool.mtr()?;
-            let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
-                continue;
-            };
-            let found = node::search(mtr.page(h), &self.leaf, &k)?;
-            if !found.exact {
-                return Err(self.not_found(k));
+        self.zip_retry(pool, || {
+            loop {
+                let mut mtr = pool.mtr()?;
+                let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
+                    continue;
+                };
+                let found = node::search(mtr.page(h), &self.leaf, &k)?;
+                if !found.exact {
+                    return Err(self.not_found(k.clone()));
+                }
+                node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
+                node::set_delete_mark(&mut (&mut mtr, h), found.cursor, deleted)?;
+                return Ok(mtr.commit()?);
             }
-            node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
-            node::set_delete_mark(&mut (&mut mtr, h), found.cursor, deleted)?;
-            return Ok(mtr.commit()?);
-        }
+        })
     }
 
     /// A range scan, forward or backward; see [`ScanRange`] for bounds (keys or key
@@ -584,6 +622,9 @@ impl BTree {
                 node::set_delete_mark(&mut (&mut mtr, h), found.cursor, deleted)?;
             }
             return Ok(Some(mtr.commit()?));
+        }
+        if rec.len() > x + d && !self.zip_room(mtr.page(h), rec.len() - (x + d))? {
+            return Ok(None);
         }
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
         let mut new = rec.clone();

@@ -207,7 +207,10 @@ impl BTree {
             .map(|(i, v)| layout.encode_field(i, v))
             .collect::<Result<Vec<_>, _>>()?;
         let page_len = pool.config().page_size.bytes();
-        let max = max_record_len(page_len);
+        let page_max = max_record_len(page_len);
+        // A compressed tree moves columns off-page sooner, so that two records compress into
+        // a block (see `zip`); a record that cannot get that short may still take a page.
+        let max = self.zip.as_ref().map_or(page_max, |z| z.max_record_len());
         let len_of = |i: usize| raw.get(i).and_then(Option::as_ref).map_or(0, Vec::len);
         let mut external: Vec<bool> = (0..raw.len())
             .map(|i| layout.may_be_external(i) && len_of(i) > MAX_VAR_LEN)
@@ -220,16 +223,18 @@ impl BTree {
                         && len_of(i) > MIN_EXTERN_LEN
                 })
                 .max_by_key(|&i| (len_of(i), std::cmp::Reverse(i)));
+            let len_now = record_len(layout, &raw, &external);
             match pick.and_then(|i| external.get_mut(i)) {
                 Some(e) => *e = true,
+                None if len_now <= page_max => break,
                 None => {
                     let len = record_len(layout, &raw, &external);
                     return Err(self.too_large(
                         len,
-                        max,
+                        page_max,
                         format!(
                             "the record takes {} bytes with every long column off-page; a page of \
-                         {page_len} bytes takes at most {max}",
+                         {page_len} bytes takes at most {page_max}",
                             len
                         ),
                     ));
@@ -271,7 +276,7 @@ impl BTree {
     fn make_room(&self, pool: &BufferPool, ext: &[(usize, Vec<u8>)]) -> Result<(), TreeError> {
         let cfg = pool.config();
         let page_len = cfg.page_size.bytes();
-        let per = part_capacity(page_len).max(1);
+        let per = self.overflow_part(page_len);
         let pages: usize = ext.iter().map(|(_, v)| v.len().div_ceil(per)).sum();
         let bytes: usize = ext.iter().map(|(_, v)| v.len()).sum();
         let frames = cfg.pool_size / page_len.max(1);
@@ -312,6 +317,16 @@ impl BTree {
         }
     }
 
+    /// Bytes of a column one overflow page of this tree carries: a page's worth, or in a
+    /// compressed tree what its block holds even if they do not compress.
+    fn overflow_part(&self, page_len: usize) -> usize {
+        let part = part_capacity(page_len);
+        self.zip
+            .as_ref()
+            .map_or(part, |z| part.min(z.overflow_part()))
+            .max(1)
+    }
+
     /// Writes the overflow chains of `p` inside `mtr` and returns the record with their
     /// references filled in.
     pub(crate) fn store_external(
@@ -336,7 +351,7 @@ impl BTree {
             let hint = prev.and_then(|ph| mtr.page_id(ph)).map(|id| id.page_no + 1);
             let h = self.alloc_page(mtr, 0, hint)?;
             let no = mtr.page_id(h).map_or(0, |id| id.page_no);
-            let per = part_capacity(mtr.page(h).len()).max(1);
+            let per = self.overflow_part(mtr.page(h).len());
             let (part, tail) = rest.split_at(per.min(rest.len()));
             rest = tail;
             mtr.write(h, fil::PAGE_TYPE, &PageType::Blob.to_u16().to_be_bytes())?;

@@ -43,6 +43,9 @@ impl BTree {
         {
             return Ok(None);
         }
+        if !self.zip_room(page, rec.len())? {
+            return Ok(None);
+        }
         let rec = &self.store_external(&mut mtr, p)?;
         // Before the insert: a failed insert drops the mtr, which undoes the raise too.
         node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
@@ -116,7 +119,7 @@ impl BTree {
 
     /// Inserts `rec` into the path page at index `i` (0 is the root), splitting it (and its
     /// ancestors, recursively) if it is full.
-    fn insert_into(
+    pub(crate) fn insert_into(
         &self,
         mtr: &mut Mtr<'_>,
         path: &[Level],
@@ -128,7 +131,11 @@ impl BTree {
         };
         let layout = self.layout_at(lvl.level);
         let page = mtr.page(lvl.page.h);
-        if node::fits(page, layout, rec.len())? || node::fits_after_reorganize(page, rec.len())? {
+        let room = self.zip_room(page, rec.len())?;
+        if room
+            && (node::fits(page, layout, rec.len())?
+                || node::fits_after_reorganize(page, rec.len())?)
+        {
             match node::insert(&mut (&mut *mtr, lvl.page.h), layout, rec) {
                 Ok(_) => return Ok(()),
                 Err(NodeError::PageFull { .. }) => {}
@@ -161,7 +168,7 @@ impl BTree {
 
     /// Root raise: the root's records move to a new page one level down, and the root becomes
     /// a node page one level up with a single (MIN_REC) pointer to it. Returns the new child.
-    fn root_raise(
+    pub(crate) fn root_raise(
         &self,
         mtr: &mut Mtr<'_>,
         root: Latched,
@@ -216,10 +223,12 @@ impl BTree {
             SplitAt::Record(c) => items.iter().position(|(x, _)| *x == Some(c)),
             SplitAt::NewRecord => items.iter().position(|(x, _)| x.is_none()),
         };
-        let idx = choose_split(&items, candidate, page.len()).ok_or(NodeError::PageFull {
-            needed: rec.len(),
-            available: 0,
-        })?;
+        let idx = choose_split(&items, candidate, self.split_len(page.len()))
+            .or_else(|| choose_split(&items, candidate, page.len()))
+            .ok_or(NodeError::PageFull {
+                needed: rec.len(),
+                available: 0,
+            })?;
         let new_pos = items.iter().position(|(x, _)| x.is_none()).unwrap_or(0);
         Ok(Plan { idx, new_pos })
     }
@@ -247,11 +256,27 @@ impl BTree {
             Some(c) => c?,
             None => Cursor::SUPREMUM,
         };
-        let r_no = next(page).map_err(|e| self.corrupt(n.no, e.to_string()))?;
+        let (m, m_no) = self.split_off(mtr, n, right, level, first_moved)?;
+        let target = if new_pos >= idx { m } else { n.h };
+        node::insert(&mut (&mut *mtr, target), layout, rec)?;
+        self.first_ptr(mtr, m, m_no, level)
+    }
+
+    /// The first half of a split: a new page to the right of `n` (linked between `n` and
+    /// `right`) takes `n`'s records from `first_moved` on. Returns the new page.
+    pub(crate) fn split_off(
+        &self,
+        mtr: &mut Mtr<'_>,
+        n: Latched,
+        right: Option<Latched>,
+        level: u16,
+        first_moved: Cursor,
+    ) -> Result<(PageHandle, u32), TreeError> {
+        let layout = self.layout_at(level);
+        let r_no = next(mtr.page(n.h)).map_err(|e| self.corrupt(n.no, e.to_string()))?;
         if right.map(|r| r.no) != (r_no != super::page::NIL).then_some(r_no) {
             return Err(self.corrupt(n.no, "right sibling not latched for a split"));
         }
-
         let m = self.alloc_page(mtr, level, n.no.checked_add(1))?;
         let m_no = mtr.page_id(m).map_or(0, |id| id.page_no);
         init_index_page(mtr, m, self.index_id, level)?;
@@ -262,13 +287,28 @@ impl BTree {
             set_prev(mtr, r.h, m_no)?;
         }
         move_records(mtr, n.h, m, layout, first_moved)?;
-        let target = if new_pos >= idx { m } else { n.h };
-        node::insert(&mut (&mut *mtr, target), layout, rec)?;
+        Ok((m, m_no))
+    }
+
+    /// The node pointer to page `m` (number `m_no`, at `level`): its first record's key.
+    pub(crate) fn first_ptr(
+        &self,
+        mtr: &Mtr<'_>,
+        m: PageHandle,
+        m_no: u32,
+        level: u16,
+    ) -> Result<RecordBuf, TreeError> {
         let first = node::next(mtr.page(m), Cursor::INFIMUM)?;
         if !first.is_user() {
             return Err(self.corrupt(m_no, "split left the new page empty"));
         }
-        node_ptr(layout, &self.node, mtr.page(m), first.origin(), m_no)
+        node_ptr(
+            self.layout_at(level),
+            &self.node,
+            mtr.page(m),
+            first.origin(),
+            m_no,
+        )
     }
 }
 

@@ -1,0 +1,224 @@
+//! B-trees in a compressed tablespace: pages that stop compressing into their block are split
+//! (compression failure), padding follows the failure rate, and every operation keeps the tree
+//! equal to a model. Small blocks (1-2 KiB) make failures frequent.
+
+use std::collections::BTreeMap;
+
+use minnow_btree::BTree;
+use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+use minnow_btree::tree::{BulkBuilder, BulkOptions, ScanRange};
+use minnow_buf::{BufConfig, BufferPool};
+use minnow_page::PageSize;
+use minnow_zip::{Algorithm, KeyBlockSize, ZipConfig};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const WORDS: &[&str] = &[
+    "buffer",
+    "pool",
+    "page",
+    "redo",
+    "log",
+    "undo",
+    "purge",
+    "split",
+    "merge",
+    "latch",
+    "compress",
+    "block",
+    "record",
+    "index",
+    "tree",
+    "commit",
+    "checkpoint",
+    "flush",
+];
+
+fn layout() -> RecordLayout {
+    RecordLayout::clustered(
+        vec![Column::new(ColumnType::U64)],
+        vec![Column::new(ColumnType::Var(2000))],
+    )
+    .unwrap()
+}
+
+/// Text-like bytes with some noise: compresses 2-4:1, like real rows.
+fn text(rng: &mut SmallRng, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        if rng.random_range(0..6) == 0 {
+            out.extend_from_slice(format!("{:x} ", rng.random::<u32>()).as_bytes());
+        } else {
+            out.extend_from_slice(WORDS[rng.random_range(0..WORDS.len())].as_bytes());
+            out.push(b' ');
+        }
+    }
+    out.truncate(len);
+    out
+}
+
+fn row(k: u64, v: &[u8]) -> Vec<Value> {
+    vec![
+        Value::UInt(k),
+        Value::trx_id(1),
+        Value::roll_ptr(1 << 55),
+        Value::Bytes(v.to_vec()),
+    ]
+}
+
+fn pool(dir: &std::path::Path, block: KeyBlockSize, algorithm: Algorithm) -> BufferPool {
+    BufferPool::create_scratch_with(
+        dir,
+        BufConfig::with_frames(96, PageSize::K16),
+        4,
+        Some(ZipConfig::new(block, algorithm)),
+    )
+    .unwrap()
+}
+
+fn value_of(e: &minnow_btree::Entry) -> Vec<u8> {
+    match e.values.get(3) {
+        Some(Value::Bytes(b)) => b.clone(),
+        other => panic!("unexpected value {other:?}"),
+    }
+}
+
+fn assert_matches_model(pool: &BufferPool, tree: &BTree, model: &BTreeMap<u64, Vec<u8>>) {
+    let stats = tree.check(pool).unwrap();
+    assert_eq!(stats.records as usize, model.len());
+    let scanned: Vec<(u64, Vec<u8>)> = tree
+        .scan(pool, ScanRange::all())
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let Some(Value::UInt(k)) = e.values.first() else {
+                panic!("no key")
+            };
+            (*k, value_of(&e))
+        })
+        .collect();
+    let want: Vec<(u64, Vec<u8>)> = model.iter().map(|(k, v)| (*k, v.clone())).collect();
+    assert_eq!(scanned, want);
+}
+
+#[test]
+fn random_inserts_updates_and_deletes_split_pages_that_stop_compressing() {
+    for (block, algorithm, seed) in [
+        (KeyBlockSize::K2, Algorithm::default(), 1u64),
+        (KeyBlockSize::K1, Algorithm::Lz4, 2),
+        (KeyBlockSize::K4, Algorithm::default(), 3),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool(dir.path(), block, algorithm);
+        let (tree, _) = BTree::create(&pool, 1, 7, layout()).unwrap();
+        assert!(tree.is_compressed());
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut model = BTreeMap::new();
+        for _ in 0..2500 {
+            let k = rng.random_range(0..100_000u64);
+            if model.contains_key(&k) {
+                continue;
+            }
+            let n = rng.random_range(20..300);
+            let v = text(&mut rng, n);
+            tree.insert(&pool, &row(k, &v)).unwrap();
+            model.insert(k, v);
+        }
+        assert_matches_model(&pool, &tree, &model);
+        let z = tree.zip_stats().unwrap();
+        assert!(z.failures > 0, "{block:?}: {z:?}");
+        assert!(z.zip_splits > 0, "{block:?}: {z:?}");
+        assert!(z.ops >= 2500, "{z:?}");
+
+        // Updates that grow values, deletes, delete marks.
+        let keys: Vec<u64> = model.keys().copied().collect();
+        for (i, k) in keys.iter().enumerate() {
+            match i % 4 {
+                0 => {
+                    let n = rng.random_range(200..600);
+                    let v = text(&mut rng, n);
+                    tree.update(&pool, &row(*k, &v)).unwrap();
+                    model.insert(*k, v);
+                }
+                1 => {
+                    tree.delete(&pool, &[Value::UInt(*k)]).unwrap();
+                    model.remove(k);
+                }
+                2 => {
+                    tree.set_delete_mark(&pool, &[Value::UInt(*k)], true)
+                        .unwrap();
+                    tree.set_delete_mark(&pool, &[Value::UInt(*k)], false)
+                        .unwrap();
+                }
+                _ => {}
+            }
+        }
+        assert_matches_model(&pool, &tree, &model);
+
+        // Everything written and read back through the blocks (the pool is small).
+        pool.flush_all().unwrap();
+        for (k, v) in model.iter().step_by(7) {
+            let e = tree.get(&pool, &[Value::UInt(*k)]).unwrap().unwrap();
+            assert_eq!(&value_of(&e), v);
+        }
+        let cache = pool.zip_cache_stats();
+        assert!(cache.zip_hits + cache.zip_misses > 0, "{cache:?}");
+        let space = pool.spaces().get(1).unwrap();
+        let zs = space.zip_stats().unwrap();
+        assert!(zs.compress_failures > 0 && zs.decompress_ops > 0, "{zs:?}");
+        pool.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn incompressible_values_still_fit_by_splitting_down_to_a_few_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(dir.path(), KeyBlockSize::K1, Algorithm::default());
+    let (tree, _) = BTree::create(&pool, 1, 9, layout()).unwrap();
+    let mut rng = SmallRng::seed_from_u64(5);
+    let mut model = BTreeMap::new();
+    for k in 0..400u64 {
+        let v: Vec<u8> = (0..150).map(|_| rng.random()).collect();
+        tree.insert(&pool, &row(k * 7 % 401, &v)).unwrap();
+        model.insert(k * 7 % 401, v);
+    }
+    assert_matches_model(&pool, &tree, &model);
+    let stats = tree.check(&pool).unwrap();
+    // 150 random bytes per record: a 1 KiB block holds only a few.
+    assert!(stats.pages_per_level[0] >= 400 / 6, "{stats:?}");
+    // A value far beyond what a 1 KiB block holds goes off-page, in parts that fit.
+    let big: Vec<u8> = (0..1900).map(|_| rng.random()).collect();
+    tree.insert(&pool, &row(10_000, &big)).unwrap();
+    let e = tree.get(&pool, &[Value::UInt(10_000)]).unwrap().unwrap();
+    assert_eq!(value_of(&e), big);
+    tree.check(&pool).unwrap();
+    pool.shutdown().unwrap();
+}
+
+#[test]
+fn a_bulk_build_closes_pages_before_they_stop_compressing() {
+    for block in [KeyBlockSize::K8, KeyBlockSize::K2] {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool(dir.path(), block, Algorithm::default());
+        let mut rng = SmallRng::seed_from_u64(11);
+        let mut b = BulkBuilder::new(&pool, 1, 3, layout(), BulkOptions::default()).unwrap();
+        let mut model = BTreeMap::new();
+        for k in 0..6000u64 {
+            let n = rng.random_range(40..200);
+            let v = text(&mut rng, n);
+            b.push_values(&row(k, &v)).unwrap();
+            model.insert(k, v);
+        }
+        let (tree, _) = b.finish().unwrap();
+        assert_matches_model(&pool, &tree, &model);
+        pool.flush_all().unwrap();
+        // Then row-at-a-time changes on the built pages.
+        for k in (0..6000u64).step_by(5) {
+            let v = text(&mut rng, 250);
+            tree.update(&pool, &row(k, &v)).unwrap();
+            model.insert(k, v);
+        }
+        assert_matches_model(&pool, &tree, &model);
+        pool.shutdown().unwrap();
+    }
+}
