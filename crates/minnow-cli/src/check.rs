@@ -7,6 +7,12 @@
 //! (header bytes 20..24 and the trailer) still agree: if they do not, the page was most likely
 //! torn by a partial write. [`CorruptPage`] gathers all of that; [`Tally`] counts verdicts for a
 //! summary line.
+//!
+//! A compressed tablespace adds a check before the page's own: its block must restore (the
+//! zip header must decode, the block's CRC-32C must match, the padding must be zero and the
+//! payload must inflate to exactly one page). A block that fails is reported like a corrupt
+//! page, of kind `zip_block`; its FIL header and trailer are stored verbatim in the block, so
+//! the stored checksum fields and LSN words are still shown.
 
 use std::collections::BTreeMap;
 
@@ -43,7 +49,7 @@ pub struct CorruptPage {
     /// The page number (position in the file).
     pub page: u64,
     /// What kind of problem: `checksum`, `lsn_mismatch`, `not_empty`, `bad_compressed_size`,
-    /// `malformed` or `partial_page`.
+    /// `malformed`, `partial_page`, or `zip_block` (a compressed block that does not restore).
     pub kind: &'static str,
     /// A one-line explanation.
     pub reason: String,
@@ -124,8 +130,48 @@ impl CorruptPage {
         }
     }
 
+    /// The report for page `page_no` of a compressed file, whose `block` could not be restored
+    /// (`why`). The FIL header and trailer are verbatim in the block, so the stored checksum
+    /// fields and LSN words are read from it; nothing can be computed without the page.
+    pub fn damaged_block(
+        page_no: u64,
+        block: &[u8],
+        policy: ChecksumPolicy,
+        why: &minnow_zip::ZipError,
+    ) -> CorruptPage {
+        let n = block.len();
+        let word = |at: Option<usize>| at.and_then(|at| read_u32(block, at).ok()).unwrap_or(0);
+        let lsn_header_low = word(Some(20));
+        let lsn_trailer = word(n.checked_sub(4));
+        CorruptPage {
+            page: page_no,
+            kind: "zip_block",
+            reason: format!("compressed block does not restore: {why}"),
+            algorithm: policy.algorithm.name(),
+            stored_first: word(Some(0)),
+            stored_second: word(n.checked_sub(8)),
+            computed_first: 0,
+            computed_second: 0,
+            lsn_header_low,
+            lsn_trailer,
+            lsn_match: lsn_header_low == lsn_trailer,
+        }
+    }
+
     /// The indented detail lines of the text report.
     pub fn text(&self) -> String {
+        if self.kind == "zip_block" {
+            return format!(
+                "page {}: CORRUPT (zip_block): {}\n    stored checksum fields {}/{}; LSN low word \
+                 header {} trailer {}",
+                self.page,
+                self.reason,
+                hex32(self.stored_first),
+                hex32(self.stored_second),
+                hex32(self.lsn_header_low),
+                hex32(self.lsn_trailer)
+            );
+        }
         if self.kind == "partial_page" {
             return format!(
                 "page {}: CORRUPT (partial_page): {}",
@@ -185,8 +231,13 @@ pub struct Tally {
     pub empty: u64,
     /// Pages not checked (policy `none`): only their LSN words were compared.
     pub not_checked: u64,
-    /// Corrupt pages (a partial page at the end counts as one).
+    /// Corrupt pages (a partial page at the end counts as one, and so does a compressed block
+    /// that does not restore).
     pub corrupt: u64,
+    /// Of the corrupt pages, those whose compressed block does not restore (compressed files
+    /// only; absent from JSON when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub damaged_blocks: u64,
     /// Valid pages per matched algorithm (`crc32`, `innodb`, `full_crc32`, ...).
     pub by_algorithm: BTreeMap<&'static str, u64>,
 }
@@ -212,6 +263,13 @@ impl Tally {
         self.corrupt += 1;
     }
 
+    /// Counts a compressed block that could not be restored.
+    pub fn add_damaged_block(&mut self) {
+        self.pages += 1;
+        self.corrupt += 1;
+        self.damaged_blocks += 1;
+    }
+
     /// `288 valid (crc32 288), 544 empty, 0 corrupt`.
     pub fn text(&self) -> String {
         let mut s = format!("{} pages: {} valid", self.pages, self.valid);
@@ -228,6 +286,16 @@ impl Tally {
             s.push_str(&format!(", {} not checked", self.not_checked));
         }
         s.push_str(&format!(", {} corrupt", self.corrupt));
+        if self.damaged_blocks > 0 {
+            s.push_str(&format!(
+                " ({} compressed blocks do not restore)",
+                self.damaged_blocks
+            ));
+        }
         s
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

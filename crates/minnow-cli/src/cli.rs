@@ -86,6 +86,9 @@ pub enum Command {
         /// Print the page map only for files of at most this many pages (0: never).
         #[arg(long, value_name = "PAGES", default_value_t = cmd::inspect::DEFAULT_MAP_MAX)]
         map_max: u64,
+        /// For a compressed tablespace, list every page's compressed payload length.
+        #[arg(long)]
+        zip_pages: bool,
         /// The tablespace file.
         #[arg(value_name = "FILE")]
         file: std::path::PathBuf,
@@ -298,8 +301,9 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
         Command::Inspect {
             read,
             map_max,
+            zip_pages,
             file,
-        } => cmd::inspect::run(file, read, *map_max, cli.json, out),
+        } => cmd::inspect::run(file, read, *map_max, *zip_pages, cli.json, out),
         Command::Page {
             read,
             hex,

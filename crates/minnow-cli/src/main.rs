@@ -11,6 +11,11 @@
 //! - `minnow page FILE N` decodes one page field by field, with an optional hex dump
 //!   ([`cmd::page`]).
 //!
+//! All three also read minnow's **compressed tablespaces** (`zip8k_zlib-6.ibd` and the like: a
+//! file of `KEY_BLOCK_SIZE` blocks, each a page compressed): every block is checked and inflated,
+//! `inspect` adds the block size, algorithm and per-page compressed sizes, and `page` the block's
+//! zip header ([`space`] explains how such a file is recognised).
+//!
 //! Four commands look at a minnow database directory, stopped or live, without opening the
 //! database (opening runs recovery, which writes):
 //!
@@ -40,9 +45,9 @@
 //! doublewrite or tree has other problems), and **2** on a
 //! usage or IO error (a file that cannot be opened, a page 0 whose flags make no sense).
 //!
-//! The code is laid out for reading: [`space`] opens a file and finds its page size, [`check`]
-//! turns a checksum verdict into a report, [`describe`] explains flags and formats hex dumps, and
-//! each command lives in its own module under [`cmd`].
+//! The code is laid out for reading: [`space`] opens a file and finds its page size (or its block
+//! size), [`check`] turns a checksum verdict into a report, [`describe`] explains flags and
+//! formats hex dumps, and each command lives in its own module under [`cmd`].
 
 #![cfg_attr(
     not(test),

@@ -138,7 +138,14 @@ pub fn run(opts: &DemoOpts, json: bool, out: &mut dyn Write) -> Result<Status, C
         page_size: None,
         checksum: ChecksumPolicy::default(),
     };
-    let inspected = inspect::run(Path::new(&report.tables.tablespace), &read, 512, false, out)?;
+    let inspected = inspect::run(
+        Path::new(&report.tables.tablespace),
+        &read,
+        512,
+        false,
+        false,
+        out,
+    )?;
     Ok(status.max(inspected))
 }
 

@@ -26,7 +26,15 @@
 //!   written since the last checkpoint;
 //! - **a page map**, one character per page, 64 per line (one 1 MiB extent of 16 KiB pages), in
 //!   the spirit of innodb_ruby's `space-extents-illustrate`: it shows at a glance where the
-//!   indexes live, how the file was extended, and how much of it is still unused.
+//!   indexes live, how the file was extended, and how much of it is still unused;
+//! - **compression**, for a compressed tablespace (minnow's blocks, docs/FORMAT.md §12): the
+//!   `KEY_BLOCK_SIZE`, algorithm and level, the logical page size, and how well the pages
+//!   compress ([`ZipReport`]): the smallest, median and largest compressed payload, a
+//!   histogram of the payload as a share of its block in 10 % buckets (a page near 100 % is
+//!   close to not fitting, which is when InnoDB splits it), and the average ratio of payload
+//!   to logical page. `--zip-pages` lists every page's payload. The payload length is read
+//!   from each block's zip header, so it costs no inflating; the rest of the report is built
+//!   from the inflated pages, as for a plain file.
 //!
 //! Exit 0 when no page is corrupt, 1 otherwise, 2 when the file cannot be read.
 
@@ -46,7 +54,7 @@ use crate::check::{self, Tally};
 use crate::cli::{ReadOpts, Status};
 use crate::describe::FlagsInfo;
 use crate::output::{self, CliError};
-use crate::space::{PageSizeSource, Space, SpaceError};
+use crate::space::{BlockState, PageSizeSource, Space, SpaceError, ZipInfo};
 
 /// Files with more pages than this get no page map unless `--map-max` says otherwise.
 pub const DEFAULT_MAP_MAX: u64 = 16384;
@@ -234,6 +242,151 @@ pub struct InspectReport {
     pub lsn_ages: Option<LsnAges>,
     /// The page map, for files up to `--map-max` pages.
     pub map: Option<PageMap>,
+    /// For a compressed tablespace: its layout and per-page compressed sizes.
+    pub compression: Option<ZipReport>,
+}
+
+/// What a compressed tablespace's blocks hold.
+#[derive(Debug, Serialize)]
+pub struct ZipReport {
+    /// Block size, algorithm, level, logical page size.
+    #[serde(flatten)]
+    pub layout: ZipInfo,
+    /// Blocks that restore to a page (the pages the statistics describe).
+    pub compressed_pages: u64,
+    /// All-zero blocks (allocated, never written).
+    pub empty_blocks: u64,
+    /// Blocks that do not restore (also counted as corrupt pages).
+    pub damaged_blocks: u64,
+    /// Payload lengths of the restored pages, if there is any.
+    pub payload: Option<PayloadStats>,
+    /// Restored pages by payload as a share of the block, in 10 % buckets.
+    pub share_of_block: Vec<ShareBucket>,
+    /// The average ratio of payload to logical page: all payload bytes over the logical bytes
+    /// of the restored pages (0.25 is 4:1).
+    pub ratio: Option<f64>,
+    /// Every non-empty block's payload, with `--zip-pages`.
+    pub pages: Option<Vec<BlockEntry>>,
+}
+
+/// The smallest, median and largest payload, and their sum.
+#[derive(Debug, Serialize)]
+pub struct PayloadStats {
+    /// Smallest payload in bytes.
+    pub min: usize,
+    /// The median payload (the lower middle value for an even count).
+    pub median: usize,
+    /// Largest payload in bytes.
+    pub max: usize,
+    /// All payload bytes.
+    pub total: u64,
+}
+
+/// Pages whose payload is `from_pct` to `to_pct` per cent of the block.
+#[derive(Debug, Serialize)]
+pub struct ShareBucket {
+    /// Lower bound, included.
+    pub from_pct: u32,
+    /// Upper bound, excluded (the last bucket includes 100).
+    pub to_pct: u32,
+    /// Pages in it.
+    pub pages: u64,
+}
+
+/// One block, with `--zip-pages`.
+#[derive(Debug, Serialize)]
+pub struct BlockEntry {
+    /// The page number.
+    pub page: u64,
+    /// The page type from the block's verbatim FIL header.
+    pub page_type: &'static str,
+    /// The payload length the zip header records (absent if the header does not decode).
+    pub payload_len: Option<usize>,
+    /// The payload as a share of the block (0 to 1).
+    pub share_of_block: Option<f64>,
+    /// Whether the block restores (`intact`) or not (`damaged`).
+    pub state: &'static str,
+    /// What is wrong with a damaged block.
+    pub error: Option<String>,
+}
+
+/// Gathers per-block sizes while the file is scanned.
+#[derive(Default)]
+struct ZipAcc {
+    payloads: Vec<usize>,
+    empty: u64,
+    damaged: u64,
+    entries: Vec<BlockEntry>,
+}
+
+impl ZipAcc {
+    fn add(&mut self, page_no: u64, block: &[u8], state: &BlockState, list: bool) {
+        let share = |len: usize| len as f64 / block.len().max(1) as f64;
+        let (payload_len, error) = match state {
+            BlockState::Empty => {
+                self.empty += 1;
+                return;
+            }
+            BlockState::Intact(h) => {
+                self.payloads.push(h.payload_len);
+                (Some(h.payload_len), None)
+            }
+            BlockState::Damaged { header, error } => {
+                self.damaged += 1;
+                (header.map(|h| h.payload_len), Some(error.to_string()))
+            }
+        };
+        if list {
+            self.entries.push(BlockEntry {
+                page: page_no,
+                page_type: FilHeader::read(block).unwrap_or_default().page_type.name(),
+                payload_len,
+                share_of_block: payload_len.map(share),
+                state: if error.is_some() { "damaged" } else { "intact" },
+                error,
+            });
+        }
+    }
+
+    fn finish(mut self, layout: ZipInfo, list: bool) -> ZipReport {
+        self.payloads.sort_unstable();
+        let n = self.payloads.len();
+        let total: u64 = self.payloads.iter().map(|&p| p as u64).sum();
+        let payload = match (self.payloads.first(), self.payloads.last()) {
+            (Some(&min), Some(&max)) => Some(PayloadStats {
+                min,
+                median: self.payloads.get((n - 1) / 2).copied().unwrap_or_default(),
+                max,
+                total,
+            }),
+            _ => None,
+        };
+        let mut buckets = [0u64; 10];
+        for &p in &self.payloads {
+            let i = (p * 10 / layout.block_size.max(1)).min(9);
+            if let Some(b) = buckets.get_mut(i) {
+                *b += 1;
+            }
+        }
+        let ratio = (n > 0).then(|| total as f64 / (n as f64 * layout.logical_page_size as f64));
+        ZipReport {
+            compressed_pages: n as u64,
+            empty_blocks: self.empty,
+            damaged_blocks: self.damaged,
+            payload,
+            share_of_block: (0u32..)
+                .zip(buckets)
+                .map(|(i, pages)| ShareBucket {
+                    from_pct: i * 10,
+                    to_pct: i * 10 + 10,
+                    pages,
+                })
+                .collect(),
+            ratio,
+            pages: list.then_some(self.entries),
+            layout,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -250,10 +403,11 @@ pub fn run(
     path: &Path,
     opts: &ReadOpts,
     map_max: u64,
+    zip_pages: bool,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Status, CliError> {
-    let report = inspect(path, opts, map_max)?;
+    let report = inspect(path, opts, map_max, zip_pages)?;
     let status = if report.checksums.corrupt > 0 {
         Status::Corrupt
     } else {
@@ -267,8 +421,13 @@ pub fn run(
     Ok(status)
 }
 
-/// Builds the report for one file.
-pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectReport, SpaceError> {
+/// Builds the report for one file; `zip_pages` lists every compressed block's payload.
+pub fn inspect(
+    path: &Path,
+    opts: &ReadOpts,
+    map_max: u64,
+    zip_pages: bool,
+) -> Result<InspectReport, SpaceError> {
     let space = Space::open(path, opts.page_size)?;
     let policy = space.policy(opts.checksum);
     let fsp = read_fsp(&space)?;
@@ -285,8 +444,28 @@ pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectRepo
     let mut index_usage = Usage::default();
     let mut empty_pages = 0;
     let mut lsns = Vec::new();
+    let mut zip = ZipAcc::default();
 
-    space.scan(|page_no, page| {
+    space.scan(|slot| {
+        let page_no = slot.page_no;
+        if let Some(block) = &slot.block {
+            zip.add(page_no, block.bytes, &block.state, zip_pages);
+        }
+        let Some(page) = slot.page else {
+            // A block that does not restore: only its verbatim FIL header can be read.
+            let header = slot
+                .block
+                .as_ref()
+                .and_then(|b| FilHeader::read(b.bytes).ok())
+                .unwrap_or_default();
+            checksums.add_damaged_block();
+            corrupt_pages.push(page_no);
+            *types.entry(header.page_type.to_u16()).or_default() += 1;
+            if want_map {
+                map.push('!');
+            }
+            return Ok(());
+        };
         let verdict = check::check(page, policy);
         checksums.add(&verdict);
         let header = FilHeader::read(page).unwrap_or_default();
@@ -381,6 +560,9 @@ pub fn inspect(path: &Path, opts: &ReadOpts, map_max: u64) -> Result<InspectRepo
         empty_pages,
         lsn_ages: usage::ages(&lsns, usage::log_lsns(path)),
         map,
+        compression: space
+            .zip()
+            .map(|z| zip.finish(z.info(space.page_size()), zip_pages)),
     })
 }
 
@@ -470,9 +652,18 @@ fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
     let source = match r.page_size_source {
         PageSizeSource::Flags => "from FSP flags",
         PageSizeSource::Option => "from --page-size",
+        PageSizeSource::ZipHeader => "logical, from block 0's zip header",
     };
     writeln!(out, "page size:     {} bytes ({source})", r.page_size)?;
-    let mut size = format!("{} pages in file ({} bytes)", r.file_pages, r.file_bytes);
+    if let Some(z) = &r.compression {
+        writeln!(out, "compressed:    {}", z.layout.text())?;
+    }
+    let unit = if r.compression.is_some() {
+        "compressed pages"
+    } else {
+        "pages"
+    };
+    let mut size = format!("{} {unit} in file ({} bytes)", r.file_pages, r.file_bytes);
     if r.trailing_bytes > 0 {
         size.push_str(&format!(" + a PARTIAL page of {} bytes", r.trailing_bytes));
     }
@@ -532,6 +723,9 @@ fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
             .map(|(id, n)| format!("{id} ({n} pages)"))
             .collect();
         writeln!(out, "other space ids in page headers: {}", ids.join(", "))?;
+    }
+    if let Some(z) = &r.compression {
+        print_zip(z, out)?;
     }
     writeln!(out)?;
     writeln!(out, "page types:")?;
@@ -596,6 +790,83 @@ fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
             "page map: omitted ({} pages; raise --map-max to see it)",
             r.file_pages
         )?,
+    }
+    Ok(())
+}
+
+/// The compression section: block counts, payload sizes, the share histogram, the ratio and,
+/// with `--zip-pages`, one line per block.
+fn print_zip(z: &ZipReport, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "compression ({} KiB blocks, {} payload bytes each at most):",
+        z.layout.key_block_size, z.layout.payload_capacity
+    )?;
+    writeln!(
+        out,
+        "  blocks:      {} compressed pages, {} empty, {} damaged",
+        z.compressed_pages, z.empty_blocks, z.damaged_blocks
+    )?;
+    if let Some(p) = &z.payload {
+        writeln!(
+            out,
+            "  payload:     min {} median {} max {} bytes, {} in all",
+            p.min,
+            p.median,
+            p.max,
+            kib(p.total)
+        )?;
+    }
+    if let Some(ratio) = z.ratio {
+        let to_one = if ratio > 0.0 { 1.0 / ratio } else { 0.0 };
+        writeln!(
+            out,
+            "  ratio:       payload / logical page {:.1}% on average ({to_one:.1}:1)",
+            ratio * 100.0
+        )?;
+    }
+    if z.compressed_pages > 0 {
+        writeln!(out, "  payload as a share of the block:")?;
+        let most = z.share_of_block.iter().map(|b| b.pages).max().unwrap_or(0);
+        for b in &z.share_of_block {
+            let bar = (b.pages * 40)
+                .checked_div(most)
+                .map_or(0, |n| usize::try_from(n).unwrap_or(40));
+            let line = format!(
+                "    {:>3}-{:>3}%  {:>8}  {}",
+                b.from_pct,
+                b.to_pct,
+                b.pages,
+                "#".repeat(bar)
+            );
+            writeln!(out, "{}", line.trim_end())?;
+        }
+    }
+    if let Some(pages) = &z.pages {
+        writeln!(out, "  per page (non-empty blocks):")?;
+        writeln!(
+            out,
+            "    {:>8}  {:<14} {:>8} {:>9}",
+            "page", "type", "payload", "of block"
+        )?;
+        for e in pages {
+            let payload = e
+                .payload_len
+                .map_or_else(|| "?".to_string(), |p| p.to_string());
+            let share = e
+                .share_of_block
+                .map_or_else(|| "?".to_string(), |s| format!("{:.1}%", s * 100.0));
+            let damage = e
+                .error
+                .as_ref()
+                .map_or_else(String::new, |why| format!("  DAMAGED: {why}"));
+            writeln!(
+                out,
+                "    {:>8}  {:<14} {payload:>8} {share:>9}{damage}",
+                e.page, e.page_type
+            )?;
+        }
     }
     Ok(())
 }

@@ -20,6 +20,12 @@
 //! DYNAMIC INDEX page are decoded too, in key order: every field, the delete mark, and for
 //! clustered leaves DB_TRX_ID and DB_ROLL_PTR ([`crate::innodb_rec`] explains the format).
 //!
+//! A page of a compressed tablespace (minnow's blocks, docs/FORMAT.md §12) is read from its
+//! block and inflated; its **zip header** comes first (block size, algorithm and level,
+//! logical page size, payload length and its share of the block, the stored CRC-32C and
+//! whether it matches), then the page as above. A block that does not restore is reported
+//! with what is wrong (exit 1); `--hex` then dumps the block as stored.
+//!
 //! `--hex` adds an xxd-style dump (runs of zero lines collapse into `*`). Exit 0 when the page is
 //! intact, 1 when it is corrupt (or the file ends before the page is complete), 2 on errors.
 
@@ -40,7 +46,7 @@ use crate::cmd::tree::Reader;
 use crate::describe::{FlagsInfo, hex_dump};
 use crate::innodb_rec::{self, Records, Schema};
 use crate::output::{self, CliError, hex32, page_ptr};
-use crate::space::{Space, SpaceError};
+use crate::space::{self, BlockState, Space, SpaceError};
 
 /// The FIL header, decoded.
 #[derive(Debug, Serialize)]
@@ -167,6 +173,126 @@ pub struct ChecksumInfo {
     pub computed: Computed,
 }
 
+/// A compressed page's block and zip header.
+#[derive(Debug, Serialize)]
+pub struct ZipBlockInfo {
+    /// `intact` (restored), `empty` (all zero, never written) or `damaged`.
+    pub state: &'static str,
+    /// The block size in bytes (from the file's layout).
+    pub block_size: usize,
+    /// `KEY_BLOCK_SIZE` in KiB.
+    pub key_block_size: usize,
+    /// The zip header's fields, if it decodes.
+    pub header: Option<ZipHeaderInfo>,
+    /// What is wrong with a damaged block.
+    pub error: Option<String>,
+}
+
+/// The zip header of one block, decoded.
+#[derive(Debug, Serialize)]
+pub struct ZipHeaderInfo {
+    /// `zlib` or `lz4`.
+    pub algorithm: &'static str,
+    /// The zlib level; absent for LZ4.
+    pub level: Option<u8>,
+    /// The block size the header records, in bytes.
+    pub block_size: usize,
+    /// The logical page size the header records, in bytes.
+    pub logical_page_size: usize,
+    /// The compressed payload's length in bytes.
+    pub payload_len: usize,
+    /// The payload as a share of the block (0 to 1).
+    pub share_of_block: f64,
+    /// The stored CRC-32C (of the FIL header, zip header, payload and trailer).
+    pub crc: u32,
+    /// Whether the block restored, so its CRC matched.
+    pub crc_ok: bool,
+}
+
+impl ZipBlockInfo {
+    fn new(block_size: usize, state: &BlockState) -> ZipBlockInfo {
+        let header = |h: &minnow_zip::ZipHeader, crc_ok: bool| {
+            let (algorithm, level) = match h.algorithm {
+                minnow_zip::Algorithm::Zlib(l) => ("zlib", Some(l.get())),
+                minnow_zip::Algorithm::Lz4 => ("lz4", None),
+            };
+            ZipHeaderInfo {
+                algorithm,
+                level,
+                block_size: h.block_size.bytes(),
+                logical_page_size: h.logical_size.bytes(),
+                payload_len: h.payload_len,
+                share_of_block: h.payload_len as f64 / h.block_size.bytes() as f64,
+                crc: h.crc,
+                crc_ok,
+            }
+        };
+        let (state, header, error) = match state {
+            BlockState::Empty => ("empty", None, None),
+            BlockState::Intact(h) => ("intact", Some(header(h, true)), None),
+            BlockState::Damaged { header: h, error } => {
+                let crc_ok = !matches!(error, minnow_zip::ZipError::Checksum { .. });
+                (
+                    "damaged",
+                    h.as_ref().map(|h| header(h, crc_ok)),
+                    Some(error.to_string()),
+                )
+            }
+        };
+        ZipBlockInfo {
+            state,
+            block_size,
+            key_block_size: block_size / 1024,
+            header,
+            error,
+        }
+    }
+
+    fn print(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "compressed block: {} bytes (KEY_BLOCK_SIZE={}), {}",
+            self.block_size,
+            self.key_block_size,
+            self.state.to_uppercase()
+        )?;
+        if let Some(h) = &self.header {
+            let algo = match h.level {
+                Some(level) => format!("{} level {level}", h.algorithm),
+                None => h.algorithm.to_string(),
+            };
+            writeln!(out, "zip header (@38 of the block):")?;
+            writeln!(out, "  block size    {} bytes", h.block_size)?;
+            writeln!(out, "  algorithm     {algo}")?;
+            writeln!(out, "  logical size  {} bytes", h.logical_page_size)?;
+            writeln!(
+                out,
+                "  payload       {} bytes ({:.1}% of the block, {:.1}% of the page)",
+                h.payload_len,
+                h.share_of_block * 100.0,
+                h.payload_len as f64 * 100.0 / h.logical_page_size.max(1) as f64
+            )?;
+            let verdict = if h.crc_ok { "matches" } else { "MISMATCH" };
+            writeln!(out, "  CRC-32C       {} ({verdict})", hex32(h.crc))?;
+        }
+        if let Some(why) = &self.error {
+            writeln!(out, "  damaged: {why}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The JSON printed for a compressed page whose block does not restore.
+#[derive(Debug, Serialize)]
+struct DamagedReport {
+    file: String,
+    page: u64,
+    page_size: usize,
+    zip: ZipBlockInfo,
+    corruption: CorruptPage,
+    hex: Option<Vec<String>>,
+}
+
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct PageReport {
@@ -176,6 +302,8 @@ pub struct PageReport {
     pub page: u64,
     /// The page size in bytes.
     pub page_size: usize,
+    /// For a page of a compressed tablespace: its block and zip header.
+    pub zip: Option<ZipBlockInfo>,
     /// The FIL header.
     pub fil: FilInfo,
     /// The FIL trailer.
@@ -227,7 +355,7 @@ pub fn run(
             let corruption = CorruptPage::partial(
                 page_no,
                 bytes.len() as u64,
-                space.page_size().bytes(),
+                space.physical_page_bytes(),
                 policy,
             );
             let dump = hex.then(|| hex_dump(&bytes));
@@ -259,8 +387,33 @@ pub fn run(
         .into());
     }
     let mut page = vec![0u8; space.page_size().bytes()];
-    space.read_page(page_no, &mut page)?;
+    let zip = match space.zip() {
+        None => {
+            space.read_page(page_no, &mut page)?;
+            None
+        }
+        Some(layout) => {
+            let block = space.read_block(page_no)?;
+            let (state, _) =
+                space::restore(&mut space::codec_for(layout.block_size), &block, &mut page);
+            let info = ZipBlockInfo::new(layout.block_size.bytes(), &state);
+            if let BlockState::Damaged { error, .. } = &state {
+                let report = DamagedReport {
+                    file: space.name(),
+                    page: page_no,
+                    page_size: space.page_size().bytes(),
+                    zip: info,
+                    corruption: CorruptPage::damaged_block(page_no, &block, policy, error),
+                    hex: hex.then(|| hex_dump(&block)),
+                };
+                print_damaged(&report, json, out)?;
+                return Ok(Status::Corrupt);
+            }
+            Some(info)
+        }
+    };
     let mut report = decode(&space, page_no, &page, policy, hex);
+    report.zip = zip;
     if let Some(schema) = schema {
         report.records = Some(records(&page, report.index.as_ref(), schema));
     }
@@ -330,6 +483,7 @@ fn decode(
         file: space.name(),
         page: page_no,
         page_size: page.len(),
+        zip: None,
         fil: FilInfo {
             checksum: h.checksum,
             page_no: h.page_no,
@@ -421,9 +575,38 @@ fn opt_hex(v: Option<u32>) -> String {
     v.map_or_else(|| "-".to_string(), hex32)
 }
 
+fn print_damaged(r: &DamagedReport, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if json {
+        return output::emit_json(out, r);
+    }
+    writeln!(
+        out,
+        "{}: page {} ({} bytes, compressed)",
+        r.file, r.page, r.page_size
+    )?;
+    r.zip.print(out)?;
+    writeln!(out, "{}", r.corruption.text())?;
+    if let Some(lines) = &r.hex {
+        writeln!(out, "hex dump of the block:")?;
+        for line in lines {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
 fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
     let f = &r.fil;
-    writeln!(out, "{}: page {} ({} bytes)", r.file, r.page, r.page_size)?;
+    if let Some(zip) = &r.zip {
+        writeln!(
+            out,
+            "{}: page {} ({} bytes, compressed)",
+            r.file, r.page, r.page_size
+        )?;
+        zip.print(out)?;
+    } else {
+        writeln!(out, "{}: page {} ({} bytes)", r.file, r.page, r.page_size)?;
+    }
     writeln!(out, "FIL header:")?;
     writeln!(out, "  checksum      @0   {}", hex32(f.checksum))?;
     let page_note = if u64::from(f.page_no) == r.page {
