@@ -455,7 +455,9 @@ impl Database {
         let mut entries = BTreeMap::new();
         for (name, meta) in tables {
             let mark = counters.remove(&name);
-            let entry = TableEntry::open(&pool, meta, mark)?.hooked(&ahi);
+            let entry = TableEntry::open(&pool, meta, mark)?
+                .hooked(&ahi)
+                .zip_padded(config.zip_pad());
             entries.insert(name, Arc::new(entry));
         }
         let tables = entries;
@@ -609,7 +611,8 @@ impl Database {
                 superseded: Default::default(),
                 autoinc,
             }
-            .hooked(&inner.ahi),
+            .hooked(&inner.ahi)
+            .zip_padded(inner.config.zip_pad()),
         );
         inner.tables.write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self, entry))

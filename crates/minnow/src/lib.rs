@@ -136,9 +136,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Not built yet: splitting a page on a compression failure (until then such a change fails
-//! with [`Error::DoesNotCompress`] and is undone), and InnoDB's padding of pages of indexes
-//! that fail often.
+//! A change after which a page no longer compresses into its block (a **compression
+//! failure**) is undone and the page is reorganized or split, then the change is made again
+//! (`minnow_btree::tree::zip`); indexes that fail often get InnoDB's padding
+//! ([`Config::compression_failure_threshold_pct`], [`Config::compression_pad_pct_max`]). Only a
+//! row whose own bytes do not compress into half a block even with its long columns
+//! off-page fails, with [`Error::DoesNotCompress`], and is undone.
 //!
 //! ## The dictionary
 //!
