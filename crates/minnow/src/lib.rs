@@ -359,6 +359,7 @@ pub use db::{
 pub use error::{Error, Result};
 pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
+pub use minnow_btree::tree::ZipIndexStats;
 pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};
 pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};

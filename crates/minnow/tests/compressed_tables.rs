@@ -367,6 +367,14 @@ fn compression_failures_are_counted_and_leave_the_table_consistent()
         t.insert(&r)?;
         stored.push(r);
     }
+    let per_index = t.compression_stats();
+    assert_eq!(per_index.len(), 1);
+    let (index, zi) = &per_index[0];
+    assert_eq!(index, "PRIMARY");
+    assert!(
+        zi.failures > 0 && zi.zip_splits > 0 && zi.ops >= 60,
+        "{zi:?}"
+    );
     let s = db.status()?;
     let z = &s.compression.tablespaces[0];
     assert!(z.stats.compress_failures > 0, "{z:?}");
