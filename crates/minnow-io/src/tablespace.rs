@@ -508,6 +508,13 @@ impl Tablespace {
     /// page's compressed copy, and what the inspector measures. For a plain tablespace this is
     /// [`Tablespace::read_page_unverified`].
     pub fn read_block(&self, page_no: u32, block: &mut [u8]) -> Result<(), IoError> {
+        let offset = self.locate_block(page_no, block.len())?;
+        self.file.read_at(block, offset)
+    }
+
+    /// Checks the page number and that `len` is one block (one page, if plain); returns the
+    /// byte offset.
+    fn locate_block(&self, page_no: u32, len: usize) -> Result<u64, IoError> {
         let size_in_pages = self.size_in_pages();
         if page_no >= size_in_pages {
             return Err(IoError::PageOutOfRange {
@@ -516,14 +523,14 @@ impl Tablespace {
                 size_in_pages,
             });
         }
-        if block.len() != self.physical_page_bytes() {
+        if len != self.physical_page_bytes() {
             return Err(IoError::BufferSize {
                 path: self.path.clone(),
                 expected: self.physical_page_bytes(),
-                actual: block.len(),
+                actual: len,
             });
         }
-        self.file.read_at(block, self.byte_offset(page_no))
+        Ok(self.byte_offset(page_no))
     }
 
     /// Inflates the block of page `page_no` into the logical page `page` (no page checksum
@@ -636,22 +643,8 @@ impl Tablespace {
     /// Writes a block made by [`Tablespace::block_for`] as page `page_no` (no stamping: the
     /// block carries the stamped header). Durable after [`Tablespace::sync`].
     pub fn write_block(&self, page_no: u32, block: &[u8]) -> Result<(), IoError> {
-        let size_in_pages = self.size_in_pages();
-        if page_no >= size_in_pages {
-            return Err(IoError::PageOutOfRange {
-                path: self.path.clone(),
-                page_no,
-                size_in_pages,
-            });
-        }
-        if block.len() != self.physical_page_bytes() {
-            return Err(IoError::BufferSize {
-                path: self.path.clone(),
-                expected: self.physical_page_bytes(),
-                actual: block.len(),
-            });
-        }
-        self.file.write_at(block, self.byte_offset(page_no))
+        let offset = self.locate_block(page_no, block.len())?;
+        self.file.write_at(block, offset)
     }
 
     /// [`Tablespace::write_page`] for a compressed tablespace's page whose block the caller
