@@ -307,6 +307,8 @@ mod tests {
             ("thread_concurrency", "32"),
             ("concurrency_tickets", "500"),
             ("status_file", "250"),
+            ("compression_failure_threshold_pct", "10"),
+            ("compression_pad_pct_max", "25"),
         ];
         assert_eq!(samples.len(), KNOBS.len());
         let mut c = Config::default();
@@ -316,6 +318,10 @@ mod tests {
             apply(&mut c, &format!("innodb_{name}"), value).unwrap();
         }
         assert_eq!(c.buffer_pool_size, 32 << 20);
+        assert_eq!(
+            (c.compression_failure_threshold_pct, c.compression_pad_pct_max),
+            (10, 25)
+        );
         assert_eq!(c.status_file, Some(Duration::from_millis(250)));
         apply(&mut c, "status_file", "0").unwrap();
         assert_eq!(c.status_file, None);
