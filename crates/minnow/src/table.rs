@@ -284,6 +284,19 @@ impl<'db> Table<'db> {
         self.t.meta.def.compression
     }
 
+    /// What compression did to each of the table's indexes since open, clustered first:
+    /// compressions, compression failures, the splits they caused and the current padding
+    /// (InnoDB's `INFORMATION_SCHEMA.INNODB_CMP_PER_INDEX`). Empty for an uncompressed table.
+    pub fn index_compression(&self) -> Vec<(String, minnow_btree::tree::ZipIndexStats)> {
+        let names = std::iter::once(crate::PRIMARY.to_string())
+            .chain(self.t.meta.secondary.iter().map(|s| s.name.clone()));
+        let trees = std::iter::once(&self.t.clustered).chain(&self.t.secondary);
+        names
+            .zip(trees)
+            .filter_map(|(name, tree)| tree.zip_stats().map(|z| (name, z)))
+            .collect()
+    }
+
     /// This table's entry as the database holds it now (a fresh handle).
     fn current(&self) -> Result<Table<'db>> {
         let t = self
