@@ -172,7 +172,8 @@ pub enum Command {
     /// Show one index's B-tree: pages, fill and key range per level; draw it with --dot or
     /// --svg.
     Tree {
-        /// The database directory (holding `ibdata1`).
+        /// The database directory (holding `ibdata1`, and the `zip*.ibd` files of compressed
+        /// tables).
         #[arg(value_name = "DIR")]
         dir: std::path::PathBuf,
         /// The table.
@@ -192,7 +193,8 @@ pub enum Command {
     /// (committed or active), its roll pointer, the undo record kind, the delete mark and the
     /// values, and why the chain ends.
     History {
-        /// The database directory (holding `ibdata1`).
+        /// The database directory (holding `ibdata1`, and the `zip*.ibd` files of compressed
+        /// tables).
         #[arg(value_name = "DIR")]
         dir: std::path::PathBuf,
         /// The table.

@@ -21,7 +21,8 @@
 //!
 //! - `minnow tree DIR TABLE [--index NAME]` reads the dictionary from `ibdata1`'s raw pages,
 //!   finds the table's index and walks its B-tree level by level: pages, records, fill and key
-//!   ranges per level; `--dot` writes Graphviz and `--svg` draws small trees ([`cmd::tree`]);
+//!   ranges per level (a compressed table's trees from its `zip*.ibd` file, inflated, and said
+//!   so); `--dot` writes Graphviz and `--svg` draws small trees ([`cmd::tree`]);
 //! - `minnow log DIR` decodes the redo log: the header, both checkpoint slots, and every record
 //!   from the newest checkpoint to the end of the valid log, grouped by mini-transaction, with a
 //!   summary and any torn tail ([`cmd::log`]);

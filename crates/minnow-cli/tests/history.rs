@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::snapshot;
+use common::{json_in as json_of, minnow_in as minnow};
 
 use std::path::Path;
-use std::process::Command;
 
 use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
 
@@ -49,33 +48,6 @@ fn make_db(dir: &Path) {
     t.update(&row(8, "eight", 1)).unwrap();
     drop(t);
     db.close().unwrap();
-}
-
-/// Runs `minnow ARGS` (`--json` first if `json`); checks that nothing panicked and, when
-/// `dir` exists, that its files are unchanged. Returns (exit code, stdout).
-fn minnow(dir: &Path, json: bool, args: &[&str]) -> (i32, String) {
-    let before = dir.is_dir().then(|| snapshot(dir));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_minnow"));
-    if json {
-        cmd.arg("--json");
-    }
-    let out = cmd.args(args).output().unwrap();
-    if let Some(before) = before {
-        assert!(snapshot(dir) == before, "minnow {args:?} changed the files");
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "minnow {args:?}: {stderr}");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
-fn json_of(dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
-    let (code, out) = minnow(dir, true, args);
-    let json = serde_json::from_str(&out)
-        .unwrap_or_else(|e| panic!("minnow {args:?}: not JSON ({e}): {out}"));
-    (code, json)
 }
 
 fn s(p: &Path) -> &str {

@@ -7,7 +7,9 @@
 //! writes), as `minnow tree` does:
 //!
 //! 1. the dictionary (the B-tree at [`minnow::DICT_ROOT`]) gives TABLE's columns and its
-//!    clustered index's id and root page;
+//!    clustered index's id, tablespace and root page: `ibdata1`, or for a compressed table its
+//!    shared compressed tablespace (`zip8k_zlib-6.ibd`, ...), whose blocks are inflated as
+//!    they are read (the undo log stays in `ibdata1`);
 //! 2. KEY, the primary key's values separated by commas, is parsed by the key columns' types
 //!    (integers, DOUBLE, `YYYY-MM-DD` dates, `YYYY-MM-DD HH:MM:SS[.ffffff]` datetimes, text
 //!    for the byte types; a value cannot contain a comma);
@@ -42,7 +44,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::Status;
-use crate::cmd::tree::{Lookup, Reader, find_table, missing_table, show_value};
+use crate::cmd::tree::{CompressionReport, Lookup, Reader, find_table, missing_table, show_value};
 use crate::output::{self, CliError};
 
 /// Deepest tree descended (a B-tree of 16 KiB pages never gets near it).
@@ -130,6 +132,9 @@ pub struct HistoryReport {
     pub found: bool,
     /// The table's columns, in order.
     pub columns: Vec<String>,
+    /// The table's compression and the file its clustered index is in; null for an
+    /// uncompressed table (in `ibdata1`) or a table not found.
+    pub compression: Option<CompressionReport>,
     /// Transactions the TRX_SYS page lists as active.
     pub active_transactions: Vec<u64>,
     /// The versions, newest first.
@@ -142,7 +147,7 @@ pub struct HistoryReport {
 
 /// Runs `minnow history`.
 pub fn run(opts: &HistoryOpts, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
-    let reader = Reader::open(&opts.dir)?;
+    let mut reader = Reader::open(&opts.dir)?;
     let mut report = HistoryReport {
         ok: false,
         exit_code: Status::Corrupt as u8,
@@ -150,6 +155,7 @@ pub fn run(opts: &HistoryOpts, json: bool, out: &mut dyn Write) -> Result<Status
         key: opts.key.clone(),
         found: false,
         columns: Vec::new(),
+        compression: None,
         active_transactions: Vec::new(),
         versions: Vec::new(),
         end: None,
@@ -163,10 +169,12 @@ pub fn run(opts: &HistoryOpts, json: bool, out: &mut dyn Write) -> Result<Status
         }
         Lookup::Found(def, indexes) => {
             report.columns = def.columns.iter().map(|c| c.name.clone()).collect();
+            report.compression = def.compression.map(CompressionReport::new);
             let clustered = indexes
                 .into_iter()
                 .next()
                 .ok_or_else(|| CliError::Database(format!("table `{}`: no index", def.name)))?;
+            reader.follow(&opts.dir, &def, &clustered)?;
             let key = parse_key(&def, &clustered, &opts.key)?;
             if let Err(p) = chain(&reader, &def, &clustered, key, &mut report) {
                 report.problems.push(p);
@@ -401,18 +409,12 @@ fn parse_date(s: &str) -> Result<(u16, u8, u8), String> {
 /// The tool's pages, as the undo reader wants them: read and checksum-verified.
 impl PageSource for Reader {
     fn page_len(&self) -> usize {
-        self.space.page_size().bytes()
+        Reader::page_len(self)
     }
 
     fn with_page<T>(&self, id: PageId, f: impl FnOnce(&[u8]) -> T) -> minnow::mvcc::Result<T> {
-        if id.space != minnow::SYSTEM_SPACE_ID {
-            return Err(MvccError::Unreadable {
-                page: id,
-                what: "a tablespace other than the system tablespace".into(),
-            });
-        }
-        let mut buf = vec![0u8; self.page_len()];
-        self.checked_page(id.page_no, &mut buf)
+        let mut buf = vec![0u8; Reader::page_len(self)];
+        self.checked_page(id.space, id.page_no, &mut buf)
             .map_err(|what| MvccError::Unreadable { page: id, what })?;
         Ok(f(&buf))
     }
@@ -435,7 +437,7 @@ fn find_record(
     let mut page_no = ix.root;
     let mut want_level: Option<u16> = None;
     for _ in 0..MAX_LEVELS {
-        r.checked_page(page_no, &mut buf)?;
+        r.checked_page(ix.space_id, page_no, &mut buf)?;
         let bad = |e: &dyn std::fmt::Display| format!("page {page_no}: {e}");
         let id = node::index_id(&buf).map_err(|e| bad(&e))?;
         if id != ix.index_id {
@@ -459,7 +461,7 @@ fn find_record(
             let deleted = node::header_at(&buf, found.cursor)
                 .map_err(|e| bad(&e))?
                 .deleted();
-            let values = decode_record(r, &ix.layout, &buf, found.cursor.origin())
+            let values = decode_record(r, ix.space_id, &ix.layout, &buf, found.cursor.origin())
                 .map_err(|e| format!("page {page_no}: {e}"))?;
             return Ok(Some((values, deleted)));
         }
@@ -484,6 +486,7 @@ fn find_record(
 /// Decodes the record at `origin`, reading off-page columns from their overflow pages.
 fn decode_record(
     r: &Reader,
+    space_id: u32,
     layout: &RecordLayout,
     page: &[u8],
     origin: usize,
@@ -496,14 +499,15 @@ fn decode_record(
             Field::Value(v) => Ok(v),
             Field::External(b) => {
                 let ext = ExternRef::decode(b).ok_or("an off-page reference of the wrong size")?;
-                Ok(Value::Bytes(read_external(r, ext)?))
+                Ok(Value::Bytes(read_external(r, space_id, ext)?))
             }
         })
         .collect()
 }
 
-/// Reads an off-page value: the chain of overflow pages from `ext.page`.
-fn read_external(r: &Reader, ext: ExternRef) -> Result<Vec<u8>, String> {
+/// Reads an off-page value: the chain of overflow pages from `ext.page`, in tablespace
+/// `space_id` (the overflow pages come from the index's own segments).
+fn read_external(r: &Reader, space_id: u32, ext: ExternRef) -> Result<Vec<u8>, String> {
     let len = usize::try_from(ext.len).map_err(|e| e.to_string())?;
     let page_len = r.page_len();
     // Every page but the last is full: a bound on the walk, so a cycle ends.
@@ -515,7 +519,7 @@ fn read_external(r: &Reader, ext: ExternRef) -> Result<Vec<u8>, String> {
         if out.len() >= len {
             break;
         }
-        r.checked_page(page_no, &mut buf)?;
+        r.checked_page(space_id, page_no, &mut buf)?;
         let field = |at: usize| {
             buf.get(at..at + 4)
                 .and_then(|b| b.try_into().ok())
@@ -543,6 +547,9 @@ fn read_external(r: &Reader, ext: ExternRef) -> Result<Vec<u8>, String> {
 
 fn print_text(r: &HistoryReport, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(out, "{} key ({}):", r.table, r.key)?;
+    if let Some(c) = &r.compression {
+        writeln!(out, "  {}", c.text())?;
+    }
     if !r.active_transactions.is_empty() {
         let ids: Vec<String> = r.active_transactions.iter().map(u64::to_string).collect();
         writeln!(out, "  active transactions: {}", ids.join(", "))?;

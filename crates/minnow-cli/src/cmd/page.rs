@@ -418,7 +418,7 @@ pub fn run(
         report.records = Some(records(&page, report.index.as_ref(), schema));
     }
     // The undo stream is walked through the same file, every page checksum-verified.
-    let reader = Reader { space, policy };
+    let reader = Reader::over(space, policy);
     report.trx = page_trx::decode(
         &reader,
         page_no,

@@ -355,8 +355,9 @@ fn trx_sys(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
 
 fn undo_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
     let mut sys = vec![0u8; page.len()];
-    let minnow_file = u64::from(sys_id().page_no) < reader.space.pages()
+    let minnow_file = u64::from(sys_id().page_no) < reader.system.space.pages()
         && reader
+            .system
             .space
             .read_page(u64::from(sys_id().page_no), &mut sys)
             .is_ok()

@@ -16,8 +16,9 @@
 //!   stopped being refreshed (its process died: said as a note): what the files say at rest.
 //!   The redo log's newest checkpoint and the end of its last complete mini-transaction
 //!   (read as `minnow log` reads them), the redo between them (what recovery would replay: 0
-//!   after a clean close), the system tablespace's size in pages, the doublewrite segments and
-//!   the buffer pool dump.
+//!   after a clean close), the system tablespace's size in pages, each shared compressed
+//!   tablespace (`zip8k_zlib-6.ibd`, ...: its blocks, block size and algorithm), the
+//!   doublewrite segments and the buffer pool dump.
 //!
 //! Exit 0 when the report is complete, 1 when something is wrong (an unreadable status file, a
 //! damaged log), 2 when DIR is not a minnow database.
@@ -114,6 +115,23 @@ pub struct SpaceFacts {
     pub pages: u64,
 }
 
+/// A shared compressed tablespace (`zip8k_zlib-6.ibd`, ...) at rest.
+#[derive(Debug, Serialize)]
+pub struct ZipSpaceFacts {
+    /// The file.
+    pub file: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// `KEY_BLOCK_SIZE` in KiB: the size of each page's block in the file.
+    pub key_block_size: usize,
+    /// The algorithm as the engine names it (`zlib-6`, `lz4`).
+    pub algorithm: String,
+    /// The logical page size the blocks inflate to.
+    pub page_size: usize,
+    /// Whole blocks (pages).
+    pub pages: u64,
+}
+
 /// The redo log at rest.
 #[derive(Debug, Serialize)]
 pub struct RedoFacts {
@@ -145,6 +163,8 @@ pub struct TrxSysFacts {
 pub struct StoppedFacts {
     /// `ibdata1`.
     pub tablespace: Option<SpaceFacts>,
+    /// The shared compressed tablespaces (`zip*.ibd`), by file name.
+    pub compressed_tablespaces: Vec<ZipSpaceFacts>,
     /// The TRX_SYS page (as last written to the file: after a crash, redo may change it).
     pub transactions: Option<TrxSysFacts>,
     /// `ib_logfile0`.
@@ -253,6 +273,7 @@ fn stopped_facts(dir: &Path, problems: &mut Vec<String>) -> Result<StoppedFacts,
             (None, None)
         }
     };
+    let compressed_tablespaces = zip_facts(dir, problems);
     let redo = if dir.join(minnow::REDO_LOG).exists() {
         let (log, _) = crate::cmd::log::read(dir, 0)?;
         problems.extend(log.problems.iter().map(|p| format!("redo log: {p}")));
@@ -282,11 +303,51 @@ fn stopped_facts(dir: &Path, problems: &mut Vec<String>) -> Result<StoppedFacts,
         .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count());
     Ok(StoppedFacts {
         tablespace,
+        compressed_tablespaces,
         transactions,
         redo,
         doublewrite_segments,
         buffer_pool_dump_pages,
     })
+}
+
+/// Every shared compressed tablespace of `dir`: the files whose names
+/// [`minnow::Compression::from_file_name`] accepts, sorted by name. A file that does not open
+/// as a compressed tablespace is a problem.
+fn zip_facts(dir: &Path, problems: &mut Vec<String>) -> Vec<ZipSpaceFacts> {
+    let mut names: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| minnow::Compression::from_file_name(n).is_some())
+            .collect(),
+        Err(e) => {
+            problems.push(format!("{}: cannot list: {e}", dir.display()));
+            return Vec::new();
+        }
+    };
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        match Space::open(&dir.join(&name), None) {
+            Ok(s) => match s.zip() {
+                Some(z) => out.push(ZipSpaceFacts {
+                    file: s.name(),
+                    bytes: s.len(),
+                    key_block_size: z.block_size.kib(),
+                    algorithm: z.algorithm.to_string(),
+                    page_size: s.page_size().bytes(),
+                    pages: s.pages(),
+                }),
+                None => problems.push(format!(
+                    "{}: named like a compressed tablespace but its block 0 has no zip header",
+                    s.name()
+                )),
+            },
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    out
 }
 
 /// The history list length and undo pages from the TRX_SYS page, if it reads as one.
@@ -367,6 +428,20 @@ fn print_text(r: &StatusReport, out: &mut dyn Write) -> Result<(), CliError> {
                 out,
                 "  tablespace       {}: {} pages of {} bytes ({} bytes)",
                 t.file, t.pages, t.page_size, t.bytes
+            )?;
+        }
+        for z in &s.compressed_tablespaces {
+            writeln!(
+                out,
+                "  compressed       {}: {} pages in {}-byte blocks (KEY_BLOCK_SIZE={}, {}, \
+                 {}-byte pages) ({} bytes)",
+                z.file,
+                z.pages,
+                z.key_block_size * 1024,
+                z.key_block_size,
+                z.algorithm,
+                z.page_size,
+                z.bytes
             )?;
         }
         if let Some(l) = &s.redo {

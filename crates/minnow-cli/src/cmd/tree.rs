@@ -2,8 +2,12 @@
 //!
 //! Reads `DIR/ibdata1` read-only, page by page, without opening the database (which would run
 //! recovery and write). First the dictionary (FORMAT.md §8: the B-tree rooted at page
-//! [`minnow::DICT_ROOT`]) is walked to find TABLE's record, which gives the table's columns and
-//! each index's id and root page ([`minnow::decode_table_indexes`]). Then the chosen index
+//! [`minnow::DICT_ROOT`]) is walked to find TABLE's record, which gives the table's columns,
+//! its compression and each index's id, tablespace and root page
+//! ([`minnow::decode_table_indexes`]). A compressed table's trees live in its shared
+//! compressed tablespace (`DIR/zip8k_zlib-6.ibd` for `KEY_BLOCK_SIZE=8` zlib level 6, named by
+//! [`minnow::Compression::file_name`]), whose blocks are inflated as they are read; the report
+//! says so ([`CompressionReport`]). Then the chosen index
 //! (`PRIMARY` by default) is walked breadth first from its root along the node pointers. Per
 //! level: how many pages, their average fill, the records, and the smallest and largest key,
 //! decoded with the table's schema (hex for bytes that are not text).
@@ -23,7 +27,8 @@ use std::path::{Path, PathBuf};
 
 use minnow::btree::node;
 use minnow::btree::record::RecordLayout;
-use minnow::{IndexInfo, Value};
+use minnow::{Compression, IndexInfo, TableDef, Value};
+use minnow_page::PageId;
 use minnow_page::checksum::{self, ChecksumPolicy};
 use minnow_page::fil::{FIL_NULL, FilHeader};
 use serde::Serialize;
@@ -93,6 +98,40 @@ pub struct LevelReport {
     pub max_key: Option<String>,
 }
 
+/// Where a compressed table's trees are: its `ROW_FORMAT=COMPRESSED` setting and the shared
+/// compressed tablespace holding them.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompressionReport {
+    /// `KEY_BLOCK_SIZE` in KiB.
+    pub key_block_size: usize,
+    /// The algorithm as the engine names it: `zlib-6`, `lz4`.
+    pub algorithm: String,
+    /// The tablespace file's name in the database directory (`zip8k_zlib-6.ibd`).
+    pub file: String,
+    /// The tablespace's id ([`Compression::space_id`]).
+    pub space_id: u32,
+}
+
+impl CompressionReport {
+    /// The report for a table compressed with `c`.
+    pub fn new(c: Compression) -> CompressionReport {
+        CompressionReport {
+            key_block_size: c.block_size.kib(),
+            algorithm: c.algorithm.to_string(),
+            file: c.file_name(),
+            space_id: c.space_id(),
+        }
+    }
+
+    /// `compressed: KEY_BLOCK_SIZE=8, zlib-6, in zip8k_zlib-6.ibd (space 70)`.
+    pub fn text(&self) -> String {
+        format!(
+            "compressed: KEY_BLOCK_SIZE={}, {}, in {} (space {})",
+            self.key_block_size, self.algorithm, self.file, self.space_id
+        )
+    }
+}
+
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct TreeReport {
@@ -108,6 +147,9 @@ pub struct TreeReport {
     pub index_id: u64,
     /// Its root page.
     pub root: u32,
+    /// The table's compression and the file its trees are in; null for an uncompressed table
+    /// (its trees are in `ibdata1`).
+    pub compression: Option<CompressionReport>,
     /// Its key fields.
     pub key_columns: Vec<String>,
     /// Levels, root first.
@@ -120,8 +162,9 @@ pub struct TreeReport {
 
 /// Runs `minnow tree`.
 pub fn run(opts: &TreeOpts, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
-    let reader = Reader::open(&opts.dir)?;
-    let index = find_index(&reader, &opts.table, opts.index.as_deref())?;
+    let mut reader = Reader::open(&opts.dir)?;
+    let (def, index) = find_index(&reader, &opts.table, opts.index.as_deref())?;
+    reader.follow(&opts.dir, &def, &index)?;
     let mut report = TreeReport {
         ok: true,
         exit_code: 0,
@@ -129,13 +172,14 @@ pub fn run(opts: &TreeOpts, json: bool, out: &mut dyn Write) -> Result<Status, C
         index: index.name.clone(),
         index_id: index.index_id,
         root: index.root,
+        compression: def.compression.map(CompressionReport::new),
         key_columns: index.key_columns.clone(),
         levels: Vec::new(),
         pages: Vec::new(),
         problems: Vec::new(),
     };
     let levels = reader.walk(
-        index.root,
+        PageId::new(index.space_id, index.root),
         index.index_id,
         &index.layout,
         &index.key_columns,
@@ -189,27 +233,28 @@ fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", path.display())))
 }
 
-/// Reads and checks pages of the system tablespace.
-pub(crate) struct Reader {
+/// One tablespace file the reader reads pages of, with the checksum policy its flags call for.
+pub(crate) struct SpaceFile {
+    /// The file.
     pub space: Space,
+    /// How its pages are checked.
     pub policy: ChecksumPolicy,
 }
 
-impl Reader {
-    /// Opens `DIR/ibdata1` read-only, checking pages with the default policy adjusted to the
-    /// tablespace's flags.
-    pub fn open(dir: &Path) -> Result<Reader, CliError> {
-        let space = Space::open(&dir.join(minnow::SYSTEM_TABLESPACE), None)?;
+impl SpaceFile {
+    /// Opens `path` read-only (a compressed file's blocks are inflated as they are read).
+    fn open(path: &Path) -> Result<SpaceFile, CliError> {
+        let space = Space::open(path, None)?;
         let policy = space.policy(ChecksumPolicy::default());
-        Ok(Reader { space, policy })
+        Ok(SpaceFile { space, policy })
     }
 
-    /// Reads page `page_no` into `buf` (one page long) and verifies its checksum; the error
-    /// says what is wrong with the page (past the end, unreadable, corrupt).
-    pub fn checked_page(&self, page_no: u32, buf: &mut [u8]) -> Result<(), String> {
+    /// Reads page `page_no` into `buf` (one page long) and verifies its checksum.
+    fn checked_page(&self, page_no: u32, buf: &mut [u8]) -> Result<(), String> {
         if u64::from(page_no) >= self.space.pages() {
             return Err(format!(
-                "page {page_no} is past the end of the file ({} pages)",
+                "page {page_no} is past the end of {} ({} pages)",
+                self.space.name(),
                 self.space.pages()
             ));
         }
@@ -220,12 +265,113 @@ impl Reader {
             .map(|_| ())
             .map_err(|e| format!("page {page_no} is corrupt: {e}"))
     }
+}
 
-    /// Walks the tree rooted at `root` breadth first; returns its pages level by level (root
-    /// first). `visit_leaf(page, layout)` sees every leaf page's bytes.
+/// Reads and checks pages of the system tablespace and, once [`Reader::follow`] has been told
+/// of a compressed table, of that table's compressed tablespace.
+pub(crate) struct Reader {
+    /// `ibdata1`: the dictionary, the undo log, uncompressed tables.
+    pub system: SpaceFile,
+    /// A compressed table's shared tablespace and its id, once followed.
+    table_space: Option<(u32, SpaceFile)>,
+}
+
+impl Reader {
+    /// Opens `DIR/ibdata1` read-only, checking pages with the default policy adjusted to the
+    /// tablespace's flags.
+    pub fn open(dir: &Path) -> Result<Reader, CliError> {
+        Ok(Reader {
+            system: SpaceFile::open(&dir.join(minnow::SYSTEM_TABLESPACE))?,
+            table_space: None,
+        })
+    }
+
+    /// A reader of one already open file, taken as the system tablespace (`minnow page`
+    /// walks an undo stream through the file it was given).
+    pub fn over(space: Space, policy: ChecksumPolicy) -> Reader {
+        Reader {
+            system: SpaceFile { space, policy },
+            table_space: None,
+        }
+    }
+
+    /// Opens the tablespace `index` of table `def` lives in, if it is not `ibdata1`: a
+    /// compressed table's shared compressed tablespace, `DIR/` +
+    /// [`Compression::file_name`]. An error names the file and the table when it cannot be
+    /// opened, or when the dictionary's space id for the index disagrees with the table's
+    /// compression.
+    pub fn follow(
+        &mut self,
+        dir: &Path,
+        def: &TableDef,
+        index: &IndexInfo,
+    ) -> Result<(), CliError> {
+        let Some(c) = def.compression else {
+            return if index.space_id == minnow::SYSTEM_SPACE_ID {
+                Ok(())
+            } else {
+                Err(CliError::Database(format!(
+                    "table `{}`: index `{}` is in tablespace {} but the table is not compressed",
+                    def.name, index.name, index.space_id
+                )))
+            };
+        };
+        if index.space_id != c.space_id() {
+            return Err(CliError::Database(format!(
+                "table `{}` is compressed ({c}) but index `{}` is in tablespace {}, not {}",
+                def.name,
+                index.name,
+                index.space_id,
+                c.space_id()
+            )));
+        }
+        let path = dir.join(c.file_name());
+        let file = SpaceFile::open(&path).map_err(|e| {
+            CliError::Database(format!(
+                "table `{}` is compressed ({c}): its tablespace cannot be read: {e}",
+                def.name
+            ))
+        })?;
+        if file.space.zip().is_none() {
+            return Err(CliError::Database(format!(
+                "table `{}` is compressed ({c}) but {} is not a compressed tablespace",
+                def.name,
+                path.display()
+            )));
+        }
+        self.table_space = Some((c.space_id(), file));
+        Ok(())
+    }
+
+    /// The file of tablespace `space_id`: `ibdata1` or the followed compressed tablespace.
+    fn file(&self, space_id: u32) -> Result<&SpaceFile, String> {
+        if space_id == minnow::SYSTEM_SPACE_ID {
+            return Ok(&self.system);
+        }
+        match &self.table_space {
+            Some((id, file)) if *id == space_id => Ok(file),
+            _ => Err(format!("tablespace {space_id} is not open")),
+        }
+    }
+
+    /// The (logical) page size: every tablespace of a database has the same.
+    pub fn page_len(&self) -> usize {
+        self.system.space.page_size().bytes()
+    }
+
+    /// Reads page `page_no` of tablespace `space_id` into `buf` (one page long) and verifies
+    /// its checksum; the error says what is wrong with the page (past the end, unreadable,
+    /// corrupt, a tablespace not open).
+    pub fn checked_page(&self, space_id: u32, page_no: u32, buf: &mut [u8]) -> Result<(), String> {
+        self.file(space_id)?.checked_page(page_no, buf)
+    }
+
+    /// Walks the tree rooted at page `root` (of its tablespace) breadth first; returns its
+    /// pages level by level (root first). `visit_leaf(page, layout)` sees every leaf page's
+    /// bytes.
     fn walk(
         &self,
-        root: u32,
+        root: PageId,
         index_id: u64,
         layout: &RecordLayout,
         key_names: &[String],
@@ -233,10 +379,12 @@ impl Reader {
         mut visit_leaf: impl FnMut(&[u8], &RecordLayout),
     ) -> Result<Vec<Vec<PageReport>>, CliError> {
         let ptr_layout = layout.node_ptr();
-        let mut buf = vec![0u8; self.space.page_size().bytes()];
+        let file = self.file(root.space).map_err(CliError::Database)?;
+        let space = &file.space;
+        let mut buf = vec![0u8; space.page_size().bytes()];
         let mut seen = BTreeSet::new();
         let mut levels: Vec<Vec<PageReport>> = Vec::new();
-        let mut frontier = vec![root];
+        let mut frontier = vec![root.page_no];
         let mut expected_level: Option<u16> = None;
         while !frontier.is_empty() && levels.len() < MAX_LEVELS {
             let mut level = Vec::new();
@@ -246,15 +394,16 @@ impl Reader {
                     problems.push(format!("page {page_no} is reached twice"));
                     continue;
                 }
-                if u64::from(page_no) >= self.space.pages() {
+                if u64::from(page_no) >= space.pages() {
                     problems.push(format!(
-                        "page {page_no} is past the end of the file ({} pages)",
-                        self.space.pages()
+                        "page {page_no} is past the end of {} ({} pages)",
+                        space.name(),
+                        space.pages()
                     ));
                     continue;
                 }
-                self.space.read_page(u64::from(page_no), &mut buf)?;
-                if let Err(e) = checksum::verify(&buf, self.policy) {
+                space.read_page(u64::from(page_no), &mut buf)?;
+                if let Err(e) = checksum::verify(&buf, file.policy) {
                     problems.push(format!("page {page_no} is corrupt: {e}"));
                     continue;
                 }
@@ -384,7 +533,7 @@ pub(crate) fn find_table(r: &Reader, table: &str) -> Result<Lookup, CliError> {
     let mut found: Option<Result<(minnow::TableDef, Vec<IndexInfo>), String>> = None;
     let mut tables = Vec::new();
     r.walk(
-        minnow::DICT_ROOT,
+        PageId::new(minnow::SYSTEM_SPACE_ID, minnow::DICT_ROOT),
         minnow::DICT_INDEX_ID,
         &dict,
         &[],
@@ -439,22 +588,31 @@ pub(crate) fn missing_table(table: &str, tables: &[String], problems: &[String])
     )
 }
 
-/// Finds `table`'s index `index` (default the clustered one) in the dictionary.
-fn find_index(r: &Reader, table: &str, index: Option<&str>) -> Result<IndexInfo, CliError> {
-    let indexes = match find_table(r, table)? {
-        Lookup::Found(_, ix) => ix,
+/// Finds `table`'s index `index` (default the clustered one) in the dictionary: the table's
+/// definition and the index.
+fn find_index(
+    r: &Reader,
+    table: &str,
+    index: Option<&str>,
+) -> Result<(TableDef, IndexInfo), CliError> {
+    let (def, indexes) = match find_table(r, table)? {
+        Lookup::Found(def, ix) => (def, ix),
         Lookup::Missing { tables, problems } => {
             return Err(CliError::Usage(missing_table(table, &tables, &problems)));
         }
     };
     let want = index.unwrap_or(minnow::PRIMARY);
     let names: Vec<String> = indexes.iter().map(|i| i.name.clone()).collect();
-    indexes.into_iter().find(|i| i.name == want).ok_or_else(|| {
-        CliError::Usage(format!(
-            "table `{table}` has no index `{want}`; indexes: {}",
-            names.join(", ")
-        ))
-    })
+    let found = indexes
+        .into_iter()
+        .find(|i| i.name == want)
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "table `{table}` has no index `{want}`; indexes: {}",
+                names.join(", ")
+            ))
+        })?;
+    Ok((def, found))
 }
 
 /// A key for humans: `name=value` per key field.
@@ -678,6 +836,9 @@ fn print_text(r: &TreeReport, out: &mut dyn Write) -> Result<(), CliError> {
         r.levels.len(),
         r.pages.len()
     )?;
+    if let Some(c) = &r.compression {
+        writeln!(out, "  {}", c.text())?;
+    }
     for l in &r.levels {
         writeln!(
             out,

@@ -120,3 +120,32 @@ pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         })
         .collect()
 }
+
+/// Runs `minnow ARGS` (`--json` first if `json`); checks that nothing panicked and, when
+/// `dir` exists, that its files are unchanged. Returns (exit code, stdout).
+pub fn minnow_in(dir: &Path, json: bool, args: &[&str]) -> (i32, String) {
+    let before = dir.is_dir().then(|| snapshot(dir));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_minnow"));
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd.args(args).output().unwrap();
+    if let Some(before) = before {
+        assert!(snapshot(dir) == before, "minnow {args:?} changed the files");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "minnow {args:?}: {stderr}");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// [`minnow_in`] with `--json`: the exit code and stdout parsed as JSON (panics with the
+/// output if it is not JSON).
+pub fn json_in(dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let (code, out) = minnow_in(dir, true, args);
+    let json = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("minnow {args:?}: not JSON ({e}): {out}"));
+    (code, json)
+}
