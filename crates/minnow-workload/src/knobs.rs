@@ -319,7 +319,10 @@ mod tests {
         }
         assert_eq!(c.buffer_pool_size, 32 << 20);
         assert_eq!(
-            (c.compression_failure_threshold_pct, c.compression_pad_pct_max),
+            (
+                c.compression_failure_threshold_pct,
+                c.compression_pad_pct_max
+            ),
             (10, 25)
         );
         assert_eq!(c.status_file, Some(Duration::from_millis(250)));

@@ -13,7 +13,9 @@
 //!                                   │ no: compression failure (the mtr undoes the insert)
 //!                                   ▼
 //!   split P in two (one mtr, no record added; the separator goes to the parent, which may
-//!   split too) ──► insert r again, now into a half-full page that compresses
+//!   split too; the cut halves P's bytes, or moves only P's last record when inserts arrive
+//!   in ascending order, so a sequential load leaves full pages behind)
+//!   ──► insert r again, now into a page with room that compresses
 //! ```
 //!
 //! A failure costs a wasted compression and a split, so InnoDB avoids them by **padding**:
@@ -370,18 +372,7 @@ impl BTree {
         if sizes.len() < 2 {
             return Ok(false);
         }
-        let total: usize = sizes.iter().map(|(_, l)| l).sum();
-        let mut acc = 0;
-        let mut at = 1;
-        for (k, (_, l)) in sizes.iter().enumerate() {
-            if k > 0 && 2 * acc >= total {
-                at = k;
-                break;
-            }
-            acc += l;
-            at = k;
-        }
-        let at = at.clamp(1, sizes.len() - 1);
+        let at = zip_cut(page, &sizes)?;
         let Some(&(first_moved, _)) = sizes.get(at) else {
             return Ok(false);
         };
@@ -402,4 +393,39 @@ impl BTree {
         }
         Ok(true)
     }
+}
+
+/// Where a page split for compression cuts (the index of the first record that moves right).
+/// Inserts arriving in ascending order at the page's end (InnoDB's `PAGE_DIRECTION` right)
+/// move only the last record, so the left page stays full and the next inserts fill the new
+/// one, as an ordinary split does for sequential loads; descending inserts at the start keep
+/// only the first record; otherwise the cut halves the page's bytes.
+fn zip_cut(page: &[u8], sizes: &[(Cursor, usize)]) -> Result<usize, TreeError> {
+    let n = sizes.len();
+    let h = node::Hdr::read(page)?;
+    let last_insert = usize::from(h.last_insert);
+    let sequential = h.n_direction >= 3;
+    if sequential
+        && h.direction == node::DIR_RIGHT
+        && sizes.last().map(|(c, _)| c.origin()) == Some(last_insert)
+    {
+        return Ok(n - 1);
+    }
+    if sequential
+        && h.direction == node::DIR_LEFT
+        && sizes.first().map(|(c, _)| c.origin()) == Some(last_insert)
+    {
+        return Ok(1);
+    }
+    let total: usize = sizes.iter().map(|(_, l)| l).sum();
+    let mut acc = 0;
+    let mut at = n - 1;
+    for (k, (_, l)) in sizes.iter().enumerate() {
+        if k > 0 && 2 * acc >= total {
+            at = k;
+            break;
+        }
+        acc += l;
+    }
+    Ok(at.clamp(1, n - 1))
 }
