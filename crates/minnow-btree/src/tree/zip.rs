@@ -24,7 +24,7 @@
 //! "full" 128 bytes earlier, up to `innodb_compression_pad_pct_max` (50 %) of the page; after
 //! 5 good rounds in a row it gives 128 bytes back. minnow keeps the same rule and numbers
 //! ([`ZipPadConfig`]): the pad is subtracted from a page's room when the tree decides whether a
-//! record fits without a split ([`BTree::zip_room`]), so a page of an index whose rows compress
+//! record fits without a split (`BTree::zip_room`), so a page of an index whose rows compress
 //! badly is split by the ordinary path before it is full enough to fail.
 //!
 //! Two more limits keep a single record from defeating the split: a record longer than about
