@@ -31,7 +31,7 @@ use minnow_buf::BufferPool;
 use minnow_redo::Durability;
 
 use crate::config::AutoIncLockMode;
-use crate::db::{Database, SYSTEM_SPACE_ID, TableEntry, dict_row};
+use crate::db::{Database, TableEntry, dict_row};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, IndexDef, PRIMARY, SecMeta, TableMeta};
 use crate::table::Table;
@@ -134,7 +134,7 @@ fn build<'p>(
 ) -> Result<BulkBuilder<'p>> {
     let mut b = BulkBuilder::new(
         pool,
-        SYSTEM_SPACE_ID,
+        meta.space_id(),
         index_id,
         layout,
         BulkOptions::default().max_trx_id(max_trx_id),
@@ -394,7 +394,7 @@ impl Table<'_> {
         let name = meta.name();
         let mut clustered = BulkBuilder::new(
             pool,
-            SYSTEM_SPACE_ID,
+            meta.space_id(),
             t.clustered.index_id(),
             meta.clustered_layout()?,
             BulkOptions::default(),

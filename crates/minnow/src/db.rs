@@ -90,6 +90,10 @@ pub struct OpenReport {
     pub rolled_back: u64,
     /// Undo records applied by those rollbacks.
     pub undo_records_applied: u64,
+    /// What `open` noticed and mended on the way, one line each: a compressed tablespace
+    /// file whose creation a crash cut short, removed (see the crate docs, "Compressed
+    /// tables").
+    pub notes: Vec<String>,
 }
 
 pub(crate) struct Inner {
@@ -101,7 +105,7 @@ pub(crate) struct Inner {
     /// Serialises statements and DDL: one writer at a time.
     pub write: Mutex<()>,
     pub(crate) next_index_id: Mutex<u64>,
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The transaction system: ids, active transactions, the undo store (shared with the
     /// status-file thread, which reads its counters).
     pub trx_sys: Arc<TrxSys>,
@@ -371,6 +375,15 @@ impl Database {
         }
         let spaces = Arc::new(SpaceMap::new());
         spaces.insert(Arc::new(space));
+        // Compressed tablespaces too, before recovery: redo and the doublewrite buffer may
+        // name their pages.
+        let zip = crate::compression::register_files(
+            &*backend,
+            dir,
+            &opts,
+            (config.checksum_algorithm, config.page_size),
+            &spaces,
+        )?;
         let log_file = backend.open(&dir.join(REDO_LOG), &opts)?;
         let dblwr = (config.doublewrite != DoublewriteMode::Off).then_some(DoublewriteRecovery {
             backend: &*backend,
@@ -386,12 +399,14 @@ impl Database {
         )?;
         // The first verified read of page 0 (opened unverified for recovery, above).
         drop(pool.get_read(PageId::new(SYSTEM_SPACE_ID, 0))?);
+        crate::compression::verify_page0(&pool, &zip.ids)?;
         let mut report = OpenReport {
             redo_groups: rec.log.groups,
             pages_applied: rec.pages_applied,
             pages_repaired: rec.doublewrite.as_ref().map_or(0, |d| d.restored().count()),
             rolled_back: 0,
             undo_records_applied: 0,
+            notes: zip.notes,
         };
         let (trx_sys, active) = TrxSys::open(&pool, PageId::new(SYSTEM_SPACE_ID, TRX_SYS_PAGE))?;
         let undo_segment = minnow_btree::space::segment_at(&pool, trx_sys.segment())
@@ -520,6 +535,9 @@ impl Database {
                 table: meta.name().to_owned(),
             });
         }
+        if let Some(c) = meta.def.compression {
+            c.check_config(meta.name(), &inner.config)?;
+        }
         let name = meta.name().to_owned();
         // The dictionary record must fit before any tree is created.
         let rec = inner
@@ -540,17 +558,24 @@ impl Database {
                 ),
             });
         }
+        // A compressed table's shared tablespace exists (durably) before any tree is made
+        // in it.
+        let space = match meta.def.compression {
+            Some(c) => {
+                crate::compression::ensure_space(&inner.dir, &inner.config, inner.pool.spaces(), c)?
+            }
+            None => SYSTEM_SPACE_ID,
+        };
         let mut ids = inner.next_index_id.lock();
-        let (clustered, _) =
-            BTree::create(&inner.pool, SYSTEM_SPACE_ID, *ids, meta.clustered_layout()?)
-                .map_err(|e| from_tree(e, &name, PRIMARY))?;
+        let (clustered, _) = BTree::create(&inner.pool, space, *ids, meta.clustered_layout()?)
+            .map_err(|e| from_tree(e, &name, PRIMARY))?;
         meta.index_id = *ids;
         meta.root = clustered.root();
         *ids += 1;
         let mut secondary = Vec::new();
         for i in 0..meta.secondary.len() {
             let layout = meta.secondary_layout(&meta.secondary[i])?;
-            let (t, _) = BTree::create(&inner.pool, SYSTEM_SPACE_ID, *ids, layout)
+            let (t, _) = BTree::create(&inner.pool, space, *ids, layout)
                 .map_err(|e| from_tree(e, &name, &meta.secondary[i].name))?;
             meta.secondary[i].index_id = *ids;
             meta.secondary[i].root = t.root();
@@ -631,27 +656,30 @@ impl Database {
             indexes: 1,
             ..CheckReport::default()
         };
-        // Overflow page -> the table that owns it: no page may serve two trees.
-        let mut owners: HashMap<u32, String> = HashMap::new();
-        let mut own = |pages: &[u32], name: &str| -> Result<()> {
+        // Overflow page (space, page number) -> the table that owns it: no page may serve
+        // two trees. Compressed tables' pages live in other spaces, where page numbers
+        // start again at 0.
+        let mut owners: HashMap<PageId, String> = HashMap::new();
+        let mut own = |space: u32, pages: &[u32], name: &str| -> Result<()> {
             for &p in pages {
-                if let Some(other) = owners.insert(p, name.to_owned()) {
+                let page = PageId::new(space, p);
+                if let Some(other) = owners.insert(page, name.to_owned()) {
                     return Err(Error::Corrupt {
                         what: format!(
-                            "overflow page {p} belongs to a record of `{other}` and one of `{name}`"
+                            "overflow page {page} belongs to a record of `{other}` and one of `{name}`"
                         ),
                     });
                 }
             }
             Ok(())
         };
-        own(&dict.overflow_pages, "SYS_TABLES")?;
+        own(SYSTEM_SPACE_ID, &dict.overflow_pages, "SYS_TABLES")?;
         for (name, t) in inner.tables.read().iter() {
             let stats = t
                 .clustered
                 .check(&inner.pool)
                 .map_err(|e| from_tree(e, name, PRIMARY))?;
-            own(&stats.overflow_pages, name)?;
+            own(t.clustered.space(), &stats.overflow_pages, name)?;
             report.overflow_pages += stats.overflow_pages.len() as u64;
             report.indexes += 1;
             for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
@@ -843,12 +871,23 @@ impl TableEntry {
                 });
             }
         };
-        let clustered = BTree::open(pool, SYSTEM_SPACE_ID, meta.root, meta.clustered_layout()?)
+        let space = meta.space_id();
+        if let Some(c) = meta.def.compression
+            && pool.spaces().get(space).is_none()
+        {
+            return Err(Error::Corrupt {
+                what: format!(
+                    "table `{name}` is compressed ({c}) but its tablespace {} is missing",
+                    c.file_name()
+                ),
+            });
+        }
+        let clustered = BTree::open(pool, space, meta.root, meta.clustered_layout()?)
             .map_err(|e| from_tree(e, &name, PRIMARY))?;
         let mut secondary = Vec::new();
         for s in &meta.secondary {
             secondary.push(
-                BTree::open(pool, SYSTEM_SPACE_ID, s.root, meta.secondary_layout(s)?)
+                BTree::open(pool, space, s.root, meta.secondary_layout(s)?)
                     .map_err(|e| from_tree(e, &name, &s.name))?,
             );
         }

@@ -9,8 +9,10 @@
 //! So a drop runs in four steps, after InnoDB's "drop a table in the background" idea:
 //!
 //! 1. insert a **pending-drop marker** into the dictionary: the key `"\0drop "` plus the
-//!    first segment's id (no table name contains NUL), the value the segments to free, each
-//!    as space (4), inode page (4), inode offset (2) and segment id (8);
+//!    first segment's id (no table name contains NUL; for a compressed table's segments the
+//!    id is preceded by the space id and a dot, as segment ids count from 1 in every
+//!    space), the value the segments to free, each as space (4), inode page (4), inode
+//!    offset (2) and segment id (8);
 //! 2. change the dictionary (delete the table's record, or rewrite it without the index):
 //!    this is the **commit point**, made durable before the call returns;
 //! 3. free the segments ([`minnow_btree::BTree::free_all`]);
@@ -19,6 +21,11 @@
 //! `create_table` needs no marker: its trees are created first and its dictionary record is
 //! its commit point, so a crash in between leaves segments no record names; `open` after a
 //! crash frees such **orphan segments**.
+//!
+//! A segment is known by its space and its id together: each tablespace numbers its own
+//! segments, so a compressed table's segment 3 and one of `ibdata1` are different segments.
+//! Every tablespace a table can live in (`ibdata1` and each shared compressed tablespace) is
+//! searched for orphans and checked.
 //!
 //! `open` finishes what a crash interrupted: for each marker, if a live tree still uses one
 //! of its segments, the crash came before the commit point and the marker is simply removed;
@@ -34,7 +41,7 @@ use minnow_btree::record::Value;
 use minnow_btree::space::{self, FsegHeader, Segment};
 use minnow_btree::{BTree, ScanRange};
 
-use crate::db::{Database, SYSTEM_SPACE_ID, TableEntry, dict_row};
+use crate::db::{Database, Inner, SYSTEM_SPACE_ID, TableEntry, dict_row};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY};
 
@@ -50,7 +57,30 @@ pub(crate) fn is_drop_marker(key: &[u8]) -> bool {
 
 fn marker_key(segs: &[Segment]) -> Vec<u8> {
     let id = segs.first().map_or(0, |s| s.id);
-    [DROP_MARK, format!("{id:016x}").as_bytes()].concat()
+    match segs.first().map_or(SYSTEM_SPACE_ID, |s| s.header.space) {
+        SYSTEM_SPACE_ID => [DROP_MARK, format!("{id:016x}").as_bytes()].concat(),
+        space => [DROP_MARK, format!("{space:x}.{id:016x}").as_bytes()].concat(),
+    }
+}
+
+/// A segment's identity across tablespaces: its space and its id.
+fn seg_key(s: &Segment) -> (u32, u64) {
+    (s.header.space, s.id)
+}
+
+/// The tablespaces a table's trees can live in: the system tablespace, then every
+/// compressed tablespace registered, by id.
+pub(crate) fn table_spaces(inner: &Inner) -> Vec<u32> {
+    let mut ids = vec![SYSTEM_SPACE_ID];
+    ids.extend(
+        inner
+            .pool
+            .spaces()
+            .compressed()
+            .iter()
+            .map(|s| s.space_id()),
+    );
+    ids
 }
 
 fn encode_segs(segs: &[Segment]) -> Vec<u8> {
@@ -249,24 +279,26 @@ impl Database {
             return Ok(());
         }
         let inner = self.inner()?;
-        let report = space::check_space(&inner.pool, SYSTEM_SPACE_ID)
-            .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
-        let live: HashSet<u64> = self
+        let live: HashSet<(u32, u64)> = self
             .live_segments(&inner.tables.read())?
             .iter()
-            .map(|s| s.id)
+            .map(seg_key)
             .collect();
         let mut last = None;
-        for (&id, seg) in &report.segments {
-            if !live.contains(&id) {
-                let s = Segment {
-                    header: seg.header,
-                    id,
-                };
-                last = Some(
-                    space::free_segment(&inner.pool, s)
-                        .map_err(|e| from_tree(e, "SYS_TABLES", "orphan segment"))?,
-                );
+        for space_id in table_spaces(inner) {
+            let report = space::check_space(&inner.pool, space_id)
+                .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
+            for (&id, seg) in &report.segments {
+                if !live.contains(&(space_id, id)) {
+                    let s = Segment {
+                        header: seg.header,
+                        id,
+                    };
+                    last = Some(
+                        space::free_segment(&inner.pool, s)
+                            .map_err(|e| from_tree(e, "SYS_TABLES", "orphan segment"))?,
+                    );
+                }
             }
         }
         if let Some(end) = last {
@@ -282,14 +314,14 @@ impl Database {
             return Ok(());
         }
         let inner = self.inner()?;
-        let live: HashSet<u64> = self
+        let live: HashSet<(u32, u64)> = self
             .live_segments(&inner.tables.read())?
             .iter()
-            .map(|s| s.id)
+            .map(seg_key)
             .collect();
         for (key, value) in markers {
             let segs = decode_segs(&key, &value)?;
-            if segs.iter().any(|s| live.contains(&s.id)) {
+            if segs.iter().any(|s| live.contains(&seg_key(s))) {
                 // The crash came before the commit point: the index is still there.
                 let end = inner
                     .dict
@@ -305,31 +337,45 @@ impl Database {
         Ok(())
     }
 
-    /// The allocator half of [`Database::check`]: the space's structures
-    /// ([`space::check_space`]), every tree's pages in its own segments
-    /// ([`BTree::check_space`]), every segment owned by a live tree or a pending drop, and no
-    /// used page without an owner.
+    /// The allocator half of [`Database::check`], for every tablespace a table can live in
+    /// ([`table_spaces`]): the space's structures ([`space::check_space`]), every tree's pages
+    /// in its own segments ([`BTree::check_space`]), every segment owned by a live tree or a
+    /// pending drop, and no used page without an owner. Returns the system tablespace's
+    /// report.
     pub(crate) fn check_allocation(
         &self,
         tables: &BTreeMap<String, Arc<TableEntry>>,
     ) -> Result<space::SpaceReport> {
         let inner = self.inner()?;
-        let report = space::check_space(&inner.pool, SYSTEM_SPACE_ID)
-            .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
+        let mut reports = BTreeMap::new();
+        for space_id in table_spaces(inner) {
+            let report = space::check_space(&inner.pool, space_id)
+                .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
+            reports.insert(space_id, report);
+        }
+        let report_of = |tree: &BTree, table: &str, index: &str| {
+            reports.get(&tree.space()).ok_or_else(|| Error::Corrupt {
+                what: format!(
+                    "table `{table}`, index `{index}`: its tablespace {} is not open",
+                    tree.space()
+                ),
+            })
+        };
         inner
             .dict
-            .check_space(&inner.pool, &report)
+            .check_space(&inner.pool, report_of(&inner.dict, "SYS_TABLES", PRIMARY)?)
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
         for (name, t) in tables {
             t.clustered
-                .check_space(&inner.pool, &report)
+                .check_space(&inner.pool, report_of(&t.clustered, name, PRIMARY)?)
                 .map_err(|e| from_tree(e, name, PRIMARY))?;
             for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
-                tree.check_space(&inner.pool, &report)
+                tree.check_space(&inner.pool, report_of(tree, name, &s.name)?)
                     .map_err(|e| from_tree(e, name, &s.name))?;
             }
         }
-        let mut owned: HashSet<u64> = self.live_segments(tables)?.iter().map(|s| s.id).collect();
+        let mut owned: HashSet<(u32, u64)> =
+            self.live_segments(tables)?.iter().map(seg_key).collect();
         for e in inner
             .dict
             .scan(&inner.pool, ScanRange::all())
@@ -340,28 +386,39 @@ impl Database {
                 (e.values.first(), e.values.get(3))
                 && is_drop_marker(k)
             {
-                owned.extend(decode_segs(k, v)?.iter().map(|s| s.id));
+                owned.extend(decode_segs(k, v)?.iter().map(seg_key));
             }
         }
-        if let Some(id) = report.segments.keys().find(|id| !owned.contains(id)) {
-            return Err(Error::Corrupt {
-                what: format!(
-                    "page allocator: segment {id} belongs to no table or index (pages {:?})",
-                    report
-                        .segments
-                        .get(id)
-                        .map(|s| s.pages.iter().take(8).collect::<Vec<_>>())
-                ),
-            });
+        for (&space_id, report) in &reports {
+            if let Some(id) = report
+                .segments
+                .keys()
+                .find(|&&id| !owned.contains(&(space_id, id)))
+            {
+                return Err(Error::Corrupt {
+                    what: format!(
+                        "page allocator of space {space_id}: segment {id} belongs to no table or \
+                         index (pages {:?})",
+                        report
+                            .segments
+                            .get(id)
+                            .map(|s| s.pages.iter().take(8).collect::<Vec<_>>())
+                    ),
+                });
+            }
+            if !report.loose_pages.is_empty() {
+                return Err(Error::Corrupt {
+                    what: format!(
+                        "page allocator of space {space_id}: pages in use by no segment: {:?}",
+                        report.loose_pages.iter().take(8).collect::<Vec<_>>()
+                    ),
+                });
+            }
         }
-        if !report.loose_pages.is_empty() {
-            return Err(Error::Corrupt {
-                what: format!(
-                    "page allocator: pages in use by no segment: {:?}",
-                    report.loose_pages.iter().take(8).collect::<Vec<_>>()
-                ),
-            });
-        }
-        Ok(report)
+        reports
+            .remove(&SYSTEM_SPACE_ID)
+            .ok_or_else(|| Error::Corrupt {
+                what: "page allocator: the system tablespace is not open".into(),
+            })
     }
 }

@@ -209,6 +209,24 @@ pub enum Error {
         /// The transactions in the cycle.
         cycle: Vec<u64>,
     },
+    /// A change left a page of a compressed table that does not compress into its
+    /// `KEY_BLOCK_SIZE` block (a **compression failure** the B-tree could not answer by
+    /// splitting the page). The statement's mini-transaction was undone, so nothing changed;
+    /// a larger block size, or rows that compress better, avoid it.
+    #[error(
+        "table `{table}`, index `{index}`: page {page} does not compress into its {block}-byte block"
+    )]
+    DoesNotCompress {
+        /// The table (empty when the failure was not traced to one, as for a change made
+        /// outside any table's B-tree).
+        table: String,
+        /// The index (empty likewise).
+        index: String,
+        /// The page.
+        page: PageId,
+        /// The block size in bytes.
+        block: usize,
+    },
     /// A row lock stayed held by another transaction for longer than `lock_wait_timeout`. As
     /// in InnoDB, only the statement is rolled back; the transaction may go on or roll back.
     #[error(
@@ -272,6 +290,12 @@ impl From<BufError> for Error {
                 page_no,
                 corruption,
             },
+            BufError::CompressionFailure { page, block, .. } => Error::DoesNotCompress {
+                table: String::new(),
+                index: String::new(),
+                page,
+                block,
+            },
             BufError::Io(e) => Error::Io(e),
             BufError::Poisoned => Error::Poisoned,
             BufError::Log(minnow_redo::LogError::Poisoned) => Error::Poisoned,
@@ -329,6 +353,14 @@ impl From<minnow_redo::LogError> for Error {
 /// happen, with the table's names).
 pub(crate) fn from_tree(e: TreeError, table: &str, index: &str) -> Error {
     match e {
+        TreeError::Buf(BufError::CompressionFailure { page, block, .. }) => {
+            Error::DoesNotCompress {
+                table: table.to_owned(),
+                index: index.to_owned(),
+                page,
+                block,
+            }
+        }
         TreeError::Buf(b) => Error::from(b),
         TreeError::Node(minnow_btree::node::NodeError::RecordTooBig { len, max }) => {
             Error::RowTooLarge {

@@ -278,6 +278,7 @@ mod ahi;
 mod async_db;
 pub mod autoinc;
 mod bulk;
+mod compression;
 mod config;
 mod db;
 mod ddl;
@@ -293,6 +294,7 @@ pub use admission::AdmissionStats;
 #[cfg(feature = "tokio")]
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
+pub use compression::Compression;
 pub use config::{AutoIncLockMode, Config, IoBackend, MIN_LOG_FILE_SIZE};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
@@ -303,6 +305,7 @@ pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};
+pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};
 pub use purge::PurgeReport;
 pub use schema::{
     ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,

@@ -19,9 +19,13 @@
 //!   │                index, and entries that were not (INNODB_METRICS sec_rec_cluster_reads
 //!   │                and sec_rec_cluster_reads_avoided)
 //!   ├─ adaptive_hash_index  lookups, hits, misses, pages hashed, entries, memory and limit
-//!   └─ transactions  TRANSACTIONS: next transaction id, active transactions, history list
-//!                    length, open read views and the oldest one's age, undo pages, purge's
-//!                    counters (logs, records, entries removed, undo pages freed)
+//!   ├─ transactions  TRANSACTIONS: next transaction id, active transactions, history list
+//!   │                length, open read views and the oldest one's age, undo pages, purge's
+//!   │                counters (logs, records, entries removed, undo pages freed)
+//!   └─ compression   per compressed tablespace (INFORMATION_SCHEMA.INNODB_CMP, per file):
+//!                    file, space id, block size, algorithm, size, compress ops / ok /
+//!                    failures and time, decompress ops and time, bytes in and out; and the
+//!                    buffer pool's cache of compressed blocks (INNODB_CMPMEM's role)
 //! ```
 //!
 //! [`SECTIONS_NOT_BUILT`] names InnoDB status sections minnow has no source for (none today),
@@ -44,7 +48,9 @@
 //! - rows: `RowCounters`, striped the same way as the pool's (a row operation writes only
 //!   its thread's stripe, so counting adds no shared cache line to the hot path);
 //! - transactions: mirrors the transaction system keeps in atomics next to its locked state,
-//!   and purge's counters.
+//!   and purge's counters;
+//! - compression: each compressed tablespace's counters (a short mutex of the file's own,
+//!   which only compressions and decompressions of that file take) and the zip cache's.
 //!
 //! The price is that the numbers are not one instant's: a counter read after another may
 //! include increments the first missed. Each value is exact on its own.
@@ -70,7 +76,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use minnow_buf::BufferPool;
+use minnow_buf::{BufferPool, ZipCacheStats};
+use minnow_zip::{Algorithm, KeyBlockSize, ZipStats};
 use parking_lot::{Condvar, Mutex};
 
 use minnow_mvcc::TrxSys;
@@ -216,8 +223,71 @@ pub struct Status {
     pub adaptive_hash_index: minnow_ahi::AhiStats,
     /// Transactions, the history list and purge (InnoDB's TRANSACTIONS section).
     pub transactions: TransactionStatus,
+    /// Compressed tablespaces and the buffer pool's cache of compressed blocks.
+    pub compression: CompressionStatus,
     /// InnoDB status sections with no source in minnow yet ([`SECTIONS_NOT_BUILT`]).
     pub not_built: Vec<&'static str>,
+}
+
+/// The COMPRESSION section: what compressing pages cost and achieved, per compressed
+/// tablespace (InnoDB reports the same counters per block size in
+/// `INFORMATION_SCHEMA.INNODB_CMP`), and the buffer pool's cache of compressed blocks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompressionStatus {
+    /// Every compressed tablespace open now, by space id (none until the first compressed
+    /// table is created).
+    pub tablespaces: Vec<ZipSpaceStatus>,
+    /// The zip cache: blocks kept in frames lent by the pool, hits, misses, evictions.
+    pub cache: ZipCacheStats,
+}
+
+/// One compressed tablespace: its identity, its size and its counters since open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZipSpaceStatus {
+    /// The file name in the data directory (`zip8k_zlib-6.ibd`).
+    pub file: String,
+    /// The space id ([`crate::Compression::space_id`]).
+    pub space_id: u32,
+    /// The block size (`KEY_BLOCK_SIZE`).
+    pub block_size: KeyBlockSize,
+    /// The algorithm and level.
+    pub algorithm: Algorithm,
+    /// The file's size in pages (one block each).
+    pub pages: u64,
+    /// The file's size in bytes: `pages * block_size`.
+    pub file_bytes: u64,
+    /// Compressions (InnoDB's `compress_ops`; `compress_ok()` is `compress_ops_ok`) and
+    /// failures, decompressions (`uncompress_ops`), their times and bytes in and out.
+    pub stats: ZipStats,
+}
+
+/// The COMPRESSION section, from the pool's registry of tablespaces and its zip cache.
+fn compression(pool: &BufferPool) -> CompressionStatus {
+    let tablespaces = pool
+        .spaces()
+        .compressed()
+        .iter()
+        .filter_map(|space| {
+            let zip = space.zip()?;
+            let pages = u64::from(space.size_in_pages());
+            Some(ZipSpaceStatus {
+                file: space
+                    .path()
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                space_id: space.space_id(),
+                block_size: zip.block_size,
+                algorithm: zip.algorithm,
+                pages,
+                file_bytes: pages * space.physical_page_bytes() as u64,
+                stats: space.zip_stats().unwrap_or_default(),
+            })
+        })
+        .collect();
+    CompressionStatus {
+        tablespaces,
+        cache: pool.zip_cache_stats(),
+    }
 }
 
 /// The TRANSACTIONS section: the transaction system, the history list and purge.
@@ -340,6 +410,7 @@ pub(crate) fn collect(
         rows: rows.snapshot(),
         adaptive_hash_index: ahi.stats(),
         transactions: transactions(trx_sys, purge),
+        compression: compression(pool),
         not_built: SECTIONS_NOT_BUILT.to_vec(),
     }
 }
@@ -378,7 +449,13 @@ impl Status {
     /// The snapshot as one JSON object: `format`, `version`, `pid`, `interval_ms` (the
     /// status file's refresh interval, 0 for a snapshot taken by hand), `uptime_ms`,
     /// `taken_at_unix_ms`, `not_built`, then one object per section (`buffer_pool`, `redo`,
-    /// `doublewrite` if on, `rows`) with the fields of its struct. This is the status file's
+    /// `doublewrite` if on, `rows`, `transactions`, `adaptive_hash_index`, `compression`)
+    /// with the fields of its struct. `compression` holds the zip cache's counters (prefixed
+    /// `cache_`) and `tablespaces`, an array with one object per compressed tablespace
+    /// (`file`, `space_id`, `block_size` in bytes, `algorithm`, `pages`, `file_bytes`, then
+    /// InnoDB's `compress_ops`, `compress_ops_ok`, `compress_failures`, `compress_time_us`,
+    /// `uncompress_ops`, `uncompress_time_us`, and `compress_bytes_in` / `_out`,
+    /// `uncompress_bytes_in` / `_out`, `uncompress_errors`). This is the status file's
     /// content; the CLI's `--json` prints the same object.
     pub fn to_json(&self, interval: Option<Duration>) -> String {
         let b = &self.buffer_pool;
@@ -477,6 +554,55 @@ impl Status {
             s.num("memory_bytes", a.memory_bytes);
             s.num("memory_limit", a.memory_limit);
         });
+        let z = &self.compression;
+        j.section("compression", |s| {
+            let c = &z.cache;
+            s.num("cache_blocks", c.blocks);
+            s.num("cache_block_bytes", c.block_bytes);
+            s.num("cache_frames_lent", c.frames_lent);
+            s.num("cache_zip_hits", c.zip_hits);
+            s.num("cache_zip_misses", c.zip_misses);
+            s.num("cache_blocks_evicted", c.blocks_evicted);
+            s.num("cache_frames_borrowed", c.frames_borrowed);
+            s.num("cache_frames_returned", c.frames_returned);
+            s.num("cache_writes_from_cache", c.writes_from_cache);
+            s.num("cache_io_bound", u64::from(c.io_bound));
+            let spaces: Vec<String> = z
+                .tablespaces
+                .iter()
+                .map(|t| t.to_json(s.indent + 1))
+                .collect();
+            s.raw("tablespaces", &format!("[{}]", spaces.join(", ")));
+        });
+        j.finish()
+    }
+}
+
+impl ZipSpaceStatus {
+    /// This tablespace as a JSON object (see [`Status::to_json`]), indented for `indent`.
+    fn to_json(&self, indent: usize) -> String {
+        let z = &self.stats;
+        let mut j = Json {
+            indent,
+            ..Json::default()
+        };
+        j.str("file", &self.file);
+        j.num("space_id", u64::from(self.space_id));
+        j.num("block_size", self.block_size.bytes() as u64);
+        j.str("algorithm", &self.algorithm.to_string());
+        j.num("pages", self.pages);
+        j.num("file_bytes", self.file_bytes);
+        j.num("compress_ops", z.compress_ops);
+        j.num("compress_ops_ok", z.compress_ok());
+        j.num("compress_failures", z.compress_failures);
+        j.num("compress_time_us", z.compress_time.as_micros() as u64);
+        j.num("compress_bytes_in", z.compress_bytes_in);
+        j.num("compress_bytes_out", z.compress_bytes_out);
+        j.num("uncompress_ops", z.decompress_ops);
+        j.num("uncompress_errors", z.decompress_errors);
+        j.num("uncompress_time_us", z.decompress_time.as_micros() as u64);
+        j.num("uncompress_bytes_in", z.decompress_bytes_in);
+        j.num("uncompress_bytes_out", z.decompress_bytes_out);
         j.finish()
     }
 }
@@ -754,6 +880,7 @@ mod tests {
             "{j}"
         );
         assert!(j.ends_with("\n  }\n}"), "{j}");
+        assert!(j.contains("\"tablespaces\": []"), "{j}");
         let off = Status::default().to_json(None);
         assert!(!off.contains("doublewrite"), "{off}");
         assert!(off.contains("\"not_built\": []"), "{off}");

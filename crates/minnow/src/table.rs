@@ -278,6 +278,12 @@ impl<'db> Table<'db> {
         &self.t.meta.def
     }
 
+    /// How the table's pages are compressed (`ROW_FORMAT=COMPRESSED`), or `None` for an
+    /// uncompressed table ([`TableDef::compressed`]).
+    pub fn compression(&self) -> Option<crate::Compression> {
+        self.t.meta.def.compression
+    }
+
     /// This table's entry as the database holds it now (a fresh handle).
     fn current(&self) -> Result<Table<'db>> {
         let t = self
