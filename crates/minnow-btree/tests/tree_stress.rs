@@ -149,12 +149,28 @@ fn worker(t: i64, tree: &BTree, pool: &BufferPool, ops: u64) -> Done {
 
 #[test]
 fn threads_insert_delete_and_scan() {
+    stress(None, 8000);
+}
+
+/// The same threads on a compressed tablespace (4 KiB pages in 1 KiB blocks): every change
+/// is also checked to compress, and pages that stop compressing are reorganized or split
+/// while the other threads descend, scan and change the tree.
+#[test]
+fn threads_insert_delete_and_scan_on_a_compressed_tree() {
+    let zip = minnow_zip::ZipConfig::new(
+        minnow_zip::KeyBlockSize::K1,
+        minnow_zip::Algorithm::default(),
+    );
+    stress(Some(zip), 3000);
+}
+
+fn stress(zip: Option<minnow_zip::ZipConfig>, default_ops: u64) {
     let ops: u64 = std::env::var("MINNOW_STRESS_OPS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(8000);
+        .unwrap_or(default_ops);
     let env = Env::new(96);
-    let pool = env.create();
+    let pool = env.create_with(zip);
     let (tree, _) = BTree::create(&pool, SPACE, 11, layout()).unwrap();
     let done: Vec<Done> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..THREADS)
@@ -191,5 +207,10 @@ fn threads_insert_delete_and_scan() {
         stats.records, stats.height, stats.pages_per_level
     );
     assert!(stats.height >= 2);
+    if zip.is_some() {
+        let z = tree.zip_stats().unwrap();
+        eprintln!("stress on a compressed tree: {z:?}");
+        assert!(z.failures > 0 && z.zip_splits > 0, "{z:?}");
+    }
     pool.shutdown().unwrap();
 }

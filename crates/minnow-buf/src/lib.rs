@@ -21,6 +21,7 @@
 //! | `readahead` | linear read-ahead of the next extent |
 //! | [`dump`] | `ib_buffer_pool`: warm restart |
 //! | [`stats`], [`config`] | counters, striped per thread; the `innodb_*` knobs |
+//! | `zip` (private) | compressed pages: the zip cache in borrowed frames, the IO-bound rule, the fit check at commit ([`mtr`]) |
 //!
 //! ```
 //! use std::sync::Arc;

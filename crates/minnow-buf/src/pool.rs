@@ -436,14 +436,14 @@ impl Shared {
                     },
                 ));
             }
-            self.zip.count_read(true);
+            self.zip.count_read(self, true);
             return Ok(());
         }
         let mut block = minnow_io::AlignedBuf::new(space.physical_page_bytes())?;
         space
             .read_block(id.page_no, &mut block)
             .map_err(|e| BufError::from_io(id, e))?;
-        self.zip.count_read(false);
+        self.zip.count_read(self, false);
         let verdict = space
             .decode_block(id.page_no, &block, bytes)
             .map_err(|e| BufError::from_io(id, e))?;

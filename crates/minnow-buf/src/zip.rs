@@ -33,10 +33,13 @@
 //! the oldest block (keep the uncompressed copies)? InnoDB's answer, kept here: if the workload
 //! is **IO-bound** (decompressions are fewer than 50 times the page reads from disk, its
 //! `BUF_LRU_IO_TO_UNZIP_FACTOR`), more compressed pages in memory save IO, so frames are lent;
-//! otherwise decompression is the bottleneck and the cache recycles its own blocks (and gives
-//! back a borrowed frame whose blocks have all gone). The rates are counts halved every 4,096
-//! events, so they follow the recent workload. At most three quarters of the frames are lent:
-//! the B-tree still needs frames for the pages it works on.
+//! otherwise decompression is the bottleneck: the cache recycles its own blocks, and each block
+//! it keeps and each zip hit first give a borrowed frame back (emptied of its oldest blocks),
+//! so the pool regains frames for uncompressed copies until the working set fits in them. The rates are counts halved every 4,096 events, so
+//! they follow the recent workload; before any read (a load) nothing says decompression is the
+//! bottleneck, so the cache grows and the flushes write the blocks the commits compressed. At
+//! most three quarters of the frames are lent: the B-tree still needs frames for the pages it
+//! works on.
 //!
 //! Correctness never depends on the cache: a block is kept only while it is the compressed
 //! form of the page's current body (a change replaces it at commit, recovery's redo apply
@@ -209,12 +212,16 @@ impl ZipCache {
         Some(out)
     }
 
-    /// Counts a read of a compressed page: from the cache (`hit`) or from disk.
-    pub(crate) fn count_read(&self, hit: bool) {
+    /// Counts a read of a compressed page: from the cache (`hit`) or from disk. A hit while
+    /// the workload is decompression-bound gives a borrowed frame back (see the module docs).
+    pub(crate) fn count_read(&self, shared: &Shared, hit: bool) {
         let mut inner = self.inner.lock();
         if hit {
             inner.count(0, 1);
             self.zip_hits.fetch_add(1, Ordering::Relaxed);
+            if !inner.io_bound() && inner.lent() > 1 {
+                self.release_oldest(shared, &mut inner);
+            }
         } else {
             inner.count(1, 1);
             self.zip_misses.fetch_add(1, Ordering::Relaxed);
@@ -250,6 +257,11 @@ impl ZipCache {
         }
         let mut inner = self.inner.lock();
         inner.remove(key);
+        if !inner.io_bound() && inner.lent() > 1 {
+            // Decompression-bound: shrink by a frame per block kept, oldest blocks first, so
+            // the pool gets its frames back for uncompressed copies.
+            self.release_oldest(shared, &mut inner);
+        }
         let max_lent = shared.ctl.len() * 3 / 4;
         let (slab, slot) = loop {
             if let Some(found) = inner.slot_for(size) {
@@ -335,6 +347,11 @@ impl ZipCache {
     /// pool that has run out of frames. True if a frame went back.
     pub(crate) fn release_one(&self, shared: &Shared) -> bool {
         let mut inner = self.inner.lock();
+        self.release_oldest(shared, &mut inner)
+    }
+
+    /// [`ZipCache::release_one`] with the cache's lock held.
+    fn release_oldest(&self, shared: &Shared, inner: &mut Inner) -> bool {
         let Some(&oldest) = inner.order.values().next() else {
             // Lent frames with no blocks at all (cannot stay so for long, but be sure).
             let empty = inner
@@ -343,7 +360,7 @@ impl ZipCache {
                 .position(|s| s.as_ref().is_some_and(|s| s.used == 0));
             return match empty {
                 Some(i) => {
-                    self.return_if_empty(shared, &mut inner, i);
+                    self.return_if_empty(shared, inner, i);
                     true
                 }
                 None => false,
@@ -362,7 +379,7 @@ impl ZipCache {
             inner.remove(k);
             self.blocks_evicted.fetch_add(1, Ordering::Relaxed);
         }
-        self.return_if_empty(shared, &mut inner, slab);
+        self.return_if_empty(shared, inner, slab);
         true
     }
 
@@ -387,5 +404,141 @@ impl ZipCache {
             writes_from_cache: self.writes_from_cache.load(Ordering::Relaxed),
             io_bound: inner.io_bound(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use minnow_page::{PageId, PageSize};
+    use minnow_zip::{Algorithm, KeyBlockSize, ZipConfig};
+
+    use crate::{BufConfig, BufError, BufferPool};
+
+    const WORDS: &[u8] = b"the buffer pool keeps compressed pages in borrowed frames ";
+
+    /// A pool of `frames` 16 KiB frames over a compressed tablespace of 8 KiB blocks holding
+    /// `pages` pages of text (written through mtrs, flushed), so every read after this misses.
+    fn pool_with_text(dir: &std::path::Path, frames: usize, pages: u32) -> BufferPool {
+        let cfg = BufConfig {
+            read_ahead_threshold: 0,
+            ..BufConfig::with_frames(frames, PageSize::K16)
+        };
+        let zip = ZipConfig::new(KeyBlockSize::K8, Algorithm::default());
+        let pool = BufferPool::create_scratch_with(dir, cfg, pages, Some(zip)).unwrap();
+        for no in 1..pages {
+            let mut mtr = pool.mtr().unwrap();
+            let h = mtr.get_write(PageId::new(1, no)).unwrap();
+            let body: Vec<u8> = (0..8000)
+                .map(|i| WORDS[(i + no as usize) % WORDS.len()])
+                .collect();
+            mtr.write(h, 100, &body).unwrap();
+            mtr.commit().unwrap();
+        }
+        pool.flush_all().unwrap();
+        pool
+    }
+
+    fn read_all(pool: &BufferPool, pages: u32) {
+        for no in 1..pages {
+            let g = pool.get_read(PageId::new(1, no)).unwrap();
+            assert_eq!(g[100], WORDS[no as usize % WORDS.len()], "page {no}");
+        }
+    }
+
+    #[test]
+    fn an_io_bound_scan_borrows_frames_and_rereads_hit_the_compressed_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        // 200 pages through 64 frames: IO-bound. Then 80 of them twice: more than the
+        // frames left for pages, fewer than the blocks the borrowed frames hold.
+        let pool = pool_with_text(dir.path(), 64, 200);
+        let start = pool.zip_cache_stats();
+        read_all(&pool, 200);
+        read_all(&pool, 80);
+        read_all(&pool, 80);
+        let s = pool.zip_cache_stats();
+        assert!(s.frames_borrowed > 0, "{s:?}");
+        assert!(
+            s.frames_lent > 0 && s.frames_lent <= 48,
+            "at most 3/4 lent: {s:?}"
+        );
+        assert!(s.zip_misses > start.zip_misses, "{s:?}");
+        // Pages whose frame was evicted came back from their compressed copy, without IO.
+        assert!(s.zip_hits > 0, "{s:?}");
+        assert!(s.blocks > 0 && s.block_bytes == s.blocks * 8192, "{s:?}");
+        // Flushes wrote the blocks the fit checks had made.
+        assert!(s.writes_from_cache >= 199, "{s:?}");
+        pool.shutdown().unwrap();
+    }
+
+    #[test]
+    fn a_page_that_stops_compressing_fails_its_commit_and_is_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool_with_text(dir.path(), 32, 4);
+        let id = PageId::new(1, 2);
+        let before = pool.get_read(id).unwrap().to_vec();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let noise: Vec<u8> = (0..12_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let mut mtr = pool.mtr().unwrap();
+        let h = mtr.get_write(id).unwrap();
+        mtr.write(h, 200, &noise).unwrap();
+        match mtr.commit() {
+            Err(BufError::CompressionFailure {
+                page,
+                block,
+                capacity,
+            }) => {
+                assert_eq!((page, block), (id, 8192));
+                assert!(capacity < 8192);
+            }
+            other => panic!("expected a compression failure, got {other:?}"),
+        }
+        assert_eq!(pool.get_read(id).unwrap().to_vec(), before);
+        let zs = pool.spaces().get(1).unwrap().zip_stats().unwrap();
+        assert!(zs.compress_failures >= 1, "{zs:?}");
+        pool.shutdown().unwrap();
+    }
+
+    #[test]
+    fn a_pool_out_of_frames_takes_them_back_from_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool_with_text(dir.path(), 16, 60);
+        read_all(&pool, 60);
+        assert!(pool.zip_cache_stats().frames_lent > 0);
+        // Pin as many pages as possible: the cache must give frames back rather than let
+        // the pool run dry.
+        let guards: Vec<_> = (1..14)
+            .map(|no| pool.get_read(PageId::new(1, no)).unwrap())
+            .collect();
+        let s = pool.zip_cache_stats();
+        assert!(s.frames_returned > 0 || s.frames_lent <= 3, "{s:?}");
+        drop(guards);
+        pool.shutdown().unwrap();
+    }
+
+    #[test]
+    fn a_decompression_bound_workload_gives_frames_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool_with_text(dir.path(), 64, 120);
+        read_all(&pool, 120);
+        let lent = pool.zip_cache_stats().frames_lent;
+        assert!(lent > 8, "an IO-bound start borrows frames: {lent}");
+        // Now a working set the cache serves: once decompressions outnumber disk reads 50 to
+        // 1 (InnoDB's factor) the workload is not IO-bound, and the cache shrinks as it keeps
+        // blocks until the working set fits in frames again.
+        for _ in 0..400 {
+            read_all(&pool, 40);
+        }
+        let s = pool.zip_cache_stats();
+        assert!(!s.io_bound, "{s:?}");
+        assert!(s.frames_returned > 0 && s.frames_lent < lent, "{s:?}");
+        read_all(&pool, 120);
+        pool.shutdown().unwrap();
     }
 }

@@ -286,7 +286,9 @@ impl Tablespace {
         }
         let file = backend.open(path, opts)?;
         let len = file.len()?;
-        if len < PageSize::K4.bytes() as u64 {
+        // The smallest page is a 1 KiB compressed block; a plain file shorter than its page
+        // size fails the length check below.
+        if len < PROBE as u64 {
             return Err(bad(
                 path,
                 &format!("{len} bytes is shorter than the smallest page"),
@@ -296,7 +298,7 @@ impl Tablespace {
         file.read_at(&mut probe, 0)?;
         let (flags, zip) = match probe_block(&probe) {
             Some(block_size) => {
-                let (flags, config) = read_block0(&*file, path, block_size)?;
+                let (flags, config) = read_block0(&*file, path, block_size, verify_page0)?;
                 (flags, Some(config))
             }
             None => (
@@ -343,7 +345,20 @@ impl Tablespace {
                 return Err(bad(path, "page 0 is all zeros"));
             }
         } else {
-            space.read_page_unverified(0, &mut page0)?;
+            match space.read_page_unverified(0, &mut page0) {
+                Ok(()) => {}
+                Err(IoError::ZipDamaged { .. }) => {
+                    // A torn block 0 (recovery repairs it from the doublewrite buffer): its
+                    // FIL header is stored verbatim in the first sector, and both versions of
+                    // a torn block agree on the space id.
+                    let mut block = AlignedBuf::new(space.physical_page_bytes())?;
+                    space.file.read_at(&mut block, 0)?;
+                    space.space_id = minnow_page::bytes::read_u32(&block, fil::SPACE_ID)
+                        .map_err(|e| bad(path, &e.to_string()))?;
+                    return Ok(space);
+                }
+                Err(e) => return Err(e),
+            }
         }
         let header = FilHeader::read(&page0).map_err(|e| bad(path, &e.to_string()))?;
         let fsp = FspHeader::read(&page0).map_err(|e| bad(path, &e.to_string()))?;
@@ -493,6 +508,13 @@ impl Tablespace {
     /// page's compressed copy, and what the inspector measures. For a plain tablespace this is
     /// [`Tablespace::read_page_unverified`].
     pub fn read_block(&self, page_no: u32, block: &mut [u8]) -> Result<(), IoError> {
+        let offset = self.locate_block(page_no, block.len())?;
+        self.file.read_at(block, offset)
+    }
+
+    /// Checks the page number and that `len` is one block (one page, if plain); returns the
+    /// byte offset.
+    fn locate_block(&self, page_no: u32, len: usize) -> Result<u64, IoError> {
         let size_in_pages = self.size_in_pages();
         if page_no >= size_in_pages {
             return Err(IoError::PageOutOfRange {
@@ -501,14 +523,14 @@ impl Tablespace {
                 size_in_pages,
             });
         }
-        if block.len() != self.physical_page_bytes() {
+        if len != self.physical_page_bytes() {
             return Err(IoError::BufferSize {
                 path: self.path.clone(),
                 expected: self.physical_page_bytes(),
-                actual: block.len(),
+                actual: len,
             });
         }
-        self.file.read_at(block, self.byte_offset(page_no))
+        Ok(self.byte_offset(page_no))
     }
 
     /// Inflates the block of page `page_no` into the logical page `page` (no page checksum
@@ -621,22 +643,8 @@ impl Tablespace {
     /// Writes a block made by [`Tablespace::block_for`] as page `page_no` (no stamping: the
     /// block carries the stamped header). Durable after [`Tablespace::sync`].
     pub fn write_block(&self, page_no: u32, block: &[u8]) -> Result<(), IoError> {
-        let size_in_pages = self.size_in_pages();
-        if page_no >= size_in_pages {
-            return Err(IoError::PageOutOfRange {
-                path: self.path.clone(),
-                page_no,
-                size_in_pages,
-            });
-        }
-        if block.len() != self.physical_page_bytes() {
-            return Err(IoError::BufferSize {
-                path: self.path.clone(),
-                expected: self.physical_page_bytes(),
-                actual: block.len(),
-            });
-        }
-        self.file.write_at(block, self.byte_offset(page_no))
+        let offset = self.locate_block(page_no, block.len())?;
+        self.file.write_at(block, offset)
     }
 
     /// [`Tablespace::write_page`] for a compressed tablespace's page whose block the caller
@@ -743,21 +751,32 @@ fn probe_block(probe: &[u8]) -> Option<KeyBlockSize> {
 }
 
 /// Reads block 0 of a compressed file and returns page 0's FSP flags and the block's settings
-/// (which the file's later pages are compressed with).
+/// (which the file's later pages are compressed with). With `verify` false (crash
+/// recovery), a block 0 that does not inflate (torn) still gives both: its zip header is in the
+/// first sector, and the flags follow from it as [`Tablespace::create_compressed`] wrote them.
 fn read_block0(
     file: &dyn FileIo,
     path: &Path,
     block_size: KeyBlockSize,
+    verify: bool,
 ) -> Result<(FspFlags, ZipConfig), IoError> {
     let mut block = AlignedBuf::new(block_size.bytes())?;
     file.read_at(&mut block, 0)?;
     let header = ZipHeader::read(&block).map_err(|e| bad(path, &format!("block 0: {e}")))?;
+    let config = ZipConfig::new(block_size, header.algorithm);
     let mut page0 = vec![0u8; header.logical_size.bytes()];
-    Codec::new(ZipConfig::new(block_size, header.algorithm))
-        .decompress_into(&block, &mut page0, &mut ZipStats::default())
-        .map_err(|e| bad(path, &format!("block 0: {e}")))?;
-    let flags = fsp::read_flags(&page0).map_err(|e| bad(path, &e.to_string()))?;
-    Ok((flags, ZipConfig::new(block_size, header.algorithm)))
+    match Codec::new(config).decompress_into(&block, &mut page0, &mut ZipStats::default()) {
+        Ok(_) => {
+            let flags = fsp::read_flags(&page0).map_err(|e| bad(path, &e.to_string()))?;
+            Ok((flags, config))
+        }
+        Err(_) if !verify => {
+            let mut flags = FspFlags::new(header.logical_size, false);
+            flags.0 |= u32::from(block_size.ssize()) << 1;
+            Ok((flags, config))
+        }
+        Err(e) => Err(bad(path, &format!("block 0: {e}"))),
+    }
 }
 
 fn bad(path: &Path, reason: &str) -> IoError {

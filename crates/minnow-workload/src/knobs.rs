@@ -29,6 +29,7 @@
 //! | `buffer_pool_dump_pct` | 1..=100 |
 //! | `autoinc_lock_mode` | `0`, `1` or `2` |
 //! | `lock_wait_timeout` | seconds |
+//! | `compression_failure_threshold_pct`, `compression_pad_pct_max` | integer percent |
 //! | `adaptive_hash_index` | `on` or `off` |
 //! | `adaptive_hash_index_parts` | an integer, 1 to 4096 |
 //! | `adaptive_hash_index_max_memory` | bytes (`K`, `M`, `G` suffixes as for the pool size) |
@@ -94,6 +95,8 @@ pub const KNOBS: &[&str] = &[
     "thread_concurrency",
     "concurrency_tickets",
     "status_file",
+    "compression_failure_threshold_pct",
+    "compression_pad_pct_max",
 ];
 
 /// A `name=value` setting that cannot be applied.
@@ -223,6 +226,8 @@ pub fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), KnobErr
                 AutoIncLockMode::try_from(u8_()?).map_err(|_| bad("expected 0, 1 or 2"))?;
         }
         "lock_wait_timeout" => config.lock_wait_timeout = Duration::from_secs(u64::from(u32_()?)),
+        "compression_failure_threshold_pct" => config.compression_failure_threshold_pct = u8_()?,
+        "compression_pad_pct_max" => config.compression_pad_pct_max = u8_()?,
         "adaptive_hash_index" => {
             config.adaptive_hash_index = match v.to_ascii_lowercase().as_str() {
                 "1" | "on" | "true" => true,

@@ -1,11 +1,13 @@
-//! # minnow-zip: page compression groundwork (issue 7)
+//! # minnow-zip: page compression
 //!
-//! **What this crate is, and is not.** It compresses one logical page into a smaller block and
-//! restores it exactly: the codec, the on-disk block format and the counters that compressed
-//! tables will need. **minnow does not compress tables yet**: no table, buffer pool, redo log or
-//! doublewrite path calls this crate today. The benches use it on real B-tree pages to measure
-//! what compression would buy (docs/EXPERIMENTS.md, E3); wiring it into the engine is the rest of
-//! issue 7.
+//! **What this crate is.** It compresses one logical page into a smaller block and restores it
+//! exactly: the codec, the on-disk block format and the counters of compressed tables. The
+//! rest of the engine uses it in three places: `minnow_io::Tablespace` stores the pages of a
+//! compressed tablespace as blocks (reads inflate, writes compress); the buffer pool checks at
+//! every mini-transaction commit that a changed page still compresses into its block, keeps
+//! blocks in its zip cache and writes them with a fresh header ([`format::reheader`]); and
+//! `minnow_btree::tree::zip` splits a page that stops compressing. `minnow::TableDef::compressed`
+//! is how a user asks for it; docs/EXPERIMENTS.md (E3) measures it.
 //!
 //! ## KEY_BLOCK_SIZE: a logical page in a smaller block
 //!
@@ -47,12 +49,15 @@
 //! `innodb_compression_failure_threshold_pct` (5 %), leaves padding free in new pages, up to
 //! `innodb_compression_pad_pct_max` (50 %). That is why [`Codec::compress_into`] returns
 //! [`Outcome::DoesNotFit`] as an ordinary outcome, not an error: it is the caller's signal to
-//! split. minnow's B-tree does not act on it yet.
+//! split. minnow's B-tree does the same (`minnow_btree::tree::zip`), after first trying a
+//! reorganize (a page's deleted records are bytes that compress too).
 //!
 //! What this crate does **not** reproduce: InnoDB's compressed page keeps an uncompressed
 //! modification log and dense directory at the end of the block so that small changes can be
-//! appended without recompressing (innodb-facts.md §10). Here a block is the whole page
-//! compressed at once; a change means compressing the page again.
+//! appended without recompressing (innodb-facts.md §10), and it compresses the records rather
+//! than the raw page. Here a block is the whole page body compressed at once, so every
+//! mini-transaction that changes a page of a compressed table compresses it again (the fit
+//! check); the block it makes is kept and written later without compressing a second time.
 //!
 //! ## Use
 //!

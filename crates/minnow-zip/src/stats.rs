@@ -2,9 +2,9 @@
 //! (`compress_ops`, `compress_ops_ok`, `compress_time`, `uncompress_ops`, `uncompress_time`)
 //! plus bytes in and out.
 //!
-//! The codec adds to a [`ZipStats`] the caller passes in; a buffer pool would keep one per
-//! thread or instance and [`ZipStats::add`] them up for a status report. Nothing in minnow
-//! reports them yet (no table is compressed).
+//! The codec adds to a [`ZipStats`] the caller passes in; each compressed tablespace
+//! (`minnow_io::Tablespace::zip_stats`) sums what its reads, writes and fit checks did with
+//! [`ZipStats::add`], and `minnow::Database::status` reports them per file.
 
 use std::time::Duration;
 

@@ -19,6 +19,16 @@ pub(crate) fn hook_tree(ahi: &Ahi, tree: BTree) -> BTree {
 }
 
 impl TableEntry {
+    /// This entry with the padding rule `pad` on every tree (a no-op for an uncompressed
+    /// table).
+    pub(crate) fn zip_padded(self, pad: minnow_btree::tree::ZipPadConfig) -> TableEntry {
+        self.clustered.set_zip_pad(pad);
+        for t in &self.secondary {
+            t.set_zip_pad(pad);
+        }
+        self
+    }
+
     /// This entry with every tree hooked to `ahi`.
     pub(crate) fn hooked(mut self, ahi: &Ahi) -> TableEntry {
         self.clustered = hook_tree(ahi, self.clustered);

@@ -367,7 +367,8 @@ impl Table<'_> {
                 superseded: Default::default(),
                 autoinc: t.autoinc.clone(),
             }
-            .hooked(&inner.ahi),
+            .hooked(&inner.ahi)
+            .zip_padded(inner.config.zip_pad()),
         );
         inner.tables.write().insert(name.to_owned(), entry);
         t.superseded

@@ -33,6 +33,8 @@
 //! | `adaptive_hash_index_max_memory` | (minnow) memory limit of the hash's entries | every open |
 //! | `thread_concurrency` | `innodb_thread_concurrency` (0 = unlimited) | every open |
 //! | `concurrency_tickets` | `innodb_concurrency_tickets` | every open |
+//! | `compression_failure_threshold_pct` | `innodb_compression_failure_threshold_pct` | every open (compressed tables) |
+//! | `compression_pad_pct_max` | `innodb_compression_pad_pct_max` | every open (compressed tables) |
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -222,6 +224,14 @@ pub struct Config {
     /// `innodb_concurrency_tickets`: row operations a thread may do after entering before
     /// it must queue again (default 5000, at least 1).
     pub concurrency_tickets: u32,
+    /// `innodb_compression_failure_threshold_pct` (default 5, 0-100; 0 turns padding off):
+    /// an index of a compressed table whose compression failures exceed this share of its
+    /// compressions in a round of 128 gets 128 more bytes of padding (pages are split that
+    /// much earlier); see `minnow_btree::tree::zip`.
+    pub compression_failure_threshold_pct: u8,
+    /// `innodb_compression_pad_pct_max` (default 50, at most 75): the most padding, in per
+    /// cent of the page.
+    pub compression_pad_pct_max: u8,
 }
 
 impl Default for Config {
@@ -257,6 +267,8 @@ impl Default for Config {
             adaptive_hash_index_max_memory: 64 << 20,
             thread_concurrency: 0,
             concurrency_tickets: 5000,
+            compression_failure_threshold_pct: 5,
+            compression_pad_pct_max: 50,
         }
     }
 }
@@ -266,6 +278,14 @@ impl Default for Config {
 pub const MIN_LOG_FILE_SIZE: u64 = 64 << 10;
 
 impl Config {
+    /// The padding rule of compressed tables' indexes, from the two `compression_*` knobs.
+    pub fn zip_pad(&self) -> minnow_btree::tree::ZipPadConfig {
+        minnow_btree::tree::ZipPadConfig {
+            failure_threshold_pct: self.compression_failure_threshold_pct,
+            pad_pct_max: self.compression_pad_pct_max,
+        }
+    }
+
     /// Checks every knob; the error names the first bad one by its `innodb_*` name.
     pub fn validate(&self) -> Result<()> {
         let bad = |knob: &'static str, reason: String| Err(Error::Config { knob, reason });
@@ -299,6 +319,18 @@ impl Config {
             return bad(
                 "innodb_status_file",
                 format!("an interval of {i:?} is below the minimum 10 ms"),
+            );
+        }
+        if self.compression_failure_threshold_pct > 100 {
+            return bad(
+                "innodb_compression_failure_threshold_pct",
+                format!("{} is above 100", self.compression_failure_threshold_pct),
+            );
+        }
+        if self.compression_pad_pct_max > 75 {
+            return bad(
+                "innodb_compression_pad_pct_max",
+                format!("{} is above the maximum 75", self.compression_pad_pct_max),
             );
         }
         if self.lock_wait_timeout < Duration::from_millis(1) {

@@ -23,7 +23,8 @@ use crate::schema::{self, PRIMARY, TableDef, TableMeta};
 use crate::status::{RowCounters, RowOp, StatusFileWriter};
 use crate::table::Table;
 
-/// The system tablespace's file name (InnoDB's `ibdata1`): the dictionary and every table.
+/// The system tablespace's file name (InnoDB's `ibdata1`): the dictionary, the undo log and
+/// every uncompressed table.
 pub const SYSTEM_TABLESPACE: &str = "ibdata1";
 /// The redo log's file name.
 pub const REDO_LOG: &str = "ib_logfile0";
@@ -200,7 +201,8 @@ impl Inner {
 }
 
 /// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
-/// and every table's indexes), the redo log (`ib_logfile0`), the doublewrite segments
+/// and every uncompressed table's indexes), a shared compressed tablespace per compression
+/// setting in use (`zip8k_zlib-6.ibd`, ...), the redo log (`ib_logfile0`), the doublewrite segments
 /// (`dblwr.N`) and the buffer pool dump (`ib_buffer_pool`).
 ///
 /// ```
@@ -453,7 +455,9 @@ impl Database {
         let mut entries = BTreeMap::new();
         for (name, meta) in tables {
             let mark = counters.remove(&name);
-            let entry = TableEntry::open(&pool, meta, mark)?.hooked(&ahi);
+            let entry = TableEntry::open(&pool, meta, mark)?
+                .hooked(&ahi)
+                .zip_padded(config.zip_pad());
             entries.insert(name, Arc::new(entry));
         }
         let tables = entries;
@@ -607,7 +611,8 @@ impl Database {
                 superseded: Default::default(),
                 autoinc,
             }
-            .hooked(&inner.ahi),
+            .hooked(&inner.ahi)
+            .zip_padded(inner.config.zip_pad()),
         );
         inner.tables.write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self, entry))
@@ -640,7 +645,8 @@ impl Database {
     /// Verifies every index: the dictionary's and each table's B-trees
     /// ([`minnow_btree::BTree::check`]: page invariants, key order, levels, sibling links),
     /// and that every secondary index holds exactly one entry per row of its table, built
-    /// from that row; then the page allocator ([`minnow_btree::space::check_space`]):
+    /// from that row; then the page allocator of the system tablespace and of every compressed
+    /// tablespace ([`minnow_btree::space::check_space`]):
     /// every tree page is allocated to its tree's segment, every segment belongs to a live
     /// tree, and no page is in use without an owner; and every auto-increment counter is
     /// above its column's largest value. The first problem is an error naming the table

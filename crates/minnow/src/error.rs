@@ -361,6 +361,12 @@ pub(crate) fn from_tree(e: TreeError, table: &str, index: &str) -> Error {
                 block,
             }
         }
+        TreeError::DoesNotCompress { page, block, .. } => Error::DoesNotCompress {
+            table: table.to_owned(),
+            index: index.to_owned(),
+            page,
+            block,
+        },
         TreeError::Buf(b) => Error::from(b),
         TreeError::Node(minnow_btree::node::NodeError::RecordTooBig { len, max }) => {
             Error::RowTooLarge {

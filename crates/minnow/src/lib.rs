@@ -79,13 +79,69 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), page 1 (the first INODE page), the dictionary B-tree (root page 2), and every table's indexes |
+//! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), page 1 (the first INODE page), the dictionary B-tree (root page 2), the undo log, and every uncompressed table's indexes |
+//! | `zip8k_zlib-6.ibd`, `zip4k_lz4.ibd`, ... | shared compressed tablespaces, one per block size and algorithm, created by the first compressed table that needs one: every index of every table with that setting (see "Compressed tables") |
 //! | `ib_logfile0` | the circular redo log (`innodb_log_file_size`) |
 //! | `dblwr.0`, `dblwr.1`, ... | doublewrite segments, one per page cleaner plus one for user-thread flushes |
 //! | `ib_buffer_pool` | the buffer pool dump, written at close and loaded at open |
 //!
-//! One system tablespace holds everything for now (InnoDB's `innodb_file_per_table=OFF`);
+//! One system tablespace holds everything else (InnoDB's `innodb_file_per_table=OFF`);
 //! a tablespace per table needs a tablespace registry in the dictionary and comes later.
+//!
+//! ## Compressed tables
+//!
+//! [`TableDef::compressed`] makes a table `ROW_FORMAT=COMPRESSED`: each 16 KiB page of its
+//! indexes is stored compressed into a block of `KEY_BLOCK_SIZE` (1, 2, 4 or 8 KiB, smaller
+//! than the page) with zlib (level 1-9, default 6) or LZ4 ([`Compression`]). Reads inflate a
+//! page into the buffer pool, which keeps recently used blocks too, so a page evicted as a
+//! frame can come back without IO; every mini-transaction that changes a page checks that it
+//! still fits its block (a **compression failure** otherwise, counted in
+//! [`Database::status`]).
+//!
+//! **Where the pages go.** A tablespace file is an array of slots of one size, so a file
+//! cannot mix 8 KiB blocks with 4 KiB ones, nor with the 16 KiB pages of `ibdata1`. minnow
+//! keeps one **shared compressed tablespace per (block size, algorithm)**, like a MySQL
+//! general tablespace created with `FILE_BLOCK_SIZE=8192`, which holds exactly the tables of
+//! `KEY_BLOCK_SIZE=8`: `zip8k_zlib-6.ibd` holds every index (clustered, secondary, and their
+//! overflow pages) of every table compressed into 8 KiB zlib-6 blocks. The file is created
+//! by the first `create_table` that needs it and is durable, page 0 and directory entry,
+//! before anything refers to it; `open` registers every `zip*.ibd` before recovery, since redo
+//! and the doublewrite buffer may name its pages. The dictionary, the undo log and
+//! uncompressed tables stay in `ibdata1`. The `compression` module docs say more.
+//!
+//! ```
+//! use minnow::{ColumnDef, ColumnType, Compression, Config, Database, KeyBlockSize, TableDef, Value};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Database::create(dir.path(), Config::default())?;
+//! let notes = db.create_table(TableDef::new("notes")
+//!     .column(ColumnDef::new("id", ColumnType::U64))
+//!     .column(ColumnDef::new("body", ColumnType::Var(200)))
+//!     .primary_key(&["id"])
+//!     .compressed(Compression::default()))?;   // KEY_BLOCK_SIZE=8, zlib level 6
+//! for i in 0..500u64 {
+//!     notes.insert(&[Value::UInt(i), Value::text(&format!("note {i}: nothing much happened today"))])?;
+//! }
+//! assert!(dir.path().join("zip8k_zlib-6.ibd").exists());
+//! db.close()?;
+//!
+//! let db = Database::open(dir.path(), Config::default())?;
+//! let notes = db.table("notes")?;
+//! assert_eq!(notes.compression(), Some(Compression::default()));
+//! assert_eq!(notes.get(&[Value::UInt(7)])?.map(|r| r.len()), Some(2));
+//! let zip = &db.status()?.compression.tablespaces[0];
+//! assert_eq!((zip.file.as_str(), zip.block_size), ("zip8k_zlib-6.ibd", KeyBlockSize::K8));
+//! assert!(zip.stats.decompress_ops > 0);
+//! db.check()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A change after which a page no longer compresses into its block (a **compression
+//! failure**) is undone and the page is reorganized or split, then the change is made again
+//! (`minnow_btree::tree::zip`); indexes that fail often get InnoDB's padding
+//! ([`Config::compression_failure_threshold_pct`], [`Config::compression_pad_pct_max`]). Only a
+//! row whose own bytes do not compress into half a block even with its long columns
+//! off-page fails, with [`Error::DoesNotCompress`], and is undone.
 //!
 //! ## The dictionary
 //!
@@ -278,7 +334,7 @@ mod ahi;
 mod async_db;
 pub mod autoinc;
 mod bulk;
-mod compression;
+pub mod compression;
 mod config;
 mod db;
 mod ddl;
@@ -303,6 +359,7 @@ pub use db::{
 pub use error::{Error, Result};
 pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
+pub use minnow_btree::tree::ZipIndexStats;
 pub use minnow_mvcc as mvcc;
 pub use minnow_redo::{Durability, FlushAtCommit};
 pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};
@@ -311,8 +368,8 @@ pub use schema::{
     ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
 };
 pub use status::{
-    BufferPoolStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE, Status,
-    TransactionStatus,
+    BufferPoolStatus, CompressionStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE,
+    Status, TransactionStatus, ZipSpaceStatus,
 };
 pub use table::{Rows, Scan, Table};
 pub use trx::{Isolation, Transaction};

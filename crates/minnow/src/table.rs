@@ -284,6 +284,26 @@ impl<'db> Table<'db> {
         self.t.meta.def.compression
     }
 
+    /// What compression did to each of the table's indexes since the database was opened
+    /// (InnoDB's `INFORMATION_SCHEMA.INNODB_CMP_PER_INDEX`, plus the padding): compressions,
+    /// compression failures, the splits they caused and the current pad, primary key first.
+    /// Empty for an uncompressed table.
+    pub fn compression_stats(&self) -> Vec<(String, crate::ZipIndexStats)> {
+        let primary = self
+            .t
+            .clustered
+            .zip_stats()
+            .map(|z| (crate::schema::PRIMARY.to_owned(), z));
+        let secondary = self
+            .t
+            .meta
+            .secondary
+            .iter()
+            .zip(&self.t.secondary)
+            .filter_map(|(s, tree)| tree.zip_stats().map(|z| (s.name.clone(), z)));
+        primary.into_iter().chain(secondary).collect()
+    }
+
     /// This table's entry as the database holds it now (a fresh handle).
     fn current(&self) -> Result<Table<'db>> {
         let t = self

@@ -411,6 +411,11 @@ pub fn index_id(page: &[u8]) -> Result<u64, NodeError> {
     Ok(bytes::read_u64(page, PAGE_HEADER + 28)?)
 }
 
+/// Bytes of deleted records still in the heap (`PAGE_GARBAGE`): reclaimed by a reorganize.
+pub fn garbage(page: &[u8]) -> Result<usize, NodeError> {
+    Ok(usize::from(Hdr::read(page)?.garbage))
+}
+
 /// Number of user records on the page (`PAGE_N_RECS`).
 pub fn n_recs(page: &[u8]) -> Result<usize, NodeError> {
     Ok(usize::from(Hdr::read(page)?.n_recs))

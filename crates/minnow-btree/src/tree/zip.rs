@@ -248,7 +248,11 @@ impl BTree {
                 Err(TreeError::Buf(BufError::CompressionFailure { page, block, .. })) => {
                     z.record(true);
                     last = Some((page, block));
-                    if !self.split_for_zip(pool, page, 0)? {
+                    // InnoDB's order: reorganize (deleted records' bytes become zeros), and
+                    // split only if the page still does not compress.
+                    if !self.reorganize_for_zip(pool, page)?
+                        && !self.split_for_zip(pool, page, 0)?
+                    {
                         break;
                     }
                 }
@@ -266,6 +270,34 @@ impl BTree {
             page,
             block,
         })
+    }
+
+    /// Reorganizes index page `page` of this tree in its own mtr if it holds deleted records'
+    /// bytes (garbage): the rebuilt page has zeros there, which compress to nothing. True if
+    /// it did (try the operation again); false if there was nothing to gain or the
+    /// reorganized page still does not compress.
+    fn reorganize_for_zip(&self, pool: &BufferPool, page: PageId) -> Result<bool, TreeError> {
+        if page.space != self.space {
+            return Ok(false);
+        }
+        let mut mtr = pool.mtr()?;
+        let h = mtr.get_write(page)?;
+        let p = mtr.page(h);
+        let ours = fil::page_type(p).ok() == Some(PageType::Index)
+            && node::index_id(p).ok() == Some(self.index_id);
+        if !ours {
+            return Ok(false);
+        }
+        if node::garbage(p)? == 0 {
+            return Ok(false);
+        }
+        let layout = self.layout_at(node::level(p)?);
+        node::reorganize(&mut (&mut mtr, h), layout)?;
+        match mtr.commit() {
+            Ok(_) => Ok(true),
+            Err(BufError::CompressionFailure { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Splits index page `page` of this tree in two, by bytes, in one mtr, adding no record;

@@ -71,16 +71,34 @@ impl Env {
 
     /// Creates the tablespace (one page: the allocator grows it) and the log.
     pub fn create(&self) -> BufferPool {
+        self.create_with(None)
+    }
+
+    /// [`Env::create`] with the tablespace compressed as `zip` says (plain with `None`).
+    pub fn create_with(&self, zip: Option<minnow_zip::ZipConfig>) -> BufferPool {
         let backend = SyncBackend::new();
-        let space = Tablespace::create(
-            &backend,
-            &self.data(),
-            SPACE,
-            PAGE,
-            ChecksumAlgorithm::Crc32,
-            FlushMethod::Fsync,
-            1,
-        )
+        let (data, checksum) = (self.data(), ChecksumAlgorithm::Crc32);
+        let space = match zip {
+            Some(z) => Tablespace::create_compressed(
+                &backend,
+                &data,
+                SPACE,
+                PAGE,
+                z,
+                checksum,
+                FlushMethod::Fsync,
+                1,
+            ),
+            None => Tablespace::create(
+                &backend,
+                &data,
+                SPACE,
+                PAGE,
+                checksum,
+                FlushMethod::Fsync,
+                1,
+            ),
+        }
         .unwrap();
         let spaces = Arc::new(SpaceMap::new());
         spaces.insert(Arc::new(space));

@@ -31,6 +31,7 @@ pub fn writer(backend: &dyn Backend, dir: &Path) -> Arc<dyn PageWriter> {
 
 /// A fresh tablespace `data` and redo log `redo` (of `log_bytes`) in `dir`, under a pool with
 /// one page cleaner.
+#[allow(dead_code)]
 pub fn create(
     backend: &dyn Backend,
     dir: &Path,
@@ -38,15 +39,33 @@ pub fn create(
     redo: &Path,
     log_bytes: u64,
 ) -> BufferPool {
-    let space = Tablespace::create(
-        backend,
-        data,
-        SPACE,
-        PAGE,
-        ChecksumAlgorithm::Crc32,
-        FlushMethod::Fsync,
-        1,
-    )
+    create_with(backend, dir, (data, redo), log_bytes, None)
+}
+
+/// [`create`] with the tablespace compressed as `zip` says (or plain with `None`). Recovery
+/// needs nothing more: a compressed file is recognised when it is opened.
+#[allow(dead_code)]
+pub fn create_with(
+    backend: &dyn Backend,
+    dir: &Path,
+    (data, redo): (&Path, &Path),
+    log_bytes: u64,
+    zip: Option<minnow_zip::ZipConfig>,
+) -> BufferPool {
+    let checksum = ChecksumAlgorithm::Crc32;
+    let space = match zip {
+        Some(z) => Tablespace::create_compressed(
+            backend,
+            data,
+            SPACE,
+            PAGE,
+            z,
+            checksum,
+            FlushMethod::Fsync,
+            1,
+        ),
+        None => Tablespace::create(backend, data, SPACE, PAGE, checksum, FlushMethod::Fsync, 1),
+    }
     .unwrap();
     let spaces = Arc::new(SpaceMap::new());
     spaces.insert(Arc::new(space));
