@@ -297,8 +297,8 @@ impl E3Config {
     }
 
     /// The buffer pool for a table of `uncompressed_bytes` on disk: `buffer_pool_size` if
-    /// set, else `uncompressed_bytes / pool_divisor`, at least 4 MiB (with fewer frames the
-    /// zip cache's loans can leave too few for the readers' pins).
+    /// set, else `uncompressed_bytes / pool_divisor`, at least 4 MiB (with 128 frames, four
+    /// readers in key order, whose reads trigger linear read-ahead, have exhausted the pool).
     pub fn pool_bytes(&self, uncompressed_bytes: u64) -> usize {
         self.buffer_pool_size.unwrap_or_else(|| {
             let b = uncompressed_bytes / self.pool_divisor.max(1);
@@ -468,9 +468,10 @@ pub struct RunReport {
     pub rows_per_sec: f64,
     /// CPU and wait times.
     pub cpu: CpuTimes,
-    /// Pages the buffer pool read on demand.
+    /// Pages the buffer pool read on demand. For a compressed table this counts the pages
+    /// inflated from the zip cache too; its disk reads on demand are `zip_misses`.
     pub pages_read: u64,
-    /// Pages read-ahead brought in.
+    /// Pages read-ahead brought in (from disk, for either layout).
     pub read_ahead: u64,
     /// Page fixes served from the pool.
     pub pool_hits: u64,
