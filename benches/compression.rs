@@ -1,15 +1,17 @@
-//! Experiment E3, groundwork (issue 7): what compressing minnow's own B-tree pages costs and
-//! saves, measured on the codec alone. **minnow has no compressed tables yet**: nothing here
-//! reads or writes a compressed table, so the IO-bound half of E3 (queries per second, CPU
-//! versus iowait with the buffer pool at 1/8 of the data) cannot be run; see
-//! docs/EXPERIMENTS.md, "E3. Table compression: groundwork".
+//! Experiment E3 (issue 7): table compression, in two parts.
 //!
-//! The pages are real: the bench creates a database, bulk-loads the text-like `articles`
-//! table of [`minnow_workload::textgen`] with [`minnow::Table::load`], closes the database (so
-//! every page is on disk), reads `ibdata1` and keeps the **leaf pages of the table's clustered
-//! index** (page type INDEX, level 0, the index id with the most pages). Each is a 16 KiB
-//! logical page as the engine wrote it: records, free space, page directory, FIL header and
-//! trailer.
+//! **The codec** (the groundwork): what compressing minnow's own B-tree pages costs and saves,
+//! measured on the codec alone. **The IO-bound reads**: the same text-like table compressed
+//! (8 KiB blocks, zlib level 6) and uncompressed, read cold with the buffer pool at 1/8 of the
+//! uncompressed table and `O_DIRECT` ([`minnow_workload::e3`], which `minnow bench
+//! compression` runs at full size; see docs/EXPERIMENTS.md, "E3").
+//!
+//! The codec's pages are real: the bench creates a database, bulk-loads the text-like
+//! `articles` table of [`minnow_workload::textgen`] with [`minnow::Table::load`], closes the
+//! database (so every page is on disk), reads `ibdata1` and keeps the **leaf pages of the
+//! table's clustered index** (page type INDEX, level 0, the index id with the most pages).
+//! Each is a 16 KiB logical page as the engine wrote it: records, free space, page directory,
+//! FIL header and trailer.
 //!
 //! ## What it prints
 //!
@@ -22,18 +24,31 @@
 //!   ratio (sum of payload bytes / sum of 16 KiB); and the share of pages that fit an 8, 4, 2
 //!   and 1 KiB block (each found by compressing into that block size, as a table with that
 //!   `KEY_BLOCK_SIZE` would). Written also as CSV to `<criterion dir>/e3_compression/results.csv`.
+//! - Criterion group `e3_io/<workload>/<layout>`: time per query of point selects and of
+//!   filesort-order fetches (`MINNOW_E3_IO_FILESORT_ROWS` rows by primary key in hash order),
+//!   uncompressed and `zlib6_8k`; every sample opens the database afresh (a cold pool of 1/8
+//!   of the uncompressed table, `O_DIRECT`) and times the queries of its window.
+//! - Then a **same-run IO table**: one window of `MINNOW_E3_IO_SECS` per workload and layout,
+//!   alternating layouts: queries per second, user CPU seconds, the readers' blocked (IO wait)
+//!   seconds, pages read, zip hits and misses, µs per decompression. Written also as CSV to
+//!   `<criterion dir>/e3_io/results.csv`.
 //!
 //! ## Knobs (environment variables)
 //!
 //! | variable | default | what |
 //! |---|---|---|
-//! | `MINNOW_E3_ROWS` | 20000 | rows of `articles` loaded (about 17 per leaf page) |
-//! | `MINNOW_E3_ROUNDS` | 5 | rounds of the same-run table |
+//! | `MINNOW_E3_ROWS` | 20000 | rows of `articles` loaded for the codec part (about 20 per leaf page) |
+//! | `MINNOW_E3_ROUNDS` | 5 | rounds of the codec's same-run table |
 //! | `MINNOW_E3_SEED` | 1 | the generator's seed |
-//! | `MINNOW_BENCH_DIR` | the temp dir | where the database goes |
+//! | `MINNOW_E3_IO_ROWS` | 40000 | rows of the IO-bound part's table (about 32 MB uncompressed, a 4 MiB pool) |
+//! | `MINNOW_E3_IO_THREADS` | 4 | reader threads of the IO-bound part |
+//! | `MINNOW_E3_IO_SECS` | 5 | seconds per window of the IO-bound same-run table |
+//! | `MINNOW_E3_IO_FILESORT_ROWS` | 200 | rows per filesort query in the Criterion group |
+//! | `MINNOW_BENCH_DIR` | the temp dir | where the databases go (use a real disk: `O_DIRECT`) |
 //!
-//! `cargo bench --bench compression -- --test` (CI) runs each Criterion bench once and one
-//! round of the table on 2,000 rows.
+//! `cargo bench --bench compression -- --test` (CI) runs each Criterion bench once, one
+//! round of the codec table on 2,000 rows, and the IO part on 3,000 rows with windows of a
+//! few queries.
 
 mod common;
 use common::{bench_dir, criterion_dir, env_num, median};
@@ -43,10 +58,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use minnow::io::FlushMethod;
 use minnow::{Config, Database};
 use minnow_page::fil::{self, FilHeader};
 use minnow_page::index::IndexHeader;
 use minnow_page::{PageSize, PageType};
+use minnow_workload::e3::{self, E3Config, Layout, RunReport, Workload};
 use minnow_zip::{Algorithm, Codec, KeyBlockSize, Outcome, ZipConfig, ZipStats, ZlibLevel};
 
 /// limits.md A.2: a random 16 KiB O_DIRECT read at queue depth 1 on this machine, p50. An
@@ -274,5 +291,150 @@ fn e3(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, e3);
+/// The IO-bound part: both layouts loaded once, then Criterion's group and the same-run
+/// table.
+fn e3_io(c: &mut Criterion) {
+    let test_mode = std::env::args().any(|a| a == "--test");
+    let rows: u64 = env_num("MINNOW_E3_IO_ROWS", if test_mode { 3_000 } else { 40_000 });
+    let threads: usize = env_num("MINNOW_E3_IO_THREADS", 4);
+    let secs: f64 = env_num("MINNOW_E3_IO_SECS", if test_mode { 0.05 } else { 5.0 });
+    let filesort_rows: u64 = env_num("MINNOW_E3_IO_FILESORT_ROWS", 200);
+    let mut cfg = E3Config {
+        rows,
+        threads,
+        seed: env_num("MINNOW_E3_SEED", 1),
+        duration: Duration::from_secs_f64(secs),
+        max_queries: test_mode.then_some(20),
+        filesort_rows: if test_mode { 50 } else { filesort_rows },
+        ..E3Config::default()
+    };
+    let dir = bench_dir();
+    let layouts = [Layout::Uncompressed, Layout::Zlib6];
+    let first = dir.path().join(layouts[0].name());
+    let mut loads = vec![match e3::prepare(&first, layouts[0], &cfg) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "e3_io: note: O_DIRECT refused here ({e}); using fsync, so the OS cache may serve reads"
+            );
+            cfg.base.flush_method = FlushMethod::Fsync;
+            let _ = std::fs::remove_dir_all(&first);
+            e3::prepare(&first, layouts[0], &cfg).unwrap_or_else(|e| panic!("prepare: {e}"))
+        }
+    }];
+    for &l in &layouts[1..] {
+        loads.push(
+            e3::prepare(&dir.path().join(l.name()), l, &cfg)
+                .unwrap_or_else(|e| panic!("prepare: {e}")),
+        );
+    }
+    let pool = cfg.pool_bytes(loads[0].table_bytes);
+    for p in &loads {
+        eprintln!(
+            "e3_io: {} rows {:<12}: {} bytes in {} ({:.3} of uncompressed); pool {pool} bytes",
+            rows,
+            p.layout.name(),
+            p.table_bytes,
+            p.table_file,
+            p.table_bytes as f64 / loads[0].table_bytes.max(1) as f64
+        );
+    }
+
+    for workload in [Workload::Point, Workload::Filesort] {
+        let mut g = c.benchmark_group(format!("e3_io/{}", workload.name()));
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(if test_mode { 1 } else { 500 }));
+        g.measurement_time(Duration::from_secs(if test_mode { 1 } else { 10 }));
+        for layout in layouts {
+            let path = dir.path().join(layout.name());
+            g.bench_function(layout.name(), |b| {
+                b.iter_custom(|iters| {
+                    // A cold window of `iters` queries: the time per query it measured.
+                    let window = E3Config {
+                        max_queries: Some(iters),
+                        duration: Duration::from_secs(600),
+                        ..cfg.clone()
+                    };
+                    let r = e3::run(&path, layout, workload, &window, pool)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    Duration::from_secs_f64(r.seconds / r.queries.max(1) as f64 * iters as f64)
+                })
+            });
+        }
+        g.finish();
+    }
+
+    let mut runs: Vec<RunReport> = Vec::new();
+    for workload in Workload::ALL {
+        for layout in layouts {
+            let r = e3::run(
+                &dir.path().join(layout.name()),
+                layout,
+                workload,
+                &cfg,
+                pool,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            runs.push(r);
+        }
+    }
+    eprintln!(
+        "e3_io: same run, {threads} threads, {secs} s per window, pool {pool} bytes (1/8 of the uncompressed table, at least 4 MiB), {:?}",
+        cfg.base.flush_method
+    );
+    eprintln!(
+        "e3_io: {:<10} {:<12} {:>10} {:>8} {:>10} {:>8} {:>9} {:>9} {:>8}",
+        "workload",
+        "layout",
+        "qps",
+        "user s",
+        "blocked s",
+        "pages",
+        "zip hits",
+        "zip miss",
+        "µs/unzip"
+    );
+    let mut csv = String::from(
+        "workload,layout,seconds,queries,rows,qps,user_s,sys_s,readers_blocked_s,pages_read,zip_hits,zip_misses,decompress_ops,decompress_us\n",
+    );
+    for r in &runs {
+        eprintln!(
+            "e3_io: {:<10} {:<12} {:>10.1} {:>8.2} {:>10.2} {:>8} {:>9} {:>9} {:>8.1}",
+            r.workload.name(),
+            r.layout.name(),
+            r.qps,
+            r.cpu.user_s,
+            r.cpu.readers_blocked_s,
+            r.pages_read + r.read_ahead,
+            r.zip_hits,
+            r.zip_misses,
+            r.decompress_us
+        );
+        csv.push_str(&format!(
+            "{},{},{:.3},{},{},{:.1},{:.2},{:.2},{:.2},{},{},{},{},{:.2}\n",
+            r.workload.name(),
+            r.layout.name(),
+            r.seconds,
+            r.queries,
+            r.rows,
+            r.qps,
+            r.cpu.user_s,
+            r.cpu.sys_s,
+            r.cpu.readers_blocked_s,
+            r.pages_read + r.read_ahead,
+            r.zip_hits,
+            r.zip_misses,
+            r.decompress_ops,
+            r.decompress_us
+        ));
+    }
+    let out = criterion_dir().join("e3_io");
+    let path = out.join("results.csv");
+    match std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&path, csv)) {
+        Ok(()) => eprintln!("e3_io: wrote {}", path.display()),
+        Err(e) => eprintln!("e3_io: could not write {}: {e}", path.display()),
+    }
+}
+
+criterion_group!(benches, e3, e3_io);
 criterion_main!(benches);

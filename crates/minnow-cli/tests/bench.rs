@@ -334,3 +334,81 @@ fn warmup_reports_both_restarts() {
     let bad = minnow(["bench", "warmup", "--hot-pct", "101"]);
     assert_eq!(bad.code, 2, "stderr: {}", bad.stderr);
 }
+
+#[test]
+fn compression_compares_layouts_cold() {
+    let run = minnow([
+        "bench",
+        "compression",
+        "--rows",
+        "3000",
+        "--layouts",
+        "uncompressed,zlib6_8k",
+        "--workloads",
+        "point,filesort",
+        "--secs",
+        "5",
+        "--max-queries",
+        "20",
+        "--filesort-rows",
+        "50",
+        "--threads",
+        "2",
+        "--json",
+        "--set",
+        "flush_method=fsync",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["workload"], "compression");
+    let loads = j["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 2);
+    assert_eq!(loads[0]["layout"], "uncompressed");
+    assert_eq!(loads[1]["table_file"], "zip8k_zlib-6.ibd");
+    let (plain, zip) = (
+        loads[0]["table_bytes"].as_u64().unwrap(),
+        loads[1]["table_bytes"].as_u64().unwrap(),
+    );
+    assert!(zip > 0 && zip < plain, "{zip} vs {plain}");
+    let runs = j["runs"].as_array().unwrap();
+    // 2 workloads x 2 layouts, layouts back to back.
+    assert_eq!(runs.len(), 4);
+    assert_eq!(runs[0]["workload"], "point");
+    assert_eq!(runs[1]["layout"], "zlib6_8k");
+    for r in runs {
+        assert!(r["queries"].as_u64().unwrap() >= 1, "{r}");
+    }
+    // The compressed table's reads inflate blocks; the plain one's never do.
+    assert!(
+        runs[1]["decompress_ops"].as_u64().unwrap() > 0,
+        "{}",
+        runs[1]
+    );
+    assert_eq!(runs[0]["decompress_ops"], 0);
+
+    // Only the compressed layout: the plain table is still loaded, to size the pool.
+    let csv = minnow([
+        "bench",
+        "compression",
+        "--rows",
+        "2000",
+        "--layouts",
+        "lz4",
+        "--workloads",
+        "range",
+        "--secs",
+        "5",
+        "--max-queries",
+        "10",
+        "--csv",
+        "--set",
+        "flush_method=fsync",
+    ]);
+    assert_eq!(csv.code, 0, "stderr: {}", csv.stderr);
+    let lines: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", csv.stdout);
+    assert!(lines[1].starts_with("0,lz4_8k,range,4,"), "{}", lines[1]);
+
+    let bad = minnow(["bench", "compression", "--layouts", "gzip"]);
+    assert_ne!(bad.code, 0);
+}

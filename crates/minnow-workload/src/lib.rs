@@ -24,6 +24,9 @@
 //!   dependencies), for `minnow plot` and docs/plots.
 //! - [`slap`]: mysqlslap-style q1/q4/q5 point and range queries over a cached table with a
 //!   small working set, under the article's base / noahi / itc configurations (experiment E4).
+//! - [`e3`]: the text-like `articles` table compressed and uncompressed, read cold with the
+//!   buffer pool at 1/8 of the data: point, range, filesort-order and key-order fetches, with
+//!   CPU versus IO wait and the zip cache's counters (experiment E3).
 //! - [`textgen`]: deterministic text-like rows (titles and bodies of Zipf-distributed words,
 //!   names, e-mail addresses, dates, small counters) for the compression experiment E3.
 //! - [`io_stats`]: pages flushed and bytes written around a run.
@@ -60,6 +63,7 @@
 )]
 #![deny(unsafe_code)]
 
+pub mod e3;
 pub mod io_stats;
 pub mod knobs;
 pub mod oltp;

@@ -6,6 +6,8 @@
 //!     [--csv | --json]                  (experiment E2; see the `bench_reads` module)
 //! minnow bench covering [--rows N] [--user-revisions N] [--rounds N] [--csv | --json]
 //!                                       (experiment E8; see the `bench_covering` module)
+//! minnow bench compression [--rows N] [--layouts uncompressed,zlib6_8k] [--secs 30] [--csv | --json]
+//!                                       (experiment E3; see the `bench_compression` module)
 //! minnow bench warmup [--rows N] [--hot-rows N] [--hot-pct 99] [--threads 4] [--csv | --json]
 //!                                       (experiment E11; see the `bench_warmup` module)
 //! minnow bench parallel-load [--rows N] [--threads 1,2,4] [--keys autoinc0,...] [--csv | --json]
@@ -83,6 +85,10 @@ pub enum Workload {
     /// Experiment E11: throughput after a restart, with and without loading the buffer pool
     /// dump (`ib_buffer_pool`), on a table larger than the pool.
     Warmup(super::bench_warmup::WarmupArgs),
+    /// Experiment E3: the same text-like table compressed and uncompressed, read cold with
+    /// the buffer pool at 1/8 of the uncompressed table (point, range, filesort, key order).
+    #[command(alias = "e3")]
+    Compression(super::bench_compression::CompressionArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -201,6 +207,7 @@ pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Statu
         Workload::Covering(args) => super::bench_covering::run(args, json, out),
         Workload::ParallelLoad(args) => super::bench_load::run(args, json, out),
         Workload::Warmup(args) => super::bench_warmup::run(args, json, out),
+        Workload::Compression(args) => super::bench_compression::run(args, json, out),
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod bench_ahi;
+pub mod bench_compression;
 pub mod bench_covering;
 pub mod bench_load;
 pub mod bench_reads;
