@@ -44,7 +44,7 @@ pub struct CompressionArgs {
     /// Rows of `articles` (about 20 to a 16 KiB page).
     #[arg(long, default_value_t = 300_000)]
     pub rows: u64,
-    /// Layouts, comma-separated: uncompressed, zlib6_8k, lz4_8k.
+    /// Layouts, comma-separated: uncompressed, zlib6_8k, lz4_8k, zlib6_4k.
     #[arg(long, default_value = "uncompressed,zlib6_8k")]
     pub layouts: String,
     /// Workloads, comma-separated: point, range, filesort, key_order.
