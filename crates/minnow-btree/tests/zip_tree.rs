@@ -254,3 +254,26 @@ fn ascending_inserts_fill_compressed_pages_like_a_bulk_build() {
     assert!(seq.zip_stats().unwrap().zip_splits > 0);
     pool.shutdown().unwrap();
 }
+
+#[test]
+fn a_bulk_build_whose_rows_turn_incompressible_still_closes_pages_in_time() {
+    // The first rows of every page-worth compress to almost nothing, the rest are random: a
+    // fit predicted from the page's first rows would be far too hopeful.
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(dir.path(), KeyBlockSize::K4, Algorithm::default());
+    let mut rng = SmallRng::seed_from_u64(8);
+    let mut b = BulkBuilder::new(&pool, 1, 12, layout(), BulkOptions::default()).unwrap();
+    let mut model = BTreeMap::new();
+    for k in 0..3000u64 {
+        let v: Vec<u8> = if k % 60 < 30 {
+            vec![b'a'; 400]
+        } else {
+            (0..400).map(|_| rng.random()).collect()
+        };
+        b.push_values(&row(k, &v)).unwrap();
+        model.insert(k, v);
+    }
+    let (tree, _) = b.finish().unwrap();
+    assert_matches_model(&pool, &tree, &model);
+    pool.shutdown().unwrap();
+}

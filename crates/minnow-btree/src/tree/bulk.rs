@@ -290,11 +290,17 @@ impl PageImage {
 /// changes (delete marks, system columns, a slightly longer value) it will take later.
 const ZIP_HEADROOM: usize = 128;
 
+/// What a compressor may add on top of the bytes it is given, whatever they are (deflate's
+/// block headers and Adler-32, LZ4's literal-run lengths for a few KiB).
+const ZIP_SLACK: usize = 64;
+
 /// For a compressed tree: true if page `p` with the record `bytes` appended still compresses
-/// into its block with [`ZIP_HEADROOM`] to spare (a page takes at least one record). Trial
-/// compressions are made only near the limit: the payload is predicted from the last trial's
-/// ratio, and a trial runs once the prediction is within half the remaining room, so a page
-/// costs a handful of compressions rather than one per record.
+/// into its block with [`ZIP_HEADROOM`] to spare (a page takes at least one record). A trial
+/// compression is made only when it could be needed: since the last trial (payload `P` for
+/// `U` meaningful bytes: heap and directory) the page may have grown by `U' - U` bytes, and
+/// if even those did not compress at all `P + (U' - U)` plus [`ZIP_SLACK`] would still fit,
+/// no trial is needed. So a page whose rows compress well costs a few trials, and a
+/// page whose later rows do not compress is still closed in time.
 fn zip_takes(
     space: &minnow_io::Tablespace,
     p: &mut PageImage,
@@ -308,11 +314,9 @@ fn zip_takes(
         return Ok(true);
     };
     let limit = minnow_zip::format::capacity(zip.block_size).saturating_sub(ZIP_HEADROOM);
-    let used = p.heap_top + bytes.len();
+    let used = p.heap_top + bytes.len() + 2 * (2 + (p.n_recs + 1) / GROUP);
     let (seen_used, seen_payload) = p.zip_seen;
-    if let Some(predicted) = (seen_payload * used).checked_div(seen_used)
-        && predicted + (limit.saturating_sub(seen_payload)) / 2 <= limit
-    {
+    if seen_payload + used.saturating_sub(seen_used) + ZIP_SLACK <= limit {
         return Ok(true);
     }
     let mut trial = p.clone();
