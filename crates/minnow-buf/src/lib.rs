@@ -220,27 +220,16 @@ impl BufferPool {
         let backend = SyncBackend::new();
         let path = dir.join("scratch.ibd");
         let checksum = minnow_page::checksum::ChecksumAlgorithm::Crc32;
-        let space = match zip {
-            Some(z) => Tablespace::create_compressed(
-                &backend,
-                &path,
-                1,
-                cfg.page_size,
-                z,
-                checksum,
-                FlushMethod::Fsync,
-                pages.max(1),
-            )?,
-            None => Tablespace::create(
-                &backend,
-                &path,
-                1,
-                cfg.page_size,
-                checksum,
-                FlushMethod::Fsync,
-                pages.max(1),
-            )?,
-        };
+        let space = Tablespace::create_with_zip(
+            &backend,
+            &path,
+            1,
+            cfg.page_size,
+            zip,
+            checksum,
+            FlushMethod::Fsync,
+            pages.max(1),
+        )?;
         let spaces = Arc::new(SpaceMap::new());
         spaces.insert(Arc::new(space));
         let file = backend.open(

@@ -10,7 +10,7 @@ use common::{json_in as json_of, minnow_in as minnow};
 use std::path::Path;
 
 use minnow::{
-    ColumnDef, ColumnType, Compression, Config, Database, IndexDef, KeyBlockSize, TableDef, Value,
+    ColumnDef, ColumnType, Compression, Database, IndexDef, KeyBlockSize, TableDef, Value,
 };
 
 /// Rows in each table.
@@ -47,13 +47,7 @@ fn row(id: u64, note: &str, balance: i64) -> Vec<Value> {
 /// `zipped` (compressed, KEY_BLOCK_SIZE=4 zlib-6) and `plain`, [`ROWS`] rows each (trees of
 /// more than one level); row 7 of `zipped` updated twice; closed cleanly.
 fn make_db(dir: &Path) {
-    // No background purge: it could remove row 7's old versions before the close, and
-    // `history` reads them from the files.
-    let config = Config {
-        purge_threads: 0,
-        ..Config::default()
-    };
-    let db = Database::create(dir, config).unwrap();
+    let db = Database::create(dir, common::config_without_purge()).unwrap();
     let zipped = db.create_table(def("zipped", true)).unwrap();
     let plain = db.create_table(def("plain", false)).unwrap();
     for id in 0..ROWS {

@@ -35,13 +35,7 @@ fn row(id: u64, note: &str, balance: i64) -> Vec<Value> {
 /// Rows 0..400 (a tree of more than one level), row 7 updated three times and deleted, row 8
 /// updated once; closed cleanly.
 fn make_db(dir: &Path) {
-    // No background purge: it could remove the delete-marked row 7 and its versions before
-    // the close, and the tests read them from the files.
-    let config = Config {
-        purge_threads: 0,
-        ..Config::default()
-    };
-    let db = Database::create(dir, config).unwrap();
+    let db = Database::create(dir, common::config_without_purge()).unwrap();
     let t = db.create_table(def()).unwrap();
     for id in 0..400u64 {
         t.insert(&row(id, &format!("{id:04}-{}", "n".repeat(150)), 100))

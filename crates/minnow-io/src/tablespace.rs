@@ -192,6 +192,42 @@ impl Tablespace {
         )
     }
 
+    /// [`Tablespace::create_compressed`] with `Some(zip)`, [`Tablespace::create`] with `None`:
+    /// for callers that build either kind.
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_with_zip(
+        backend: &dyn Backend,
+        path: &Path,
+        space_id: u32,
+        page_size: PageSize,
+        zip: Option<ZipConfig>,
+        checksum: ChecksumAlgorithm,
+        flush_method: FlushMethod,
+        initial_pages: u32,
+    ) -> Result<Tablespace, IoError> {
+        match zip {
+            Some(z) => Tablespace::create_compressed(
+                backend,
+                path,
+                space_id,
+                page_size,
+                z,
+                checksum,
+                flush_method,
+                initial_pages,
+            ),
+            None => Tablespace::create(
+                backend,
+                path,
+                space_id,
+                page_size,
+                checksum,
+                flush_method,
+                initial_pages,
+            ),
+        }
+    }
+
     fn create_with(
         backend: &dyn Backend,
         path: &Path,
@@ -440,8 +476,14 @@ impl Tablespace {
         u64::from(page_no) * self.physical_page_bytes() as u64
     }
 
-    /// Checks the page number and buffer length; returns the byte offset.
+    /// Checks the page number and that the buffer is one logical page; returns the byte
+    /// offset of the page (its block, if compressed).
     fn locate(&self, page_no: u32, buf_len: usize) -> Result<u64, IoError> {
+        self.locate_len(page_no, buf_len, self.page_size.bytes())
+    }
+
+    /// Checks the page number and that `len` is `expected`; returns the byte offset.
+    fn locate_len(&self, page_no: u32, len: usize, expected: usize) -> Result<u64, IoError> {
         let size_in_pages = self.size_in_pages();
         if page_no >= size_in_pages {
             return Err(IoError::PageOutOfRange {
@@ -450,11 +492,11 @@ impl Tablespace {
                 size_in_pages,
             });
         }
-        if buf_len != self.page_size.bytes() {
+        if len != expected {
             return Err(IoError::BufferSize {
                 path: self.path.clone(),
-                expected: self.page_size.bytes(),
-                actual: buf_len,
+                expected,
+                actual: len,
             });
         }
         Ok(self.byte_offset(page_no))
@@ -515,22 +557,7 @@ impl Tablespace {
     /// Checks the page number and that `len` is one block (one page, if plain); returns the
     /// byte offset.
     fn locate_block(&self, page_no: u32, len: usize) -> Result<u64, IoError> {
-        let size_in_pages = self.size_in_pages();
-        if page_no >= size_in_pages {
-            return Err(IoError::PageOutOfRange {
-                path: self.path.clone(),
-                page_no,
-                size_in_pages,
-            });
-        }
-        if len != self.physical_page_bytes() {
-            return Err(IoError::BufferSize {
-                path: self.path.clone(),
-                expected: self.physical_page_bytes(),
-                actual: len,
-            });
-        }
-        Ok(self.byte_offset(page_no))
+        self.locate_len(page_no, len, self.physical_page_bytes())
     }
 
     /// Inflates the block of page `page_no` into the logical page `page` (no page checksum

@@ -78,27 +78,16 @@ impl Env {
     pub fn create_with(&self, zip: Option<minnow_zip::ZipConfig>) -> BufferPool {
         let backend = SyncBackend::new();
         let (data, checksum) = (self.data(), ChecksumAlgorithm::Crc32);
-        let space = match zip {
-            Some(z) => Tablespace::create_compressed(
-                &backend,
-                &data,
-                SPACE,
-                PAGE,
-                z,
-                checksum,
-                FlushMethod::Fsync,
-                1,
-            ),
-            None => Tablespace::create(
-                &backend,
-                &data,
-                SPACE,
-                PAGE,
-                checksum,
-                FlushMethod::Fsync,
-                1,
-            ),
-        }
+        let space = Tablespace::create_with_zip(
+            &backend,
+            &data,
+            SPACE,
+            PAGE,
+            zip,
+            checksum,
+            FlushMethod::Fsync,
+            1,
+        )
         .unwrap();
         let spaces = Arc::new(SpaceMap::new());
         spaces.insert(Arc::new(space));

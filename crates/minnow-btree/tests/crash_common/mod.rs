@@ -53,19 +53,16 @@ pub fn create_with(
     zip: Option<minnow_zip::ZipConfig>,
 ) -> BufferPool {
     let checksum = ChecksumAlgorithm::Crc32;
-    let space = match zip {
-        Some(z) => Tablespace::create_compressed(
-            backend,
-            data,
-            SPACE,
-            PAGE,
-            z,
-            checksum,
-            FlushMethod::Fsync,
-            1,
-        ),
-        None => Tablespace::create(backend, data, SPACE, PAGE, checksum, FlushMethod::Fsync, 1),
-    }
+    let space = Tablespace::create_with_zip(
+        backend,
+        data,
+        SPACE,
+        PAGE,
+        zip,
+        checksum,
+        FlushMethod::Fsync,
+        1,
+    )
     .unwrap();
     let spaces = Arc::new(SpaceMap::new());
     spaces.insert(Arc::new(space));

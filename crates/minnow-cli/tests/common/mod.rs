@@ -149,3 +149,12 @@ pub fn json_in(dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
         .unwrap_or_else(|e| panic!("minnow {args:?}: not JSON ({e}): {out}"));
     (code, json)
 }
+
+/// A database configuration without background purge, for tests that make a database and then
+/// read old versions (undo) from its files: purge could remove them before the close.
+pub fn config_without_purge() -> minnow::Config {
+    minnow::Config {
+        purge_threads: 0,
+        ..minnow::Config::default()
+    }
+}
