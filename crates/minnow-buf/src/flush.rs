@@ -205,7 +205,7 @@ impl Shared {
                     blocks.push(
                         self.spaces
                             .has_compressed()
-                            .then(|| self.zip.get(self, id))
+                            .then(|| self.zip.get(self, id, false))
                             .flatten(),
                     );
                 }

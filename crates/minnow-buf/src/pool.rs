@@ -421,7 +421,7 @@ impl Shared {
     /// made in memory and its CRC-32C is still checked by the inflate), else from disk, keeping
     /// the block read.
     fn read_zip(&self, space: &Tablespace, id: PageId, bytes: &mut [u8]) -> Result<(), BufError> {
-        if let Some(block) = self.zip.get(self, id) {
+        if let Some(block) = self.zip.get(self, id, true) {
             space
                 .restore_block(id.page_no, &block, bytes)
                 .map_err(|e| BufError::from_io(id, e))?;

@@ -93,6 +93,14 @@ struct Inner {
     order: BTreeMap<u64, u64>,
     tick: u64,
     slabs: Vec<Option<Slab>>,
+    /// Per block size, the slabs that may have a free slot (every slab with one is listed;
+    /// entries that filled up or were given back are dropped when met): finding a slot does
+    /// not scan every lent frame.
+    with_room: HashMap<usize, Vec<usize>>,
+    /// Indexes of `slabs` that hold no slab (frames given back), for reuse.
+    vacant: Vec<usize>,
+    /// Slabs held (frames lent).
+    lent: usize,
     /// Decayed counts for the IO-bound rule.
     io: u64,
     unzip: u64,
@@ -153,7 +161,39 @@ impl Inner {
     }
 
     fn lent(&self) -> usize {
-        self.slabs.iter().flatten().count()
+        self.lent
+    }
+
+    /// Takes `frame` as a new slab of `block`-byte slots.
+    fn add_slab(&mut self, frame: u32, block: usize, slots: usize) {
+        let slab = Slab {
+            frame,
+            block,
+            used: 0,
+            slots,
+        };
+        let i = match self.vacant.pop() {
+            Some(i) => {
+                if let Some(s) = self.slabs.get_mut(i) {
+                    *s = Some(slab);
+                }
+                i
+            }
+            None => {
+                self.slabs.push(Some(slab));
+                self.slabs.len() - 1
+            }
+        };
+        self.lent += 1;
+        self.with_room.entry(block).or_default().push(i);
+    }
+
+    /// Forgets slab `i` (its frame goes back to the pool); returns its frame.
+    fn drop_slab(&mut self, i: usize) -> Option<u32> {
+        let frame = self.slabs.get_mut(i)?.take()?.frame;
+        self.vacant.push(i);
+        self.lent -= 1;
+        Some(frame)
     }
 
     fn touch(&mut self, key: u64) {
@@ -171,7 +211,11 @@ impl Inner {
         let e = self.entries.remove(&key)?;
         self.order.remove(&e.tick);
         if let Some(Some(s)) = self.slabs.get_mut(e.slab) {
+            let was_full = s.free_slot().is_none();
             s.used &= !(1 << e.slot);
+            if was_full {
+                self.with_room.entry(s.block).or_default().push(e.slab);
+            }
         }
         Some(e.slab)
     }
@@ -188,17 +232,27 @@ impl Inner {
     }
 
     fn slot_for(&mut self, block: usize) -> Option<(usize, usize)> {
-        self.slabs.iter().enumerate().find_map(|(i, s)| {
-            let s = s.as_ref()?;
-            (s.block == block).then_some(())?;
-            s.free_slot().map(|slot| (i, slot))
-        })
+        let Inner {
+            with_room, slabs, ..
+        } = self;
+        let list = with_room.get_mut(&block)?;
+        while let Some(&i) = list.last() {
+            if let Some(Some(s)) = slabs.get(i)
+                && s.block == block
+                && let Some(slot) = s.free_slot()
+            {
+                return Some((i, slot));
+            }
+            list.pop();
+        }
+        None
     }
 }
 
 impl ZipCache {
-    /// A copy of `id`'s cached block, if any (marked as just used).
-    pub(crate) fn get(&self, shared: &Shared, id: PageId) -> Option<Vec<u8>> {
+    /// A copy of `id`'s cached block, if any; `used` marks it as just used (a read does, a
+    /// flush copying it to write it does not).
+    pub(crate) fn get(&self, shared: &Shared, id: PageId, used: bool) -> Option<Vec<u8>> {
         let key = id.to_u64();
         let mut inner = self.inner.lock();
         let e = *inner.entries.get(&key)?;
@@ -208,7 +262,9 @@ impl ZipCache {
         // (see `borrow_frame`), and its bytes are touched only under `inner`, held here.
         let bytes = unsafe { shared.frames.slice(frame) };
         let out = bytes.get(e.slot * block..(e.slot + 1) * block)?.to_vec();
-        inner.touch(key);
+        if used {
+            inner.touch(key);
+        }
         Some(out)
     }
 
@@ -273,16 +329,7 @@ impl ZipCache {
                 && let Some(frame) = self.borrow_frame(shared, &mut inner)
             {
                 let slots = (shared.frames.page_bytes() / size).min(64);
-                let slab = Slab {
-                    frame,
-                    block: size,
-                    used: 0,
-                    slots,
-                };
-                match inner.slabs.iter().position(Option::is_none) {
-                    Some(i) => inner.slabs[i] = Some(slab),
-                    None => inner.slabs.push(Some(slab)),
-                }
+                inner.add_slab(frame, size, slots);
                 continue;
             }
             let Some(victim) = inner.oldest_of_size(size) else {
@@ -332,13 +379,12 @@ impl ZipCache {
 
     /// Gives slab `i`'s frame back to its instance's free list if none of its slots is used.
     fn return_if_empty(&self, shared: &Shared, inner: &mut Inner, i: usize) {
-        let frame = match inner.slabs.get(i) {
-            Some(Some(s)) if s.used == 0 => s.frame,
-            _ => return,
-        };
-        if let Some(slot) = inner.slabs.get_mut(i) {
-            *slot = None;
+        if !matches!(inner.slabs.get(i), Some(Some(s)) if s.used == 0) {
+            return;
         }
+        let Some(frame) = inner.drop_slab(i) else {
+            return;
+        };
         shared.give_back_frame(frame);
         self.frames_returned.fetch_add(1, Ordering::Relaxed);
     }
