@@ -100,3 +100,49 @@ fn a_damaged_page_without_a_copy_is_named_and_not_a_database_is_an_error() {
         "{report}"
     );
 }
+
+#[test]
+fn a_live_database_is_refused_by_check_and_still_read_by_the_inspector() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let db = Database::open(dir.path(), Config::default()).unwrap();
+    db.table("t")
+        .unwrap()
+        .insert(&[
+            Value::UInt(5000),
+            Value::UInt(1),
+            Value::Bytes(vec![b'y'; 100]),
+        ])
+        .unwrap();
+    // `check` recovers and writes: it must not run beside the open database.
+    let (code, report) = check(dir.path());
+    assert_eq!(code, 2, "{report}");
+    let msg = report["error"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("in use by process {}", std::process::id())),
+        "{msg}"
+    );
+    // The read-only commands keep working on the live files.
+    for args in [
+        vec![
+            "verify".to_string(),
+            dir.path().join("ibdata1").display().to_string(),
+        ],
+        vec!["log".to_string(), dir.path().display().to_string()],
+        vec![
+            "tree".to_string(),
+            dir.path().display().to_string(),
+            "t".to_string(),
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_minnow"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    }
+    db.close().unwrap();
+    let (code, report) = check(dir.path());
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["rows"]["t"], 2001);
+}

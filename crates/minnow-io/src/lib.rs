@@ -50,6 +50,7 @@
 
 pub mod aligned;
 pub mod crash;
+pub mod dirlock;
 mod error;
 pub mod file;
 pub mod latency;
@@ -59,6 +60,7 @@ pub mod uring;
 
 pub use aligned::AlignedBuf;
 pub use crash::{CrashReport, CrashSim, Fate, FileCrash, SplitMix64, WriteFate, campaign_seeds};
+pub use dirlock::{DirLock, DirLockError, LOCK_FILE};
 pub use error::{IoError, IoOp};
 pub use file::{Backend, FileIo, FlushMethod, IoRequest, OpenOptions, ParseFlushMethodError};
 pub use latency::{DiskProfile, LatencyModel, LatencyStats};

@@ -9,7 +9,7 @@ use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
 use minnow_btree::{BTree, ScanRange};
 use minnow_buf::{BufferPool, DirectWriter, DoublewriteRecovery, PageWriter, SpaceMap};
 use minnow_dblwr::{Doublewrite, DoublewriteMode};
-use minnow_io::{Backend, OpenOptions, Tablespace};
+use minnow_io::{Backend, DirLock, OpenOptions, Tablespace};
 use minnow_mvcc::TrxSys;
 use minnow_page::PageId;
 use minnow_page::checksum::ChecksumPolicy;
@@ -123,6 +123,9 @@ pub(crate) struct Inner {
     pub(crate) started: Instant,
     /// The thread rewriting the status file (`Config::status_file`).
     status_file: Mutex<Option<StatusFileWriter>>,
+    /// The background log flusher under `flush_log_at_trx_commit` 0 and 2
+    /// (`Config::flush_log_at_timeout`).
+    log_flusher: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// The adaptive hash index every table's trees consult (`crate::ahi`).
     pub ahi: minnow_ahi::Ahi,
     /// `thread_concurrency` / `concurrency_tickets` (`crate::admission`).
@@ -154,6 +157,7 @@ impl Inner {
             rows: Arc::default(),
             started: Instant::now(),
             status_file: Mutex::new(None),
+            log_flusher: Mutex::new(None),
             ahi,
             admission,
             trx_sys: Arc::new(trx_sys),
@@ -180,12 +184,44 @@ impl Inner {
         Ok(())
     }
 
-    /// Stops the purge and status-file threads, then shuts the pool down (see
+    /// Starts the background log flusher unless every commit syncs: with
+    /// `flush_log_at_trx_commit` 0 or 2 nothing else would sync the log while the database is
+    /// idle, and a commit's promise is "durable within about `flush_log_at_timeout`".
+    fn start_log_flusher(&self) -> Result<()> {
+        if self.config.flush_log_at_trx_commit == minnow_redo::FlushAtCommit::Sync {
+            return Ok(());
+        }
+        if let Some(log) = self.pool.log() {
+            let handle = log
+                .spawn_flusher(self.config.flush_log_at_timeout)
+                .map_err(|source| Error::Thread {
+                    thread: "log flusher",
+                    source,
+                })?;
+            *self.log_flusher.lock() = Some(handle);
+        }
+        Ok(())
+    }
+
+    /// Starts the background threads a configuration asks for: the status file and the log
+    /// flusher (purge is started by the caller, which holds the `Arc`).
+    fn start_threads(&self) -> Result<()> {
+        self.start_status_file()?;
+        self.start_log_flusher()
+    }
+
+    /// Stops the purge, status-file and log-flusher threads, then shuts the pool down (see
     /// `BufferPool::shutdown`).
     fn shutdown(this: Arc<Inner>) -> Result<()> {
         this.purge.stop();
         if let Some(w) = this.status_file.lock().take() {
             w.stop();
+        }
+        if let Some(flusher) = this.log_flusher.lock().take() {
+            if let Some(log) = this.pool.log() {
+                log.shutdown().map_err(|e| Error::Storage(e.into()))?;
+            }
+            let _ = flusher.join();
         }
         // The purge thread holds only a weak reference, and it has been joined.
         let inner = match Arc::try_unwrap(this) {
@@ -228,6 +264,9 @@ impl Inner {
 pub struct Database {
     inner: Option<Arc<Inner>>,
     report: OpenReport,
+    /// The data directory's `LOCK` (one process per directory), let go only after the engine
+    /// has shut down: declared last, so it is dropped after `inner`.
+    _lock: DirLock,
 }
 
 impl std::fmt::Debug for Database {
@@ -285,6 +324,7 @@ impl Database {
             reason,
         };
         std::fs::create_dir_all(dir).map_err(|e| dir_err(e.to_string()))?;
+        let lock = DirLock::acquire(dir)?;
         if dir.join(SYSTEM_TABLESPACE).exists() {
             return Err(dir_err("already holds a database".into()));
         }
@@ -334,11 +374,12 @@ impl Database {
             dir,
             (trx_sys, undo_segment),
         ));
-        inner.start_status_file()?;
+        inner.start_threads()?;
         crate::purge::start(&inner)?;
         Ok(Database {
             inner: Some(inner),
             report: OpenReport::default(),
+            _lock: lock,
         })
     }
 
@@ -355,6 +396,8 @@ impl Database {
                 reason: format!("no {SYSTEM_TABLESPACE}: not a minnow database"),
             });
         }
+        // Before anything is read: a second opener must not even run recovery.
+        let lock = DirLock::acquire(dir)?;
         let backend = config.io_backend.build()?;
         let opts = OpenOptions::new(config.flush_method);
         // Page 0 is verified only after recovery: a tear of it is repaired by the
@@ -472,6 +515,7 @@ impl Database {
                 (trx_sys, undo_segment),
             ))),
             report: OpenReport::default(),
+            _lock: lock,
         };
         // Roll back every transaction that had not committed, newest record first, before
         // anything else changes a page: its undo still describes the pages as they are.
@@ -482,7 +526,7 @@ impl Database {
         db.finish_ddl(drops, rec.log.groups > 0)?;
         db.remove_orphan_counters(counters.into_keys())?;
         db.report = report;
-        db.inner()?.start_status_file()?;
+        db.inner()?.start_threads()?;
         if let Some(inner) = &db.inner {
             crate::purge::start(inner)?;
         }

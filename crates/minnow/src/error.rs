@@ -36,6 +36,11 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// The data directory is open in another handle (another process, or this one): only
+    /// one may open a directory at a time (see `minnow_io::dirlock`). Also a `LOCK` file that
+    /// cannot be created or locked (a read-only directory, a `LOCK` that is a directory).
+    #[error(transparent)]
+    Locked(#[from] minnow_io::DirLockError),
     /// No table of that name.
     #[error("no such table `{table}`")]
     NoSuchTable {
@@ -255,6 +260,14 @@ pub enum Error {
     /// File IO failed.
     #[error(transparent)]
     Io(#[from] minnow_io::IoError),
+    /// A background thread (purge, the log flusher) could not be started.
+    #[error("cannot start the {thread} thread: {source}")]
+    Thread {
+        /// Which thread.
+        thread: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// Another failure of the storage layers (redo log, doublewrite buffer, recovery, a
     /// buffer pool whose frames are all pinned).
     #[error(transparent)]

@@ -7,7 +7,11 @@
 //! table. Exit status: 0 all good, 1 a problem was found (corruption, named), 2 the
 //! directory could not be opened as a minnow database.
 //!
-//! Do not run it on a database another process has open: it opens the files for writing.
+//! It opens the files for writing, so it takes the directory's `LOCK` like any opener: on a
+//! database another handle has open (another process, or a live application) it refuses
+//! with exit 2, naming the holder's pid, and changes nothing. The read-only commands
+//! (`verify`, `inspect`, `page`, `tree`, `log`, `dblwr`, `history`, `status`, `watch`) take no
+//! lock and are safe on a live database.
 
 use std::io::Write;
 use std::path::Path;
