@@ -29,6 +29,7 @@
 //! | `buffer_pool_dump_pct` | 1..=100 |
 //! | `autoinc_lock_mode` | `0`, `1` or `2` |
 //! | `lock_wait_timeout` | seconds |
+//! | `flush_log_at_timeout` | milliseconds |
 //! | `compression_failure_threshold_pct`, `compression_pad_pct_max` | integer percent |
 //! | `adaptive_hash_index` | `on` or `off` |
 //! | `adaptive_hash_index_parts` | an integer, 1 to 4096 |
@@ -89,6 +90,7 @@ pub const KNOBS: &[&str] = &[
     "buffer_pool_dump_pct",
     "autoinc_lock_mode",
     "lock_wait_timeout",
+    "flush_log_at_timeout",
     "adaptive_hash_index",
     "adaptive_hash_index_parts",
     "adaptive_hash_index_max_memory",
@@ -226,6 +228,9 @@ pub fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), KnobErr
                 AutoIncLockMode::try_from(u8_()?).map_err(|_| bad("expected 0, 1 or 2"))?;
         }
         "lock_wait_timeout" => config.lock_wait_timeout = Duration::from_secs(u64::from(u32_()?)),
+        "flush_log_at_timeout" => {
+            config.flush_log_at_timeout = Duration::from_millis(u64::from(u32_()?));
+        }
         "compression_failure_threshold_pct" => config.compression_failure_threshold_pct = u8_()?,
         "compression_pad_pct_max" => config.compression_pad_pct_max = u8_()?,
         "adaptive_hash_index" => {
@@ -301,6 +306,7 @@ mod tests {
             ("buffer_pool_dump_pct", "50"),
             ("autoinc_lock_mode", "0"),
             ("lock_wait_timeout", "5"),
+            ("flush_log_at_timeout", "2000"),
             ("adaptive_hash_index", "off"),
             ("adaptive_hash_index_parts", "8"),
             ("adaptive_hash_index_max_memory", "1M"),

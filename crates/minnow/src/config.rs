@@ -11,6 +11,7 @@
 //! | `buffer_pool_instances` | `innodb_buffer_pool_instances` | every open |
 //! | `page_size` | `innodb_page_size` | create (open checks it matches the files) |
 //! | `flush_log_at_trx_commit` | `innodb_flush_log_at_trx_commit` | every statement |
+//! | `flush_log_at_timeout` | `innodb_flush_log_at_timeout`: how often the background log flusher syncs under 0 and 2 | every open |
 //! | `log_file_size` | `innodb_log_file_size` (whole circular log) | create |
 //! | `doublewrite` | `innodb_doublewrite` (on, off, detect_only) | every open |
 //! | `doublewrite_pages` | `innodb_doublewrite_pages` | every open |
@@ -151,6 +152,11 @@ pub struct Config {
     /// statement is durable when it returns), 2 = [`FlushAtCommit::Write`] (written to the OS,
     /// synced about once a second), 0 = [`FlushAtCommit::Lazy`].
     pub flush_log_at_trx_commit: FlushAtCommit,
+    /// `innodb_flush_log_at_timeout` (default 1 s, 1 ms to 2700 s): under
+    /// `flush_log_at_trx_commit` 0 and 2 a background thread writes and syncs the redo log
+    /// this often, so a commit is durable at most about this long after it returned, with
+    /// or without later activity. Under 1 every commit syncs and no thread is started.
+    pub flush_log_at_timeout: Duration,
     /// `innodb_log_file_size`: bytes of the circular redo log (default 48 MiB). Used at
     /// create; an existing log keeps its size.
     pub log_file_size: u64,
@@ -242,6 +248,7 @@ impl Default for Config {
             buffer_pool_instances: 1,
             page_size: PageSize::K16,
             flush_log_at_trx_commit: FlushAtCommit::Sync,
+            flush_log_at_timeout: Duration::from_secs(1),
             log_file_size: 48 << 20,
             doublewrite: DoublewriteMode::On,
             doublewrite_pages: 64,
@@ -331,6 +338,14 @@ impl Config {
             return bad(
                 "innodb_compression_pad_pct_max",
                 format!("{} is above the maximum 75", self.compression_pad_pct_max),
+            );
+        }
+        if self.flush_log_at_timeout < Duration::from_millis(1)
+            || self.flush_log_at_timeout > Duration::from_secs(2700)
+        {
+            return bad(
+                "innodb_flush_log_at_timeout",
+                format!("{:?} is outside 1 ms ..= 2700 s", self.flush_log_at_timeout),
             );
         }
         if self.lock_wait_timeout < Duration::from_millis(1) {

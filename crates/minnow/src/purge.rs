@@ -226,8 +226,9 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<()> {
             }
             counters.running.store(0, Ordering::Relaxed);
         })
-        .map_err(|e| Error::Corrupt {
-            what: format!("cannot start the purge thread: {e}"),
+        .map_err(|source| Error::Thread {
+            thread: "purge",
+            source,
         })?;
     *inner.purge.thread.lock() = Some(thread);
     Ok(())
