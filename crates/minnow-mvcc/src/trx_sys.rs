@@ -570,7 +570,7 @@ impl TrxSys {
             oldest_view: AtomicU64::new(u64::MAX),
             ..Mirror::default()
         };
-        let oldest = active.first().copied().unwrap_or(u64::MAX);
+        let oldest = active.first().copied().unwrap_or(mark);
         // Until the first purge of this run, any committed transaction may have had its log
         // purged by an earlier run: all of them are behind the limit.
         let purge_limit = ReadView::new(mark, 0, active.iter().copied().collect());
@@ -670,7 +670,7 @@ impl TrxSys {
 
     fn publish_oldest(&self, ids: &Ids) {
         self.oldest_active.store(
-            ids.active.first().copied().unwrap_or(u64::MAX),
+            ids.active.first().copied().unwrap_or(ids.next),
             Ordering::Release,
         );
         self.mirror.next_id.store(ids.next, Ordering::Relaxed);
@@ -703,8 +703,13 @@ impl TrxSys {
         self.ids.lock().active.contains(&trx_id)
     }
 
-    /// The smallest active transaction id (`u64::MAX` if none). A record written by a
-    /// smaller id is committed: the cheap test of an autocommit read.
+    /// A bound below which every transaction id has ended: the smallest active id, or, when
+    /// none is active, the next id to be given out (ids are handed out in increasing order,
+    /// so any transaction that starts later gets an id at or above the bound). A transaction
+    /// leaves the active set only after its rollback has restored every row it changed, so a
+    /// record whose writer is below a bound read *before* the record was read is committed:
+    /// the cheap test of an autocommit read. (A bound read after the record could count a
+    /// writer that rolled back in between as committed.)
     pub fn oldest_active(&self) -> u64 {
         self.oldest_active.load(Ordering::Acquire)
     }

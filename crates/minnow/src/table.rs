@@ -340,8 +340,13 @@ impl<'db> Table<'db> {
         let meta = &self.t.meta;
         let key = meta.normalise_key(&meta.pk, key)?;
         // The fast path: the row's columns straight from the record, in table order, plus
-        // its DB_TRX_ID. A writer older than every active transaction has committed, so the
-        // record is the latest committed version (no view needed).
+        // its DB_TRX_ID. A writer below the bound of ended transactions has committed, so the
+        // record is the latest committed version (no view needed). The bound is read before
+        // the record: read after it, a writer that rolled back in between (restoring the row
+        // and leaving the active set) would pass for committed, and its value would be read.
+        let committed_below = inner.trx_sys.oldest_active();
+        #[cfg(test)]
+        tests::hook(tests::Point::FastGetBoundTaken);
         let found = self
             .t
             .clustered
@@ -355,7 +360,9 @@ impl<'db> Table<'db> {
             Some(Value::Bytes(b)) => minnow_mvcc::trx_id_from_field(&b),
             _ => None,
         };
-        let found = if writer.is_some_and(|w| w < inner.trx_sys.oldest_active()) {
+        #[cfg(test)]
+        tests::hook(tests::Point::FastGetRead);
+        let found = if writer.is_some_and(|w| w < committed_below) {
             (!deleted).then_some(row)
         } else {
             // A writer that may not have committed: the latest committed version, from undo.
@@ -817,3 +824,6 @@ fn autocommit<T>(inner: &crate::db::Inner, mut st: TrxState, r: Result<T>) -> Re
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
