@@ -283,10 +283,10 @@ impl RowFormat {
                 .encode_field(i, v)
                 .map_err(|e| (i, e.to_string()))?;
             if c.nullable {
-                if stored.is_none() {
-                    if let Some(b) = out.get_mut(null_i / 8) {
-                        *b |= 1 << (null_i % 8);
-                    }
+                if stored.is_none()
+                    && let Some(b) = out.get_mut(null_i / 8)
+                {
+                    *b |= 1 << (null_i % 8);
                 }
                 null_i += 1;
             }

@@ -49,14 +49,14 @@ impl HeapTable<'_> {
     /// the page. Returns the row id.
     fn append(&self, tail: &mut Tail, payload: &[u8]) -> Result<RowId> {
         let err = |e: minnow::page::PageError| self.corrupt(0, Damage::from(e));
-        if let Some((no, p)) = &mut tail.page {
-            if let Some(off) = page::append(p, payload).map_err(err)? {
-                let no = *no;
-                let mut out = p.clone();
-                page::stamp(&mut out).map_err(err)?;
-                self.write_pages(no, &out)?;
-                return Ok(u64::from(no) * PAGE_SIZE as u64 + off as u64);
-            }
+        if let Some((no, p)) = &mut tail.page
+            && let Some(off) = page::append(p, payload).map_err(err)?
+        {
+            let no = *no;
+            let mut out = p.clone();
+            page::stamp(&mut out).map_err(err)?;
+            self.write_pages(no, &out)?;
+            return Ok(u64::from(no) * PAGE_SIZE as u64 + off as u64);
         }
         let no = tail.n_pages;
         let mut p = page::new_page(no).map_err(err)?;
@@ -106,14 +106,14 @@ impl HeapTable<'_> {
     /// `row`'s key for a row other than `own`.
     fn check_unique(&self, row: &[Value], own: Option<RowId>) -> Result<()> {
         for ix in self.indexes.iter().filter(|i| i.unique) {
-            if let Some(r) = self.lookup(ix, row)? {
-                if Some(r) != own {
-                    return Err(HeapError::DuplicateKey {
-                        table: self.def.name.clone(),
-                        index: ix.name.clone(),
-                        key: ix.cols.iter().map(|&c| row[c].clone()).collect(),
-                    });
-                }
+            if let Some(r) = self.lookup(ix, row)?
+                && Some(r) != own
+            {
+                return Err(HeapError::DuplicateKey {
+                    table: self.def.name.clone(),
+                    index: ix.name.clone(),
+                    key: ix.cols.iter().map(|&c| row[c].clone()).collect(),
+                });
             }
         }
         Ok(())
@@ -305,17 +305,16 @@ impl HeapTable<'_> {
         tail.page = Some((page_no, page));
         for (ix, mut e) in self.indexes.iter().zip(entries) {
             e.sort_by(|a, b| a.0.cmp(&b.0));
-            if ix.unique {
-                if let Some(w) = e
+            if ix.unique
+                && let Some(w) = e
                     .windows(2)
                     .find(|w| w[0].0[..ix.cols.len()] == w[1].0[..ix.cols.len()])
-                {
-                    return Err(HeapError::DuplicateKey {
-                        table: self.def.name.clone(),
-                        index: ix.name.clone(),
-                        key: w[1].1[..ix.cols.len()].to_vec(),
-                    });
-                }
+            {
+                return Err(HeapError::DuplicateKey {
+                    table: self.def.name.clone(),
+                    index: ix.name.clone(),
+                    key: w[1].1[..ix.cols.len()].to_vec(),
+                });
             }
             ix.table.load(e.into_iter().map(|(_, row)| row))?;
         }

@@ -247,11 +247,11 @@ impl Model {
     }
 
     fn commit(&mut self, slot: usize) {
-        if let Some(tx) = self.txs[slot].take() {
-            if !tx.writes.is_empty() {
-                let s = overlay(self.latest(), &tx.writes);
-                self.history.push(s);
-            }
+        if let Some(tx) = self.txs[slot].take()
+            && !tx.writes.is_empty()
+        {
+            let s = overlay(self.latest(), &tx.writes);
+            self.history.push(s);
         }
     }
 }
@@ -383,22 +383,22 @@ fn run_case(steps: &[Step]) -> Result<(), TestCaseError> {
     let mut txs: Vec<Option<Transaction<'_>>> = (0..SLOTS).map(|_| None).collect();
     for (n, step) in steps.iter().enumerate() {
         let slot = (step.slot < SLOTS).then_some(step.slot);
-        if let Some(s) = slot {
-            if txs[s].is_none() {
-                if matches!(step.action, Action::Commit | Action::Rollback) {
-                    continue;
-                }
-                let iso = if step.rc {
-                    Isolation::ReadCommitted
-                } else {
-                    Isolation::RepeatableRead
-                };
-                txs[s] = Some(db.begin_with(iso).unwrap());
-                model.txs[s] = Some(MTx {
-                    rc: step.rc,
-                    ..MTx::default()
-                });
+        if let Some(s) = slot
+            && txs[s].is_none()
+        {
+            if matches!(step.action, Action::Commit | Action::Rollback) {
+                continue;
             }
+            let iso = if step.rc {
+                Isolation::ReadCommitted
+            } else {
+                Isolation::RepeatableRead
+            };
+            txs[s] = Some(db.begin_with(iso).unwrap());
+            model.txs[s] = Some(MTx {
+                rc: step.rc,
+                ..MTx::default()
+            });
         }
         let ctx = format!("step {n}: {step:?}");
         match &step.action {

@@ -192,10 +192,10 @@ impl Walk<'_> {
                 *last = Some(key.clone());
             }
         }
-        if let (Some(f), Some((_, key, false))) = (first, recs.first()) {
-            if key != f {
-                return Err(bad("first key differs from the parent's separator".into()));
-            }
+        if let (Some(f), Some((_, key, false))) = (first, recs.first())
+            && key != f
+        {
+            return Err(bad("first key differs from the parent's separator".into()));
         }
         if level == 0 {
             if t.leaf.trx_id_field().is_some() {
