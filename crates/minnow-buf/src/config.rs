@@ -120,6 +120,12 @@ pub struct BufConfig {
     pub dump_dir: Option<PathBuf>,
     /// The clock of the `old_blocks_time` test.
     pub clock: Clock,
+    /// Memory for parsed redo during recovery, in bytes: when the redo waiting to be applied
+    /// reaches it, recovery applies that batch page by page and frees it (InnoDB's
+    /// `recv_sys` budget). `None`: a quarter of `pool_size`. At least 4 MiB either way.
+    pub recovery_memory: Option<usize>,
+    /// Called with recovery's progress (see [`crate::RecoveryProgress`]); `None`: silent.
+    pub recovery_progress: Option<crate::RecoveryProgressHook>,
 }
 
 impl Default for BufConfig {
@@ -140,6 +146,8 @@ impl Default for BufConfig {
             dump_pct: 25,
             dump_dir: None,
             clock: Clock::real(),
+            recovery_memory: None,
+            recovery_progress: None,
         }
     }
 }

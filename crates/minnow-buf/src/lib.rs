@@ -107,7 +107,7 @@ pub use error::BufError;
 pub use flush::{DirectWriter, PageImage, PageWriter};
 pub use guard::{OptimisticRead, PageReadGuard, PageWriteGuard};
 pub use mtr::{Mtr, PageHandle};
-pub use recovery::{DoublewriteRecovery, RecoveryReport};
+pub use recovery::{DoublewriteRecovery, RecoveryProgress, RecoveryProgressHook, RecoveryReport};
 pub use space::SpaceMap;
 pub use stats::BufferPoolStats;
 pub use zip::ZipCacheStats;

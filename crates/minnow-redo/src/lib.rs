@@ -39,7 +39,7 @@ pub mod recover;
 pub use block::Lsn;
 pub use log::{Durability, FlushAtCommit, Log, LogError, LogStats};
 pub use record::Record;
-pub use recover::{Group, Recovered, RecoveryError};
+pub use recover::{Group, Recovered, RecoveryError, RecoverySink};
 
 #[cfg(test)]
 mod tests;

@@ -18,10 +18,23 @@
 //!    rather than silently dropping committed work. Otherwise the damage is a torn tail, and
 //!    the leftovers are erased (zeroed and synced) so that they can never be mistaken for log
 //!    records after new ones are written around them.
-//! 4. **Replay.** The bytes from the checkpoint to the end are cut into groups, one per
-//!    mini-transaction. A group that runs past the end never finished reaching the disk and is
-//!    dropped whole: mini-transactions are atomic. Each complete group is handed to the caller
-//!    (the buffer pool applies it to the pages whose LSN is older).
+//! 4. **Replay.** The bytes from the checkpoint to the end are read again, chunk by chunk,
+//!    and cut into groups, one per mini-transaction, as they arrive. A group that runs past
+//!    the end never finished reaching the disk and is dropped whole: mini-transactions are
+//!    atomic. Each complete group is handed to the caller's [`RecoverySink`] (the buffer pool
+//!    collects them by page and applies them in batches) and forgotten.
+//!
+//! ## Linear time, bounded memory
+//!
+//! Recovery's cost must grow with the redo it replays, not with its square: an earlier
+//! version kept every byte since the checkpoint in one vector and removed each group from its
+//! front, moving the rest every time (40 MiB of redo took 98 s, all of it in `memmove`). Now
+//! the scan (step 2) only checks blocks and remembers where the log ends; the replay reads
+//! the log a second time in 128 KiB chunks, and its parser keeps a cursor into a buffer
+//! holding at most one chunk plus the unfinished group, compacting it once per chunk. Every
+//! byte is read twice and copied a bounded number of times, whatever the log's size; the
+//! memory is a chunk and the largest group, whatever the log's size. Reading twice costs
+//! little: the second pass finds the blocks in the operating system's cache.
 
 use crate::block::{BLOCK_SIZE, DATA_END, HEADER_SIZE, Lsn};
 use crate::format::{BlockHeader, Checkpoint, DATA_AREA, FileHeader};
@@ -54,6 +67,29 @@ pub struct Recovered {
     pub dropped_bytes: u64,
     /// Leftover blocks of a torn last write that were erased.
     pub erased_blocks: u64,
+}
+
+/// Where recovery hands what it finds, in LSN order ([`Log::recover_into`]).
+pub trait RecoverySink {
+    /// Called once, before the first group, when the end of the log is known: the groups
+    /// that follow lie between `from` (the checkpoint) and `to` (the end of the valid log),
+    /// so a caller can report progress as a fraction of `to - from`.
+    fn span(&mut self, from: Lsn, to: Lsn) {
+        let _ = (from, to);
+    }
+
+    /// One complete group, given away: the sink may keep its records. An error stops
+    /// recovery with [`RecoveryError::Apply`].
+    fn group(&mut self, group: Group) -> Result<(), String>;
+}
+
+/// A closure as a sink that ignores the span.
+struct FnSink<F>(F);
+
+impl<F: FnMut(&Group) -> Result<(), String>> RecoverySink for FnSink<F> {
+    fn group(&mut self, group: Group) -> Result<(), String> {
+        (self.0)(&group)
+    }
 }
 
 /// Errors of recovery.
@@ -141,7 +177,16 @@ impl Log {
     /// to `apply` in LSN order, erases a torn tail, and returns the log ready for appends.
     pub fn recover(
         file: Arc<dyn FileIo>,
-        mut apply: impl FnMut(&Group) -> Result<(), String>,
+        apply: impl FnMut(&Group) -> Result<(), String>,
+    ) -> Result<(Log, Recovered), RecoveryError> {
+        Log::recover_into(file, &mut FnSink(apply))
+    }
+
+    /// [`Log::recover`] with a [`RecoverySink`]: told the span before the first group, and
+    /// given each group to keep.
+    pub fn recover_into(
+        file: Arc<dyn FileIo>,
+        sink: &mut impl RecoverySink,
     ) -> Result<(Log, Recovered), RecoveryError> {
         let path = file.path().to_path_buf();
         let mut head = AlignedBuf::new(DATA_AREA as usize).map_err(LogError::from)?;
@@ -162,11 +207,10 @@ impl Log {
             capacity,
         };
         let lap_blocks = (capacity / BLOCK_SIZE as u64) as usize;
-
-        // Scan forward from the checkpoint, feeding data bytes to the group parser.
-        let mut parser = GroupParser::new(checkpoint.lsn);
         let mut buf = AlignedBuf::new(CHUNK_BLOCKS * BLOCK_SIZE).map_err(LogError::from)?;
         let first_block = checkpoint.lsn.block_start();
+
+        // Step 2: find the end. Only block frames are checked here; no data is kept.
         let mut scanned = 0usize;
         let mut stop: Option<(Lsn, usize)> = None; // (end of valid data, blocks scanned incl. stop block)
         while stop.is_none() && scanned < lap_blocks {
@@ -180,16 +224,7 @@ impl Log {
                     stop = Some((Lsn(expected.0 + HEADER_SIZE as u64), scanned + i + 1));
                     break;
                 }
-                let h = BlockHeader::read(&b);
-                let from = if expected == first_block {
-                    checkpoint.lsn.offset_in_block()
-                } else {
-                    HEADER_SIZE
-                };
-                let to = usize::from(h.data_len);
-                if from < to {
-                    parser.feed(&b[from..to]);
-                }
+                let to = usize::from(BlockHeader::read(&b).data_len);
                 if to < DATA_END {
                     stop = Some((Lsn(expected.0 + to as u64), scanned + i + 1));
                     break;
@@ -202,7 +237,7 @@ impl Log {
             lap_blocks,
         ));
 
-        // Blocks after the end: leftovers of a torn write, or proof of damage.
+        // Step 3: blocks after the end: leftovers of a torn write, or proof of damage.
         let mut furthest_leftover = None;
         let mut i = scanned_blocks;
         while i < lap_blocks {
@@ -228,24 +263,50 @@ impl Log {
             i += n;
         }
 
-        // Replay complete groups.
+        // Step 4: read the valid log again and hand each group over as soon as it is whole.
+        sink.span(checkpoint.lsn, valid_end);
+        let mut parser = GroupParser::new(checkpoint.lsn);
         let mut groups = 0u64;
-        while let Some(group) = parser.next_group(valid_end) {
-            let (start, body) = group;
-            let records =
-                record::decode_group(&body).map_err(|source| RecoveryError::BadGroup {
-                    path: path.clone(),
-                    at: start,
-                    source,
-                })?;
-            let end = start.advance((GROUP_HEADER + body.len()) as u64);
-            let g = Group {
-                start,
-                end,
-                records,
-            };
-            apply(&g).map_err(|message| RecoveryError::Apply { at: start, message })?;
-            groups += 1;
+        let mut done = 0usize;
+        while done < scanned_blocks {
+            let n = CHUNK_BLOCKS.min(scanned_blocks - done);
+            let chunk_start = Lsn(first_block.0 + (done * BLOCK_SIZE) as u64);
+            reader.read(chunk_start, n, &mut buf)?;
+            for i in 0..n {
+                let expected = Lsn(chunk_start.0 + (i * BLOCK_SIZE) as u64);
+                let b = block_at(&buf, i);
+                if !BlockHeader::is_valid_at(&b, expected) {
+                    break; // the stop block of step 2
+                }
+                let from = if expected == first_block {
+                    checkpoint.lsn.offset_in_block()
+                } else {
+                    HEADER_SIZE
+                };
+                let to = usize::from(BlockHeader::read(&b).data_len);
+                if let Some(data) = b.get(from..to) {
+                    parser.feed(data);
+                }
+            }
+            while let Some((start, body)) = parser.next_group(valid_end) {
+                let records =
+                    record::decode_group(body).map_err(|source| RecoveryError::BadGroup {
+                        path: path.clone(),
+                        at: start,
+                        source,
+                    })?;
+                let end = start.advance((GROUP_HEADER + body.len()) as u64);
+                let g = Group {
+                    start,
+                    end,
+                    records,
+                };
+                sink.group(g)
+                    .map_err(|message| RecoveryError::Apply { at: start, message })?;
+                groups += 1;
+            }
+            parser.compact();
+            done += n;
         }
         let end = parser.at;
         let dropped_bytes = end.data_bytes_until(valid_end.max(end));
@@ -287,10 +348,16 @@ impl Log {
 }
 
 /// Cuts the stream of data bytes into groups.
+///
+/// `pending[read..]` holds the bytes fed but not yet handed out, starting with the group at
+/// LSN `at`. Handing a group out moves `read`; [`GroupParser::compact`] drops the consumed
+/// prefix once per chunk, so each byte is moved at most once more however many groups a
+/// chunk holds (draining the front per group made recovery quadratic).
 struct GroupParser {
-    /// LSN of `pending[0]`: the start of the next group.
+    /// LSN of `pending[read]`: the start of the next group.
     at: Lsn,
     pending: Vec<u8>,
+    read: usize,
 }
 
 impl GroupParser {
@@ -298,6 +365,7 @@ impl GroupParser {
         GroupParser {
             at,
             pending: Vec::new(),
+            read: 0,
         }
     }
 
@@ -307,18 +375,70 @@ impl GroupParser {
 
     /// The next complete group (start LSN, body), if the bytes fed so far hold one that ends
     /// at or before `limit`.
-    fn next_group(&mut self, limit: Lsn) -> Option<(Lsn, Vec<u8>)> {
-        let len_bytes: [u8; 4] = self.pending.get(..GROUP_HEADER)?.try_into().ok()?;
+    fn next_group(&mut self, limit: Lsn) -> Option<(Lsn, &[u8])> {
+        let rest = self.pending.get(self.read..)?;
+        let len_bytes: [u8; 4] = rest.get(..GROUP_HEADER)?.try_into().ok()?;
         let len = u32::from_be_bytes(len_bytes) as usize;
         let total = GROUP_HEADER.checked_add(len)?;
-        let body = self.pending.get(GROUP_HEADER..total)?.to_vec();
+        if rest.len() < total {
+            return None;
+        }
         let end = self.at.advance(total as u64);
         if end > limit {
             return None;
         }
         let start = self.at;
-        self.pending.drain(..total);
+        let body = self
+            .pending
+            .get(self.read + GROUP_HEADER..self.read + total)?;
+        self.read += total;
         self.at = end;
         Some((start, body))
+    }
+
+    /// Forgets the bytes of groups already handed out.
+    fn compact(&mut self) {
+        self.pending.drain(..self.read.min(self.pending.len()));
+        self.read = 0;
+    }
+}
+
+#[cfg(test)]
+mod parser_tests {
+    use super::*;
+
+    fn group(body: &[u8]) -> Vec<u8> {
+        let mut g = (body.len() as u32).to_be_bytes().to_vec();
+        g.extend_from_slice(body);
+        g
+    }
+
+    #[test]
+    fn groups_split_across_feeds_come_out_whole_and_in_order() {
+        let stream: Vec<u8> = [group(b"abc"), group(b""), group(&[7u8; 1000])].concat();
+        let mut p = GroupParser::new(Lsn::FIRST);
+        let mut out = Vec::new();
+        for piece in stream.chunks(5) {
+            p.feed(piece);
+            while let Some((start, body)) = p.next_group(Lsn(u64::MAX)) {
+                out.push((start, body.to_vec()));
+            }
+            p.compact();
+        }
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0], (Lsn::FIRST, b"abc".to_vec()));
+        assert_eq!(out[1].0, Lsn::FIRST.advance(7));
+        assert!(out[1].1.is_empty());
+        assert_eq!(out[2].1, vec![7u8; 1000]);
+        assert_eq!(p.at, Lsn::FIRST.advance(stream.len() as u64));
+        assert!(p.pending.is_empty(), "everything handed out was forgotten");
+    }
+
+    #[test]
+    fn a_group_past_the_limit_is_held_back() {
+        let mut p = GroupParser::new(Lsn::FIRST);
+        p.feed(&group(b"0123456789"));
+        assert!(p.next_group(Lsn::FIRST.advance(13)).is_none());
+        assert!(p.next_group(Lsn::FIRST.advance(14)).is_some());
     }
 }

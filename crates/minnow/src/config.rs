@@ -36,6 +36,7 @@
 //! | `concurrency_tickets` | `innodb_concurrency_tickets` | every open |
 //! | `compression_failure_threshold_pct` | `innodb_compression_failure_threshold_pct` | every open (compressed tables) |
 //! | `compression_pad_pct_max` | `innodb_compression_pad_pct_max` | every open (compressed tables) |
+//! | `recovery_progress` | (minnow) a function told how far crash recovery has come | open after a crash |
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -238,6 +239,11 @@ pub struct Config {
     /// `innodb_compression_pad_pct_max` (default 50, at most 75): the most padding, in per
     /// cent of the page.
     pub compression_pad_pct_max: u8,
+    /// (minnow) Called with crash recovery's progress while `open` replays the redo log:
+    /// the share applied, batches, pages read ([`minnow_buf::RecoveryProgress`]). Default
+    /// `None` (silent); `minnow check` prints it on stderr, as InnoDB prints its progress to
+    /// the error log.
+    pub recovery_progress: Option<minnow_buf::RecoveryProgressHook>,
 }
 
 impl Default for Config {
@@ -276,6 +282,7 @@ impl Default for Config {
             concurrency_tickets: 5000,
             compression_failure_threshold_pct: 5,
             compression_pad_pct_max: 50,
+            recovery_progress: None,
         }
     }
 }
@@ -398,6 +405,7 @@ impl Config {
             } else {
                 None
             },
+            recovery_progress: self.recovery_progress.clone(),
             ..BufConfig::with_frames(8, self.page_size)
         }
     }
