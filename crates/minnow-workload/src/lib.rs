@@ -65,6 +65,7 @@
 
 pub mod e3;
 pub mod io_stats;
+pub mod killer;
 pub mod knobs;
 pub mod oltp;
 pub mod parallel_load;
