@@ -8,6 +8,8 @@
 //!                                       (experiment E8; see the `bench_covering` module)
 //! minnow bench compression [--rows N] [--layouts uncompressed,zlib6_8k] [--secs 30] [--csv | --json]
 //!                                       (experiment E3; see the `bench_compression` module)
+//! minnow bench recovery [--redo-mb 10,20,40] [--log-mb 48] [--pool-mb 128] [--json]
+//!                                       (recovery time per MiB of redo; see `bench_recovery`)
 //! minnow bench warmup [--rows N] [--hot-rows N] [--hot-pct 99] [--threads 4] [--csv | --json]
 //!                                       (experiment E11; see the `bench_warmup` module)
 //! minnow bench parallel-load [--rows N] [--threads 1,2,4] [--keys autoinc0,...] [--csv | --json]
@@ -89,6 +91,12 @@ pub enum Workload {
     /// the buffer pool at 1/8 of the uncompressed table (point, range, filesort, key order).
     #[command(alias = "e3")]
     Compression(super::bench_compression::CompressionArgs),
+    /// Crash recovery: a writer killed with N MiB of redo behind the checkpoint, then the
+    /// time `open` takes to recover (see `crate::cmd::bench_recovery`).
+    Recovery(super::bench_recovery::RecoveryArgs),
+    /// The child process of `bench recovery` (not for direct use).
+    #[command(hide = true)]
+    RecoveryWriter(super::bench_recovery::WriterArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -208,6 +216,8 @@ pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Statu
         Workload::ParallelLoad(args) => super::bench_load::run(args, json, out),
         Workload::Warmup(args) => super::bench_warmup::run(args, json, out),
         Workload::Compression(args) => super::bench_compression::run(args, json, out),
+        Workload::Recovery(args) => super::bench_recovery::run(args, json, out),
+        Workload::RecoveryWriter(args) => super::bench_recovery::run_writer(args),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod bench_compression;
 pub mod bench_covering;
 pub mod bench_load;
 pub mod bench_reads;
+pub mod bench_recovery;
 pub mod bench_warmup;
 pub mod check;
 pub mod dblwr;
