@@ -275,6 +275,52 @@ fn dblwr_sees_a_torn_data_page_it_would_restore() {
 }
 
 #[test]
+fn dblwr_shows_a_copy_that_fails_its_slot_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let (_, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    let (file, capacity, slot) = r["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|seg| {
+            let slot = seg["slots"].as_array()?.first()?;
+            assert_eq!(slot["slot_checksum_ok"], true, "{slot}");
+            assert!(slot["slot_checksum"].is_u64(), "{slot}");
+            Some((
+                seg["file"].as_str()?.to_string(),
+                seg["capacity"].as_u64()? as usize,
+                slot.clone(),
+            ))
+        })
+        .expect("a segment with a used slot");
+    // Flip a bit of the copy's flush LSN (offset 26), which the crc32 page checksum skips.
+    let at = minnow_dblwr::format::slot_offset(minnow::page::PageSize::K16, capacity, 0) + 26;
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[at as usize] ^= 0x04;
+    std::fs::write(&file, &bytes).unwrap();
+
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert_eq!(code, 1, "a damaged copy is a problem: {r}");
+    let hit = r["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|seg| seg["file"] == file.as_str())
+        .map(|seg| seg["slots"][0].clone())
+        .unwrap();
+    assert_eq!(hit["page"], slot["page"]);
+    assert_eq!(hit["slot_checksum_ok"], false, "{hit}");
+    assert_eq!(hit["copy_valid"], false, "{hit}");
+    assert_ne!(hit["recovery"], "restore", "{hit}");
+    let problem = hit["copy_problem"].as_str().unwrap();
+    assert!(problem.contains("slot checksum mismatch"), "{problem}");
+    let (code, text) = minnow_text(&["dblwr", s(dir.path())]);
+    assert_eq!(code, 1);
+    assert!(text.contains(" BAD "), "{text}");
+}
+
+#[test]
 fn dblwr_garbage_is_reported_not_panicked_on() {
     let dir = tempfile::tempdir().unwrap();
     make_db(dir.path());
