@@ -18,7 +18,12 @@
 //! (larger trees are a usage error: use `--dot` and Graphviz).
 //!
 //! Exit 1 when a page of the tree fails its checksum, carries another index's id or the wrong
-//! level, is reached twice, or its sibling links disagree with the order of its level.
+//! level, is reached twice, or its sibling links disagree with the order of its level, or
+//! when an off-page column's reference is malformed or misplaced. Off-page columns themselves
+//! (long BLOB/TEXT values on a clustered leaf) are normal; a reference is a problem when it is
+//! in a node pointer or a field that cannot be off-page, or when it names another tablespace,
+//! page 0 or a page past the end of the file, a BLOB header offset other than 38, or a length
+//! of 0 or longer than the file. The chains themselves are not read (`minnow check` walks them).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -26,7 +31,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use minnow::btree::node;
-use minnow::btree::record::RecordLayout;
+use minnow::btree::record::{Field, RecordError, RecordLayout};
 use minnow::{Compression, IndexInfo, TableDef, Value};
 use minnow_page::PageId;
 use minnow_page::checksum::{self, ChecksumPolicy};
@@ -42,6 +47,8 @@ pub const SVG_MAX_PAGES: usize = 200;
 
 /// Deepest tree walked (a B-tree of 16 KiB pages never gets near it).
 const MAX_LEVELS: usize = 64;
+
+mod off_page;
 
 /// Options of `minnow tree`.
 #[derive(Debug)]
@@ -443,7 +450,15 @@ impl Reader {
                         }
                     };
                     records += 1;
-                    match this_layout.decode(&buf, origin) {
+                    let site = off_page::Site {
+                        space_id: root.space,
+                        pages: space.pages(),
+                        page_len: buf.len(),
+                        page_no,
+                        level: lvl,
+                        origin,
+                    };
+                    match decode_keeping_refs(this_layout, &buf, &site, problems) {
                         Ok(values) => {
                             let key = show_key(&values, this_layout.n_key(), key_names);
                             if first.is_none() {
@@ -510,6 +525,29 @@ impl Reader {
         }
         Ok(levels)
     }
+}
+
+/// Decodes the record at `site.origin` of `page` for its key and child pointer. An off-page
+/// field comes back as NULL (it is never a key field nor the child pointer); its reference is
+/// checked ([`off_page::problem`]) and what is wrong with it goes to `problems`.
+fn decode_keeping_refs(
+    layout: &RecordLayout,
+    page: &[u8],
+    site: &off_page::Site,
+    problems: &mut Vec<String>,
+) -> Result<Vec<Value>, RecordError> {
+    let fields = layout.decode_fields(page, site.origin)?;
+    let mut values = Vec::with_capacity(fields.len());
+    for (i, field) in fields.into_iter().enumerate() {
+        values.push(match field {
+            Field::Value(v) => v,
+            Field::External(stored) => {
+                problems.extend(off_page::problem(layout, i, stored, site));
+                Value::Null
+            }
+        });
+    }
+    Ok(values)
 }
 
 /// What the dictionary says about a table.
