@@ -20,8 +20,8 @@
 //!                         +0  4  space id
 //!                         +4  4  page number
 //!                         +8  8  page LSN (FIL header bytes 16..24 of the page as written)
-//!                         +16 4  slot checksum: CRC-32C of all P bytes of the page as
-//!                                written (in place, and in slot i when copies follow)
+//!                         +16 4  slot checksum: CRC-32C of all P bytes of the stamped
+//!                                page (the bytes of slot i when copies follow)
 //!                       entries at and after `count` are all zero
 //!  40+20*C       4      CRC-32C of bytes [0, 40 + 20*C)
 //!  44+20*C       ...    zero up to H = 44 + 20*C rounded up to a multiple of P
@@ -29,16 +29,22 @@
 //!                       place, checksum stamped (flag bit 0 set, i < count)
 //! ```
 //!
+//! With the default C = 128 and 16 KiB pages the header block is one page (H = 16384) and the
+//! file is H + 128 × 16 KiB = 2 MiB + 16 KiB, preallocated and written in full (zeros) when the
+//! segment is created. A batch is persisted with one write of `H + count × P` bytes at offset 0
+//! (just `H` in detect_only mode, whose file is only `H` long). Slots past `count` keep stale bytes from earlier batches; the
+//! header says they are unused.
+//!
 //! ## Why each slot has its own checksum
 //!
 //! The header CRC says the header is what the writer wrote; it says nothing about the copies.
 //! A copy's page checksum does not cover all of it either: `crc32` and `innodb` leave bytes
-//! 26..38 (FIL_PAGE_FILE_FLUSH_LSN and the space id) out, and `none` covers nothing. A copy
-//! damaged there (a bit flip on the medium, a stray write) still verifies, and restoring it
-//! would put bytes in place that no writer ever wrote. The slot checksum covers every byte of
-//! the copy, so recovery restores a copy only if it is exactly the page that was written
-//! ([`SlotEntry::check_copy`]). In `detect_only` segments the field is written all the same
-//! (the checksum of the page written in place), but there is no copy to check against it.
+//! 26..38 (FIL_PAGE_FILE_FLUSH_LSN and the space id) out, and `none` checks only the LSN
+//! words. A copy damaged there (a bit flip on the medium, a stray write) still verifies, and
+//! restoring it would put bytes in place that no writer ever wrote. The slot checksum covers
+//! every byte of the copy, so recovery restores a copy only if it is exactly the page that was
+//! written ([`SlotEntry::check_copy`]). In `detect_only` segments the field is written all the
+//! same (the checksum of the stamped page), but there is no copy to check against it.
 //!
 //! ## Version 1
 //!
@@ -47,12 +53,6 @@
 //! file rather than restore copies it cannot check. A data directory last used by a version-1
 //! build is upgraded by shutting that build down cleanly (every batch of it is then in place)
 //! and deleting its `dblwr.<n>` files; [`crate::Doublewrite::open`] recreates them.
-//!
-//! With the default C = 128 and 16 KiB pages the header block is one page (H = 16384) and the
-//! file is H + 128 × 16 KiB = 2 MiB + 16 KiB, preallocated and written in full (zeros) when the
-//! segment is created. A batch is persisted with one write of `H + count × P` bytes at offset 0
-//! (just `H` in detect_only mode, whose file is only `H` long). Slots past `count` keep stale bytes from earlier batches; the
-//! header says they are unused.
 //!
 //! ## Reading a header back
 //!
@@ -139,7 +139,7 @@ pub struct SlotEntry {
     pub page: PageId,
     /// The page's LSN as written (FIL header bytes 16..24).
     pub lsn: u64,
-    /// The slot checksum: CRC-32C of the whole page as written ([`slot_checksum`]).
+    /// The slot checksum: CRC-32C of the whole stamped page ([`slot_checksum`]).
     pub crc: u32,
 }
 

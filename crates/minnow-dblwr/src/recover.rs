@@ -15,9 +15,9 @@
 //!    unlike the page's own checksum it covers every byte, see [`mod@format`]), it passes its
 //!    tablespace's checksum policy, is not all zeros, and its own FIL header carries the slot
 //!    entry's page number, space id and LSN. An invalid copy is never written anywhere; it is
-//!    reported ([`CopyState::Invalid`]) and the page is judged as if it had no copy. The data page is read from its
-//!    tablespace (a page beyond the end of the file counts as missing) and classified
-//!    ([`DataState`]). Then ([`Action`]):
+//!    reported ([`CopyState::Invalid`]) and the page is judged as if it had no copy. The data
+//!    page is read from its tablespace (a page beyond the end of the file counts as missing)
+//!    and classified ([`DataState`]). Then ([`Action`]):
 //!    - with a valid copy (and a mode other than detect_only), the copy is written back when
 //!      the data page is torn, all zeros, missing, older than the copy, or at the copy's LSN
 //!      but with different bytes (possible only when a weak checksum let a torn page pass);

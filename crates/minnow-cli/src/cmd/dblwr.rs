@@ -48,7 +48,7 @@ pub struct SlotReport {
     pub page: u32,
     /// Page LSN recorded in the header.
     pub lsn: u64,
-    /// The slot checksum recorded in the header: CRC-32C of the whole page as written.
+    /// The slot checksum recorded in the header: CRC-32C of the whole stamped page.
     pub slot_checksum: u32,
     /// Whether the copy's bytes match the slot checksum (absent in detect_only segments, which
     /// hold no copies, and when the slot lies beyond the end of the file).
