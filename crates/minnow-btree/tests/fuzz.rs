@@ -136,7 +136,6 @@ fn exercise(page: &[u8], rng: &mut Rng) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 256,
-        failure_persistence: None,
         ..ProptestConfig::default()
     })]
 

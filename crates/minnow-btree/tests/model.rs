@@ -193,7 +193,6 @@ fn run(page_size: usize, ops: Vec<Op>) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 64,
-        failure_persistence: None,
         ..ProptestConfig::default()
     })]
 

@@ -275,6 +275,52 @@ fn dblwr_sees_a_torn_data_page_it_would_restore() {
 }
 
 #[test]
+fn dblwr_shows_a_copy_that_fails_its_slot_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let (_, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    let (file, capacity, slot) = r["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|seg| {
+            let slot = seg["slots"].as_array()?.first()?;
+            assert_eq!(slot["slot_checksum_ok"], true, "{slot}");
+            assert!(slot["slot_checksum"].is_u64(), "{slot}");
+            Some((
+                seg["file"].as_str()?.to_string(),
+                seg["capacity"].as_u64()? as usize,
+                slot.clone(),
+            ))
+        })
+        .expect("a segment with a used slot");
+    // Flip a bit of the copy's flush LSN (offset 26), which the crc32 page checksum skips.
+    let at = minnow_dblwr::format::slot_offset(minnow::page::PageSize::K16, capacity, 0) + 26;
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[at as usize] ^= 0x04;
+    std::fs::write(&file, &bytes).unwrap();
+
+    let (code, r) = minnow_json(dir.path(), &["dblwr", s(dir.path())]);
+    assert_eq!(code, 1, "a damaged copy is a problem: {r}");
+    let hit = r["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|seg| seg["file"] == file.as_str())
+        .map(|seg| seg["slots"][0].clone())
+        .unwrap();
+    assert_eq!(hit["page"], slot["page"]);
+    assert_eq!(hit["slot_checksum_ok"], false, "{hit}");
+    assert_eq!(hit["copy_valid"], false, "{hit}");
+    assert_ne!(hit["recovery"], "restore", "{hit}");
+    let problem = hit["copy_problem"].as_str().unwrap();
+    assert!(problem.contains("slot checksum mismatch"), "{problem}");
+    let (code, text) = minnow_text(&["dblwr", s(dir.path())]);
+    assert_eq!(code, 1);
+    assert!(text.contains(" BAD "), "{text}");
+}
+
+#[test]
 fn dblwr_garbage_is_reported_not_panicked_on() {
     let dir = tempfile::tempdir().unwrap();
     make_db(dir.path());
@@ -316,6 +362,73 @@ fn dblwr_and_log_of_a_crashed_database_do_not_change_it() {
 }
 
 // ---- tree ----
+
+/// A closed database whose table `b` holds 40 BLOB values of 20 000 bytes: each is off-page,
+/// its leaf record keeping a 20-byte reference to a chain of overflow pages.
+fn make_blob_db(dir: &Path) {
+    let db = Database::create(dir, Config::default()).unwrap();
+    let def = TableDef::new("b")
+        .column(ColumnDef::new("id", ColumnType::U32))
+        .column(ColumnDef::new("doc", ColumnType::Blob))
+        .primary_key(&["id"]);
+    let t = db.create_table(def).unwrap();
+    for id in 0..40u32 {
+        let doc: Vec<u8> = (0..BLOB_LEN as u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13 ^ id) as u8)
+            .collect();
+        t.insert(&[Value::UInt(u64::from(id)), Value::Bytes(doc)])
+            .unwrap();
+    }
+    drop(t);
+    db.close().unwrap();
+}
+
+const BLOB_LEN: usize = 20_000;
+
+#[test]
+fn tree_of_a_table_with_off_page_blobs_reports_no_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    make_blob_db(dir.path());
+    let (code, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "b"]);
+    assert_eq!(code, 0, "off-page BLOBs are normal: {r}");
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["problems"], serde_json::json!([]), "{r}");
+    let leaf = r["levels"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(leaf["records"], 40, "{r}");
+    assert_eq!(
+        (leaf["min_key"].clone(), leaf["max_key"].clone()),
+        ("id=0".into(), "id=39".into())
+    );
+    let (code, text) = minnow_text(&["tree", s(dir.path()), "b"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("PROBLEM"), "{text}");
+    assert_eq!(text.lines().last(), Some("ok"), "{text}");
+
+    // A reference whose first overflow page lies past the end of the file is still a problem.
+    // References end with the BLOB header offset (38) and the length (20 000, big-endian u64).
+    let data = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let mut bytes = std::fs::read(&data).unwrap();
+    let mut tail = 38u32.to_be_bytes().to_vec();
+    tail.extend_from_slice(&(BLOB_LEN as u64).to_be_bytes());
+    let at = bytes
+        .windows(tail.len())
+        .position(|w| w == tail.as_slice())
+        .expect("an off-page reference in the data file");
+    bytes[at - 4..at].copy_from_slice(&0x00AB_CDEFu32.to_be_bytes());
+    let psz = 16384;
+    let page = &mut bytes[at / psz * psz..(at / psz + 1) * psz];
+    minnow_page::checksum::stamp(page, minnow_page::checksum::ChecksumAlgorithm::Crc32).unwrap();
+    std::fs::write(&data, &bytes).unwrap();
+    let (code, r) = minnow_json(dir.path(), &["tree", s(dir.path()), "b"]);
+    assert_eq!(code, 1, "{r}");
+    let problems = r["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{r}");
+    let p = problems[0].as_str().unwrap();
+    assert!(
+        p.contains("points at page 11259375") && p.contains("outside"),
+        "{p}"
+    );
+}
 
 #[test]
 fn tree_of_the_primary_key_and_a_secondary_index() {

@@ -508,7 +508,7 @@ impl Doublewrite {
                 .map_err(|source| DblwrError::Stamp { page: *id, source })?;
             let lsn =
                 fil::page_lsn(slot).map_err(|source| DblwrError::Stamp { page: *id, source })?;
-            entries.push(SlotEntry { page: *id, lsn });
+            entries.push(SlotEntry::for_page(*id, lsn, slot));
         }
 
         let mut t = lap(&stats.prepare_ns, batch_start);

@@ -7,7 +7,7 @@
 //! ```text
 //!  offset        size   field
 //!  0             8      magic: the ASCII bytes "MNWDBLWR"
-//!  8             4      format version: 1
+//!  8             4      format version: 2
 //!  12            4      page size in bytes (4096, 8192, 16384, 32768 or 65536)
 //!  16            4      capacity C: slots in the file
 //!  20            4      flags: bit 0 = page copies follow the header (mode on; clear in
@@ -16,13 +16,15 @@
 //!  28            4      count: pages in the current batch (0..=C); slots 0..count are used
 //!  32            8      batch sequence number: 1 for the segment's first batch, +1 per batch
 //!                       (0 in a freshly created file that holds no batch)
-//!  40            16*C   slot entries, slot i at 40 + 16*i:
+//!  40            20*C   slot entries, slot i at 40 + 20*i:
 //!                         +0  4  space id
 //!                         +4  4  page number
 //!                         +8  8  page LSN (FIL header bytes 16..24 of the page as written)
+//!                         +16 4  slot checksum: CRC-32C of all P bytes of the stamped
+//!                                page (the bytes of slot i when copies follow)
 //!                       entries at and after `count` are all zero
-//!  40+16*C       4      CRC-32C of bytes [0, 40 + 16*C)
-//!  44+16*C       ...    zero up to H = 44 + 16*C rounded up to a multiple of P
+//!  40+20*C       4      CRC-32C of bytes [0, 40 + 20*C)
+//!  44+20*C       ...    zero up to H = 44 + 20*C rounded up to a multiple of P
 //!  H + i*P       P      slot i: the copy of the page in entry i, exactly the bytes written in
 //!                       place, checksum stamped (flag bit 0 set, i < count)
 //! ```
@@ -32,6 +34,25 @@
 //! segment is created. A batch is persisted with one write of `H + count × P` bytes at offset 0
 //! (just `H` in detect_only mode, whose file is only `H` long). Slots past `count` keep stale bytes from earlier batches; the
 //! header says they are unused.
+//!
+//! ## Why each slot has its own checksum
+//!
+//! The header CRC says the header is what the writer wrote; it says nothing about the copies.
+//! A copy's page checksum does not cover all of it either: `crc32` and `innodb` leave bytes
+//! 26..38 (FIL_PAGE_FILE_FLUSH_LSN and the space id) out, and `none` checks only the LSN
+//! words. A copy damaged there (a bit flip on the medium, a stray write) still verifies, and
+//! restoring it would put bytes in place that no writer ever wrote. The slot checksum covers
+//! every byte of the copy, so recovery restores a copy only if it is exactly the page that was
+//! written ([`SlotEntry::check_copy`]). In `detect_only` segments the field is written all the
+//! same (the checksum of the stamped page), but there is no copy to check against it.
+//!
+//! ## Version 1
+//!
+//! Version 1 (16-byte entries, no slot checksum) is not read: [`SegmentHeader::decode`]
+//! returns [`FormatError::Version`]`(1)`, which recovery turns into a typed error naming the
+//! file rather than restore copies it cannot check. A data directory last used by a version-1
+//! build is upgraded by shutting that build down cleanly (every batch of it is then in place)
+//! and deleting its `dblwr.<n>` files; [`crate::Doublewrite::open`] recreates them.
 //!
 //! ## Reading a header back
 //!
@@ -57,12 +78,12 @@ use minnow_page::{PageId, PageSize};
 
 /// Magic bytes at the start of every segment file.
 pub const MAGIC: [u8; 8] = *b"MNWDBLWR";
-/// The format version this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this code writes and reads (version 1 had no slot checksums).
+pub const FORMAT_VERSION: u32 = 2;
 /// Length of the fixed fields before the slot entries.
 pub const FIXED_LEN: usize = 40;
-/// Length of one slot entry (space id, page number, LSN).
-pub const ENTRY_LEN: usize = 16;
+/// Length of one slot entry (space id, page number, LSN, slot checksum).
+pub const ENTRY_LEN: usize = 20;
 /// The largest batch capacity a segment may have (`innodb_doublewrite_pages` allows 512 at most;
 /// this leaves room).
 pub const MAX_CAPACITY: usize = 1024;
@@ -111,13 +132,56 @@ pub const fn file_len(page_size: PageSize, capacity: usize, copies: bool) -> u64
     slot_offset(page_size, capacity, slots)
 }
 
-/// One used slot: which page, at which LSN.
+/// One used slot: which page, at which LSN, and the checksum of its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct SlotEntry {
     /// The page.
     pub page: PageId,
     /// The page's LSN as written (FIL header bytes 16..24).
     pub lsn: u64,
+    /// The slot checksum: CRC-32C of the whole stamped page ([`slot_checksum`]).
+    pub crc: u32,
+}
+
+impl SlotEntry {
+    /// The entry for `page` written as `bytes` (stamped, exactly as it goes in place).
+    pub fn for_page(page: PageId, lsn: u64, bytes: &[u8]) -> SlotEntry {
+        SlotEntry {
+            page,
+            lsn,
+            crc: slot_checksum(bytes),
+        }
+    }
+
+    /// Checks that `copy` is, byte for byte, the page this entry recorded: its CRC-32C must
+    /// equal the slot checksum. A copy that fails is damaged and must never be restored, even
+    /// if its own page checksum verifies.
+    pub fn check_copy(&self, copy: &[u8]) -> Result<(), SlotChecksumError> {
+        let computed = slot_checksum(copy);
+        if computed == self.crc {
+            Ok(())
+        } else {
+            Err(SlotChecksumError {
+                stored: self.crc,
+                computed,
+            })
+        }
+    }
+}
+
+/// The slot checksum of a page: CRC-32C of all its bytes.
+pub fn slot_checksum(page: &[u8]) -> u32 {
+    crc32c(page)
+}
+
+/// A page copy whose bytes do not match its slot checksum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("slot checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+pub struct SlotChecksumError {
+    /// The slot checksum in the entry.
+    pub stored: u32,
+    /// The CRC-32C of the copy's bytes.
+    pub computed: u32,
 }
 
 /// A decoded segment header.
@@ -155,7 +219,10 @@ pub enum FormatError {
         found: [u8; 8],
     },
     /// A format version this code does not know.
-    #[error("doublewrite format version {0} is not supported (this build reads version 1)")]
+    #[error(
+        "doublewrite format version {0} is not supported (this build reads version \
+         {FORMAT_VERSION} only; version 1 segments carry no slot checksums)"
+    )]
     Version(u32),
     /// The capacity is 0 or more than [`MAX_CAPACITY`], so the CRC cannot be located.
     #[error("capacity {0} is outside 1..={MAX_CAPACITY}")]
@@ -265,6 +332,7 @@ impl SegmentHeader {
             put_u32(block, at, e.page.space);
             put_u32(block, at + 4, e.page.page_no);
             put_u64(block, at + 8, e.lsn);
+            put_u32(block, at + 16, e.crc);
         }
         let at = crc_offset(self.capacity);
         let crc = crc32c(block.get(..at).unwrap_or(&[]));
@@ -332,6 +400,7 @@ impl SegmentHeader {
                 SlotEntry {
                     page: PageId::new(get_u32(bytes, e), get_u32(bytes, e + 4)),
                     lsn: get_u64(bytes, e + 8),
+                    crc: get_u32(bytes, e + 16),
                 }
             })
             .collect();
@@ -361,10 +430,12 @@ mod tests {
                 SlotEntry {
                     page: PageId::new(5, 9),
                     lsn: 0x0102_0304_0506_0708,
+                    crc: 0xA1B2_C3D4,
                 },
                 SlotEntry {
                     page: PageId::new(6, 1),
                     lsn: 12,
+                    crc: 5,
                 },
             ],
         }
@@ -372,10 +443,10 @@ mod tests {
 
     #[test]
     fn layout_is_as_documented() {
-        assert_eq!(header_len(128), 40 + 2048 + 4);
+        assert_eq!(header_len(128), 40 + 2560 + 4);
         assert_eq!(header_block_len(PageSize::K16, 128), 16384);
         assert_eq!(header_block_len(PageSize::K4, 128), 4096);
-        assert_eq!(header_block_len(PageSize::K4, 1024), 20480);
+        assert_eq!(header_block_len(PageSize::K4, 1024), 24576);
         assert_eq!(
             file_len(PageSize::K16, 128, true),
             16384 + 128 * 16384,
@@ -386,7 +457,7 @@ mod tests {
         let mut block = vec![0xAAu8; 16384];
         sample().encode(&mut block).unwrap();
         assert_eq!(&block[..8], b"MNWDBLWR");
-        assert_eq!(&block[8..12], &[0, 0, 0, 1]);
+        assert_eq!(&block[8..12], &[0, 0, 0, 2]);
         assert_eq!(&block[12..16], &16384u32.to_be_bytes());
         assert_eq!(&block[16..20], &128u32.to_be_bytes());
         assert_eq!(&block[20..24], &[0, 0, 0, 1]);
@@ -396,11 +467,13 @@ mod tests {
         assert_eq!(&block[40..44], &5u32.to_be_bytes());
         assert_eq!(&block[44..48], &9u32.to_be_bytes());
         assert_eq!(&block[48..56], &[1, 2, 3, 4, 5, 6, 7, 8]);
-        assert_eq!(&block[56..60], &6u32.to_be_bytes());
-        assert!(block[72..2088].iter().all(|&b| b == 0), "unused entries");
-        let crc = crc32c(&block[..2088]);
-        assert_eq!(&block[2088..2092], &crc.to_be_bytes());
-        assert!(block[2092..].iter().all(|&b| b == 0), "padding");
+        assert_eq!(&block[56..60], &[0xA1, 0xB2, 0xC3, 0xD4]);
+        assert_eq!(&block[60..64], &6u32.to_be_bytes());
+        assert_eq!(&block[76..80], &5u32.to_be_bytes());
+        assert!(block[80..2600].iter().all(|&b| b == 0), "unused entries");
+        let crc = crc32c(&block[..2600]);
+        assert_eq!(&block[2600..2604], &crc.to_be_bytes());
+        assert!(block[2604..].iter().all(|&b| b == 0), "padding");
         assert_eq!(SegmentHeader::decode(&block).unwrap(), sample());
     }
 
@@ -411,8 +484,8 @@ mod tests {
 
         let short = SegmentHeader::decode(&block[..39]).unwrap_err();
         assert!(matches!(short, FormatError::Short { need: 40, .. }));
-        let short = SegmentHeader::decode(&block[..2091]).unwrap_err();
-        assert!(matches!(short, FormatError::Short { need: 2092, .. }));
+        let short = SegmentHeader::decode(&block[..2603]).unwrap_err();
+        assert!(matches!(short, FormatError::Short { need: 2604, .. }));
         assert!(matches!(
             SegmentHeader::decode(&[0u8; 4096]).unwrap_err(),
             FormatError::BadMagic { .. }
@@ -422,12 +495,17 @@ mod tests {
             let mut b = block.clone();
             b[at..at + bytes.len()].copy_from_slice(bytes);
             if reseal {
-                let crc = crc32c(&b[..2088]);
-                b[2088..2092].copy_from_slice(&crc.to_be_bytes());
+                let crc = crc32c(&b[..2600]);
+                b[2600..2604].copy_from_slice(&crc.to_be_bytes());
             }
             SegmentHeader::decode(&b).unwrap_err()
         };
-        assert_eq!(mutate(8, &[0, 0, 0, 2], false), FormatError::Version(2));
+        assert_eq!(mutate(8, &[0, 0, 0, 3], false), FormatError::Version(3));
+        assert_eq!(
+            mutate(8, &[0, 0, 0, 1], false),
+            FormatError::Version(1),
+            "version 1 (no slot checksums) is refused, not guessed at"
+        );
         assert_eq!(mutate(16, &[0, 0, 0, 0], false), FormatError::Capacity(0));
         assert_eq!(
             mutate(16, &[0, 0, 0x10, 0], false),
@@ -456,7 +534,25 @@ mod tests {
             }
             .is_incomplete_batch()
         );
-        assert!(!FormatError::Version(2).is_incomplete_batch());
+        assert!(!FormatError::Version(1).is_incomplete_batch());
+    }
+
+    #[test]
+    fn the_slot_checksum_covers_every_byte_of_the_copy() {
+        let page: Vec<u8> = (0..16384u32).map(|i| (i * 7 % 251) as u8).collect();
+        let entry = SlotEntry::for_page(PageId::new(3, 5), 200, &page);
+        assert_eq!(entry.crc, crc32c(&page));
+        assert_eq!(entry.check_copy(&page), Ok(()));
+        // Offsets 0, 26 (flush LSN, outside the crc32 page checksum), 34 (space id) and the
+        // last byte: every flip is caught.
+        for at in [0, 26, 33, 34, 8000, 16383] {
+            let mut bad = page.clone();
+            bad[at] ^= 0x10;
+            let err = entry.check_copy(&bad).unwrap_err();
+            assert_eq!(err.stored, entry.crc, "offset {at}");
+            assert_eq!(err.computed, crc32c(&bad), "offset {at}");
+        }
+        assert!(entry.check_copy(&page[..4096]).is_err(), "a short copy");
     }
 
     #[test]

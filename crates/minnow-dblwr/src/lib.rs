@@ -24,8 +24,9 @@
 //! 1. every page is copied into the segment's batch buffer and its checksum is stamped there,
 //!    once, with its tablespace's algorithm; those exact bytes go both to the doublewrite file
 //!    and in place;
-//! 2. the segment header (ids and LSNs of the pages, CRC-32C) and the page copies are written to
-//!    the segment file in **one sequential write**, then the segment file is **synced**;
+//! 2. the segment header (ids, LSNs and slot checksums of the pages, CRC-32C) and the page
+//!    copies are written to the segment file in **one sequential write**, then the segment
+//!    file is **synced**;
 //! 3. the pages are written **in place**, grouped per tablespace, one batched submission per
 //!    tablespace ([`minnow_io::FileIo::submit`]: a single io_uring submission where the backend
 //!    is io_uring);
@@ -80,9 +81,10 @@
 //!
 //! [`recover`] reads every segment file in the data directory, ignores batches whose header is
 //! torn (CRC mismatch: that batch never completed its doublewrite sync, so none of its pages was
-//! touched in place), collects the newest valid copy of each page, compares it with the data
-//! page and writes it back where the data page is torn, all zeros, missing, older, or at the
-//! same LSN but with different bytes. Then it syncs the data files and returns a
+//! touched in place), collects the newest valid copy of each page (a copy must match its slot
+//! checksum, a CRC-32C over every byte of it, before anything else about it is believed),
+//! compares it with the data page and writes it back where the data page is torn, all zeros,
+//! missing, older, or at the same LSN but with different bytes. Then it syncs the data files and returns a
 //! [`RecoveryReport`] saying what happened to each page. Call it before redo, and before
 //! [`Doublewrite::open`] starts new batches in the same files.
 //!

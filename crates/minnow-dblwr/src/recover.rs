@@ -11,10 +11,13 @@
 //!    a page.
 //! 2. **Judge each page** named by a valid header (a page named by several segments is judged
 //!    once, against the newest valid copy and the newest recorded LSN). A copy is *valid* when
-//!    it passes its tablespace's checksum policy, is not all zeros, and its own FIL header
-//!    carries the slot entry's page number, space id and LSN. The data page is read from its
-//!    tablespace (a page beyond the end of the file counts as missing) and classified
-//!    ([`DataState`]). Then ([`Action`]):
+//!    its bytes match the slot checksum recorded in the header (CRC-32C of the whole page:
+//!    unlike the page's own checksum it covers every byte, see [`mod@format`]), it passes its
+//!    tablespace's checksum policy, is not all zeros, and its own FIL header carries the slot
+//!    entry's page number, space id and LSN. An invalid copy is never written anywhere; it is
+//!    reported ([`CopyState::Invalid`]) and the page is judged as if it had no copy. The data
+//!    page is read from its tablespace (a page beyond the end of the file counts as missing)
+//!    and classified ([`DataState`]). Then ([`Action`]):
 //!    - with a valid copy (and a mode other than detect_only), the copy is written back when
 //!      the data page is torn, all zeros, missing, older than the copy, or at the copy's LSN
 //!      but with different bytes (possible only when a weak checksum let a torn page pass);
@@ -503,6 +506,9 @@ fn check_copy(
     }
     let bytes = slot_bytes(copies, slot, page_size)
         .ok_or_else(|| "the slot lies beyond the end of the segment file".to_string())?;
+    entry
+        .check_copy(bytes)
+        .map_err(|e| format!("the copy is damaged: {e}"))?;
     match checksum::verify(bytes, space.policy()) {
         Ok(Verdict::Valid(_) | Verdict::NotChecked) => {}
         Ok(Verdict::Empty) => return Err("the copy is all zeros".to_string()),

@@ -2,9 +2,11 @@
 //!
 //! Every `DIR/dblwr.<n>` file (FORMAT.md §7) is read read-only. For each: the header (format,
 //! page size, capacity, whether page copies follow, sequence number of the last batch, page
-//! count) and whether it is valid; then each used slot: the page id and LSN the header recorded,
-//! whether the copy verifies (checksum, not all zero, its own FIL header naming that page and
-//! LSN), and how it compares with the page in the data file (`ibdata1`, space 0):
+//! count) and whether it is valid; then each used slot: the page id, LSN and slot checksum the
+//! header recorded, whether the copy matches its slot checksum (a CRC-32C over all of its bytes,
+//! which catches damage the page's own checksum does not cover), whether the copy verifies
+//! (slot checksum, page checksum, not all zero, its own FIL header naming that page and LSN),
+//! and how it compares with the page in the data file (`ibdata1`, space 0):
 //!
 //! - `same_lsn`: the batch reached the data file (the normal state after a completed flush);
 //! - `data_newer`: the page was flushed again later through another batch;
@@ -46,6 +48,11 @@ pub struct SlotReport {
     pub page: u32,
     /// Page LSN recorded in the header.
     pub lsn: u64,
+    /// The slot checksum recorded in the header: CRC-32C of the whole stamped page.
+    pub slot_checksum: u32,
+    /// Whether the copy's bytes match the slot checksum (absent in detect_only segments, which
+    /// hold no copies, and when the slot lies beyond the end of the file).
+    pub slot_checksum_ok: Option<bool>,
     /// Whether the copy verifies (absent in detect_only segments, which hold no copies).
     pub copy_valid: Option<bool>,
     /// Why the copy does not verify.
@@ -252,17 +259,22 @@ fn segment_report(
     let mut data_buf = vec![0u8; psz];
     for (slot, entry) in header.entries.iter().enumerate() {
         // The copy.
-        let (copy_valid, copy_problem) = if header.copies {
+        let (copy_valid, copy_problem, slot_checksum_ok) = if header.copies {
             let off = format::slot_offset(header.page_size, header.capacity, slot);
-            let problem = if off.saturating_add(psz as u64) > len {
-                Some("the slot lies beyond the end of the segment file".to_string())
+            if off.saturating_add(psz as u64) > len {
+                let problem = "the slot lies beyond the end of the segment file".to_string();
+                (Some(false), Some(problem), None)
             } else {
                 read_at(&file, &name, &mut copy, off)?;
-                check_copy(&copy, entry, data, read)
-            };
-            (Some(problem.is_none()), problem)
+                let slot_ok = entry.check_copy(&copy);
+                let problem = match slot_ok {
+                    Err(e) => Some(format!("the copy is damaged: {e}")),
+                    Ok(()) => check_copy(&copy, entry, data, read),
+                };
+                (Some(problem.is_none()), problem, Some(slot_ok.is_ok()))
+            }
         } else {
-            (None, None)
+            (None, None, None)
         };
         if let Some(p) = &copy_problem {
             problems.push(format!(
@@ -306,6 +318,8 @@ fn segment_report(
             space: entry.page.space,
             page: entry.page.page_no,
             lsn: entry.lsn,
+            slot_checksum: entry.crc,
+            slot_checksum_ok,
             copy_valid,
             copy_problem,
             data_lsn,
@@ -317,7 +331,8 @@ fn segment_report(
     Ok(rep)
 }
 
-/// Checks a copy against its slot entry: checksum, not all zero, FIL header names the page.
+/// Checks a copy that matched its slot checksum against its slot entry: page checksum, not all
+/// zero, FIL header names the page.
 fn check_copy(
     copy: &[u8],
     entry: &format::SlotEntry,
@@ -420,13 +435,21 @@ fn print_text(r: &DblwrReport, out: &mut dyn Write) -> Result<(), CliError> {
                 Some(false) => "COPY BAD",
                 None => "no copy",
             };
+            let crc = match slot.slot_checksum_ok {
+                Some(true) => "ok",
+                Some(false) => "BAD",
+                None => "--",
+            };
             writeln!(
                 out,
-                "  slot {:>4}: page {}:{:<6} LSN {:>10}  {:<8}  data {:<12} {}-> {}",
+                "  slot {:>4}: page {}:{:<6} LSN {:>10}  slot crc {:08x} {:<3}  {:<8}  \
+                 data {:<12} {}-> {}",
                 slot.slot,
                 slot.space,
                 slot.page,
                 slot.lsn,
+                slot.slot_checksum,
+                crc,
                 copy,
                 slot.data,
                 slot.data_lsn

@@ -18,15 +18,19 @@
 //! (larger trees are a usage error: use `--dot` and Graphviz).
 //!
 //! Exit 1 when a page of the tree fails its checksum, carries another index's id or the wrong
-//! level, is reached twice, or its sibling links disagree with the order of its level.
+//! level, is reached twice, or its sibling links disagree with the order of its level, or
+//! when an off-page column's reference is malformed or misplaced. Off-page columns themselves
+//! (long BLOB/TEXT values on a clustered leaf) are normal; a reference is a problem when it is
+//! in a node pointer or a field that cannot be off-page, or when it names another tablespace,
+//! page 0 or a page past the end of the file, a BLOB header offset other than 38, or a length
+//! of 0 or longer than the file. The chains themselves are not read (`minnow check` walks them).
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use minnow::btree::node;
-use minnow::btree::record::RecordLayout;
+use minnow::btree::record::{Field, RecordError, RecordLayout};
 use minnow::{Compression, IndexInfo, TableDef, Value};
 use minnow_page::PageId;
 use minnow_page::checksum::{self, ChecksumPolicy};
@@ -42,6 +46,11 @@ pub const SVG_MAX_PAGES: usize = 200;
 
 /// Deepest tree walked (a B-tree of 16 KiB pages never gets near it).
 const MAX_LEVELS: usize = 64;
+
+mod draw;
+mod off_page;
+
+use draw::{dot, svg};
 
 /// Options of `minnow tree`.
 #[derive(Debug)]
@@ -443,7 +452,15 @@ impl Reader {
                         }
                     };
                     records += 1;
-                    match this_layout.decode(&buf, origin) {
+                    let site = off_page::Site {
+                        space_id: root.space,
+                        pages: space.pages(),
+                        page_len: buf.len(),
+                        page_no,
+                        level: lvl,
+                        origin,
+                    };
+                    match decode_keeping_refs(this_layout, &buf, &site, problems) {
                         Ok(values) => {
                             let key = show_key(&values, this_layout.n_key(), key_names);
                             if first.is_none() {
@@ -510,6 +527,29 @@ impl Reader {
         }
         Ok(levels)
     }
+}
+
+/// Decodes the record at `site.origin` of `page` for its key and child pointer. An off-page
+/// field comes back as NULL (it is never a key field nor the child pointer); its reference is
+/// checked ([`off_page::problem`]) and what is wrong with it goes to `problems`.
+fn decode_keeping_refs(
+    layout: &RecordLayout,
+    page: &[u8],
+    site: &off_page::Site,
+    problems: &mut Vec<String>,
+) -> Result<Vec<Value>, RecordError> {
+    let fields = layout.decode_fields(page, site.origin)?;
+    let mut values = Vec::with_capacity(fields.len());
+    for (i, field) in fields.into_iter().enumerate() {
+        values.push(match field {
+            Field::Value(v) => v,
+            Field::External(stored) => {
+                problems.extend(off_page::problem(layout, i, stored, site));
+                Value::Null
+            }
+        });
+    }
+    Ok(values)
 }
 
 /// What the dictionary says about a table.
@@ -652,176 +692,6 @@ pub(crate) fn show_value(v: &Value) -> String {
         },
         other => format!("{other:?}"),
     }
-}
-
-fn range(p: &PageReport) -> String {
-    format!(
-        "{} .. {}",
-        p.min_key.as_deref().unwrap_or("(empty)"),
-        p.max_key.as_deref().unwrap_or("(empty)")
-    )
-}
-
-fn escape_dot(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-/// The tree as Graphviz: pages as boxes, child pointers solid, sibling links dashed.
-fn dot(r: &TreeReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "digraph \"{}\" {{\n  label=\"{}.{} (index {}, root page {})\";\n  node [shape=box, fontname=\"monospace\", fontsize=10];",
-        escape_dot(&r.table),
-        escape_dot(&r.table),
-        escape_dot(&r.index),
-        r.index_id,
-        r.root
-    );
-    for lvl in &r.levels {
-        let _ = write!(s, "  {{ rank=same;");
-        for p in r.pages.iter().filter(|p| p.level == lvl.level) {
-            let _ = write!(s, " p{};", p.page);
-        }
-        let _ = writeln!(s, " }}");
-    }
-    for p in &r.pages {
-        let _ = writeln!(
-            s,
-            "  p{} [label=\"page {} (level {}, {} recs, {:.0}% full)\\n{}\"];",
-            p.page,
-            p.page,
-            p.level,
-            p.records,
-            p.fill * 100.0,
-            escape_dot(&range(p))
-        );
-        for c in &p.children {
-            let _ = writeln!(s, "  p{} -> p{};", p.page, c);
-        }
-        if let Some(n) = p.next {
-            let _ = writeln!(
-                s,
-                "  p{} -> p{} [style=dashed, constraint=false];",
-                p.page, n
-            );
-        }
-    }
-    s.push_str("}\n");
-    s
-}
-
-fn escape_xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// The tree as SVG: one row of boxes per level, lines to children, dashed sibling arrows.
-fn svg(r: &TreeReport) -> String {
-    const W: usize = 170;
-    const H: usize = 54;
-    const GAP_X: usize = 14;
-    const GAP_Y: usize = 60;
-    let widest = r.levels.iter().map(|l| l.pages).max().unwrap_or(1).max(1);
-    let width = widest * (W + GAP_X) + GAP_X;
-    let height = r.levels.len() * (H + GAP_Y) + GAP_Y;
-    // Box positions: each level centred.
-    let mut pos = std::collections::BTreeMap::new();
-    for (row, lvl) in r.levels.iter().enumerate() {
-        let on_level: Vec<&PageReport> = r.pages.iter().filter(|p| p.level == lvl.level).collect();
-        let span = on_level.len() * (W + GAP_X) - GAP_X;
-        let left = width.saturating_sub(span) / 2;
-        for (i, p) in on_level.iter().enumerate() {
-            pos.insert(
-                p.page,
-                (left + i * (W + GAP_X), GAP_Y / 2 + row * (H + GAP_Y)),
-            );
-        }
-    }
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         font-family=\"monospace\" font-size=\"10\">"
-    );
-    let _ = writeln!(
-        s,
-        "  <title>{}.{} (index {}, root page {})</title>",
-        escape_xml(&r.table),
-        escape_xml(&r.index),
-        r.index_id,
-        r.root
-    );
-    for p in &r.pages {
-        let Some(&(x, y)) = pos.get(&p.page) else {
-            continue;
-        };
-        for c in &p.children {
-            if let Some(&(cx, cy)) = pos.get(c) {
-                let _ = writeln!(
-                    s,
-                    "  <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#888\"/>",
-                    x + W / 2,
-                    y + H,
-                    cx + W / 2,
-                    cy
-                );
-            }
-        }
-        if let Some(n) = p.next
-            && let Some(&(nx, ny)) = pos.get(&n)
-        {
-            let _ = writeln!(
-                s,
-                "  <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#36c\" \
-                 stroke-dasharray=\"4 3\"/>",
-                x + W,
-                y + H / 2,
-                nx,
-                ny + H / 2
-            );
-        }
-    }
-    for p in &r.pages {
-        let Some(&(x, y)) = pos.get(&p.page) else {
-            continue;
-        };
-        let fill = (p.fill.clamp(0.0, 1.0) * (W - 2) as f64) as usize;
-        let _ = writeln!(
-            s,
-            "  <g><rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"{H}\" fill=\"#fff\" \
-             stroke=\"#333\"/><rect x=\"{}\" y=\"{}\" width=\"{fill}\" height=\"4\" \
-             fill=\"#6a6\"/>",
-            x + 1,
-            y + H - 5
-        );
-        let lines = [
-            format!(
-                "page {} L{} {} recs {:.0}%",
-                p.page,
-                p.level,
-                p.records,
-                p.fill * 100.0
-            ),
-            format!("min {}", p.min_key.as_deref().unwrap_or("-")),
-            format!("max {}", p.max_key.as_deref().unwrap_or("-")),
-        ];
-        for (i, line) in lines.iter().enumerate() {
-            let short: String = line.chars().take(27).collect();
-            let _ = writeln!(
-                s,
-                "    <text x=\"{}\" y=\"{}\">{}</text>",
-                x + 4,
-                y + 13 + i * 13,
-                escape_xml(&short)
-            );
-        }
-        s.push_str("  </g>\n");
-    }
-    s.push_str("</svg>\n");
-    s
 }
 
 fn print_text(r: &TreeReport, out: &mut dyn Write) -> Result<(), CliError> {
