@@ -6,29 +6,21 @@
 //! instead of hanging it.
 
 use std::sync::Arc;
-use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Duration;
 
 use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
 use minnow_btree::space::{self, check_space};
 use minnow_btree::{BTree, ScanRange, TreeError};
 use minnow_buf::{BufConfig, BufferPool};
-use minnow_page::{PageId, PageSize, PageType, bytes, fil, fsp};
+use minnow_page::{PageId, PageSize, PageType, bytes, fil, fsp, walk};
 
 const SPACE: u32 = 1;
 const INDEX: u64 = 7;
 
 /// Runs `f` in a thread; fails the test if it has not returned within 60 seconds.
 fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(v) => v,
-        Err(RecvTimeoutError::Timeout) => panic!("{what} did not end within 60 s: it loops"),
-        Err(RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
-    }
+    walk::within(Duration::from_secs(60), f)
+        .unwrap_or_else(|| panic!("{what} did not end within 60 s: it loops"))
 }
 
 /// Key, a VARCHAR(300) value and a nullable BLOB.

@@ -36,6 +36,35 @@
 //! assert!(steps < 16);
 //! assert!((2..=4).contains(&at)); // a position on the cycle
 //! ```
+//!
+//! [`within`] runs a walk on a thread with a time limit, for tests of such walks.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Runs `f` on a thread of its own and waits up to `limit` for it: `Some` of what it returned,
+/// or `None` if it still runs then (the thread is left running, detached). A panic in `f` is
+/// resumed on the caller's thread. Tests use it on walks over crafted corrupt files, so that
+/// a walk that loops fails the test instead of hanging the test run.
+pub fn within<T: Send + 'static>(
+    limit: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        // The receiver is gone only if the caller gave up waiting.
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(v) => Some(v),
+        Err(mpsc::RecvTimeoutError::Timeout) => None,
+        Err(mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
+            Err(payload) => std::panic::resume_unwind(payload),
+            // Sending failed without a panic: nothing came back.
+            Ok(()) => None,
+        },
+    }
+}
 
 /// Brent's cycle detection over the positions of a walk (see the module docs): call
 /// [`CycleGuard::step`] with each position reached, and stop with a corruption error when it
@@ -91,7 +120,21 @@ impl<T: Copy + PartialEq> CycleGuard<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::CycleGuard;
+    use std::time::Duration;
+
+    use super::{CycleGuard, within};
+
+    #[test]
+    fn within_returns_what_the_walk_returned_or_none_if_it_loops() {
+        assert_eq!(within(Duration::from_secs(60), || 7), Some(7));
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        // Blocks until the test ends (the sender is dropped then): a walk that never ends.
+        assert_eq!(
+            within(Duration::from_millis(10), move || rx.recv().is_ok()),
+            None
+        );
+        drop(tx);
+    }
 
     /// Walks `next` from `start` until the guard fires or `max` steps pass; the steps taken,
     /// or `None` if the guard never fired.

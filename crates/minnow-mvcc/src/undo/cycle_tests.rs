@@ -5,15 +5,14 @@
 //! of hanging it.
 
 use std::sync::Arc;
-use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Duration;
 
 use minnow_buf::{BufConfig, BufferPool};
-use minnow_page::{PageId, PageSize, bytes};
+use minnow_page::{PageId, PageSize, bytes, walk};
 
+use super::tests::rec;
 use crate::error::MvccError;
-use crate::roll_ptr::RollPtr;
-use crate::trx_sys::{NewRecord, TrxSys, sys};
+use crate::trx_sys::{TrxSys, sys};
 use crate::undo::record::{UndoAddr, UndoKind, hdr};
 use crate::undo::{UNDO_DATA, UNDO_FREE, UNDO_NEXT};
 
@@ -21,15 +20,8 @@ const SPACE: u32 = 1;
 
 /// Runs `f` in a thread; fails the test if it has not returned within 60 seconds.
 fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(v) => v,
-        Err(RecvTimeoutError::Timeout) => panic!("{what} did not end within 60 s: it loops"),
-        Err(RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
-    }
+    walk::within(Duration::from_secs(60), f)
+        .unwrap_or_else(|| panic!("{what} did not end within 60 s: it loops"))
 }
 
 fn setup() -> (tempfile::TempDir, Arc<BufferPool>, TrxSys) {
@@ -40,22 +32,11 @@ fn setup() -> (tempfile::TempDir, Arc<BufferPool>, TrxSys) {
     (dir, pool, sys)
 }
 
-fn rec(kind: UndoKind, payload: usize) -> NewRecord {
-    NewRecord {
-        kind,
-        old_deleted: false,
-        index_id: 9,
-        old_trx_id: 3,
-        old_roll_ptr: RollPtr::NONE,
-        fields: vec![Some(vec![1]), Some(vec![7; payload])],
-    }
-}
-
 /// Commits one transaction with one record of `kind`; returns its log header's address.
 fn commit_one(pool: &BufferPool, sys: &TrxSys, kind: UndoKind, payload: usize) -> UndoAddr {
     let id = sys.assign_id(pool).unwrap();
     let mut log = sys.begin_log(pool, id).unwrap();
-    sys.append(pool, &mut log, rec(kind, payload)).unwrap();
+    sys.append(pool, &mut log, rec(kind, 1, payload)).unwrap();
     sys.commit(pool, &log).unwrap();
     log.header
 }
