@@ -1,5 +1,5 @@
 //! Walks over the undo store's on-disk links end on a corrupt file: an undo page chain whose
-//! NEXT loops back (trimming the stream), a history list that loops (listing it, and purge
+//! NEXT loops back (trimming the stream, walking it to a page), a history list that loops (listing it, and purge
 //! taking logs off its head). Each case writes the bad link through a mini-transaction and
 //! runs the walk in a thread with a time limit, so a walk that loops fails the test instead
 //! of hanging it.
@@ -53,9 +53,9 @@ fn addr_bytes(a: UndoAddr) -> Vec<u8> {
     [&a.page.to_be_bytes()[..], &a.offset.to_be_bytes()].concat()
 }
 
-#[test]
-fn trimming_an_undo_chain_that_loops_through_an_empty_page_ends() {
-    let (_d, pool, sys) = setup();
+/// An undo chain whose second page holds no bytes and is its own NEXT; returns that page.
+fn looped_chain() -> (tempfile::TempDir, Arc<BufferPool>, Arc<TrxSys>, u32) {
+    let (d, pool, sys) = setup();
     // An insert-only log (dead once committed) whose record spans three pages, and a log
     // after it so that the record's pages are not the stream's last.
     let first = commit_one(&pool, &sys, UndoKind::Insert, 10_000);
@@ -66,10 +66,33 @@ fn trimming_an_undo_chain_that_loops_through_an_empty_page_ends() {
     // first page never runs out of pages and never gets a byte further.
     poke(&pool, p2, UNDO_FREE, &(UNDO_DATA as u16).to_be_bytes());
     poke(&pool, p2, UNDO_NEXT, &p2.to_be_bytes());
-    let sys = Arc::new(sys);
+    (d, pool, Arc::new(sys), p2)
+}
+
+#[test]
+fn trimming_an_undo_chain_that_loops_through_an_empty_page_ends() {
+    let (_d, pool, sys, p2) = looped_chain();
     let (p, s) = (pool.clone(), sys.clone());
     match within("the trim", move || s.trim(&p)) {
         Err(MvccError::CorruptUndo { page, offset, .. }) => {
+            assert_eq!((page, offset), (PageId::new(SPACE, p2), UNDO_NEXT));
+        }
+        other => panic!("expected CorruptUndo, got {other:?}"),
+    }
+}
+
+#[test]
+fn walking_to_an_undo_page_through_a_chain_that_loops_ends() {
+    let (_d, pool, sys, p2) = looped_chain();
+    // PAGES, which would end the walk too, now claims every page number there is.
+    let page = sys.page();
+    poke(&pool, page.page_no, sys::PAGES, &u32::MAX.to_be_bytes());
+    let p = pool.clone();
+    let walk = within("the walk", move || {
+        super::walk::walk_page(&*p, page, u32::MAX - 1).unwrap()
+    });
+    match walk.error {
+        Some(MvccError::CorruptUndo { page, offset, .. }) => {
             assert_eq!((page, offset), (PageId::new(SPACE, p2), UNDO_NEXT));
         }
         other => panic!("expected CorruptUndo, got {other:?}"),
