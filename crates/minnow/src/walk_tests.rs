@@ -1,5 +1,6 @@
 //! Walks along undo links end on a corrupt undo store: a cycle of roll pointers under a
-//! consistent read, and a cycle in a transaction's own undo log under its rollback. The bad
+//! consistent read, and a cycle in a transaction's own undo log under its rollback and under
+//! purge. The bad
 //! link is written into the undo page through the buffer pool's mini-transactions (so the
 //! page stays valid), and the walk runs in a thread with a time limit, so a walk that loops
 //! fails the test instead of hanging it.
@@ -9,7 +10,7 @@ use std::time::Duration;
 use minnow_mvcc::RollPtr;
 use minnow_page::{PageId, walk};
 
-use crate::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};
+use crate::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Transaction, Value};
 
 /// Offsets in an undo record (see `minnow_mvcc::undo::record`).
 const OLD_TRX_ID: usize = 22;
@@ -82,18 +83,33 @@ fn a_consistent_read_through_a_cycle_of_roll_pointers_ends() {
     assert_corrupt(e, "cycle");
 }
 
-#[test]
-fn a_rollback_through_a_cycle_in_its_undo_log_ends() {
-    let (_dir, db) = setup();
+/// A transaction that updated row 1 twice, whose first undo record now chains back to its
+/// second: its log's `prev` chain loops.
+fn looping_log(db: &'static Database) -> Transaction<'static> {
     let t = db.table("t").unwrap();
     let mut tx = db.begin().unwrap();
     tx.update(&t, &row(80)).unwrap();
     tx.update(&t, &row(70)).unwrap();
     let h = t.history(&[Value::UInt(1)]).unwrap().unwrap();
     let (newest, older) = (h.versions[0].roll_ptr, h.versions[1].roll_ptr);
-    // The transaction's first record now chains back to its second.
     let prev = [&newest.page.to_be_bytes()[..], &newest.offset.to_be_bytes()].concat();
     poke(db, older, PREV, &prev);
+    tx
+}
+
+#[test]
+fn a_rollback_through_a_cycle_in_its_undo_log_ends() {
+    let (_dir, db) = setup();
+    let tx = looping_log(db);
     let e = within("the rollback", move || tx.rollback().unwrap_err());
+    assert_corrupt(e, "undo number");
+}
+
+#[test]
+fn purging_a_log_whose_records_loop_ends() {
+    let (_dir, db) = setup();
+    looping_log(db).commit().unwrap();
+    // Purge walks the committed log newest record first.
+    let e = within("the purge", move || db.purge().unwrap_err());
     assert_corrupt(e, "undo number");
 }
