@@ -72,6 +72,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use minnow_btree::space::{self, FsegHeader};
 use minnow_buf::{BufferPool, Mtr, PageHandle};
+use minnow_page::walk::CycleGuard;
 use minnow_page::{PageId, PageType, bytes, fil};
 use minnow_redo::Lsn;
 use parking_lot::Mutex;
@@ -1183,13 +1184,35 @@ impl TrxSys {
         })
     }
 
-    /// The oldest log of the history list: its header's address and the header.
+    /// The oldest log of the history list: its header's address and the header, which must
+    /// be a committed log with update records. A purged log there means the list came back
+    /// to a log purge already took off it (a cycle in a corrupt file): an error, so that
+    /// purge does not go round forever.
     pub fn history_head(&self, pool: &BufferPool) -> Result<Option<(UndoAddr, LogHeader)>> {
         let first = self.tail.lock().hist_first;
         match first {
             None => Ok(None),
-            Some(a) => Ok(Some((a, undo::read_header(pool, self.page.space, a)?))),
+            Some(a) => {
+                let h = undo::read_header(pool, self.page.space, a)?;
+                self.check_in_history(a, &h)?;
+                Ok(Some((a, h)))
+            }
         }
+    }
+
+    /// Checks that the log at `a` may be on the history list: committed, with update records.
+    fn check_in_history(&self, a: UndoAddr, h: &LogHeader) -> Result<()> {
+        if h.state == LogState::Committed && h.update {
+            return Ok(());
+        }
+        Err(MvccError::CorruptTrxSys {
+            page: self.page,
+            what: format!(
+                "the history list reaches the log of transaction {} at {}:{}, which is {:?} \
+                 (update {}): not a log purge may still need (a cycle back to a purged log?)",
+                h.trx_id, a.page, a.offset, h.state, h.update
+            ),
+        })
     }
 
     /// Takes the history list's oldest log, whose header is at `at`, off the list once purge
@@ -1202,6 +1225,7 @@ impl TrxSys {
             return Ok(None);
         }
         let h = undo::read_header(pool, self.page.space, at)?;
+        self.check_in_history(at, &h)?;
         let mut t = tail.clone();
         let mut mtr = pool.mtr()?;
         let s = mtr.get_write(self.page)?;
@@ -1281,6 +1305,21 @@ impl TrxSys {
             undo::page_fields(&g, id)
         };
         let (mut next, mut free) = fields(page)?;
+        // Pages may give no bytes (FREE at the data start), so an entry's length does not
+        // bound the steps: a NEXT that comes back to a page already stepped over is a cycle.
+        let mut guard = CycleGuard::new();
+        guard.step(page);
+        let mut step_to = |page: u32, from: u32| -> Result<(u32, usize)> {
+            if !guard.step(page) {
+                return Err(corrupt(
+                    from,
+                    UNDO_NEXT,
+                    "a NEXT page not stepped over before",
+                    format!("{page} (the undo page chain has a cycle)"),
+                ));
+            }
+            fields(page)
+        };
         loop {
             if page != t.first_page {
                 // The last entry continued past the first page: the next one starts here.
@@ -1342,17 +1381,19 @@ impl TrxSys {
                         "the end of the undo stream".into(),
                     ));
                 }
-                page = next;
+                let to = next;
+                (next, free) = step_to(to, page)?;
+                page = to;
                 off = UNDO_DATA;
                 pages.push(page);
-                (next, free) = fields(page)?;
             }
             if page != t.first_page && off >= free && page != t.last_page && next != 0 {
                 // Ended exactly at the end of a later page: that page is dead too.
-                page = next;
+                let to = next;
+                (next, free) = step_to(to, page)?;
+                page = to;
                 off = UNDO_DATA;
                 pages.push(page);
-                (next, free) = fields(page)?;
             }
         }
     }
@@ -1370,11 +1411,21 @@ impl TrxSys {
             (t.hist_first, t.hist_len)
         };
         let mut out = Vec::new();
+        let mut guard = CycleGuard::new();
         while let Some(a) = at {
             if out.len() as u64 >= len {
                 return Err(MvccError::CorruptTrxSys {
                     page: self.page,
                     what: format!("the history list is longer than its length {len}"),
+                });
+            }
+            if !guard.step(a) {
+                return Err(MvccError::CorruptTrxSys {
+                    page: self.page,
+                    what: format!(
+                        "the history list comes back to the log at {}:{} (a cycle)",
+                        a.page, a.offset
+                    ),
                 });
             }
             let h = undo::read_header(pool, self.page.space, a)?;

@@ -11,7 +11,9 @@
 //! - [`checksum`]: the four checksum algorithms InnoDB and MariaDB write (`crc32`, legacy
 //!   `innodb`, `none`, `full_crc32`), byte for byte, and verification in InnoDB's order;
 //! - [`index`]: the INDEX page header, decoded for inspection;
-//! - [`bytes`]: checked big-endian field access: parsing a page never panics, whatever the bytes.
+//! - [`bytes`]: checked big-endian field access: parsing a page never panics, whatever the bytes;
+//! - [`walk`]: [`walk::CycleGuard`], which bounds every walk over links read from disk, so a
+//!   corrupt file's cycle is an error, never a hang.
 //!
 //! ```text
 //!  0            38                                             N-8      N
@@ -58,6 +60,7 @@ pub mod fsp;
 mod id;
 pub mod index;
 mod size;
+pub mod walk;
 
 pub use fil::PageType;
 pub use id::PageId;

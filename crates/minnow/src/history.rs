@@ -63,6 +63,7 @@ use minnow_mvcc::undo;
 use minnow_mvcc::{
     MvccError, PageSource, ReadView, RollPtr, UndoAddr, UndoKind, UndoRecord, trx_id_from_field,
 };
+use minnow_page::walk::CycleGuard;
 
 use crate::error::{Error, Result};
 use crate::schema::{IndexInfo, TableDef, TableMeta};
@@ -270,6 +271,57 @@ pub(crate) fn older<S: PageSource + ?Sized>(
     }
     let values = version_of(meta, layout, &rec)?;
     Ok(Older::Version { rec, values })
+}
+
+// ---- Bounding the walks (see `minnow_page::walk`) ----
+
+/// A walk back through the versions of one row, roll pointer to roll pointer, as consistent
+/// reads and purge take it. A corrupt undo record can hold a roll pointer that leads back to
+/// a record the walk already read; [`VersionWalk::step`] turns that into [`Error::Corrupt`]
+/// after a few times the cycle's length, at the cost of one comparison per version (a
+/// [`CycleGuard`]; [`walk`], which keeps every version anyway, keeps a set instead).
+#[derive(Debug, Default)]
+pub(crate) struct VersionWalk(CycleGuard<RollPtr>);
+
+impl VersionWalk {
+    /// Records that the walk is about to follow `ptr` to an older version of a row of `meta`.
+    pub(crate) fn step(&mut self, meta: &TableMeta, ptr: RollPtr) -> Result<()> {
+        if self.0.step(ptr) {
+            return Ok(());
+        }
+        Err(Error::Corrupt {
+            what: format!(
+                "table `{}`: a version chain comes back to roll pointer {ptr} (the undo \
+                 records' roll pointers form a cycle)",
+                meta.name()
+            ),
+        })
+    }
+}
+
+/// Checks a step of a walk along one undo log's `prev` chain, newest record first (rollback,
+/// purge): undo numbers fall strictly along it, so `rec`, read at `at`, must have a number
+/// below `below`, the number of the record read before it (`u64::MAX` at the start); `below`
+/// then becomes `rec`'s. A chain that loops is [`Error::Corrupt`] at the first record it
+/// meets again, before anything is undone or purged twice.
+pub(crate) fn older_in_log(
+    trx_id: u64,
+    at: UndoAddr,
+    rec: &UndoRecord,
+    below: &mut u64,
+) -> Result<()> {
+    if rec.undo_no < *below {
+        *below = rec.undo_no;
+        return Ok(());
+    }
+    Err(Error::Corrupt {
+        what: format!(
+            "the undo log of transaction {trx_id} leads from undo number {} back to the record \
+             at {}:{} with undo number {}: its records must be chained newest to oldest \
+             (a cycle?)",
+            *below, at.page, at.offset, rec.undo_no
+        ),
+    })
 }
 
 // ---- Reading a whole chain ----

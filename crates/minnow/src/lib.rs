@@ -345,6 +345,8 @@ mod schema;
 pub mod status;
 mod table;
 mod trx;
+#[cfg(test)]
+mod walk_tests;
 
 pub use admission::AdmissionStats;
 #[cfg(feature = "tokio")]

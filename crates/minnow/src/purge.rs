@@ -89,7 +89,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
-use crate::history::{sys_of, version_of};
+use crate::history::{VersionWalk, older_in_log, sys_of, version_of};
 use crate::schema::PRIMARY;
 use crate::trx::{key_of_undo, sec, table_of};
 
@@ -289,6 +289,7 @@ fn purge_log(
     mut next: Option<UndoAddr>,
     r: &mut PurgeReport,
 ) -> Result<()> {
+    let mut below = u64::MAX;
     while next.is_some() {
         let _w = inner.write.lock();
         for _ in 0..RECORDS_PER_LOCK {
@@ -302,6 +303,7 @@ fn purge_log(
                 offset: at.offset,
             };
             let rec = inner.trx_sys.read(&inner.pool, probe)?;
+            older_in_log(trx_id, at, &rec, &mut below)?;
             let ptr = RollPtr {
                 insert: rec.kind == UndoKind::Insert,
                 ..probe
@@ -397,6 +399,7 @@ fn needed(
         return Ok(false);
     };
     let (mut values, mut deleted) = (cur.values, cur.deleted);
+    let mut walk = VersionWalk::default();
     loop {
         if !deleted {
             let row = meta.row_of(values.clone())?;
@@ -408,6 +411,7 @@ fn needed(
         if view.changes_visible(writer) || !ptr.has_undo() || ptr.insert {
             return Ok(false);
         }
+        walk.step(&t.meta, ptr)?;
         let rec = inner.trx_sys.read(&inner.pool, ptr)?;
         values = version_of(&t.meta, t.clustered.layout(), &rec)?;
         deleted = rec.old_deleted;

@@ -94,7 +94,7 @@ use minnow_redo::{Durability, Lsn};
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
-use crate::history::{Older, older, sys_of, undo_mismatch, version_of};
+use crate::history::{Older, VersionWalk, older, older_in_log, sys_of, undo_mismatch, version_of};
 use crate::schema::PRIMARY;
 
 /// The isolation level of a [`Transaction`].
@@ -231,7 +231,13 @@ pub(crate) fn recover_rollback(inner: &Inner, mut log: UndoLog) -> Result<u64> {
 
 fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
     let mut n = 0;
+    let mut below = u64::MAX;
     while let Some((ptr, rec)) = inner.trx_sys.last_record(&inner.pool, log, savepoint)? {
+        let at = minnow_mvcc::UndoAddr {
+            page: ptr.page,
+            offset: ptr.offset,
+        };
+        older_in_log(log.trx_id, at, &rec, &mut below)?;
         undo_record(inner, &rec, ptr, log.trx_id)?;
         inner.trx_sys.pop(&inner.pool, log, &rec)?;
         n += 1;
@@ -857,7 +863,9 @@ fn older_version_has(
     let Some(s) = t.meta.secondary.get(i) else {
         return Ok(false);
     };
+    let mut walk = VersionWalk::default();
     while !inner.trx_sys.undo_may_be_gone(writer) {
+        walk.step(&t.meta, ptr)?;
         let Older::Version { rec, values } = step_back(inner, t, ptr)? else {
             break;
         };
@@ -907,11 +915,13 @@ pub(crate) fn visible(
     mut values: Vec<Value>,
     mut deleted: bool,
 ) -> Result<Option<Vec<Value>>> {
+    let mut walk = VersionWalk::default();
     loop {
         let (trx, ptr) = sys_of(&t.meta, &values)?;
         if snap.sees(trx) {
             return Ok((!deleted).then_some(values));
         }
+        walk.step(&t.meta, ptr)?;
         match step_back(inner, t, ptr)? {
             Older::Version { rec, values: v } => (values, deleted) = (v, rec.old_deleted),
             Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),

@@ -604,6 +604,15 @@ pub fn records(page: &[u8]) -> Records<'_> {
     }
 }
 
+/// Like [`records`], but from the record after `cursor` on (after the infimum: every record;
+/// after the supremum: none). Bounded by the heap size as [`records`] is, so a cycle in the
+/// record list is an error, not an endless walk.
+pub fn records_after(page: &[u8], cursor: Cursor) -> Records<'_> {
+    let mut r = records(page);
+    r.at = (!cursor.is_supremum()).then_some(cursor.origin());
+    r
+}
+
 /// Iterator returned by [`records`]: yields each user record's cursor, or an error (once) if
 /// the list is broken.
 #[derive(Debug)]

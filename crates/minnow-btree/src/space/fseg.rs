@@ -37,6 +37,16 @@ pub(crate) fn inodes_per_page(page_len: usize) -> usize {
     page_len.saturating_sub(INODE_ARR + 10) / INODE_SIZE
 }
 
+/// The name of an inode's extent list, by its offset in the inode.
+fn list_name(list: usize) -> &'static str {
+    match list {
+        FREE => "FREE",
+        NOT_FULL => "NOT_FULL",
+        FULL => "FULL",
+        _ => "unknown",
+    }
+}
+
 /// The slot number of an inode entry at `at`, if `at` is one.
 pub(crate) fn slot_of(page_len: usize, at: usize) -> Option<usize> {
     let rel = at.checked_sub(INODE_ARR)?;
@@ -349,7 +359,11 @@ impl Fsp<'_, '_> {
         Ok(None)
     }
 
-    /// One step of freeing a segment (see [`super::free_segment_step`]).
+    /// One step of freeing a segment (see [`super::free_segment_step`]). Every extent taken
+    /// off the segment's lists must be one of its FSEG extents, and a list whose length is
+    /// not 0 must have a first node: a corrupt list (one that loops back to an extent already
+    /// freed, or a length without nodes) is [`TreeError::Corrupt`], so that
+    /// [`super::free_segment`], which repeats this step until the segment is gone, ends.
     pub fn seg_free_step(&mut self, seg: Segment, max_extents: usize) -> Result<bool, TreeError> {
         let h = seg.header;
         let limit = self.hdr(fsph::FREE_LIMIT)?;
@@ -371,10 +385,25 @@ impl Fsp<'_, '_> {
                 let Some(n) = self.list_first(base(ip, at, list))? else {
                     break;
                 };
-                self.list_remove(base(ip, at, list), n)?;
                 let start = self.extent_of_node(n)?;
+                let e = self.xdes(start)?;
+                let state = self.state(e)?;
+                let owner = self.owner(e)?;
+                if state != XDES_FSEG || owner != seg.id {
+                    return Err(corrupt(
+                        self.space,
+                        n.page,
+                        format!(
+                            "{h}: extent {start} on the segment's {} list is {} with owner \
+                             {owner}, not an extent of segment {}",
+                            list_name(list),
+                            super::state_name(state),
+                            seg.id
+                        ),
+                    ));
+                }
+                self.list_remove(base(ip, at, list), n)?;
                 if list == NOT_FULL {
-                    let e = self.xdes(start)?;
                     let used = self.n_used(e)?;
                     self.add_not_full_used(ip, at, -i64::from(used))?;
                 }
@@ -383,7 +412,19 @@ impl Fsp<'_, '_> {
             }
         }
         for list in [FULL, NOT_FULL, FREE] {
-            if self.list_len(base(ip, at, list))? > 0 {
+            let len = self.list_len(base(ip, at, list))?;
+            if len > 0 && budget > 0 {
+                // Every list was emptied of nodes, yet this one says it has some.
+                return Err(corrupt(
+                    self.space,
+                    ip,
+                    format!(
+                        "{h}: the segment's {} list has length {len} but no first node",
+                        list_name(list)
+                    ),
+                ));
+            }
+            if len > 0 {
                 return Ok(false);
             }
         }

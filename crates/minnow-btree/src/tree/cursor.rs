@@ -47,11 +47,24 @@
 //! record below the last key it returned. This is what InnoDB's
 //! `btr_pcur_move_backward_from_page` does (release, then latch the left page before the
 //! current one).
+//!
+//! ## A corrupt sibling list ends the scan with an error
+//!
+//! Sibling links come from the file, so a scan checks them as it follows them (see
+//! [`minnow_page::walk`]). Stepping right from an unchanged leaf, the right sibling must be a
+//! leaf of this index whose `PREV` names the leaf the scan came from; stepping left, the left
+//! page's `NEXT` must name the unchanged leaf. While the scan holds the unchanged leaf's latch
+//! no split or merge can be rewriting those links, so a mismatch is corruption
+//! ([`TreeError::Corrupt`] naming the page), not a race. Links that agree but form a ring
+//! (two corrupt pages pointing at each other both ways) are caught by a
+//! [`CycleGuard`] over the leaves stepped to since the last descent: each step costs one
+//! comparison, and a ring ends the scan with an error after a few times its length.
 
 use std::collections::VecDeque;
 use std::ops::Bound;
 
 use minnow_buf::{BufferPool, PageReadGuard};
+use minnow_page::walk::CycleGuard;
 use minnow_redo::Lsn;
 
 use super::descend::MAX_LEVEL;
@@ -155,6 +168,8 @@ pub struct RangeScan<'p> {
     /// The key of the last record buffered (where to restore from).
     last: Option<SearchKey>,
     pos: Option<Pos>,
+    /// The leaves (page, LSN) stepped to through sibling links since the last descent.
+    guard: CycleGuard<(u32, Lsn)>,
     started: bool,
     done: bool,
 }
@@ -260,6 +275,7 @@ impl<'p> RangeScan<'p> {
             buf: VecDeque::new(),
             last: None,
             pos: None,
+            guard: CycleGuard::new(),
             started: false,
             done: range.limit == Some(0),
         })
@@ -292,12 +308,35 @@ impl<'p> RangeScan<'p> {
         }
     }
 
-    /// Validates a sibling reached through a link: a leaf of this index.
-    fn sibling(&self, no: u32) -> Result<PageReadGuard<'p>, TreeError> {
-        let id = self.tree.id(no);
-        let g = self.pool.get_read(id)?;
-        validate(&g, id, self.tree.index_id, Some(0))?;
-        Ok(g)
+    /// Checks a sibling reached through a link from the unchanged leaf `from` (see the module
+    /// docs): a leaf of this index whose link back (`PREV` going right, `NEXT` going left)
+    /// names `from`, and not a leaf this walk has stepped to before.
+    fn check_sibling(&mut self, g: &PageReadGuard<'_>, from: u32) -> Result<(), TreeError> {
+        let no = g.page_id().page_no;
+        validate(g, self.tree.id(no), self.tree.index_id, Some(0))?;
+        let (link, back) = if self.reverse {
+            ("NEXT", super::page::next(g))
+        } else {
+            ("PREV", super::page::prev(g))
+        };
+        let back = back.map_err(|e| self.tree.corrupt(no, e.to_string()))?;
+        if back != from {
+            return Err(self.tree.corrupt(
+                no,
+                format!("leaf reached from leaf {from} has {link} {back}, expected {from}"),
+            ));
+        }
+        if !self.guard.step((no, g.lsn())) {
+            return Err(self.tree.corrupt(
+                no,
+                format!(
+                    "the leaf level's sibling links form a cycle through this page \
+                     (a {} scan came back to it)",
+                    if self.reverse { "backward" } else { "forward" }
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The next leaf to read and the position on it: the first one, a sibling of the last
@@ -313,24 +352,33 @@ impl<'p> RangeScan<'p> {
         let unchanged = |g: &PageReadGuard<'_>, tree: &BTree| {
             validate(g, tree.id(p.page), tree.index_id, Some(0)).is_ok() && g.lsn() == p.lsn
         };
+        let (name, link) = if self.reverse {
+            ("PREV", p.prev)
+        } else {
+            ("NEXT", p.next)
+        };
+        if link == p.page {
+            return Err(self
+                .tree
+                .corrupt(p.page, format!("the leaf's {name} names the leaf itself")));
+        }
         if self.reverse {
             if p.prev == NIL {
                 return Ok(None);
             }
             // Left page first, then the page we came from: left to right, as every thread
-            // that holds two leaves latches them.
+            // that holds two leaves latches them. If the page we came from is unchanged, its
+            // PREV is still the left page and nobody can be relinking the two: the left page
+            // must link back to it.
             let left = self.pool.get_read(self.tree.id(p.prev))?;
-            let left_ok = validate(&left, self.tree.id(p.prev), self.tree.index_id, Some(0))
-                .is_ok()
-                && super::page::next(&left).is_ok_and(|n| n == p.page);
-            if left_ok {
-                let cur = self.pool.get_read(self.tree.id(p.page))?;
-                if unchanged(&cur, &self.tree) {
-                    drop(cur);
-                    let c = self.tree.seek_on(&left, 0, Seek::Last)?;
-                    return Ok(Some((left, c)));
-                }
+            let cur = self.pool.get_read(self.tree.id(p.page))?;
+            if unchanged(&cur, &self.tree) {
+                self.check_sibling(&left, p.page)?;
+                drop(cur);
+                let c = self.tree.seek_on(&left, 0, Seek::Last)?;
+                return Ok(Some((left, c)));
             }
+            drop(cur);
             drop(left);
         } else {
             if p.next == NIL {
@@ -338,11 +386,14 @@ impl<'p> RangeScan<'p> {
             }
             let cur = self.pool.get_read(self.tree.id(p.page))?;
             if unchanged(&cur, &self.tree) {
-                let g = self.sibling(p.next)?;
+                let g = self.pool.get_read(self.tree.id(p.next))?;
+                self.check_sibling(&g, p.page)?;
                 drop(cur);
                 return Ok(Some((g, Cursor::INFIMUM)));
             }
         }
+        // A descent from the root: the sibling walk starts anew.
+        self.guard.reset();
         Ok(Some(self.tree.seek_leaf(self.pool, self.restore_seek())?))
     }
 
@@ -427,13 +478,9 @@ impl<'p> RangeScan<'p> {
                 }
             }
         } else {
-            let mut c = at;
             let mut started = matches!(self.start, Bound::Unbounded);
-            loop {
-                c = node::next(&g, c)?;
-                if !c.is_user() {
-                    break;
-                }
+            for c in node::records_after(&g, at) {
+                let c = c?;
                 if !started {
                     if self.before_start(&g, c.origin())? {
                         continue;

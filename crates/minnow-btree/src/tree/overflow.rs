@@ -57,11 +57,18 @@
 //! leaf in the latch order, as newly allocated pages do, and no thread reaches them any other
 //! way, so this adds no deadlock. Reads fetch an off-page field only when asked for it
 //! ([`BTree::get_fields`], [`crate::ScanRange::fetch`]).
+//!
+//! Every walk down a chain (reading, freeing) is bounded: the parts must add up to the
+//! reference's length, the length must fit the column before anything is read, and a
+//! [`CycleGuard`] stops a chain whose `NEXT` comes back to a page of its own (a corrupt file)
+//! with [`TreeError::Corrupt`] naming the page, never a loop. `check` keeps a set of every
+//! overflow page instead (each belongs to one field of one record).
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use minnow_buf::{BufferPool, Mtr, PageHandle};
+use minnow_page::walk::CycleGuard;
 use minnow_page::{PageId, PageType, bytes, fil};
 
 use super::page::{NIL, fits_records};
@@ -391,7 +398,9 @@ impl BTree {
         for r in refs {
             let mut no = r.page;
             let mut left = r.len;
+            let mut guard = CycleGuard::new();
             while left > 0 {
+                self.chain_step(&mut guard, no, leaf_no)?;
                 let id = self.id(no);
                 let ph = mtr.get_write(id)?;
                 let (part, next) = self.blob_header(mtr.page(ph), id, left)?;
@@ -454,13 +463,30 @@ impl BTree {
         Ok((part, next))
     }
 
-    /// Reads an off-page value (the caller holds the leaf `leaf` that references it).
-    fn read_chain(&self, pool: &BufferPool, leaf: u32, b: &[u8]) -> Result<Vec<u8>, TreeError> {
-        let r = self.extern_ref(leaf, b)?;
+    /// One step of a walk down an overflow chain of a record on leaf `leaf`: to page `no`,
+    /// unless the chain came back to a page of its own.
+    fn chain_step(&self, guard: &mut CycleGuard<u32>, no: u32, leaf: u32) -> Result<(), TreeError> {
+        if guard.step(no) {
+            return Ok(());
+        }
+        Err(self.corrupt(
+            no,
+            format!(
+                "the overflow chain of a record on page {leaf} comes back to this page \
+                 (a cycle)"
+            ),
+        ))
+    }
+
+    /// Reads the off-page value `r` refers to (the caller holds the leaf `leaf` that
+    /// references it).
+    fn read_chain(&self, pool: &BufferPool, leaf: u32, r: ExternRef) -> Result<Vec<u8>, TreeError> {
         let mut out = Vec::with_capacity(usize::try_from(r.len).unwrap_or(0).min(1 << 24));
         let mut no = r.page;
         let mut left = r.len;
+        let mut guard = CycleGuard::new();
         while left > 0 {
+            self.chain_step(&mut guard, no, leaf)?;
             let id = self.id(no);
             let g = pool.get_read(id)?;
             let (part, next) = self.blob_header(&g, id, left)?;
@@ -482,18 +508,20 @@ impl BTree {
         i: usize,
         r: &[u8],
     ) -> Result<Value, TreeError> {
-        let data = self.read_chain(pool, leaf, r)?;
         let col = self.leaf.fields().get(i).copied();
         let max = col.map_or(0, |c| c.ty.max_len());
-        if data.len() > max {
+        // Checked before reading: the chain is as long as the reference says.
+        let r = self.extern_ref(leaf, r)?;
+        if r.len > max as u64 {
             return Err(self.corrupt(
                 leaf,
                 format!(
                     "off-page field {i} of {} bytes, the column allows {max}",
-                    data.len()
+                    r.len
                 ),
             ));
         }
+        let data = self.read_chain(pool, leaf, r)?;
         let ty = col.map_or(crate::record::ColumnType::Blob, |c| c.ty);
         decode_value(ty, &data).map_err(|what| self.corrupt(leaf, what))
     }

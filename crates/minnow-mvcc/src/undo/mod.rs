@@ -236,4 +236,6 @@ pub(crate) fn held_fields(mtr: &Mtr<'_>, h: PageHandle, id: PageId) -> Result<(u
 }
 
 #[cfg(test)]
+mod cycle_tests;
+#[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ fn pool(dir: &std::path::Path) -> BufferPool {
     BufferPool::create_scratch(dir, BufConfig::with_frames(256, PageSize::K4), 1).unwrap()
 }
 
-fn rec(kind: UndoKind, key: u8, payload: usize) -> NewRecord {
+pub(super) fn rec(kind: UndoKind, key: u8, payload: usize) -> NewRecord {
     NewRecord {
         kind,
         old_deleted: false,

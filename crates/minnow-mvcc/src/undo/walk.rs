@@ -23,6 +23,7 @@
 //! The walk reads pages through a [`PageSource`], so it is the same code whether the pages
 //! come from the buffer pool or, in a tool, straight from the data file. It writes nothing.
 
+use minnow_page::walk::CycleGuard;
 use minnow_page::{PageId, bytes};
 
 use super::record::{FILLER, HEADER_KIND, LOG_HEADER_LEN, LogHeader, UndoAddr, UndoRecord};
@@ -186,9 +187,20 @@ fn walk_into<S: PageSource + ?Sized>(
     let mut held = load(pages, PageId::new(space, first))?;
     let mut position = 0u32;
     let mut off = usize::from(walk.sys.head);
-    // Steps to the next page of the chain, checking it against PAGES.
-    let advance = |held: &Held, position: &mut u32| -> Result<Held> {
+    // Steps to the next page of the chain, checking it against PAGES and, since PAGES comes
+    // from the file too, against the pages stepped to so far (a NEXT that loops).
+    let mut guard = CycleGuard::new();
+    guard.step(first);
+    let mut advance = |held: &Held, position: &mut u32| -> Result<Held> {
         *position += 1;
+        if !guard.step(held.next) {
+            return Err(MvccError::CorruptUndo {
+                page: held.id,
+                offset: super::UNDO_NEXT,
+                expected: "a NEXT undo page not reached before".into(),
+                found: format!("NEXT {} (the undo page chain has a cycle)", held.next),
+            });
+        }
         if *position >= n_pages {
             return Err(MvccError::CorruptUndo {
                 page: held.id,
