@@ -271,6 +271,11 @@ impl Database {
             autoinc: t.autoinc.clone(),
         });
         inner.tables.write().insert(table.to_owned(), entry);
+        // Handles on the old entry read through the new one from now on: a later drop marks
+        // only the new entry, and must reach readers of the trees both share (the `ddl`
+        // module docs, "Reads racing a drop").
+        t.superseded
+            .store(true, std::sync::atomic::Ordering::Release);
         self.durable(end)
     }
 }

@@ -10,6 +10,7 @@ use minnow_redo::{Durability, Lsn};
 use crate::autoinc::{AutoInc, AutoIncStatus, Inserted};
 use crate::config::AutoIncLockMode;
 use crate::db::{Database, TableEntry};
+use crate::ddl::EntryState;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, TableDef};
 use crate::status::RowOp;
@@ -126,6 +127,14 @@ impl Rows<'_> {
         self.covering
     }
 
+    /// [`Error::TableChanged`] if DDL dropped or replaced the scan's table entry since the
+    /// scan began: what it read since may come from pages the table no longer owns.
+    fn stale(&self) -> Option<Error> {
+        (self.t.state() != EntryState::Live).then(|| Error::TableChanged {
+            table: self.t.meta.name().to_owned(),
+        })
+    }
+
     fn row(&mut self, e: Entry) -> Result<Option<Vec<Value>>> {
         let Entry {
             values,
@@ -206,7 +215,12 @@ impl Iterator for Rows<'_> {
         }
         self.admitted.row();
         loop {
-            let r = match self.inner.next()? {
+            let Some(next) = self.inner.next() else {
+                // The end is an answer too: one reached through a page a drop freed is not.
+                self.done = true;
+                return self.stale().map(Err);
+            };
+            let r = match next {
                 Ok(e) => self.row(e),
                 Err(e) => {
                     let index = match self.index {
@@ -216,6 +230,14 @@ impl Iterator for Rows<'_> {
                     Err(from_tree(e, self.t.meta.name(), index))
                 }
             };
+            // Validated after the read (the `ddl` module docs, "Reads racing a drop"): a row
+            // or an error from a page the table no longer owns is a changed table.
+            if !matches!(r, Ok(None))
+                && let Some(e) = self.stale()
+            {
+                self.done = true;
+                return Some(Err(e));
+            }
             match r {
                 Ok(Some(row)) => {
                     if let Some(n) = self.left.as_mut() {
@@ -260,17 +282,33 @@ impl<'db> Table<'db> {
     /// table after the handle was taken: its trees may be gone.
     fn live(&self) -> Result<()> {
         if self.t.dropped.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(Error::TableChanged {
-                table: self.name().to_owned(),
-            });
+            return Err(self.changed());
         }
         Ok(())
     }
 
-    /// True if a bulk load replaced the table's trees since this handle was taken: reads
-    /// then go through the table's current entry.
-    fn superseded(&self) -> bool {
-        self.t.superseded.load(std::sync::atomic::Ordering::Acquire)
+    fn changed(&self) -> Error {
+        Error::TableChanged {
+            table: self.name().to_owned(),
+        }
+    }
+
+    /// Runs read `f` on this handle's entry, or on the table's current one if a bulk load
+    /// replaced it, and validates the read after it is done (the `ddl` module docs, "Reads
+    /// racing a drop"): if DDL dropped the entry meanwhile, the answer (or the error: a page
+    /// that belongs to another index) is [`Error::TableChanged`]; if a load replaced it,
+    /// the read runs again on the new entry.
+    fn read<T>(&self, f: impl Fn(&Table<'db>) -> Result<T>) -> Result<T> {
+        let mut fresh: Option<Table<'db>> = None;
+        loop {
+            let t = fresh.as_ref().unwrap_or(self);
+            let r = (t.t.state() == EntryState::Live).then(|| f(t));
+            match (t.t.state(), r) {
+                (EntryState::Live, Some(r)) => return r,
+                (EntryState::Dropped, _) => return Err(t.changed()),
+                _ => fresh = Some(t.current()?),
+            }
+        }
     }
 
     /// The table's definition.
@@ -304,19 +342,18 @@ impl<'db> Table<'db> {
         primary.into_iter().chain(secondary).collect()
     }
 
-    /// This table's entry as the database holds it now (a fresh handle).
+    /// This table's entry as the database holds it now (a fresh handle). A table of the same
+    /// name with another clustered index is another table (this one was dropped and the name
+    /// used again; index ids are never reused, and `load` and `create_index` keep the id):
+    /// [`Error::TableChanged`], as when the name is gone.
     fn current(&self) -> Result<Table<'db>> {
-        let t = self
-            .db
-            .inner()?
-            .tables
-            .read()
-            .get(self.name())
-            .cloned()
-            .ok_or_else(|| Error::NoSuchTable {
-                table: self.name().to_owned(),
-            })?;
-        Ok(Table::new(self.db, t))
+        let t = self.db.inner()?.tables.read().get(self.name()).cloned();
+        match t {
+            Some(t) if t.clustered.index_id() == self.t.clustered.index_id() => {
+                Ok(Table::new(self.db, t))
+            }
+            _ => Err(self.changed()),
+        }
     }
 
     fn pool(&self) -> Result<&'db minnow_buf::BufferPool> {
@@ -330,10 +367,11 @@ impl<'db> Table<'db> {
     /// The row with primary key `key` (one value per primary key column), all columns in
     /// table order.
     pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.get(key);
-        }
+        self.read(|t| t.get_entry(key))
+    }
+
+    /// [`Table::get`] on this handle's entry, unvalidated ([`Table::read`] validates).
+    fn get_entry(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
         let mut admitted = self.db.admit();
         admitted.row();
         let inner = self.db.inner()?;
@@ -366,7 +404,7 @@ impl<'db> Table<'db> {
             (!deleted).then_some(row)
         } else {
             // A writer that may not have committed: the latest committed version, from undo.
-            self.get_in(&Snapshot::View(inner.trx_sys.open_view(0)), &key)?
+            self.get_in_entry(&Snapshot::View(inner.trx_sys.open_view(0)), &key)?
         };
         self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
         Ok(found)
@@ -386,10 +424,11 @@ impl<'db> Table<'db> {
 
     /// The row with primary key `key` as `snap` sees it.
     pub(crate) fn get_in(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.get_in(snap, key);
-        }
+        self.read(|t| t.get_in_entry(snap, key))
+    }
+
+    /// [`Table::get_in`] on this handle's entry, unvalidated.
+    fn get_in_entry(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
         let inner = self.db.inner()?;
         let meta = &self.t.meta;
         let Some(e) = self.clustered_record(key)? else {
@@ -407,10 +446,11 @@ impl<'db> Table<'db> {
     /// key (a deleted row keeps its record, delete-marked, so it still has a chain). Reads
     /// only: writes nothing and takes no lock, so it never waits for a writer.
     pub fn history(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.history(key);
-        }
+        self.read(|t| t.history_entry(key))
+    }
+
+    /// [`Table::history`] on this handle's entry, unvalidated.
+    fn history_entry(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
         let inner = self.db.inner()?;
         let meta = &self.t.meta;
         let Some(e) = self.clustered_record(key)? else {
@@ -688,10 +728,11 @@ impl<'db> Table<'db> {
 
     /// [`Table::scan`] as `snap` sees the table.
     pub(crate) fn scan_in(&self, snap: Snapshot, scan: Scan) -> Result<Rows<'db>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.scan_in(snap, scan);
-        }
+        self.read(|t| t.scan_entry(snap.clone(), scan.clone()))
+    }
+
+    /// [`Table::scan_in`] on this handle's entry (the scan validates each row).
+    fn scan_entry(&self, snap: Snapshot, scan: Scan) -> Result<Rows<'db>> {
         let mut admitted = self.db.admit();
         admitted.row();
         let meta = &self.t.meta;
@@ -760,10 +801,11 @@ impl<'db> Table<'db> {
         index: &str,
         scan: Scan,
     ) -> Result<Rows<'db>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.scan_index_in(snap, index, scan);
-        }
+        self.read(|t| t.scan_index_entry(snap.clone(), index, scan.clone()))
+    }
+
+    /// [`Table::scan_index_in`] on this handle's entry (the scan validates each row).
+    fn scan_index_entry(&self, snap: Snapshot, index: &str, scan: Scan) -> Result<Rows<'db>> {
         let mut admitted = self.db.admit();
         admitted.row();
         let meta = &self.t.meta;
