@@ -160,6 +160,11 @@
 //! `drop_table` and `drop_index` change the dictionary first (the commit point) and then give
 //! the index trees' segments back to the tablespace, so their pages are reused and the file
 //! stops growing; a pending-drop marker record makes the freeing restartable (`ddl` module).
+//! Reads take no lock, so one may still be walking a tree a drop frees: each read checks
+//! afterwards whether its table was dropped or replaced meanwhile, and if so reports
+//! [`Error::TableChanged`] instead of what it found on pages the drop gave back (a read
+//! through a handle taken before a `load` or `create_index` follows the table's new
+//! definition instead).
 //!
 //! ## Recovery
 //!
@@ -176,7 +181,9 @@
 //! picks [`Isolation::ReadCommitted`]). Its reads see one snapshot, its writes become visible
 //! to others at [`Transaction::commit`], which returns the [`Durability`] reached per
 //! `flush_log_at_trx_commit`, and vanish at [`Transaction::rollback`] or when it is dropped
-//! uncommitted. Every [`Table`] method is a transaction of its own (autocommit).
+//! uncommitted. Every [`Table`] method is a transaction of its own (autocommit). A
+//! transaction takes only its own database's tables: a [`Table`] handle of another
+//! database is [`Error::ForeignTable`].
 //!
 //! ```
 //! use minnow::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};

@@ -287,6 +287,21 @@ impl<'db> Table<'db> {
         Ok(())
     }
 
+    /// [`Error::ForeignTable`] unless this handle belongs to `db`: the same open database,
+    /// compared by the address of its shared state (a transaction's statements must change
+    /// and read only pages of its own database).
+    pub(crate) fn belongs_to(&self, db: &Database) -> Result<()> {
+        let (mine, theirs) = (self.db.inner()?, db.inner()?);
+        if std::ptr::eq(mine, theirs) {
+            return Ok(());
+        }
+        Err(Error::ForeignTable {
+            table: self.name().to_owned(),
+            table_db: mine.dir.clone(),
+            trx_db: theirs.dir.clone(),
+        })
+    }
+
     fn changed(&self) -> Error {
         Error::TableChanged {
             table: self.name().to_owned(),
