@@ -46,7 +46,9 @@
 //!
 //! A row too big for about half a page moves its longest variable-length columns to overflow
 //! pages (InnoDB's DYNAMIC format, `docs/FORMAT.md` §5.3), in the same mini-transaction as the
-//! row itself; reads fetch them only when the requested columns include them. One row's
+//! row itself ([`Table::load`] moves the same columns, writing each row's pages in a
+//! mini-transaction before the page that holds the row, all unreachable until the load's
+//! commit point); reads fetch them only when the requested columns include them. One row's
 //! overflow pages must fit in a quarter of the buffer pool and their redo in a quarter of the
 //! log, or the statement fails with [`Error::RowTooLarge`].
 //!
@@ -277,7 +279,7 @@
 //! [`Table::load`] fills an empty table from rows in primary key order and
 //! [`Database::create_index`] adds a secondary index to a populated table; both build their
 //! B-trees bottom-up ([`minnow_btree::tree::BulkBuilder`], pages filled to 15/16) instead of
-//! inserting row by row. Scans go forward or backward ([`Scan::reverse`]) and take key
+//! inserting row by row; `load` moves long columns to overflow pages as `insert` does. Scans go forward or backward ([`Scan::reverse`]) and take key
 //! prefixes as bounds.
 //!
 //! ## Auto-increment
