@@ -160,6 +160,39 @@ fn drop_index_keeps_the_table_and_frees_the_index() {
     db.check().unwrap();
 }
 
+#[test]
+fn a_handle_never_follows_its_name_to_a_recreated_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), small(None)).unwrap();
+    db.create_table(table_def()).unwrap();
+    race_fill(&db, 0);
+    let old = db.table("t").unwrap();
+    // A handle from before create_index reads and writes through the new definition...
+    db.create_index("t", minnow::IndexDef::new("by_pad", &["pad"]))
+        .unwrap();
+    assert_eq!(old.scan_index("by_pad", Scan::all()).unwrap().count(), 300);
+    old.delete(&[Value::UInt(0)]).unwrap();
+    // ...but once the table is dropped and the name taken again, it is stale: it neither
+    // reads nor writes the new table.
+    db.drop_table("t").unwrap();
+    db.create_table(table_def()).unwrap();
+    let row = [
+        Value::UInt(1),
+        Value::Int(1),
+        Value::Null,
+        Value::Bytes(vec![]),
+    ];
+    for r in [
+        old.insert(&row).map(drop),
+        old.get(&[Value::UInt(1)]).map(drop),
+        old.scan(Scan::all()).map(drop),
+        old.delete(&[Value::UInt(1)]).map(drop),
+    ] {
+        assert!(matches!(r, Err(Error::TableChanged { .. })), "{r:?}");
+    }
+    assert_eq!(db.check().unwrap().rows["t"], 0);
+}
+
 /// What one reader thread of the DDL race saw: reads that succeeded, reads the DDL cut short
 /// with a typed error, and every other error (which must not happen).
 #[derive(Debug, Default)]
