@@ -83,7 +83,9 @@ impl Scan {
 
 /// A streaming scan ([`Table::scan`], [`Table::scan_index`]): an iterator of projected
 /// rows. It holds no latch between rows (it reads one leaf at a time), so a thread may
-/// write while it scans; rows changed meanwhile may or may not be seen.
+/// write while it scans; rows changed meanwhile may or may not be seen. A scan whose table
+/// is dropped, or replaced by `drop_index`, `create_index` or a load, while it runs ends with
+/// [`Error::TableChanged`] (take a new handle and scan again).
 pub struct Rows<'db> {
     db: &'db Database,
     t: Arc<TableEntry>,
