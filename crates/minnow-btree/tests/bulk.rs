@@ -180,20 +180,34 @@ fn out_of_order_and_duplicates_are_rejected() {
         );
         assert!(matches!(r, Err(TreeError::BadFillFactor { .. })));
     }
-    // A record too big for a page is an error, not a panic.
+    // An encoded record too big for a page is an error, not a panic.
     let mut b = BulkBuilder::new(&pool, SPACE, 11, big_layout(), BulkOptions::default()).unwrap();
-    let huge = vec![
-        Value::Int(1),
-        Value::trx_id(1),
-        Value::roll_ptr(1 << 55),
-        Value::Bytes(vec![0; 3000]),
-    ];
+    let huge = |k: i64| {
+        vec![
+            Value::Int(k),
+            Value::trx_id(1),
+            Value::roll_ptr(1 << 55),
+            Value::Bytes(vec![k as u8; 3000]),
+        ]
+    };
     assert!(matches!(
-        b.push_values(&huge),
+        b.push(&big_layout().encode(&huge(1)).unwrap()),
         Err(TreeError::Node(
             minnow_btree::node::NodeError::RecordTooBig { .. }
         ))
     ));
+    // From values, its long column goes to overflow pages, as an insert's does.
+    let mut b = BulkBuilder::new(&pool, SPACE, 12, big_layout(), BulkOptions::default()).unwrap();
+    for k in 0..5 {
+        b.push_values(&huge(k)).unwrap();
+    }
+    let (tree, _) = b.finish().unwrap();
+    let stats = tree.check(&pool).unwrap();
+    assert_eq!((stats.records, stats.overflow_pages.len()), (5, 5));
+    assert_eq!(
+        tree.get(&pool, &[Value::Int(3)]).unwrap().unwrap().values,
+        huge(3)
+    );
 }
 
 fn big_layout() -> RecordLayout {

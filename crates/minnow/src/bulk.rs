@@ -13,7 +13,11 @@
 //! **`load`** takes rows in ascending primary key order into an empty table. The clustered
 //! index is built bottom-up as the rows stream in; each secondary index's entries are
 //! collected, sorted and built after. Unsorted rows, a duplicate primary key or a duplicate
-//! unique key fail before anything is visible. Each index is built as a new tree (with its
+//! unique key fail before anything is visible. Long columns go to overflow pages as an
+//! insert's do (the same choice of columns, so a row that `insert` takes `load` takes too),
+//! each row's chains written in a mini-transaction of their own from the new clustered
+//! tree's leaf segment ([`minnow_btree::tree::BulkBuilder::push_values`]), before the leaf
+//! that points at them. Each index is built as a new tree (with its
 //! own segments, [`minnow_btree::tree::BulkBuilder::new`]); then one dictionary update names
 //! all the new roots at once: that update is the statement's **commit point**, so after a
 //! crash either every index holds the rows or none does. The table's old, empty trees are
@@ -271,6 +275,11 @@ impl Database {
             autoinc: t.autoinc.clone(),
         });
         inner.tables.write().insert(table.to_owned(), entry);
+        // Handles on the old entry read through the new one from now on: a later drop marks
+        // only the new entry, and must reach readers of the trees both share (the `ddl`
+        // module docs, "Reads racing a drop").
+        t.superseded
+            .store(true, std::sync::atomic::Ordering::Release);
         self.durable(end)
     }
 }

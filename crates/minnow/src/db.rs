@@ -50,7 +50,7 @@ pub(crate) struct TableEntry {
     /// Set by `drop_table` / `drop_index` when this entry stops being the table's: handles
     /// still holding it get [`Error::TableChanged`].
     pub dropped: std::sync::atomic::AtomicBool,
-    /// Set by `Table::load` when it replaces this entry's (empty) trees with built ones:
+    /// Set by `Table::load` (replacing this entry's empty trees) and `create_index`:
     /// handles still holding it read through the table's current entry.
     pub superseded: std::sync::atomic::AtomicBool,
     /// The auto-increment counter and AUTO-INC lock, if the table has an AUTO_INCREMENT

@@ -32,6 +32,34 @@
 //! otherwise the segments are freed (a segment whose inode no longer holds the recorded id
 //! is already free: segment ids are never reused) and the marker removed. Either way the
 //! steps can run again any number of times.
+//!
+//! ## Reads racing a drop
+//!
+//! Readers take no lock (see the crate docs, "Concurrency"), so a `get` or a scan may still
+//! be walking a tree while `drop_table` or `drop_index` frees its segments, and the freed
+//! pages may already serve another index, an overflow chain or the undo log. Such a reader
+//! would meet "page belongs to index 8, not 5" or a BLOB page where it expected an index
+//! page, and, worse, a freed page that a later tree of the same index id took (as
+//! `Table::load` reuses its empty trees' ids) would read as valid. Holding the pages for
+//! every read (a shared lock the drop waits for) would block drops behind long streaming
+//! scans, and a thread that scans and then drops would wait for itself.
+//!
+//! minnow instead **validates each read after it is done**, as a seqlock reader does. A drop
+//! sets the old table entry's `dropped` flag (a `load`, its `superseded` flag) *after* its
+//! commit point and *before* it frees a page. (`create_index` frees nothing, but it sets the
+//! old entry's `superseded` flag too: a later drop marks only the newest entry, so readers
+//! of an older one must go through it.) A reader that reached a page changed by the
+//! freeing or by a later reuse did so under that page's latch, after the change: it is
+//! ordered after the flag was set, so the flag load that follows its read sees it
+//! ([`TableEntry::state`], an acquire load). So when a reader finds its entry still
+//! [`EntryState::Live`] after the read, every page it read was still the table's, and the
+//! answer stands; when it finds the entry dropped, it throws the answer or the error away
+//! and reports [`crate::Error::TableChanged`]; when superseded by a load, a read that has
+//! returned nothing yet (a `get`, the start of a scan) runs again on the table's new entry.
+//! Streaming scans check after every row and at their end, so a row or an end that came
+//! from a freed page is never returned (a scan whose table changed under it ends with
+//! `TableChanged`). The cost is one or two
+//! flag loads per row, from a cache line that only DDL writes.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -114,6 +142,31 @@ fn decode_segs(key: &[u8], b: &[u8]) -> Result<Vec<Segment>> {
             Ok(Segment { header, id })
         })
         .collect()
+}
+
+/// What became of a table entry since a reader took it (see "Reads racing a drop").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EntryState {
+    /// Still the table's: reads through it stand.
+    Live,
+    /// `Table::load` replaced its (empty) trees: read through the table's current entry.
+    Superseded,
+    /// `drop_table` or `drop_index` replaced or removed it: its trees may be gone.
+    Dropped,
+}
+
+impl TableEntry {
+    /// The entry's state now. Called after a read, it says whether the read stands (see
+    /// "Reads racing a drop"): the flags are set before any page is freed.
+    pub(crate) fn state(&self) -> EntryState {
+        if self.dropped.load(Ordering::Acquire) {
+            EntryState::Dropped
+        } else if self.superseded.load(Ordering::Acquire) {
+            EntryState::Superseded
+        } else {
+            EntryState::Live
+        }
+    }
 }
 
 fn segments_of<'a>(trees: impl IntoIterator<Item = &'a BTree>) -> Vec<Segment> {

@@ -83,6 +83,22 @@ pub enum Error {
         /// The table.
         table: String,
     },
+    /// A [`crate::Table`] handle of one database passed to a [`crate::Transaction`] of
+    /// another: its rows live in the other database's pages, which this transaction's undo
+    /// log, locks and commit do not cover. Nothing was read or written.
+    #[error(
+        "table `{table}` belongs to the database in {}, not to this transaction's database in {}",
+        table_db.display(),
+        trx_db.display()
+    )]
+    ForeignTable {
+        /// The table.
+        table: String,
+        /// The data directory of the database the handle belongs to.
+        table_db: PathBuf,
+        /// The data directory of the transaction's database.
+        trx_db: PathBuf,
+    },
     /// A table definition that cannot be created.
     #[error("bad definition of table `{table}`: {reason}")]
     BadDefinition {

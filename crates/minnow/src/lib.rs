@@ -46,7 +46,9 @@
 //!
 //! A row too big for about half a page moves its longest variable-length columns to overflow
 //! pages (InnoDB's DYNAMIC format, `docs/FORMAT.md` §5.3), in the same mini-transaction as the
-//! row itself; reads fetch them only when the requested columns include them. One row's
+//! row itself ([`Table::load`] moves the same columns, writing each row's pages in a
+//! mini-transaction before the page that holds the row, all unreachable until the load's
+//! commit point); reads fetch them only when the requested columns include them. One row's
 //! overflow pages must fit in a quarter of the buffer pool and their redo in a quarter of the
 //! log, or the statement fails with [`Error::RowTooLarge`].
 //!
@@ -160,6 +162,11 @@
 //! `drop_table` and `drop_index` change the dictionary first (the commit point) and then give
 //! the index trees' segments back to the tablespace, so their pages are reused and the file
 //! stops growing; a pending-drop marker record makes the freeing restartable (`ddl` module).
+//! Reads take no lock, so one may still be walking a tree a drop frees: each read checks
+//! afterwards whether its table was dropped or replaced meanwhile, and if so reports
+//! [`Error::TableChanged`] instead of what it found on pages the drop gave back (a read
+//! through a handle taken before a `load` or `create_index` follows the table's new
+//! definition instead).
 //!
 //! ## Recovery
 //!
@@ -176,7 +183,9 @@
 //! picks [`Isolation::ReadCommitted`]). Its reads see one snapshot, its writes become visible
 //! to others at [`Transaction::commit`], which returns the [`Durability`] reached per
 //! `flush_log_at_trx_commit`, and vanish at [`Transaction::rollback`] or when it is dropped
-//! uncommitted. Every [`Table`] method is a transaction of its own (autocommit).
+//! uncommitted. Every [`Table`] method is a transaction of its own (autocommit). A
+//! transaction takes only its own database's tables: a [`Table`] handle of another
+//! database is [`Error::ForeignTable`].
 //!
 //! ```
 //! use minnow::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};
@@ -270,7 +279,7 @@
 //! [`Table::load`] fills an empty table from rows in primary key order and
 //! [`Database::create_index`] adds a secondary index to a populated table; both build their
 //! B-trees bottom-up ([`minnow_btree::tree::BulkBuilder`], pages filled to 15/16) instead of
-//! inserting row by row. Scans go forward or backward ([`Scan::reverse`]) and take key
+//! inserting row by row; `load` moves long columns to overflow pages as `insert` does. Scans go forward or backward ([`Scan::reverse`]) and take key
 //! prefixes as bounds.
 //!
 //! ## Auto-increment

@@ -1,15 +1,14 @@
-//! [`Table`]: statements on one table and its indexes, and streaming scans.
+//! [`Table`]: statements on one table and its indexes; streaming scans are in `scan`.
 
-use std::ops::Bound;
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
-use minnow_btree::{Entry, RangeScan, ScanRange};
 use minnow_redo::{Durability, Lsn};
 
 use crate::autoinc::{AutoInc, AutoIncStatus, Inserted};
 use crate::config::AutoIncLockMode;
 use crate::db::{Database, TableEntry};
+use crate::ddl::EntryState;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, TableDef};
 use crate::status::RowOp;
@@ -23,233 +22,8 @@ pub struct Table<'db> {
     pub(crate) t: Arc<TableEntry>,
 }
 
-/// What a scan returns: key bounds, a limit, a projection and a direction.
-///
-/// Bounds are keys or key **prefixes**: for [`Table::scan`] the leading primary key columns,
-/// for [`Table::scan_index`] the leading index columns (followed, if wanted, by leading
-/// primary key columns). A prefix bound stands for every key that starts with it:
-/// `Included([5])` as a lower bound starts at the first key beginning with 5, as an upper
-/// bound ends after the last one; `Excluded([5])` leaves all of them out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scan {
-    /// Lower bound.
-    pub start: Bound<Vec<Value>>,
-    /// Upper bound.
-    pub end: Bound<Vec<Value>>,
-    /// The most rows to return.
-    pub limit: Option<usize>,
-    /// The columns to return, by name, in this order (`None`: every column in table order).
-    pub columns: Option<Vec<String>>,
-    /// Descending key order (from `end` down to `start`; the limit counts from the top).
-    pub reverse: bool,
-}
-
-impl Scan {
-    /// Every row, every column.
-    pub fn all() -> Scan {
-        Scan {
-            start: Bound::Unbounded,
-            end: Bound::Unbounded,
-            limit: None,
-            columns: None,
-            reverse: false,
-        }
-    }
-
-    /// Rows with keys in `start..end`.
-    pub fn range(start: Bound<Vec<Value>>, end: Bound<Vec<Value>>) -> Scan {
-        Scan {
-            start,
-            end,
-            ..Scan::all()
-        }
-    }
-
-    /// At most `n` rows.
-    pub fn limit(mut self, n: usize) -> Scan {
-        self.limit = Some(n);
-        self
-    }
-
-    /// Only these columns, in this order.
-    pub fn columns(mut self, cols: &[&str]) -> Scan {
-        self.columns = Some(cols.iter().map(|c| (*c).to_owned()).collect());
-        self
-    }
-
-    /// In descending key order.
-    pub fn reverse(mut self) -> Scan {
-        self.reverse = true;
-        self
-    }
-}
-
-/// A streaming scan ([`Table::scan`], [`Table::scan_index`]): an iterator of projected
-/// rows. It holds no latch between rows (it reads one leaf at a time), so a thread may
-/// write while it scans; rows changed meanwhile may or may not be seen.
-pub struct Rows<'db> {
-    db: &'db Database,
-    t: Arc<TableEntry>,
-    inner: RangeScan<'db>,
-    /// Which versions the scan sees.
-    snap: Snapshot,
-    /// Rows still to return (`None`: no limit).
-    left: Option<usize>,
-    /// The stored clustered fields a non-covering secondary scan fetches.
-    fetch: Vec<usize>,
-    /// `None`: a clustered scan; `Some(i)`: secondary index `i`.
-    index: Option<usize>,
-    /// Positions of the requested columns in the row.
-    proj: Vec<usize>,
-    /// Whether the secondary entry holds every requested column.
-    covering: bool,
-    done: bool,
-    /// The statement's admission ticket: one per row, released when the scan is dropped.
-    admitted: crate::admission::Ticket<'db>,
-}
-
-impl std::fmt::Debug for Rows<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rows")
-            .field("table", &self.t.meta.name())
-            .field("index", &self.index)
-            .field("covering", &self.covering)
-            .finish()
-    }
-}
-
-impl Rows<'_> {
-    /// True if this secondary-index scan answers from the index alone (every requested
-    /// column is an index or primary key column); false if it fetches each row from the
-    /// clustered index. A primary key scan is always covering.
-    pub fn is_covering(&self) -> bool {
-        self.covering
-    }
-
-    fn row(&mut self, e: Entry) -> Result<Option<Vec<Value>>> {
-        let Entry {
-            values,
-            deleted,
-            page_max_trx_id,
-        } = e;
-        let inner = self.db.inner()?;
-        let meta = &self.t.meta;
-        let Some(i) = self.index else {
-            let Some(v) = trx::visible(inner, &self.t, &self.snap, values, deleted)? else {
-                return Ok(None);
-            };
-            return Ok(Some(self.project(meta.row_of(v)?)));
-        };
-        let s = &meta.secondary[i];
-        // Secondary entries carry no transaction id, but their leaf carries PAGE_MAX_TRX_ID:
-        // if the view sees every transaction up to it, every change on the leaf is visible
-        // and the entries are the truth as they are (InnoDB's `lock_sec_rec_cons_read_sees`).
-        // A delete-marked one then belongs to no version the view sees, and a covering read
-        // needs nothing from the clustered index.
-        if self.snap.sees_page(page_max_trx_id) && (deleted || self.covering) {
-            self.db.count_rows(RowOp::SecClusterReadAvoided, 1);
-            if deleted {
-                return Ok(None);
-            }
-            // Entry = index columns, then primary key columns.
-            let at = |c: usize| {
-                s.cols
-                    .iter()
-                    .chain(meta.pk.iter())
-                    .position(|&x| x == c)
-                    .and_then(|p| values.get(p).cloned())
-                    .unwrap_or(Value::Null)
-            };
-            return Ok(Some(self.proj.iter().map(|&c| at(c)).collect()));
-        }
-        self.db.count_rows(RowOp::SecClusterRead, 1);
-        // Otherwise (the leaf may hold a change the view cannot see, or the scan needs
-        // other columns) the clustered record decides: its visible version must exist and
-        // have exactly this entry (a delete-marked entry may be the one an old version has,
-        // an unmarked one may belong to a version the view cannot see).
-        let pk = values.get(s.cols.len()..).unwrap_or_default();
-        let e = self
-            .t
-            .clustered
-            .get_fields(&inner.pool, pk, &self.fetch)
-            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
-        let Some(e) = e else {
-            return Ok(None);
-        };
-        let Some(v) = trx::visible(inner, &self.t, &self.snap, e.values, e.deleted)? else {
-            return Ok(None);
-        };
-        let row = meta.row_of(v)?;
-        if !meta.has_secondary_entry(s, &row, &values) {
-            return Ok(None);
-        }
-        Ok(Some(self.project(row)))
-    }
-
-    /// The projected columns of a whole row, moved rather than copied when the projection
-    /// is every column in table order (a scan without `columns`): no value is cloned and
-    /// the row's buffers are handed on as they are.
-    fn project(&self, row: Vec<Value>) -> Vec<Value> {
-        if self.proj.len() == row.len() && self.proj.iter().enumerate().all(|(i, &c)| i == c) {
-            return row;
-        }
-        self.proj.iter().map(|&c| row[c].clone()).collect()
-    }
-}
-
-impl Iterator for Rows<'_> {
-    type Item = Result<Vec<Value>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done || self.left == Some(0) {
-            return None;
-        }
-        self.admitted.row();
-        loop {
-            let r = match self.inner.next()? {
-                Ok(e) => self.row(e),
-                Err(e) => {
-                    let index = match self.index {
-                        None => PRIMARY,
-                        Some(i) => self.t.meta.secondary[i].name.as_str(),
-                    };
-                    Err(from_tree(e, self.t.meta.name(), index))
-                }
-            };
-            match r {
-                Ok(Some(row)) => {
-                    if let Some(n) = self.left.as_mut() {
-                        *n -= 1;
-                    }
-                    self.db.count_rows(RowOp::Read, 1);
-                    return Some(Ok(row));
-                }
-                Ok(None) => continue,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-            }
-        }
-    }
-}
-
-/// A bound over the leading `k.len()` columns of `cols`, normalised.
-fn prefix_bound(
-    meta: &crate::schema::TableMeta,
-    cols: &[usize],
-    b: Bound<Vec<Value>>,
-) -> Result<Bound<Vec<Value>>> {
-    let norm = |k: Vec<Value>| -> Result<Vec<Value>> {
-        let cols = cols.get(..k.len()).unwrap_or(cols);
-        meta.normalise_key(cols, &k)
-    };
-    Ok(match b {
-        Bound::Included(k) => Bound::Included(norm(k)?),
-        Bound::Excluded(k) => Bound::Excluded(norm(k)?),
-        Bound::Unbounded => Bound::Unbounded,
-    })
-}
+mod scan;
+pub use scan::{Rows, Scan};
 
 impl<'db> Table<'db> {
     pub(crate) fn new(db: &'db Database, t: Arc<TableEntry>) -> Table<'db> {
@@ -260,17 +34,48 @@ impl<'db> Table<'db> {
     /// table after the handle was taken: its trees may be gone.
     fn live(&self) -> Result<()> {
         if self.t.dropped.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(Error::TableChanged {
-                table: self.name().to_owned(),
-            });
+            return Err(self.changed());
         }
         Ok(())
     }
 
-    /// True if a bulk load replaced the table's trees since this handle was taken: reads
-    /// then go through the table's current entry.
-    fn superseded(&self) -> bool {
-        self.t.superseded.load(std::sync::atomic::Ordering::Acquire)
+    /// [`Error::ForeignTable`] unless this handle belongs to `db`: the same open database,
+    /// compared by the address of its shared state (a transaction's statements must change
+    /// and read only pages of its own database).
+    pub(crate) fn belongs_to(&self, db: &Database) -> Result<()> {
+        let (mine, theirs) = (self.db.inner()?, db.inner()?);
+        if std::ptr::eq(mine, theirs) {
+            return Ok(());
+        }
+        Err(Error::ForeignTable {
+            table: self.name().to_owned(),
+            table_db: mine.dir.clone(),
+            trx_db: theirs.dir.clone(),
+        })
+    }
+
+    fn changed(&self) -> Error {
+        Error::TableChanged {
+            table: self.name().to_owned(),
+        }
+    }
+
+    /// Runs read `f` on this handle's entry, or on the table's current one if a bulk load
+    /// replaced it, and validates the read after it is done (the `ddl` module docs, "Reads
+    /// racing a drop"): if DDL dropped the entry meanwhile, the answer (or the error: a page
+    /// that belongs to another index) is [`Error::TableChanged`]; if a load replaced it,
+    /// the read runs again on the new entry.
+    fn read<T>(&self, f: impl Fn(&Table<'db>) -> Result<T>) -> Result<T> {
+        let mut fresh: Option<Table<'db>> = None;
+        loop {
+            let t = fresh.as_ref().unwrap_or(self);
+            let r = (t.t.state() == EntryState::Live).then(|| f(t));
+            match (t.t.state(), r) {
+                (EntryState::Live, Some(r)) => return r,
+                (EntryState::Dropped, _) => return Err(t.changed()),
+                _ => fresh = Some(t.current()?),
+            }
+        }
     }
 
     /// The table's definition.
@@ -304,19 +109,18 @@ impl<'db> Table<'db> {
         primary.into_iter().chain(secondary).collect()
     }
 
-    /// This table's entry as the database holds it now (a fresh handle).
+    /// This table's entry as the database holds it now (a fresh handle). A table of the same
+    /// name with another clustered index is another table (this one was dropped and the name
+    /// used again; index ids are never reused, and `load` and `create_index` keep the id):
+    /// [`Error::TableChanged`], as when the name is gone.
     fn current(&self) -> Result<Table<'db>> {
-        let t = self
-            .db
-            .inner()?
-            .tables
-            .read()
-            .get(self.name())
-            .cloned()
-            .ok_or_else(|| Error::NoSuchTable {
-                table: self.name().to_owned(),
-            })?;
-        Ok(Table::new(self.db, t))
+        let t = self.db.inner()?.tables.read().get(self.name()).cloned();
+        match t {
+            Some(t) if t.clustered.index_id() == self.t.clustered.index_id() => {
+                Ok(Table::new(self.db, t))
+            }
+            _ => Err(self.changed()),
+        }
     }
 
     fn pool(&self) -> Result<&'db minnow_buf::BufferPool> {
@@ -330,10 +134,11 @@ impl<'db> Table<'db> {
     /// The row with primary key `key` (one value per primary key column), all columns in
     /// table order.
     pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.get(key);
-        }
+        self.read(|t| t.get_entry(key))
+    }
+
+    /// [`Table::get`] on this handle's entry, unvalidated ([`Table::read`] validates).
+    fn get_entry(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
         let mut admitted = self.db.admit();
         admitted.row();
         let inner = self.db.inner()?;
@@ -366,7 +171,7 @@ impl<'db> Table<'db> {
             (!deleted).then_some(row)
         } else {
             // A writer that may not have committed: the latest committed version, from undo.
-            self.get_in(&Snapshot::View(inner.trx_sys.open_view(0)), &key)?
+            self.get_in_entry(&Snapshot::View(inner.trx_sys.open_view(0)), &key)?
         };
         self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
         Ok(found)
@@ -386,10 +191,11 @@ impl<'db> Table<'db> {
 
     /// The row with primary key `key` as `snap` sees it.
     pub(crate) fn get_in(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.get_in(snap, key);
-        }
+        self.read(|t| t.get_in_entry(snap, key))
+    }
+
+    /// [`Table::get_in`] on this handle's entry, unvalidated.
+    fn get_in_entry(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
         let inner = self.db.inner()?;
         let meta = &self.t.meta;
         let Some(e) = self.clustered_record(key)? else {
@@ -407,10 +213,11 @@ impl<'db> Table<'db> {
     /// key (a deleted row keeps its record, delete-marked, so it still has a chain). Reads
     /// only: writes nothing and takes no lock, so it never waits for a writer.
     pub fn history(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.history(key);
-        }
+        self.read(|t| t.history_entry(key))
+    }
+
+    /// [`Table::history`] on this handle's entry, unvalidated.
+    fn history_entry(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
         let inner = self.db.inner()?;
         let meta = &self.t.meta;
         let Some(e) = self.clustered_record(key)? else {
@@ -641,171 +448,6 @@ impl<'db> Table<'db> {
         };
         self.db.count_rows(RowOp::Update, 1);
         self.db.durable(end)
-    }
-
-    fn projection(&self, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
-        let def = &self.t.meta.def;
-        match cols {
-            None => Ok((0..def.columns.len()).collect()),
-            Some(names) => names
-                .iter()
-                .map(|n| {
-                    def.column_index(n).ok_or_else(|| Error::NoSuchColumn {
-                        table: def.name.clone(),
-                        column: n.clone(),
-                    })
-                })
-                .collect(),
-        }
-    }
-
-    /// A streaming scan over the primary key, in key order.
-    ///
-    /// ```
-    /// use std::ops::Bound;
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, Scan, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(TableDef::new("t")
-    ///     .column(ColumnDef::new("id", ColumnType::U32))
-    ///     .column(ColumnDef::new("v", ColumnType::I64))
-    ///     .primary_key(&["id"]))?;
-    /// for i in 0..10u64 {
-    ///     t.insert(&[Value::UInt(i), Value::Int(-(i as i64))])?;
-    /// }
-    /// let scan = Scan::range(Bound::Included(vec![Value::UInt(3)]), Bound::Unbounded)
-    ///     .limit(2)
-    ///     .columns(&["v"]);
-    /// let rows: Vec<_> = t.scan(scan)?.collect::<Result<_, _>>()?;
-    /// assert_eq!(rows, [vec![Value::Int(-3)], vec![Value::Int(-4)]]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
-        self.scan_in(snap, scan)
-    }
-
-    /// [`Table::scan`] as `snap` sees the table.
-    pub(crate) fn scan_in(&self, snap: Snapshot, scan: Scan) -> Result<Rows<'db>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.scan_in(snap, scan);
-        }
-        let mut admitted = self.db.admit();
-        admitted.row();
-        let meta = &self.t.meta;
-        let proj = self.projection(&scan.columns)?;
-        let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
-        let mut range =
-            ScanRange::new(b(scan.start)?, b(scan.end)?).fetch(meta.stored_fields(&proj));
-        // The limit counts visible rows, so it is applied here, not by the B-tree (which
-        // would count delete-marked records and invisible versions).
-        range.reverse = scan.reverse;
-        let inner = self
-            .t
-            .clustered
-            .scan(self.pool()?, range)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
-        Ok(Rows {
-            db: self.db,
-            t: Arc::clone(&self.t),
-            inner,
-            snap,
-            left: scan.limit,
-            fetch: Vec::new(),
-            index: None,
-            proj,
-            covering: true,
-            done: false,
-            admitted,
-        })
-    }
-
-    /// A streaming scan over secondary index `index`, in index order (ties in primary key
-    /// order). Covering when every requested column is an index or primary key column;
-    /// otherwise each row is fetched from the clustered index.
-    ///
-    /// ```
-    /// use std::ops::Bound;
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(TableDef::new("t")
-    ///     .column(ColumnDef::new("id", ColumnType::U32))
-    ///     .column(ColumnDef::new("city", ColumnType::Var(20)))
-    ///     .column(ColumnDef::new("note", ColumnType::Var(20)))
-    ///     .primary_key(&["id"])
-    ///     .index(IndexDef::new("by_city", &["city"])))?;
-    /// for (id, city) in [(1u64, "oslo"), (2, "bern"), (3, "oslo")] {
-    ///     t.insert(&[Value::UInt(id), Value::Bytes(city.into()), Value::Bytes(b"n".to_vec())])?;
-    /// }
-    /// let oslo = Bound::Included(vec![Value::Bytes(b"oslo".to_vec())]);
-    /// let ids = t.scan_index("by_city", Scan::range(oslo.clone(), oslo).columns(&["id"]))?;
-    /// assert!(ids.is_covering());
-    /// let ids: Vec<_> = ids.collect::<Result<_, _>>()?;
-    /// assert_eq!(ids, [vec![Value::UInt(1)], vec![Value::UInt(3)]]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
-        self.scan_index_in(snap, index, scan)
-    }
-
-    /// [`Table::scan_index`] as `snap` sees the table.
-    pub(crate) fn scan_index_in(
-        &self,
-        snap: Snapshot,
-        index: &str,
-        scan: Scan,
-    ) -> Result<Rows<'db>> {
-        self.live()?;
-        if self.superseded() {
-            return self.current()?.scan_index_in(snap, index, scan);
-        }
-        let mut admitted = self.db.admit();
-        admitted.row();
-        let meta = &self.t.meta;
-        let i = meta
-            .secondary
-            .iter()
-            .position(|s| s.name == index)
-            .ok_or_else(|| Error::NoSuchIndex {
-                table: self.name().to_owned(),
-                index: index.to_owned(),
-            })?;
-        let s = &meta.secondary[i];
-        let proj = self.projection(&scan.columns)?;
-        let covering = proj
-            .iter()
-            .all(|c| s.cols.contains(c) || meta.pk.contains(c));
-        // A fetched row is compared with the entry, so the index columns come too.
-        let proj_and_key: Vec<usize> = proj.iter().chain(&s.cols).copied().collect();
-        // Bounds are prefixes of (index columns, primary key columns).
-        let cols: Vec<usize> = s.cols.iter().chain(meta.pk.iter()).copied().collect();
-        let start = prefix_bound(meta, &cols, scan.start)?;
-        let end = prefix_bound(meta, &cols, scan.end)?;
-        let mut range = ScanRange::new(start, end);
-        // The limit counts visible rows, so it is applied here, not by the B-tree (which
-        // would count delete-marked records and invisible versions).
-        range.reverse = scan.reverse;
-        let inner = self.t.secondary[i]
-            .scan(self.pool()?, range)
-            .map_err(|e| from_tree(e, self.name(), index))?;
-        Ok(Rows {
-            db: self.db,
-            t: Arc::clone(&self.t),
-            inner,
-            snap,
-            left: scan.limit,
-            fetch: meta.stored_fields(&proj_and_key),
-            index: Some(i),
-            proj,
-            covering,
-            done: false,
-            admitted,
-        })
     }
 }
 

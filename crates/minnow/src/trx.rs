@@ -954,7 +954,8 @@ fn step_back(inner: &Inner, t: &TableEntry, ptr: RollPtr) -> Result<Older> {
 /// A transaction: reads see one snapshot (REPEATABLE READ) or one per statement (READ
 /// COMMITTED); writes become visible to others and durable at [`Transaction::commit`], or
 /// vanish at [`Transaction::rollback`]. Dropping a transaction that was not committed rolls
-/// it back. See the crate docs, "Transactions".
+/// it back. Every method taking a [`crate::Table`] refuses a handle of another database
+/// ([`Error::ForeignTable`]). See the crate docs, "Transactions".
 pub struct Transaction<'db> {
     db: &'db Database,
     isolation: Isolation,
@@ -1051,6 +1052,7 @@ impl<'db> Transaction<'db> {
         f: impl FnOnce(&Inner, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
     ) -> Result<T> {
         let inner = self.live()?;
+        table.belongs_to(self.db)?;
         let r = {
             let mut w = inner.write.lock();
             let t = table.entry_now()?;
@@ -1094,6 +1096,7 @@ impl<'db> Transaction<'db> {
 
     /// The row with primary key `key` as this transaction sees it.
     pub fn get(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        table.belongs_to(self.db)?;
         let snap = self.snapshot()?;
         table.get_in(&snap, key)
     }
@@ -1138,6 +1141,7 @@ impl<'db> Transaction<'db> {
         table: &crate::Table<'db>,
         scan: crate::Scan,
     ) -> Result<crate::Rows<'db>> {
+        table.belongs_to(self.db)?;
         let snap = self.snapshot()?;
         table.scan_in(snap, scan)
     }
@@ -1150,6 +1154,7 @@ impl<'db> Transaction<'db> {
         index: &str,
         scan: crate::Scan,
     ) -> Result<crate::Rows<'db>> {
+        table.belongs_to(self.db)?;
         let snap = self.snapshot()?;
         table.scan_index_in(snap, index, scan)
     }

@@ -160,6 +160,160 @@ fn drop_index_keeps_the_table_and_frees_the_index() {
     db.check().unwrap();
 }
 
+#[test]
+fn a_handle_never_follows_its_name_to_a_recreated_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), small(None)).unwrap();
+    db.create_table(table_def()).unwrap();
+    race_fill(&db, 0);
+    let old = db.table("t").unwrap();
+    // A handle from before create_index reads and writes through the new definition...
+    db.create_index("t", minnow::IndexDef::new("by_pad", &["pad"]))
+        .unwrap();
+    assert_eq!(old.scan_index("by_pad", Scan::all()).unwrap().count(), 300);
+    old.delete(&[Value::UInt(0)]).unwrap();
+    // ...but once the table is dropped and the name taken again, it is stale: it neither
+    // reads nor writes the new table.
+    db.drop_table("t").unwrap();
+    db.create_table(table_def()).unwrap();
+    let row = [
+        Value::UInt(1),
+        Value::Int(1),
+        Value::Null,
+        Value::Bytes(vec![]),
+    ];
+    for r in [
+        old.insert(&row).map(drop),
+        old.get(&[Value::UInt(1)]).map(drop),
+        old.scan(Scan::all()).map(drop),
+        old.delete(&[Value::UInt(1)]).map(drop),
+    ] {
+        assert!(matches!(r, Err(Error::TableChanged { .. })), "{r:?}");
+    }
+    assert_eq!(db.check().unwrap().rows["t"], 0);
+}
+
+/// What one reader thread of the DDL race saw: reads that succeeded, reads the DDL cut short
+/// with a typed error, and every other error (which must not happen).
+#[derive(Debug, Default)]
+struct Seen {
+    ok: u64,
+    changed: u64,
+    other: Vec<String>,
+}
+
+/// One reader of the DDL race: takes a handle, reads through it (gets, scans of the primary
+/// key and of `by_a`, covering and not, alone and in a transaction) until the handle is
+/// reported stale, and takes a new one.
+fn race_reader(db: &Database, stop: &std::sync::atomic::AtomicBool, seed: u64) -> Seen {
+    let mut rng = Rng(seed);
+    let mut seen = Seen::default();
+    let drain = |rows: minnow::Result<minnow::Rows<'_>>| -> minnow::Result<()> {
+        rows?.try_for_each(|r| r.map(drop))
+    };
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let t = match db.table("t") {
+            Ok(t) => t,
+            Err(Error::NoSuchTable { .. }) => continue,
+            Err(e) => {
+                seen.other.push(format!("table: {e}"));
+                continue;
+            }
+        };
+        for _ in 0..50 {
+            let key = [Value::UInt(rng.below(RACE_ROWS))];
+            let r = match rng.below(6) {
+                0 => t.get(&key).map(drop),
+                1 => drain(t.scan(Scan::all())),
+                2 => drain(t.scan(Scan::all().reverse().columns(&["pad"]))),
+                3 => drain(t.scan_index("by_a", Scan::all().columns(&["id"]))),
+                4 => drain(t.scan_index("by_a", Scan::all().columns(&["pad"]))),
+                _ => db.begin().and_then(|mut tx| {
+                    tx.get(&t, &key)?;
+                    drain(tx.scan_index(&t, "by_u", Scan::all()))?;
+                    drain(tx.scan(&t, Scan::all().limit(50)))
+                }),
+            };
+            match r {
+                Ok(()) => seen.ok += 1,
+                Err(Error::TableChanged { .. }) => {
+                    seen.changed += 1;
+                    break;
+                }
+                // A handle taken while `by_a` was dropped.
+                Err(Error::NoSuchIndex { .. }) => break,
+                Err(e) => seen.other.push(e.to_string()),
+            }
+        }
+    }
+    seen
+}
+
+/// Rows of the DDL race's table.
+const RACE_ROWS: u64 = 300;
+
+/// Fills the race's (new) table `t`: enough rows for several leaves per index, so a drop
+/// frees pages that the next round's inserts (another index id) and undo take again. Odd
+/// rounds `load` the rows, which frees the table's empty trees under readers of them.
+fn race_fill(db: &Database, round: u64) {
+    let t = db.table("t").unwrap();
+    let rows = (0..RACE_ROWS).map(|id| {
+        vec![
+            Value::UInt(id),
+            Value::Int(((id * 7 + round) % 50) as i64),
+            Value::Bytes(format!("u{id}").into_bytes()),
+            Value::Bytes(vec![b'a' + (round % 26) as u8; 100]),
+        ]
+    });
+    if round % 2 == 1 {
+        t.load(rows).unwrap();
+    } else {
+        t.insert_many(rows).unwrap();
+    }
+}
+
+#[test]
+fn reads_racing_drops_get_table_changed_never_corruption() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), small(None)).unwrap();
+    db.create_table(table_def()).unwrap();
+    race_fill(&db, 0);
+    let stop = AtomicBool::new(false);
+    let seen: Vec<Seen> = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..2)
+            .map(|i| {
+                let (db, stop) = (&db, &stop);
+                s.spawn(move || race_reader(db, stop, 100 + i))
+            })
+            .collect();
+        for round in 1..=40u64 {
+            if round % 3 == 0 {
+                db.drop_index("t", "by_a").unwrap();
+                db.create_index("t", minnow::IndexDef::new("by_a", &["a"]))
+                    .unwrap();
+            } else {
+                db.drop_table("t").unwrap();
+                db.create_table(table_def()).unwrap();
+                race_fill(&db, round);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        readers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    for (i, s) in seen.iter().enumerate() {
+        assert!(
+            s.other.is_empty(),
+            "reader {i}: {} errors other than TableChanged, e.g. {:?}",
+            s.other.len(),
+            &s.other[..s.other.len().min(3)]
+        );
+        assert!(s.ok > 0, "reader {i} read nothing: {s:?}");
+    }
+    let report = db.check().unwrap();
+    assert_eq!(report.rows["t"], RACE_ROWS);
+}
+
 /// What the campaign's DDL did before the crash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ddl {

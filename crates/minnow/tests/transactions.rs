@@ -70,6 +70,50 @@ fn short_waits() -> (tempfile::TempDir, Database) {
 }
 
 #[test]
+fn a_transaction_refuses_another_databases_table() {
+    let (dir_a, a) = fresh();
+    let (dir_b, b) = fresh();
+    let ta = accounts(&a);
+    let tb = accounts(&b);
+    let foreign = |r: Result<(), Error>, what: &str| match r {
+        Err(Error::ForeignTable {
+            table,
+            table_db,
+            trx_db,
+        }) => {
+            assert_eq!(table, "acct");
+            assert_eq!(table_db, dir_b.path());
+            assert_eq!(trx_db, dir_a.path());
+        }
+        other => panic!("{what}: {other:?}"),
+    };
+    let mut tx = a.begin().unwrap();
+    foreign(tx.insert(&tb, &row(9, "eve", 1)), "insert");
+    foreign(tx.update(&tb, &row(1, "ada", 0)), "update");
+    foreign(tx.delete(&tb, &[Value::UInt(2)]).map(drop), "delete");
+    foreign(tx.get(&tb, &[Value::UInt(1)]).map(drop), "get");
+    foreign(
+        tx.get_for_update(&tb, &[Value::UInt(1)]).map(drop),
+        "get_for_update",
+    );
+    foreign(tx.scan(&tb, Scan::all()).map(drop), "scan");
+    foreign(
+        tx.scan_index(&tb, "by_owner", Scan::all()).map(drop),
+        "scan_index",
+    );
+    let msg = tx.insert(&tb, &row(9, "eve", 1)).unwrap_err().to_string();
+    assert!(msg.contains("belongs to the database in"), "{msg}");
+    // The transaction goes on with its own database's table, and neither database changed
+    // by the refused statements.
+    tx.update(&ta, &row(1, "ada", 50)).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(ta.get(&[Value::UInt(1)]).unwrap(), Some(row(1, "ada", 50)));
+    assert_eq!(tb.get(&[Value::UInt(1)]).unwrap(), Some(row(1, "ada", 100)));
+    assert_eq!(a.check().unwrap().rows["acct"], 3);
+    assert_eq!(b.check().unwrap().rows["acct"], 3);
+}
+
+#[test]
 fn dirty_write_waits_for_the_row_lock() {
     let (_d, db) = short_waits();
     let t = accounts(&db);

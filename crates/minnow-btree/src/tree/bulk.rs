@@ -55,6 +55,17 @@
 //! can see. [`BulkBuilder::finish`] returns the end LSN of the last mtr; the caller makes it
 //! durable before (or together with) publishing the root.
 //!
+//! ## Long columns
+//!
+//! [`BulkBuilder::push_values`] chooses a record's off-page columns exactly as an insert does
+//! (`BTree::prepare`: the longest variable-length fields move until the record fits half a
+//! page, or half a block in a compressed tree; see [`crate::tree::overflow`]) and writes each
+//! record's overflow chains in one mini-transaction of their own, before the record joins its
+//! leaf image. The chain pages come from the tree's leaf segment like the leaves, so they too
+//! are unreachable, and freed with the tree, until the root is published; the leaf that later
+//! points at them is written in a later mtr, so redo never replays a reference without its
+//! chain.
+//!
 //! ## Input checks
 //!
 //! Records must arrive in strictly ascending key order: an equal key is
@@ -444,13 +455,31 @@ impl<'p> BulkBuilder<'p> {
         self.records
     }
 
-    /// Encodes and appends one leaf record ([`BulkBuilder::push`]).
+    /// Encodes and appends one leaf record ([`BulkBuilder::push`]), moving its long columns
+    /// to overflow pages as an insert does (see "Long columns" in the module docs).
     pub fn push_values(&mut self, values: &[crate::record::Value]) -> Result<(), TreeError> {
-        let rec = self.leaf.encode(values)?;
+        let page_len = self.page_len()?;
+        // Most records stay whole: then `prepare` would choose nothing off-page either.
+        if let Ok(rec) = self.leaf.encode(values)
+            && rec.len() <= self.target.inline_max(page_len)
+        {
+            return self.push(&rec);
+        }
+        let p = self.target.prepare(self.pool, values)?;
+        if p.is_inline() {
+            return self.push(&p.rec);
+        }
+        // Checked before the chains are written, so a rejected record writes none.
+        self.check_order(&p.rec)?;
+        let mut mtr = self.pool.mtr()?;
+        let rec = self.target.store_external(&mut mtr, &p)?;
+        self.end = self.end.max(mtr.commit()?);
         self.push(&rec)
     }
 
     /// Appends one encoded leaf record, whose key must be larger than every key before it.
+    /// Its fields are stored as they are: a record over half a page is
+    /// [`NodeError::RecordTooBig`] ([`BulkBuilder::push_values`] moves long columns off-page).
     pub fn push(&mut self, rec: &RecordBuf) -> Result<(), TreeError> {
         let page_len = self.page_len()?;
         let max = node::max_record_len(page_len);

@@ -165,6 +165,11 @@ impl Prepared {
             ext: Vec::new(),
         }
     }
+
+    /// True if no field goes off-page: `rec` is the record as it is stored.
+    pub(crate) fn is_inline(&self) -> bool {
+        self.ext.is_empty()
+    }
 }
 
 /// Size of a record of `layout` with these field bytes, `external` ones as references.
@@ -215,9 +220,7 @@ impl BTree {
             .collect::<Result<Vec<_>, _>>()?;
         let page_len = pool.config().page_size.bytes();
         let page_max = max_record_len(page_len);
-        // A compressed tree moves columns off-page sooner, so that two records compress into
-        // a block (see `zip`); a record that cannot get that short may still take a page.
-        let max = self.zip.as_ref().map_or(page_max, |z| z.max_record_len());
+        let max = self.inline_max(page_len);
         let len_of = |i: usize| raw.get(i).and_then(Option::as_ref).map_or(0, Vec::len);
         let mut external: Vec<bool> = (0..raw.len())
             .map(|i| layout.may_be_external(i) && len_of(i) > MAX_VAR_LEN)
@@ -277,6 +280,15 @@ impl BTree {
             self.make_room(pool, &ext)?;
         }
         Ok(Prepared { rec, ext })
+    }
+
+    /// The longest leaf record [`BTree::prepare`] leaves whole on its page: half a page, or
+    /// in a compressed tree less, so that two records compress into a block (see `zip`); a
+    /// record that cannot get that short may still take a page.
+    pub(crate) fn inline_max(&self, page_len: usize) -> usize {
+        self.zip
+            .as_ref()
+            .map_or(max_record_len(page_len), |z| z.max_record_len())
     }
 
     /// Checks the pool and log limits for writing `ext` in one mtr and waits for log space.
