@@ -106,15 +106,11 @@ fn journal_def() -> TableDef {
         .index(IndexDef::new("by_src", &["src"]))
 }
 
-/// Creates the two tables and the opening balances (one transaction).
+/// Creates the two tables and loads the opening balances (`Table::load`, bottom-up).
 pub fn prepare(db: &Database, shape: &Shape) -> Result<(), Error> {
     let accounts = db.create_table(accounts_def())?;
     db.create_table(journal_def())?;
-    let mut tx = db.begin()?;
-    for id in 0..shape.accounts {
-        tx.insert(&accounts, &[Value::UInt(id), Value::Int(OPENING)])?;
-    }
-    tx.commit()?;
+    accounts.load((0..shape.accounts).map(|id| [Value::UInt(id), Value::Int(OPENING)]))?;
     Ok(())
 }
 

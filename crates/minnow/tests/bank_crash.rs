@@ -154,6 +154,7 @@ fn transfer(
 fn run_seed(seed: u64) -> (usize, usize) {
     let dir = tempfile::tempdir().unwrap();
     let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
+    let report;
     let backend: Arc<dyn Backend> = sim.clone();
     let mut rng = Rng(seed ^ 0xBA_4C00);
     let outcomes = Mutex::new(Outcomes::default());
@@ -238,10 +239,12 @@ fn run_seed(seed: u64) -> (usize, usize) {
         });
         // The power is gone: no rollback or close either.
         std::mem::forget(open_tx);
-        std::mem::forget(db);
+        // The power goes with the database still open; what its drop tries to write then
+        // fails (the device is gone), and the drop lets the directory's LOCK go.
+        report = sim.power_cut(seed).unwrap();
+        drop(db);
     }
     let outcomes = outcomes.into_inner().unwrap();
-    let report = sim.power_cut(seed).unwrap();
     let db = Database::open(dir.path(), config(backend))
         .unwrap_or_else(|e| panic!("seed {seed}: open after the crash failed: {e}\n{report}"));
     let fail = |what: String| -> ! { panic!("seed {seed}: {what}\n{report}") };

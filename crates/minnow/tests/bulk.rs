@@ -56,8 +56,13 @@ fn config() -> Config {
 fn load_then_check_restart_and_reject_a_second_load() {
     let dir = tempfile::tempdir().unwrap();
     let all = rows();
+    let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
+    let crashy = Config {
+        io_backend: IoBackend::Custom(sim.clone()),
+        ..config()
+    };
     {
-        let db = Database::create(dir.path(), config()).unwrap();
+        let db = Database::create(dir.path(), crashy.clone()).unwrap();
         let t = db
             .create_table(def().index(IndexDef::new("by_k", &["k"])))
             .unwrap();
@@ -74,10 +79,12 @@ fn load_then_check_restart_and_reject_a_second_load() {
         t.insert(&row(1000, 1)).unwrap();
         t.delete(&[Value::UInt(0), Value::Int(0)]).unwrap();
         db.check().unwrap();
-        // No clean close: open must recover the load from redo.
-        std::mem::forget(db);
+        // No clean close: the power goes, and open must recover the load from redo.
+        drop(t);
+        sim.power_cut(7).unwrap();
+        drop(db); // what it tries to write fails: the device is gone
     }
-    let db = Database::open(dir.path(), config()).unwrap();
+    let db = Database::open(dir.path(), crashy).unwrap();
     let report = db.check().unwrap();
     assert_eq!(report.rows["t"], all.len() as u64);
     let t = db.table("t").unwrap();

@@ -245,12 +245,18 @@ fn typed_errors() {
         Value::Bytes(vec![]),
     ];
     t.insert(&row2).unwrap();
+    // A directory in use is refused before anything else is looked at ...
+    assert!(matches!(
+        Database::create(dir.path(), config()),
+        Err(Error::Locked(_))
+    ));
+    drop(t);
+    db.close().unwrap();
+    // ... and once free, it still holds a database.
     assert!(matches!(
         Database::create(dir.path(), config()),
         Err(Error::Directory { .. })
     ));
-    drop(t);
-    db.close().unwrap();
     let wrong_page = Config {
         page_size: PageSize::K16,
         ..config()

@@ -353,6 +353,7 @@ fn crash_config(backend: Arc<dyn Backend>) -> Config {
 fn run_seed(seed: u64) -> (usize, u64) {
     let dir = tempfile::tempdir().unwrap();
     let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
+    let report;
     let backend: Arc<dyn Backend> = sim.clone();
     let mut rng = Rng(seed ^ 0x9E12_0000);
     let mut committed = Model::new();
@@ -426,9 +427,11 @@ fn run_seed(seed: u64) -> (usize, u64) {
             }
         }
         std::mem::forget(reader);
-        std::mem::forget(db);
+        // The power goes with the database still open; what its drop tries to write then
+        // fails (the device is gone), and the drop lets the directory's LOCK go.
+        report = sim.power_cut(seed).unwrap();
+        drop(db);
     }
-    let report = sim.power_cut(seed).unwrap();
     let db = Database::open(dir.path(), crash_config(backend))
         .unwrap_or_else(|e| panic!("seed {seed}: open after the crash failed: {e}\n{report}"));
     let t = db.table("t").unwrap();

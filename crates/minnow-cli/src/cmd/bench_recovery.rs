@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! minnow bench recovery [--redo-mb 10,20,40] [--log-mb 48] [--pool-mb 128] [--threads 2]
-//!     [--pad 1000] [--dir DIR] [--json]
+//!     [--pad 1000] [--accounts 1000] [--dir DIR] [--json]
 //! ```
 //!
 //! For each redo size: a fresh database (in `--dir`/`redo-N`, or a temporary directory under
@@ -10,11 +10,13 @@
 //! recovery-writer`) runs [`minnow_workload::killer`]'s transfers-with-a-journal workload with
 //! no page cleaner (so the checkpoint stays put and the redo piles up) and
 //! `flush_log_at_trx_commit=2` (every commit written to the OS, so it survives the kill), and
-//! says `READY` once the checkpoint age has reached the size; it is then killed with
+//! says `READY` (on stderr) once the checkpoint age has reached the size; it is then killed with
 //! `SIGKILL`. The bench opens the database, which recovers, and reports: the redo replayed,
 //! the time `open` took, the redo applied per second, groups, pages changed, pages read,
 //! batches and the most memory parsed redo took. Progress lines go to stderr as recovery
-//! reports them. The journal grows without deletes, so the redo touches ever more pages.
+//! reports them. The journal grows without deletes, so the redo touches ever more pages, most
+//! of them new (a page whose first change initialises it needs no read); with many
+//! `--accounts` and a small `--pool-mb` the transfers' pages must be read back as well.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -51,6 +53,10 @@ pub struct RecoveryArgs {
     /// Filler bytes per journal row.
     #[arg(long, default_value_t = 1000)]
     pub pad: usize,
+    /// Accounts: with many, the transfers change pages spread over a table written before
+    /// the writer started, which recovery must read (with a pool smaller than the table).
+    #[arg(long, default_value_t = 1000)]
+    pub accounts: u64,
     /// Where to create the databases (`DIR/redo-N`, kept); default a temporary directory
     /// under the current one, removed afterwards.
     #[arg(long, value_name = "DIR")]
@@ -72,11 +78,14 @@ pub struct WriterArgs {
     /// Filler bytes per journal row.
     #[arg(long)]
     pub pad: usize,
+    /// Accounts.
+    #[arg(long)]
+    pub accounts: u64,
 }
 
-fn shape(threads: u64, pad: usize) -> Shape {
+fn shape(threads: u64, pad: usize, accounts: u64) -> Shape {
     Shape {
-        accounts: 1000,
+        accounts,
         threads,
         // No deletes: the journal grows and the redo reaches new pages.
         keep: u64::MAX / 2,
@@ -104,15 +113,27 @@ pub fn run_writer(args: &WriterArgs) -> Result<Status, CliError> {
     let target = args.redo_mb << 20;
     let stop = AtomicBool::new(false);
     let ready = AtomicBool::new(false);
+    let verbose = std::env::var_os("MINNOW_BENCH_VERBOSE").is_some();
     let report = |line: String| {
+        if verbose && line.starts_with("AGE") {
+            eprintln!("{line}");
+        }
         if let Some(age) = line.strip_prefix("AGE ").and_then(|r| r.split(' ').next())
             && age.parse::<u64>().is_ok_and(|a| a >= target)
             && !ready.swap(true, std::sync::atomic::Ordering::Relaxed)
         {
-            println!("READY {age}");
+            // On stderr: the CLI's main thread holds stdout locked for its whole run.
+            eprintln!("READY {age}");
         }
     };
-    killer::run(&db, &shape(args.threads, args.pad), 1, &stop, &report).map_err(err)?;
+    killer::run(
+        &db,
+        &shape(args.threads, args.pad, args.accounts),
+        1,
+        &stop,
+        &report,
+    )
+    .map_err(err)?;
     Err(CliError::Bench(
         "the writer stopped before it was killed".into(),
     ))
@@ -134,7 +155,8 @@ fn one(exe: &Path, dir: &Path, args: &RecoveryArgs, redo_mb: u64) -> Result<Row,
     let bench = |m: String| CliError::Bench(m);
     let db = Database::create(dir, writer_config(args.log_mb))
         .map_err(|e| bench(format!("create {}: {e}", dir.display())))?;
-    killer::prepare(&db, &shape(args.threads, args.pad)).map_err(|e| bench(e.to_string()))?;
+    killer::prepare(&db, &shape(args.threads, args.pad, args.accounts))
+        .map_err(|e| bench(e.to_string()))?;
     db.close().map_err(|e| bench(e.to_string()))?;
     let mut child = Command::new(exe)
         .args(["bench", "recovery-writer", "--dir"])
@@ -142,13 +164,14 @@ fn one(exe: &Path, dir: &Path, args: &RecoveryArgs, redo_mb: u64) -> Result<Row,
         .args(["--redo-mb", &redo_mb.to_string()])
         .args(["--threads", &args.threads.to_string()])
         .args(["--pad", &args.pad.to_string()])
-        .stdout(Stdio::piped())
+        .args(["--accounts", &args.accounts.to_string()])
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| bench(format!("cannot start the writer: {e}")))?;
     let out = child
-        .stdout
+        .stderr
         .take()
-        .ok_or_else(|| bench("the writer has no stdout".into()))?;
+        .ok_or_else(|| bench("the writer has no stderr".into()))?;
     let ready = BufReader::new(out)
         .lines()
         .map_while(Result::ok)
@@ -158,7 +181,9 @@ fn one(exe: &Path, dir: &Path, args: &RecoveryArgs, redo_mb: u64) -> Result<Row,
         .map_err(|e| bench(format!("cannot kill the writer: {e}")))?;
     let _ = child.wait();
     if !ready {
-        return Err(bench("the writer ended before the redo reached its size".into()));
+        return Err(bench(
+            "the writer ended before the redo reached its size".into(),
+        ));
     }
     let hook = RecoveryProgressHook::new(|p: &RecoveryProgress| {
         eprintln!(

@@ -45,8 +45,25 @@ pub struct CheckOutput {
 
 /// Runs `minnow check`.
 pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
-    let db =
-        Database::open(dir, Config::default()).map_err(|e| CliError::Database(e.to_string()))?;
+    // Recovery's progress on stderr (as InnoDB prints it to its error log); only when there
+    // is redo to replay, and at most about once a second.
+    let progress = minnow::buf::RecoveryProgressHook::new(|p: &minnow::buf::RecoveryProgress| {
+        if p.to > p.from {
+            eprintln!(
+                "recovery: {:.1} % of {} bytes of redo applied, {} batches, {} pages read{}",
+                p.percent(),
+                p.to.0 - p.from.0,
+                p.batches,
+                p.pages_read,
+                if p.done { ", done" } else { "" }
+            );
+        }
+    });
+    let config = Config {
+        recovery_progress: Some(progress),
+        ..Config::default()
+    };
+    let db = Database::open(dir, config).map_err(|e| CliError::Database(e.to_string()))?;
     let opened = db.open_report().clone();
     let (report, problem) = match db.check() {
         Ok(r) => (Some(r), None),
