@@ -174,8 +174,18 @@ fn transaction(
     }
 }
 
+/// The highest `seq` thread `t` has in the journal.
+fn last_seq(journal: &minnow::Table<'_>, t: u64) -> Result<Option<u64>, Error> {
+    let key = vec![Value::UInt(t)];
+    let mut last = None;
+    for row in journal.scan(Scan::range(Bound::Included(key.clone()), Bound::Included(key)))? {
+        last = int(row?.get(1)).map(|s| s as u64);
+    }
+    Ok(last)
+}
+
 /// Runs the writer threads (and the checkpoint-age reporter) until `stop` is set or a
-/// statement fails; `report` receives `ACK t seq` after each acknowledged commit and
+/// statement fails; each thread's numbering goes on after its last journal row; `report` receives `ACK t seq` after each acknowledged commit and
 /// `AGE age capacity` lines. Returns the first error, if any.
 pub fn run(
     db: &Database,
@@ -203,7 +213,9 @@ pub fn run(
                 let (accounts, journal) = (&accounts, &journal);
                 s.spawn(move || {
                     let mut rng = SmallRng::seed_from_u64(seed ^ (t << 32));
-                    let mut seq = 0;
+                    // Go on after the journal's last row of this thread (a database a killed
+                    // writer left behind is written to again).
+                    let mut seq = last_seq(journal, t)?.map_or(0, |s| s + 1);
                     while !stop.load(Ordering::Relaxed) {
                         match transaction(db, (accounts, journal), shape, (t, seq), &mut rng) {
                             Ok(true) => {
