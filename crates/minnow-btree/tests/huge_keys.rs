@@ -28,11 +28,7 @@ fn key(i: u64, len: usize) -> Vec<u8> {
 
 fn shuffled(n: u64, seed: u64) -> Vec<u64> {
     let mut keys: Vec<u64> = (0..n).collect();
-    let mut rng = minnow_io::SplitMix64(seed);
-    for i in (1..keys.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        keys.swap(i, j);
-    }
+    minnow_io::SplitMix64(seed).shuffle(&mut keys);
     keys
 }
 

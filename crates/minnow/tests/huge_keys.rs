@@ -18,11 +18,7 @@ fn long(i: u64, len: usize, fill: u8) -> Vec<u8> {
 
 fn shuffled(seed: u64) -> Vec<u64> {
     let mut keys: Vec<u64> = (0..N).collect();
-    let mut rng = minnow::io::SplitMix64(seed);
-    for i in (1..keys.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        keys.swap(i, j);
-    }
+    minnow::io::SplitMix64(seed).shuffle(&mut keys);
     keys
 }
 
