@@ -3,6 +3,7 @@
 //! equal to a model. Small blocks (1-2 KiB) make failures frequent.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use minnow_btree::BTree;
 use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
@@ -276,4 +277,67 @@ fn a_bulk_build_whose_rows_turn_incompressible_still_closes_pages_in_time() {
     let (tree, _) = b.finish().unwrap();
     assert_matches_model(&pool, &tree, &model);
     pool.shutdown().unwrap();
+}
+
+/// A tree changed at random (pages split, merge, fill with garbage) and then, with padding
+/// off (as after a restart, which begins with none), taking ascending inserts of short rows at
+/// its end: the last leaf fills until it compresses with a byte or two to spare, and the next
+/// insert fails. Moving only the last record to a new page (the cut for ascending inserts) can
+/// free too little then, since the split rebuilds the page, so the tree must fall back to
+/// halving it rather than give up with `DoesNotCompress` (as seed 4711000009 of the
+/// compressed crash campaign did after its recovery).
+#[test]
+fn a_page_compressing_with_no_bytes_to_spare_still_splits() {
+    let off = minnow_btree::tree::ZipPadConfig {
+        failure_threshold_pct: 0,
+        pad_pct_max: 0,
+    };
+    let (mut failures, mut splits) = (0, 0);
+    // Seed 89 is one that fails without the fallback.
+    for seed in 0..100u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = BufferPool::create_scratch_with(
+            dir.path(),
+            BufConfig::with_frames(64, PageSize::K4),
+            4,
+            Some(ZipConfig::new(KeyBlockSize::K1, Algorithm::default())),
+        )
+        .unwrap();
+        let (tree, _) = BTree::create(&pool, 1, 7, layout()).unwrap();
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut model = BTreeMap::new();
+        for _ in 0..300 {
+            let k = rng.random_range(0..600u64);
+            match model.entry(k) {
+                Entry::Occupied(e) => {
+                    if rng.random_range(0..3) == 0 {
+                        tree.delete(&pool, &[Value::UInt(k)]).unwrap();
+                        e.remove();
+                    }
+                }
+                Entry::Vacant(e) => {
+                    let n = rng.random_range(0..90usize);
+                    let v: Vec<u8> = (0..n).map(|i| (k as u8) ^ (i as u8)).collect();
+                    tree.insert(&pool, &row(k, &v)).unwrap();
+                    e.insert(v);
+                }
+            }
+        }
+        tree.set_zip_pad(off);
+        let before = tree.zip_stats().unwrap();
+        for k in 10_000..10_060u64 {
+            tree.insert(&pool, &row(k, b"after"))
+                .unwrap_or_else(|e| panic!("seed {seed}: insert {k}: {e}"));
+            model.insert(k, b"after".to_vec());
+        }
+        assert_matches_model(&pool, &tree, &model);
+        let z = tree.zip_stats().unwrap();
+        failures += z.failures - before.failures;
+        splits += z.zip_splits - before.zip_splits;
+        pool.shutdown().unwrap();
+    }
+    assert!(
+        failures > 0 && splits > 0,
+        "{failures} failures, {splits} splits"
+    );
 }

@@ -567,6 +567,14 @@ impl SplitMix64 {
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 { 0 } else { self.next_u64() % n }
     }
+
+    /// Puts `items` in a random order (Fisher-Yates): the same order for the same seed.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            items.swap(i, j);
+        }
+    }
 }
 
 /// A handle opened through the simulator.

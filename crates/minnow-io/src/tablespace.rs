@@ -813,8 +813,9 @@ fn bad(path: &Path, reason: &str) -> IoError {
     }
 }
 
-/// Syncs the directory holding `path`, so that a new file's name is durable too.
-fn sync_parent_dir(path: &Path) -> Result<(), IoError> {
+/// Syncs the directory holding `path`, so that a new file's name (or a rename to it) is
+/// durable too.
+pub fn sync_parent_dir(path: &Path) -> Result<(), IoError> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

@@ -27,12 +27,26 @@
 //!
 //! The first `create_table` that needs a tablespace creates its file
 //! ([`minnow_io::Tablespace::create_compressed`], 4 pages, page 0 holding the FSP header the
-//! page allocator grows from, exactly as `ibdata1`'s at `Database::create`), which writes
-//! page 0 and syncs the file and the directory before it returns: only then is the space
-//! registered with the buffer pool, so no redo record can name a space whose file might not
-//! survive a crash. A crash inside the creation leaves an empty file, or one whose block 0 is
-//! zeros; `open` removes such a file with a note ([`crate::OpenReport::notes`]) since nothing
-//! can refer to it.
+//! page allocator grows from, exactly as `ibdata1`'s at `Database::create`). A power cut
+//! inside the creation can leave that file in any state: empty, of any length up to its 4
+//! blocks, with block 0 missing or torn (some of its sectors written, others still zeros).
+//! Nothing can tell such a file from one whose block 0 was damaged later, after tables had
+//! put rows in it, by looking at it. So the name says it instead:
+//!
+//! 1. the file is created as `zip{KiB}k_{alg}.ibd.creating` (a stale one of that name is
+//!    removed first: see below why nothing can refer to it), and
+//!    [`minnow_io::Tablespace::create_compressed`] writes block 0 and syncs the file and the
+//!    directory;
+//! 2. only then is it renamed to its real name, the directory synced again, the file opened
+//!    under that name (page 0 verified) and the space registered with the buffer pool.
+//!
+//! No redo record, dictionary record or page write can name a space before step 2 ends, and
+//! `open` looks up spaces by their real names only, so a `.creating` file never holds anything
+//! a table wrote: `open` removes every one it finds, with a note
+//! ([`crate::OpenReport::notes`]). A file with a real name, on the other hand, had its whole
+//! block 0 durable before it got that name (and it never shrinks below its 4 blocks), so
+//! whatever is wrong with it is damage, not a creation cut short: `open` never removes it, and
+//! reports a file it cannot open as [`Error::Directory`] naming it.
 //!
 //! `open` registers every `zip*.ibd` of the directory **before** recovery (redo and the
 //! doublewrite buffer may name their pages), opening them without verifying page 0 (a torn
@@ -40,7 +54,6 @@
 //! path once recovery is done.
 
 use std::fmt;
-use std::io::Read as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -234,9 +247,13 @@ pub(crate) fn space_of(c: Option<Compression>) -> u32 {
     c.map_or(crate::db::SYSTEM_SPACE_ID, |c| c.space_id())
 }
 
+/// The suffix of a compressed tablespace file while it is being created (see the module docs).
+const CREATING: &str = ".creating";
+
 /// Makes sure the shared tablespace for `c` exists and is registered in `spaces`, creating
-/// its file if not (see the module docs: the file and its page 0 are durable before this
-/// returns). Returns its space id. Called under the database's write lock.
+/// its file if not (see the module docs: the file is created under a temporary name, and
+/// gets its real name only once its page 0 is durable). Returns its space id. Called under
+/// the database's write lock.
 pub(crate) fn ensure_space(
     dir: &Path,
     config: &Config,
@@ -247,20 +264,44 @@ pub(crate) fn ensure_space(
     if spaces.get(id).is_some() {
         return Ok(id);
     }
+    let path = dir.join(c.file_name());
+    let creating = dir.join(format!("{}{CREATING}", c.file_name()));
+    let file_err = |path: &Path, e: std::io::Error| Error::Directory {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    // A leftover of an attempt that failed in this process: never registered, so unused.
+    match std::fs::remove_file(&creating) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(file_err(&creating, e)),
+        _ => {}
+    }
     let backend = config.io_backend.build()?;
-    let space = Tablespace::create_compressed(
+    drop(Tablespace::create_compressed(
         &*backend,
-        &dir.join(c.file_name()),
+        &creating,
         id,
         config.page_size,
         c.zip_config(),
         config.checksum_algorithm,
         config.flush_method,
-        4,
+        INITIAL_BLOCKS,
+    )?);
+    // A file of the real name is there only if an earlier attempt of this process failed
+    // after its rename: it was never registered either, and the rename replaces it.
+    std::fs::rename(&creating, &path).map_err(|e| file_err(&path, e))?;
+    minnow_io::tablespace::sync_parent_dir(&path)?;
+    let space = Tablespace::open(
+        &*backend,
+        &path,
+        &OpenOptions::new(config.flush_method),
+        ChecksumPolicy::new(config.checksum_algorithm),
     )?;
     spaces.insert(Arc::new(space));
     Ok(id)
 }
+
+/// The length of a new compressed tablespace file, in blocks.
+const INITIAL_BLOCKS: u32 = 4;
 
 /// What [`register_files`] found: the spaces it registered and notes on files it removed.
 #[derive(Debug, Default)]
@@ -271,20 +312,11 @@ pub(crate) struct Registered {
     pub notes: Vec<String>,
 }
 
-/// True if the file at `path` is empty or its first `block` bytes (or all of it, if
-/// shorter) are zeros: a creation cut by a crash before page 0 was durable.
-fn never_written(path: &Path, block: usize) -> std::io::Result<bool> {
-    let mut head = Vec::with_capacity(block);
-    std::fs::File::open(path)?
-        .take(block as u64)
-        .read_to_end(&mut head)?;
-    Ok(head.iter().all(|&b| b == 0))
-}
-
 /// Registers every compressed tablespace file of `dir` in `spaces`, opened for recovery
-/// (page 0 unverified): called by `open` before recovery. Files a crash left unwritten are
-/// removed with a note; any other file that does not open, holds another space than its name
-/// says or has another page size is an error naming it.
+/// (page 0 unverified): called by `open` before recovery. Files a crash left while they were
+/// being created (`*.ibd.creating`) are removed with a note; any other file that does not
+/// open, holds another space than its name says or has another page size is an error naming
+/// it, and is left in place.
 pub(crate) fn register_files(
     backend: &dyn Backend,
     dir: &Path,
@@ -297,30 +329,44 @@ pub(crate) fn register_files(
         reason,
     };
     let mut found = Vec::new();
+    let mut out = Registered::default();
     for entry in std::fs::read_dir(dir).map_err(|e| dir_err(e.to_string()))? {
         let entry = entry.map_err(|e| dir_err(e.to_string()))?;
         let name = entry.file_name();
-        if let Some(c) = name.to_str().and_then(Compression::from_file_name) {
+        let Some(name) = name.to_str() else { continue };
+        if let Some(c) = Compression::from_file_name(name) {
             found.push((entry.path(), c));
+        } else if let Some(c) = name
+            .strip_suffix(CREATING)
+            .and_then(Compression::from_file_name)
+        {
+            let path = entry.path();
+            std::fs::remove_file(&path).map_err(|e| Error::Directory {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+            out.notes.push(format!(
+                "removed {}: the creation of {} was cut short before the file got its name, so \
+                 no table used it",
+                path.display(),
+                c.file_name()
+            ));
         }
     }
     found.sort_by_key(|(_, c)| c.space_id());
-    let mut out = Registered::default();
     for (path, c) in found {
         let file_err = |reason: String| Error::Directory {
             path: path.clone(),
             reason,
         };
-        if never_written(&path, c.block_size.bytes()).map_err(|e| file_err(e.to_string()))? {
-            std::fs::remove_file(&path).map_err(|e| file_err(e.to_string()))?;
-            out.notes.push(format!(
-                "removed {}: its creation was cut short (no page 0), so no table used it",
-                path.display()
-            ));
-            continue;
-        }
         let space =
-            Tablespace::open_for_recovery(backend, &path, opts, ChecksumPolicy::new(checksum))?;
+            Tablespace::open_for_recovery(backend, &path, opts, ChecksumPolicy::new(checksum))
+                .map_err(|e| {
+                    file_err(format!(
+                        "{e} (the file got its name only once its block 0 was durable, so this \
+                         is damage, not a creation cut short: left in place, it may hold rows)"
+                    ))
+                })?;
         if space.space_id() != c.space_id() || space.zip() != Some(c.zip_config()) {
             return Err(file_err(format!(
                 "holds space {} ({:?}), but its name says space {} ({c})",

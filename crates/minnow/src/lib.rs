@@ -107,7 +107,8 @@
 //! `KEY_BLOCK_SIZE=8`: `zip8k_zlib-6.ibd` holds every index (clustered, secondary, and their
 //! overflow pages) of every table compressed into 8 KiB zlib-6 blocks. The file is created
 //! by the first `create_table` that needs it and is durable, page 0 and directory entry,
-//! before anything refers to it; `open` registers every `zip*.ibd` before recovery, since redo
+//! before anything refers to it (it is written under a temporary name, `….ibd.creating`,
+//! renamed once durable; `open` removes such a leftover of a crash, with a note); `open` registers every `zip*.ibd` before recovery, since redo
 //! and the doublewrite buffer may name its pages. The dictionary, the undo log and
 //! uncompressed tables stay in `ibdata1`. The `compression` module docs say more.
 //!

@@ -326,25 +326,6 @@ fn settings_that_cannot_be_stored_are_typed_errors() -> Result<(), Box<dyn std::
 }
 
 #[test]
-fn a_zip_file_whose_creation_was_cut_short_is_removed_at_open()
--> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    Database::create(dir.path(), config())?.close()?;
-    // As a crash inside the lazy creation leaves them: an empty file, and one of zeros.
-    std::fs::write(dir.path().join("zip8k_zlib-6.ibd"), b"")?;
-    std::fs::write(dir.path().join("zip4k_lz4.ibd"), vec![0u8; 4 * 4096])?;
-    let db = Database::open(dir.path(), config())?;
-    assert_eq!(db.open_report().notes.len(), 2, "{:?}", db.open_report());
-    assert!(!dir.path().join("zip8k_zlib-6.ibd").exists());
-    assert!(!dir.path().join("zip4k_lz4.ibd").exists());
-    // And the table can be created again, with a fresh file.
-    let t = db.create_table(def("t", Compression::lz4(KeyBlockSize::K4)))?;
-    t.insert(&row(1, &mut Text(1)))?;
-    db.check()?;
-    Ok(())
-}
-
-#[test]
 fn compression_failures_are_counted_and_leave_the_table_consistent()
 -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;

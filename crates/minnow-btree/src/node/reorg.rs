@@ -244,9 +244,12 @@ fn move_into<P: PageMut + ?Sized, Q: PageMut + ?Sized>(
     let mut all = collect(dst.bytes(), layout)?;
     all.extend(moved);
     all.sort_by(|a, b| (!a.min_rec, &a.key).cmp(&(!b.min_rec, &b.key)));
+    // A MIN_REC node pointer is below every key whatever key it stores, and it may store the
+    // key of the record after it: the leftmost child it points to kept the key at a root raise
+    // and later split off the records from that key on, whose pointer follows it here.
     if let Some(w) = all
         .windows(2)
-        .find(|w| matches!(w, [a, b] if a.key == b.key))
+        .find(|w| matches!(w, [a, b] if !a.min_rec && a.key == b.key))
     {
         let at = w.first().map_or(0, |r| r.buf.extra());
         return Err(NodeError::Duplicate { at });
@@ -319,6 +322,13 @@ pub struct SplitPoint {
 /// insert lands right after the previous insert (`PAGE_LAST_INSERT`), inserts are ascending and
 /// the page splits at the insert point, so the left page stays full; right before it, they are
 /// descending and the right page stays full; otherwise the split is in the middle by bytes.
+///
+/// A descending insert right after the page's first record (on the leftmost node page of a
+/// level that is the MIN_REC pointer, after which every smaller separator lands) makes the
+/// new record the first of the right page, leaving the first record alone on the left: the
+/// next descending inserts land there. InnoDB keeps the new record on the left instead, which
+/// leaves the right page one record short; with records so long that a page holds only two,
+/// that right page holds a single pointer forever, and every such split would add a level.
 pub fn split_point(
     page: &[u8],
     layout: &RecordLayout,
@@ -346,19 +356,19 @@ pub fn split_point(
             kind: SplitKind::Ascending,
         });
     }
-    if last != 0 && last == next && h.direction != DIR_RIGHT {
+    if last != 0 && last == next && h.direction != DIR_RIGHT && next != SUPREMUM {
         let first = next_of(page, INFIMUM)?;
-        let at = if !after.is_infimum() && first != after.origin() {
-            Cursor(after.origin())
+        let at = if after.is_infimum() {
+            SplitAt::Record(Cursor(next))
+        } else if first == after.origin() {
+            SplitAt::NewRecord
         } else {
-            Cursor(next)
+            SplitAt::Record(Cursor(after.origin()))
         };
-        if !at.is_supremum() {
-            return Ok(SplitPoint {
-                at: SplitAt::Record(at),
-                kind: SplitKind::Descending,
-            });
-        }
+        return Ok(SplitPoint {
+            at,
+            kind: SplitKind::Descending,
+        });
     }
     // Middle: sizes in key order with the new record at its place.
     let mut items: Vec<(Option<Cursor>, usize)> = Vec::new();

@@ -14,7 +14,8 @@
 //!                                   ▼
 //!   split P in two (one mtr, no record added; the separator goes to the parent, which may
 //!   split too; the cut halves P's bytes, or moves only P's last record when inserts arrive
-//!   in ascending order, so a sequential load leaves full pages behind)
+//!   in ascending order, so a sequential load leaves full pages behind; if what stays in P
+//!   still does not compress, the split is made again at the half)
 //!   ──► insert r again, now into a page with room that compresses
 //! ```
 //!
@@ -253,7 +254,8 @@ impl BTree {
                     // InnoDB's order: reorganize (deleted records' bytes become zeros), and
                     // split only if the page still does not compress.
                     if !self.reorganize_for_zip(pool, page)?
-                        && !self.split_for_zip(pool, page, 0)?
+                        && !self.split_for_zip(pool, page, 0, Cut::Planned)?
+                        && !self.split_for_zip(pool, page, 0, Cut::Halve)?
                     {
                         break;
                     }
@@ -302,15 +304,16 @@ impl BTree {
         }
     }
 
-    /// Splits index page `page` of this tree in two, by bytes, in one mtr, adding no record;
-    /// the separator goes to the parent (which splits too if full). False if the page cannot
-    /// be split (not an index page of this tree, fewer than two records, or the halves still
-    /// do not compress); true if it was split or changed meanwhile (try again).
+    /// Splits index page `page` of this tree in two, where `cut` says, in one mtr, adding no
+    /// record; the separator goes to the parent (which splits too if full). False if the page
+    /// cannot be split (not an index page of this tree, fewer than two records, or the halves
+    /// still do not compress); true if it was split or changed meanwhile (try again).
     fn split_for_zip(
         &self,
         pool: &BufferPool,
         page: PageId,
         depth: u32,
+        cut: Cut,
     ) -> Result<bool, TreeError> {
         if page.space != self.space || depth > 3 {
             return Ok(false);
@@ -337,7 +340,7 @@ impl BTree {
         if path.get(i).map(|l| l.page.no) != Some(page.page_no) {
             return Ok(true);
         }
-        if !self.split_only(&mut mtr, &path, i)? {
+        if !self.split_only(&mut mtr, &path, i, cut)? {
             return Ok(false);
         }
         match mtr.commit() {
@@ -349,15 +352,21 @@ impl BTree {
             }
             // A half, or the parent taking the separator, does not fit: split that first.
             Err(BufError::CompressionFailure { page: other, .. }) if other != page => {
-                self.split_for_zip(pool, other, depth + 1)
+                self.split_for_zip(pool, other, depth + 1, Cut::Planned)
             }
             Err(BufError::CompressionFailure { .. }) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// Splits path page `i` at the record that halves its bytes; no record is added.
-    fn split_only(&self, mtr: &mut Mtr<'_>, path: &[Level], i: usize) -> Result<bool, TreeError> {
+    /// Splits path page `i` where `cut` says; no record is added.
+    fn split_only(
+        &self,
+        mtr: &mut Mtr<'_>,
+        path: &[Level],
+        i: usize,
+        cut: Cut,
+    ) -> Result<bool, TreeError> {
         let Some(lvl) = path.get(i) else {
             return Err(self.corrupt_path());
         };
@@ -372,7 +381,7 @@ impl BTree {
         if sizes.len() < 2 {
             return Ok(false);
         }
-        let at = zip_cut(page, &sizes)?;
+        let at = zip_cut(page, &sizes, cut)?;
         let Some(&(first_moved, _)) = sizes.get(at) else {
             return Ok(false);
         };
@@ -395,16 +404,29 @@ impl BTree {
     }
 }
 
+/// Where a split for compression cuts a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// At the insert point for sequential inserts, else in the middle ([`zip_cut`]).
+    Planned,
+    /// In the middle by bytes, whatever the inserts did: the fallback when a cut at the insert
+    /// point leaves the kept half still too large for its block. Moving a single record
+    /// frees little, and the split rebuilds the page (its directory groups included), so a
+    /// page that compressed with just a few bytes to spare can come out no smaller.
+    Halve,
+}
+
 /// Where a page split for compression cuts (the index of the first record that moves right).
-/// Inserts arriving in ascending order at the page's end (InnoDB's `PAGE_DIRECTION` right)
-/// move only the last record, so the left page stays full and the next inserts fill the new
-/// one, as an ordinary split does for sequential loads; descending inserts at the start keep
-/// only the first record; otherwise the cut halves the page's bytes.
-fn zip_cut(page: &[u8], sizes: &[(Cursor, usize)]) -> Result<usize, TreeError> {
+/// With [`Cut::Planned`], inserts arriving in ascending order at the page's end (InnoDB's
+/// `PAGE_DIRECTION` right) move only the last record, so the left page stays full and the
+/// next inserts fill the new one, as an ordinary split does for sequential loads; descending
+/// inserts at the start keep only the first record; otherwise (and always with
+/// [`Cut::Halve`]) the cut halves the page's bytes.
+fn zip_cut(page: &[u8], sizes: &[(Cursor, usize)], cut: Cut) -> Result<usize, TreeError> {
     let n = sizes.len();
     let h = node::Hdr::read(page)?;
     let last_insert = usize::from(h.last_insert);
-    let sequential = h.n_direction >= 3;
+    let sequential = cut == Cut::Planned && h.n_direction >= 3;
     if sequential
         && h.direction == node::DIR_RIGHT
         && sizes.last().map(|(c, _)| c.origin()) == Some(last_insert)
