@@ -178,7 +178,10 @@ fn transaction(
 fn last_seq(journal: &minnow::Table<'_>, t: u64) -> Result<Option<u64>, Error> {
     let key = vec![Value::UInt(t)];
     let mut last = None;
-    for row in journal.scan(Scan::range(Bound::Included(key.clone()), Bound::Included(key)))? {
+    for row in journal.scan(Scan::range(
+        Bound::Included(key.clone()),
+        Bound::Included(key),
+    ))? {
         last = int(row?.get(1)).map(|s| s as u64);
     }
     Ok(last)
