@@ -44,12 +44,8 @@ fn uninstall() {
     *HOOK.lock().unwrap() = None;
 }
 
-/// A writer updates a row, an autocommit `get` reads the uncommitted record, the writer
-/// rolls back before the read decides whether the record's writer committed. The read must
-/// return the committed value: the bound it decides with was taken before the record was
-/// read, when the writer was still active.
-#[test]
-fn a_rollback_between_the_read_and_the_commit_test_is_not_a_dirty_read() {
+/// A database with table `t` (id, v) holding the row (1, 100).
+fn one_row() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(dir.path(), Config::default()).unwrap();
     let t = db
@@ -61,19 +57,25 @@ fn a_rollback_between_the_read_and_the_commit_test_is_not_a_dirty_read() {
         )
         .unwrap();
     t.insert(&[Value::UInt(1), Value::Int(100)]).unwrap();
+    (dir, db)
+}
 
-    let mut tx = db.begin().unwrap();
-    tx.update(&t, &[Value::UInt(1), Value::Int(-1)]).unwrap();
-
-    let (read_tx, read_rx) = mpsc::channel::<()>();
+/// Runs `t.get([1])` in another thread, pauses it at `point`, runs `during` meanwhile, lets
+/// it go on and returns what it read.
+fn get_pausing_at(
+    t: &crate::Table<'_>,
+    point: Point,
+    during: impl FnOnce(),
+) -> crate::Result<Option<Vec<Value>>> {
+    let (paused_tx, paused_rx) = mpsc::channel::<()>();
     let (go_tx, go_rx) = mpsc::channel::<()>();
-    let got = std::thread::scope(|s| {
-        let reader = s.spawn(|| {
+    std::thread::scope(|s| {
+        let reader = s.spawn(move || {
             let go_rx = Mutex::new(go_rx);
-            let read_tx = Mutex::new(read_tx);
+            let paused_tx = Mutex::new(paused_tx);
             install(Box::new(move |p| {
-                if p == Point::FastGetRead {
-                    read_tx.lock().unwrap().send(()).unwrap();
+                if p == point {
+                    paused_tx.lock().unwrap().send(()).unwrap();
                     go_rx.lock().unwrap().recv().unwrap();
                 }
             }));
@@ -81,12 +83,25 @@ fn a_rollback_between_the_read_and_the_commit_test_is_not_a_dirty_read() {
             uninstall();
             row
         });
-        // The reader holds the uncommitted record and no latch: roll the writer back now.
-        read_rx.recv().unwrap();
-        tx.rollback().unwrap();
+        paused_rx.recv().unwrap();
+        during();
         go_tx.send(()).unwrap();
         reader.join().unwrap()
-    });
+    })
+}
+
+/// A writer updates a row, an autocommit `get` reads the uncommitted record, the writer
+/// rolls back before the read decides whether the record's writer committed. The read must
+/// return the committed value: the bound it decides with was taken before the record was
+/// read, when the writer was still active.
+#[test]
+fn a_rollback_between_the_read_and_the_commit_test_is_not_a_dirty_read() {
+    let (_dir, db) = one_row();
+    let t = db.table("t").unwrap();
+    let mut tx = db.begin().unwrap();
+    tx.update(&t, &[Value::UInt(1), Value::Int(-1)]).unwrap();
+    // The reader holds the uncommitted record and no latch: roll the writer back then.
+    let got = get_pausing_at(&t, Point::FastGetRead, || tx.rollback().unwrap());
     assert_eq!(
         got.unwrap(),
         Some(vec![Value::UInt(1), Value::Int(100)]),
@@ -97,6 +112,7 @@ fn a_rollback_between_the_read_and_the_commit_test_is_not_a_dirty_read() {
         t.get(&[Value::UInt(1)]).unwrap(),
         Some(vec![Value::UInt(1), Value::Int(100)])
     );
+    drop(t);
     db.close().unwrap();
 }
 
@@ -105,41 +121,16 @@ fn a_rollback_between_the_read_and_the_commit_test_is_not_a_dirty_read() {
 /// "infinity") keeps the uncommitted record out.
 #[test]
 fn a_writer_that_starts_after_the_bound_is_not_read_as_committed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path(), Config::default()).unwrap();
-    let t = db
-        .create_table(
-            TableDef::new("t")
-                .column(ColumnDef::new("id", ColumnType::U64))
-                .column(ColumnDef::new("v", ColumnType::I64))
-                .primary_key(&["id"]),
-        )
-        .unwrap();
-    t.insert(&[Value::UInt(1), Value::Int(100)]).unwrap();
-
-    let (bound_tx, bound_rx) = mpsc::channel::<()>();
-    let (go_tx, go_rx) = mpsc::channel::<()>();
-    std::thread::scope(|s| {
-        let reader = s.spawn(|| {
-            let go_rx = Mutex::new(go_rx);
-            let bound_tx = Mutex::new(bound_tx);
-            install(Box::new(move |p| {
-                if p == Point::FastGetBoundTaken {
-                    bound_tx.lock().unwrap().send(()).unwrap();
-                    go_rx.lock().unwrap().recv().unwrap();
-                }
-            }));
-            let row = t.get(&[Value::UInt(1)]);
-            uninstall();
-            row
-        });
-        bound_rx.recv().unwrap();
-        let mut tx = db.begin().unwrap();
-        tx.update(&t, &[Value::UInt(1), Value::Int(-1)]).unwrap();
-        go_tx.send(()).unwrap();
-        let got = reader.join().unwrap().unwrap();
-        assert_eq!(got, Some(vec![Value::UInt(1), Value::Int(100)]));
-        tx.rollback().unwrap();
+    let (_dir, db) = one_row();
+    let t = db.table("t").unwrap();
+    let mut tx = None;
+    let got = get_pausing_at(&t, Point::FastGetBoundTaken, || {
+        let mut w = db.begin().unwrap();
+        w.update(&t, &[Value::UInt(1), Value::Int(-1)]).unwrap();
+        tx = Some(w);
     });
+    assert_eq!(got.unwrap(), Some(vec![Value::UInt(1), Value::Int(100)]));
+    tx.unwrap().rollback().unwrap();
+    drop(t);
     db.close().unwrap();
 }
