@@ -30,10 +30,10 @@
 //! version kept every byte since the checkpoint in one vector and removed each group from its
 //! front, moving the rest every time (40 MiB of redo took 98 s, all of it in `memmove`). Now
 //! the scan (step 2) only checks blocks and remembers where the log ends; the replay reads
-//! the log a second time in 128 KiB chunks, and its parser keeps a cursor into a buffer
-//! holding at most one chunk plus the unfinished group, compacting it once per chunk. Every
-//! byte is read twice and copied a bounded number of times, whatever the log's size; the
-//! memory is a chunk and the largest group, whatever the log's size. Reading twice costs
+//! the log a second time in 128 KiB chunks, and its parser keeps a cursor into a buffer of
+//! the bytes not yet handed out, dropping the consumed prefix once it is half the buffer.
+//! Every byte is read twice and copied a bounded number of times on average, whatever the
+//! log's size; the memory is a chunk and about twice the largest group. Reading twice costs
 //! little: the second pass finds the blocks in the operating system's cache.
 
 use crate::block::{BLOCK_SIZE, DATA_END, HEADER_SIZE, Lsn};
@@ -41,6 +41,7 @@ use crate::format::{BlockHeader, Checkpoint, DATA_AREA, FileHeader};
 use crate::log::{Log, LogError};
 use crate::record::{self, GROUP_HEADER, Record, RecordError};
 use minnow_io::{AlignedBuf, FileIo};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 /// One mini-transaction's records, with its LSN range.
@@ -162,6 +163,34 @@ impl BlockReader<'_> {
     }
 }
 
+impl BlockReader<'_> {
+    /// Reads the blocks with indexes `range` counted from block LSN `first`, `CHUNK_BLOCKS`
+    /// at a time into `buf`, and calls `f(index, lsn, block)` on each in order until it
+    /// returns `Break`.
+    fn each_block(
+        &self,
+        first: Lsn,
+        range: std::ops::Range<usize>,
+        buf: &mut AlignedBuf,
+        mut f: impl FnMut(usize, Lsn, &[u8; BLOCK_SIZE]) -> Result<ControlFlow<()>, RecoveryError>,
+    ) -> Result<(), RecoveryError> {
+        let mut at = range.start;
+        while at < range.end {
+            let n = CHUNK_BLOCKS.min(range.end - at);
+            let chunk_start = Lsn(first.0 + (at * BLOCK_SIZE) as u64);
+            self.read(chunk_start, n, buf)?;
+            for i in 0..n {
+                let lsn = Lsn(chunk_start.0 + (i * BLOCK_SIZE) as u64);
+                if f(at + i, lsn, &block_at(buf, i))?.is_break() {
+                    return Ok(());
+                }
+            }
+            at += n;
+        }
+        Ok(())
+    }
+}
+
 fn block_at(buf: &AlignedBuf, i: usize) -> [u8; BLOCK_SIZE] {
     let mut b = [0u8; BLOCK_SIZE];
     if let Some(s) = buf.get(i * BLOCK_SIZE..(i + 1) * BLOCK_SIZE) {
@@ -211,27 +240,19 @@ impl Log {
         let first_block = checkpoint.lsn.block_start();
 
         // Step 2: find the end. Only block frames are checked here; no data is kept.
-        let mut scanned = 0usize;
         let mut stop: Option<(Lsn, usize)> = None; // (end of valid data, blocks scanned incl. stop block)
-        while stop.is_none() && scanned < lap_blocks {
-            let n = CHUNK_BLOCKS.min(lap_blocks - scanned);
-            let chunk_start = Lsn(first_block.0 + (scanned * BLOCK_SIZE) as u64);
-            reader.read(chunk_start, n, &mut buf)?;
-            for i in 0..n {
-                let expected = Lsn(chunk_start.0 + (i * BLOCK_SIZE) as u64);
-                let b = block_at(&buf, i);
-                if !BlockHeader::is_valid_at(&b, expected) {
-                    stop = Some((Lsn(expected.0 + HEADER_SIZE as u64), scanned + i + 1));
-                    break;
-                }
-                let to = usize::from(BlockHeader::read(&b).data_len);
-                if to < DATA_END {
-                    stop = Some((Lsn(expected.0 + to as u64), scanned + i + 1));
-                    break;
-                }
+        reader.each_block(first_block, 0..lap_blocks, &mut buf, |i, expected, b| {
+            if !BlockHeader::is_valid_at(b, expected) {
+                stop = Some((Lsn(expected.0 + HEADER_SIZE as u64), i + 1));
+                return Ok(ControlFlow::Break(()));
             }
-            scanned += n;
-        }
+            let to = usize::from(BlockHeader::read(b).data_len);
+            if to < DATA_END {
+                stop = Some((Lsn(expected.0 + to as u64), i + 1));
+                return Ok(ControlFlow::Break(()));
+            }
+            Ok(ControlFlow::Continue(()))
+        })?;
         let (valid_end, scanned_blocks) = stop.unwrap_or((
             Lsn(first_block.0 + capacity + HEADER_SIZE as u64),
             lap_blocks,
@@ -239,75 +260,68 @@ impl Log {
 
         // Step 3: blocks after the end: leftovers of a torn write, or proof of damage.
         let mut furthest_leftover = None;
-        let mut i = scanned_blocks;
-        while i < lap_blocks {
-            let n = CHUNK_BLOCKS.min(lap_blocks - i);
-            let chunk_start = Lsn(first_block.0 + (i * BLOCK_SIZE) as u64);
-            reader.read(chunk_start, n, &mut buf)?;
-            for j in 0..n {
-                let expected = Lsn(chunk_start.0 + (j * BLOCK_SIZE) as u64);
-                let b = block_at(&buf, j);
-                if BlockHeader::is_valid_at(&b, expected) {
-                    let h = BlockHeader::read(&b);
+        reader.each_block(
+            first_block,
+            scanned_blocks..lap_blocks,
+            &mut buf,
+            |i, expected, b| {
+                if BlockHeader::is_valid_at(b, expected) {
+                    let h = BlockHeader::read(b);
                     if h.flushed_lsn > valid_end {
                         return Err(RecoveryError::Corrupt {
-                            path,
+                            path: path.clone(),
                             at: valid_end,
                             later: expected,
                             durable: h.flushed_lsn,
                         });
                     }
-                    furthest_leftover = Some(i + j);
+                    furthest_leftover = Some(i);
                 }
-            }
-            i += n;
-        }
+                Ok(ControlFlow::Continue(()))
+            },
+        )?;
 
         // Step 4: read the valid log again and hand each group over as soon as it is whole.
         sink.span(checkpoint.lsn, valid_end);
         let mut parser = GroupParser::new(checkpoint.lsn);
         let mut groups = 0u64;
-        let mut done = 0usize;
-        while done < scanned_blocks {
-            let n = CHUNK_BLOCKS.min(scanned_blocks - done);
-            let chunk_start = Lsn(first_block.0 + (done * BLOCK_SIZE) as u64);
-            reader.read(chunk_start, n, &mut buf)?;
-            for i in 0..n {
-                let expected = Lsn(chunk_start.0 + (i * BLOCK_SIZE) as u64);
-                let b = block_at(&buf, i);
-                if !BlockHeader::is_valid_at(&b, expected) {
-                    break; // the stop block of step 2
+        reader.each_block(
+            first_block,
+            0..scanned_blocks,
+            &mut buf,
+            |_, expected, b| {
+                if !BlockHeader::is_valid_at(b, expected) {
+                    return Ok(ControlFlow::Break(())); // the stop block of step 2
                 }
                 let from = if expected == first_block {
                     checkpoint.lsn.offset_in_block()
                 } else {
                     HEADER_SIZE
                 };
-                let to = usize::from(BlockHeader::read(&b).data_len);
+                let to = usize::from(BlockHeader::read(b).data_len);
                 if let Some(data) = b.get(from..to) {
                     parser.feed(data);
                 }
-            }
-            while let Some((start, body)) = parser.next_group(valid_end) {
-                let records =
-                    record::decode_group(body).map_err(|source| RecoveryError::BadGroup {
-                        path: path.clone(),
-                        at: start,
-                        source,
-                    })?;
-                let end = start.advance((GROUP_HEADER + body.len()) as u64);
-                let g = Group {
-                    start,
-                    end,
-                    records,
-                };
-                sink.group(g)
-                    .map_err(|message| RecoveryError::Apply { at: start, message })?;
-                groups += 1;
-            }
-            parser.compact();
-            done += n;
-        }
+                while let Some((start, body)) = parser.next_group(valid_end) {
+                    let records =
+                        record::decode_group(body).map_err(|source| RecoveryError::BadGroup {
+                            path: path.clone(),
+                            at: start,
+                            source,
+                        })?;
+                    let end = start.advance((GROUP_HEADER + body.len()) as u64);
+                    let g = Group {
+                        start,
+                        end,
+                        records,
+                    };
+                    sink.group(g)
+                        .map_err(|message| RecoveryError::Apply { at: start, message })?;
+                    groups += 1;
+                }
+                Ok(ControlFlow::Continue(()))
+            },
+        )?;
         let end = parser.at;
         let dropped_bytes = end.data_bytes_until(valid_end.max(end));
 
@@ -350,9 +364,10 @@ impl Log {
 /// Cuts the stream of data bytes into groups.
 ///
 /// `pending[read..]` holds the bytes fed but not yet handed out, starting with the group at
-/// LSN `at`. Handing a group out moves `read`; [`GroupParser::compact`] drops the consumed
-/// prefix once per chunk, so each byte is moved at most once more however many groups a
-/// chunk holds (draining the front per group made recovery quadratic).
+/// LSN `at`. Handing a group out only moves `read`; `feed` drops the consumed prefix once it
+/// is at least half of the buffer, so each byte is moved a bounded number of times on
+/// average however the groups and feeds fall (draining the front per group made recovery
+/// quadratic).
 struct GroupParser {
     /// LSN of `pending[read]`: the start of the next group.
     at: Lsn,
@@ -370,6 +385,10 @@ impl GroupParser {
     }
 
     fn feed(&mut self, bytes: &[u8]) {
+        if self.read > 0 && self.read * 2 >= self.pending.len() {
+            self.pending.drain(..self.read.min(self.pending.len()));
+            self.read = 0;
+        }
         self.pending.extend_from_slice(bytes);
     }
 
@@ -395,12 +414,6 @@ impl GroupParser {
         self.at = end;
         Some((start, body))
     }
-
-    /// Forgets the bytes of groups already handed out.
-    fn compact(&mut self) {
-        self.pending.drain(..self.read.min(self.pending.len()));
-        self.read = 0;
-    }
 }
 
 #[cfg(test)]
@@ -423,7 +436,6 @@ mod parser_tests {
             while let Some((start, body)) = p.next_group(Lsn(u64::MAX)) {
                 out.push((start, body.to_vec()));
             }
-            p.compact();
         }
         assert_eq!(out.len(), 3);
         assert_eq!(out[0], (Lsn::FIRST, b"abc".to_vec()));
@@ -431,7 +443,11 @@ mod parser_tests {
         assert!(out[1].1.is_empty());
         assert_eq!(out[2].1, vec![7u8; 1000]);
         assert_eq!(p.at, Lsn::FIRST.advance(stream.len() as u64));
-        assert!(p.pending.is_empty(), "everything handed out was forgotten");
+        assert_eq!(p.read, p.pending.len(), "every byte fed was handed out");
+        assert!(
+            p.pending.len() < stream.len(),
+            "handed-out bytes are forgotten as feeding goes on"
+        );
     }
 
     #[test]
