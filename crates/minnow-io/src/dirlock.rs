@@ -19,8 +19,7 @@
 //!
 //! Readers that never write (the inspector's `verify`, `inspect`, `page`, `tree`, `log`,
 //! `dblwr`, `history`, `status`, `watch`) do not take the lock: they read pages with positional
-//! reads and are safe beside a running engine. [`DirLock::holder`] tells them whether the
-//! directory is live.
+//! reads and are safe beside a running engine.
 //!
 //! `flock` is advisory: it keeps out every opener that asks (every minnow process does), not a
 //! program that writes the files without asking. On network file systems where `flock` is not
@@ -98,23 +97,6 @@ impl DirLock {
         Ok(DirLock { _file: file, path })
     }
 
-    /// Whether some handle holds `dir`'s lock right now, and its pid if it wrote one. Takes
-    /// the lock for an instant to find out (and lets it go), so it never blocks a holder, and
-    /// it creates nothing: a directory without a `LOCK` file is not held.
-    pub fn holder(dir: &Path) -> Result<Option<Option<u32>>, DirLockError> {
-        let path = dir.join(LOCK_FILE);
-        let mut file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(DirLockError::Io { path, source }),
-        };
-        match file.try_lock_shared() {
-            Ok(()) => Ok(None),
-            Err(TryLockError::WouldBlock) => Ok(Some(read_pid(&mut file))),
-            Err(TryLockError::Error(source)) => Err(DirLockError::Io { path, source }),
-        }
-    }
-
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -144,12 +126,7 @@ mod tests {
             }
             other => panic!("expected Locked, got {other:?}"),
         }
-        assert_eq!(
-            DirLock::holder(dir.path()).unwrap(),
-            Some(Some(std::process::id()))
-        );
         drop(first);
-        assert_eq!(DirLock::holder(dir.path()).unwrap(), None);
         let again = DirLock::acquire(dir.path()).unwrap();
         assert_eq!(again.path(), dir.path().join(LOCK_FILE));
     }
@@ -170,12 +147,5 @@ mod tests {
         let err = DirLock::acquire(dir.path()).unwrap_err();
         assert!(matches!(err, DirLockError::Io { .. }), "{err:?}");
         assert!(err.to_string().contains("LOCK"), "{err}");
-    }
-
-    #[test]
-    fn no_lock_file_means_no_holder() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(DirLock::holder(dir.path()).unwrap(), None);
-        assert!(!dir.path().join(LOCK_FILE).exists());
     }
 }

@@ -231,10 +231,11 @@ impl Inner {
             w.stop();
         }
         if let Some(flusher) = this.log_flusher.lock().take() {
-            if let Some(log) = this.pool.log() {
-                log.shutdown().map_err(|e| Error::Storage(e.into()))?;
-            }
+            // Stop it (and sync what it had not) before the pool's shutdown; join it even if
+            // that last sync fails.
+            let synced = this.pool.log().map_or(Ok(()), |log| log.shutdown());
             let _ = flusher.join();
+            synced.map_err(|e| Error::Storage(e.into()))?;
         }
         // The purge thread holds only a weak reference, and it has been joined.
         let inner = match Arc::try_unwrap(this) {

@@ -83,6 +83,7 @@ const CHILD_DIR: &str = "MINNOW_DIR_LOCK_CHILD";
 
 /// The child's half of the cross-process test: does nothing unless spawned by it.
 #[test]
+#[ignore = "the child process's half; run by the test that spawns it"]
 fn child_tries_to_open() {
     let Some(dir) = std::env::var_os(CHILD_DIR) else {
         return;
@@ -104,6 +105,7 @@ fn run_child(dir: &std::path::Path) -> String {
         .args([
             "--exact",
             "child_tries_to_open",
+            "--ignored",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -113,11 +113,7 @@ pub fn run_writer(args: &WriterArgs) -> Result<Status, CliError> {
     let target = args.redo_mb << 20;
     let stop = AtomicBool::new(false);
     let ready = AtomicBool::new(false);
-    let verbose = std::env::var_os("MINNOW_BENCH_VERBOSE").is_some();
     let report = |line: String| {
-        if verbose && line.starts_with("AGE") {
-            eprintln!("{line}");
-        }
         if let Some(age) = line.strip_prefix("AGE ").and_then(|r| r.split(' ').next())
             && age.parse::<u64>().is_ok_and(|a| a >= target)
             && !ready.swap(true, std::sync::atomic::Ordering::Relaxed)
