@@ -232,7 +232,8 @@ pub struct LockStats {
     pub timeouts: u64,
     /// Transactions waiting now.
     pub waiting: u64,
-    /// Locks held now (one per transaction and key).
+    /// Locks held now by transactions (one per transaction and key; a background task's,
+    /// see [`LockManager::begin_background`], are not counted).
     pub held: u64,
 }
 
@@ -535,6 +536,20 @@ impl LockManager {
             mgr: Arc::clone(self),
             trx,
             held: Vec::new(),
+            counted: true,
+        }
+    }
+
+    /// The locks of a background task that is not a transaction (the `minnow` crate's purge,
+    /// which holds one row's lock at a time while it removes what that row no longer needs),
+    /// named `trx` in the queues. They conflict, queue and wait exactly as a transaction's,
+    /// but are not counted in [`LockStats::held`], which counts the locks of transactions.
+    pub fn begin_background(self: &Arc<Self>, trx: TrxId) -> TrxLocks {
+        TrxLocks {
+            mgr: Arc::clone(self),
+            trx,
+            held: Vec::new(),
+            counted: false,
         }
     }
 
@@ -815,6 +830,8 @@ pub struct TrxLocks {
     mgr: Arc<LockManager>,
     trx: TrxId,
     held: Vec<LockKey>,
+    /// False for a background task's locks: not in [`LockStats::held`].
+    counted: bool,
 }
 
 impl fmt::Debug for TrxLocks {
@@ -844,7 +861,9 @@ impl TrxLocks {
 
     fn note(&mut self, key: LockKey) {
         self.held.push(key);
-        self.mgr.held.fetch_add(1, Ordering::Relaxed);
+        if self.counted {
+            self.mgr.held.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Takes `key` in `mode` if that needs no wait: `true` if granted (or already held at least
@@ -883,7 +902,9 @@ impl TrxLocks {
         for key in self.held.drain(..) {
             self.mgr.release(self.trx, &key);
         }
-        self.mgr.held.fetch_sub(n, Ordering::Relaxed);
+        if self.counted {
+            self.mgr.held.fetch_sub(n, Ordering::Relaxed);
+        }
     }
 }
 
@@ -934,6 +955,31 @@ mod tests {
         let mut t4 = m.begin(4);
         assert!(t4.try_lock(&k(1), LockMode::Exclusive));
         assert!(t4.try_lock(&k(2), LockMode::Exclusive));
+    }
+
+    #[test]
+    fn a_background_task_conflicts_as_a_transaction_but_is_not_counted() {
+        let m = LockManager::new(SHORT);
+        let (mut purge, mut t1) = (m.begin_background(u64::MAX), m.begin(1));
+        assert!(purge.try_lock(&k(1), LockMode::Exclusive));
+        assert_eq!(
+            m.stats().held,
+            0,
+            "a background lock is not a transaction's"
+        );
+        assert!(
+            !t1.try_lock(&k(1), LockMode::Exclusive),
+            "but it excludes one"
+        );
+        purge.release_all();
+        assert!(t1.try_lock(&k(1), LockMode::Exclusive));
+        assert_eq!(m.stats().held, 1);
+        assert!(matches!(
+            purge.lock(k(1), LockMode::Exclusive),
+            Err(LockError::Timeout { .. })
+        ));
+        t1.release_all();
+        assert_eq!(m.stats().held, 0);
     }
 
     #[test]
