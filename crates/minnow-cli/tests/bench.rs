@@ -384,8 +384,10 @@ fn writers_report_each_thread_count_against_the_first() {
         let tx: u64 = row[col("transactions")].parse().unwrap();
         assert!(tx > 0, "{row:?}");
         assert_eq!(row[col("rows")].parse::<u64>().unwrap(), 2 * tx);
-        // Disjoint keys: nobody waits.
-        assert_eq!((row[col("lock_waits")], row[col("deadlocks")]), ("0", "0"));
+        // Disjoint keys: no writer waits for another, so no deadlock (purge may still
+        // make a writer wait on a row it cleans, so lock_waits is only reported).
+        assert_eq!(row[col("deadlocks")], "0");
+        assert!(row[col("lock_waits")].parse::<u64>().is_ok());
     }
     assert_eq!(rows[1][col("scaling")], "1.000");
 

@@ -23,7 +23,10 @@
 //!
 //! The result ([`WritersResult`]) has transactions and rows per second, commit latency
 //! percentiles, the process's CPU seconds, and the row lock manager's waits and deadlocks
-//! during the run ([`minnow::Database::lock_stats`]; both should stay 0 on disjoint keys).
+//! during the run ([`minnow::Database::lock_stats`]). The writers never wait for each other
+//! on disjoint keys, so deadlocks stay 0; lock waits need not, where a background task that
+//! takes row locks (purge, cleaning a row the writers just updated) meets a writer on a row,
+//! and the count shows how often.
 //! After the run the table is checked ([`minnow::Database::check`]) and its row count must
 //! be the preload plus every inserted row.
 
@@ -159,9 +162,10 @@ pub struct WritersResult {
     pub per_thread: Vec<u64>,
     /// CPU seconds the process used while writing (user + system), where known.
     pub cpu_seconds: Option<f64>,
-    /// Row lock waits during the run (0 expected: the keys are disjoint).
+    /// Row lock waits during the run (none between the writers, whose keys are disjoint;
+    /// any are a background task's, such as purge's, meeting a writer on a row).
     pub lock_waits: u64,
-    /// Deadlocks during the run (0 expected).
+    /// Deadlocks during the run (0 expected: no writer waits for another).
     pub deadlocks: u64,
     /// True when the stop flag ended the run early.
     pub interrupted: bool,
@@ -283,14 +287,15 @@ mod tests {
     }
 
     #[test]
-    fn updates_on_disjoint_keys_never_wait() {
+    fn updates_on_disjoint_keys_never_deadlock() {
         let r = quick(2, WriteOp::Update);
         assert!(
             r.transactions > 0 && r.per_thread.iter().all(|&n| n > 0),
             "{r:?}"
         );
         assert_eq!(r.rows, 3 * r.transactions);
-        assert_eq!((r.lock_waits, r.deadlocks), (0, 0));
+        // Lock waits may come from purge meeting a writer on a row; deadlocks cannot.
+        assert_eq!(r.deadlocks, 0);
         assert!(r.latency.p95_ms >= r.latency.p50_ms);
     }
 
