@@ -17,7 +17,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use common::{Env, SPACE, layout, row, value_of};
+use common::{Env, Rng, SPACE, layout, row, value_of};
 use minnow_btree::record::Value;
 use minnow_btree::{BTree, ScanRange, TreeError};
 use minnow_buf::BufferPool;
@@ -26,17 +26,6 @@ const THREADS: i64 = 6;
 const OWN: i64 = 1500;
 const SHARED_BASE: i64 = 50_000;
 const SHARED: i64 = 400;
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
 
 fn own_value(key: i64, n: u64) -> Vec<u8> {
     let len = (key as u64 ^ n) % 200;

@@ -4,7 +4,7 @@
 use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_redo::Lsn;
 
-use super::descend::{Latched, Level, MAX_LEVEL, PessimisticLeaf};
+use super::descend::{Intent, Latched, Level, MAX_LEVEL, PessimisticLeaf};
 use super::overflow::Prepared;
 use super::page::{
     fits_records, init_index_page, move_records, next, node_ptr, set_next, set_prev,
@@ -57,7 +57,8 @@ impl BTree {
         }
     }
 
-    /// The insert with exclusive latches from the root, splitting as needed: one mtr.
+    /// The insert with exclusive latches from the root down (let go above a safe page: see
+    /// the `descend` module), splitting as needed: one mtr.
     pub(crate) fn insert_pessimistic(
         &self,
         pool: &BufferPool,
@@ -71,7 +72,7 @@ impl BTree {
             last,
             leaf,
             found,
-        } = self.latch_leaf(pool, key)?;
+        } = self.latch_leaf(pool, key, Intent::Insert)?;
         if found.exact {
             return Err(self.duplicate(key));
         }
@@ -97,7 +98,7 @@ impl BTree {
             last,
             leaf: h,
             found,
-        } = self.latch_leaf(pool, key)?;
+        } = self.latch_leaf(pool, key, Intent::Insert)?;
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }
@@ -117,8 +118,10 @@ impl BTree {
             .ok_or_else(|| self.corrupt_path())
     }
 
-    /// Inserts `rec` into the path page at index `i` (0 is the root), splitting it (and its
-    /// ancestors, recursively) if it is full.
+    /// Inserts `rec` into the path page at index `i` (0 is the topmost latched page: the root,
+    /// or a safe page whose ancestors were released), splitting it (and its ancestors,
+    /// recursively) if it is full. Only the root splits at index 0 (upwards: the root raise);
+    /// a safe page that must split after all is an error, as its parent is no longer latched.
     pub(crate) fn insert_into(
         &self,
         mtr: &mut Mtr<'_>,
@@ -131,7 +134,13 @@ impl BTree {
         };
         let layout = self.layout_at(lvl.level);
         let page = mtr.page(lvl.page.h);
-        let room = self.zip_room(page, rec.len())?;
+        // A safe page (index 0, not the root) was judged to have room with the compression
+        // padding of that moment; another thread may have raised the padding since. The
+        // padding only makes pages split before they fail to compress, so the safe page
+        // ignores it: if the page does not compress after all, the commit fails and
+        // `zip_retry` splits it in an mtr of its own.
+        let safe = i == 0 && lvl.page.no != self.root;
+        let room = safe || self.zip_room(page, rec.len())?;
         if room
             && (node::fits(page, layout, rec.len())?
                 || node::fits_after_reorganize(page, rec.len())?)
@@ -150,6 +159,12 @@ impl BTree {
         // direction, which the plan needs to split sequential loads at the insert point.
         let plan = self.plan_split(mtr.page(lvl.page.h), lvl.level, rec)?;
         if i == 0 {
+            if lvl.page.no != self.root {
+                return Err(self.corrupt(
+                    lvl.page.no,
+                    "a page judged safe must split, but its parent was released",
+                ));
+            }
             let child = self.root_raise(mtr, lvl.page, lvl.level)?;
             let sep = self.split(mtr, child, None, lvl.level, rec, plan)?;
             node::insert(&mut (&mut *mtr, lvl.page.h), &self.node, &sep)?;

@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use minnow_buf::{BufError, BufferPool, Mtr};
 use minnow_page::{PageId, PageType, fil};
 
-use super::descend::Level;
+use super::descend::{Intent, Level};
 use super::{BTree, TreeError};
 use crate::node::{self, Cursor};
 
@@ -133,6 +133,12 @@ impl ZipState {
     /// The current padding in bytes.
     pub(crate) fn pad(&self) -> usize {
         self.pad.load(Ordering::Relaxed)
+    }
+
+    /// Sets the padding, as another thread's failure rate would.
+    #[cfg(test)]
+    pub(crate) fn set_pad(&self, pad: usize) {
+        self.pad.store(pad, Ordering::Relaxed);
     }
 
     /// The longest record kept on the page: about half of what a block holds, so two records
@@ -333,7 +339,7 @@ impl BTree {
             (level, self.layout_at(level).key_of(&g, first.origin())?)
         };
         let mut mtr = pool.mtr()?;
-        let path = self.latch_path(&mut mtr, &key)?;
+        let path = self.latch_path(&mut mtr, &key, Intent::Keep)?;
         let Some(i) = path.iter().position(|l| l.level == level) else {
             return Ok(true);
         };

@@ -48,6 +48,20 @@ pub fn value_of(values: &[Value]) -> (i64, Vec<u8>) {
     }
 }
 
+/// A tiny deterministic generator (SplitMix64) for the threaded tests' fixed seeds.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
 pub struct Env {
     pub dir: tempfile::TempDir,
     pub frames: usize,
