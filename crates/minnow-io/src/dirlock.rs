@@ -10,9 +10,9 @@
 //! the database is closed. The kernel ties the lock to the open file, so:
 //!
 //! - a second opener, in another process *or in the same one* (each open of the file is its own
-//!   open file description, and `flock` locks conflict between descriptions), fails at once
-//!   instead of waiting: [`DirLockError::Locked`], naming the directory and the holder's pid,
-//!   which the holder writes into the file;
+//!   open file description, and `flock` locks conflict between descriptions), fails after a
+//!   short grace ([`GRACE`]) instead of waiting: [`DirLockError::Locked`], naming the directory
+//!   and the holder's pid, which the holder writes into the file;
 //! - a process that dies, however it dies (SIGKILL included), releases its lock with its file
 //!   descriptors: a stale `LOCK` file left behind is simply locked again by the next opener,
 //!   and its old pid overwritten. There is nothing to clean up by hand.
@@ -20,6 +20,14 @@
 //! Readers that never write (the inspector's `verify`, `inspect`, `page`, `tree`, `log`,
 //! `dblwr`, `history`, `status`, `watch`) do not take the lock: they read pages with positional
 //! reads and are safe beside a running engine.
+//!
+//! **Why a grace period.** `fork` duplicates every descriptor, the lock file's included, and the
+//! duplicate shares the lock. A process that starts a child (a test runner starting the CLI, an
+//! application running a helper program) can therefore keep a directory locked after its own
+//! handle closed: from the `fork` until the child's `exec` closes the copy (the file is opened
+//! close-on-exec). That window is short, so an opener that finds the lock held tries again for
+//! up to [`GRACE`] before it reports [`DirLockError::Locked`]; a real second opener is refused
+//! after that grace, never admitted.
 //!
 //! `flock` is advisory: it keeps out every opener that asks (every minnow process does), not a
 //! program that writes the files without asking. On network file systems where `flock` is not
@@ -31,6 +39,13 @@ use std::path::{Path, PathBuf};
 
 /// The lock file's name inside a data directory.
 pub const LOCK_FILE: &str = "LOCK";
+
+/// How long an opener keeps trying a held lock before it reports [`DirLockError::Locked`] (see
+/// the module docs, "Why a grace period").
+pub const GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The pause between tries during the grace period.
+const RETRY: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Why a directory could not be locked.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +81,7 @@ pub struct DirLock {
 
 impl DirLock {
     /// Takes the lock on `dir` (which must exist), creating `dir/LOCK` if needed, and writes
-    /// this process's id into it. Fails at once if another handle holds it.
+    /// this process's id into it. Fails if another handle still holds it after [`GRACE`].
     pub fn acquire(dir: &Path) -> Result<DirLock, DirLockError> {
         let path = dir.join(LOCK_FILE);
         let io = |source| DirLockError::Io {
@@ -80,15 +95,21 @@ impl DirLock {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(DirLockError::Locked {
-                    dir: dir.to_path_buf(),
-                    pid: read_pid(&mut file),
-                });
+        let start = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if start.elapsed() < GRACE => {
+                    std::thread::sleep(RETRY);
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(DirLockError::Locked {
+                        dir: dir.to_path_buf(),
+                        pid: read_pid(&mut file),
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(io(e)),
             }
-            Err(TryLockError::Error(e)) => return Err(io(e)),
         }
         // Ours now: record who holds it, for the error a second opener prints.
         file.set_len(0).map_err(io)?;
