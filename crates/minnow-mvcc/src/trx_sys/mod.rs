@@ -1,0 +1,542 @@
+//! The transaction system: transaction ids, the TRX_SYS page, undo logs and commit.
+//!
+//! ## Transaction ids that survive a crash
+//!
+//! A transaction gets its id when it first writes (a read-only transaction never gets one,
+//! as in InnoDB). Ids come from one counter, which also hands out **commit numbers**
+//! (`trx_no`) at commit, so "committed before" is a comparison of numbers. An id must never be
+//! handed out twice, not even across a crash, or a reader could take a new transaction's
+//! change for an old one's. Writing the counter for every id would cost a redo record per
+//! transaction; instead, as InnoDB's `TRX_SYS_TRX_ID_STORE`, the TRX_SYS page holds a
+//! **mark** above every id handed out, moved [`TRX_ID_MARGIN`] ahead in a mini-transaction
+//! whenever the counter reaches it. That mtr is in the redo log before any change stamped
+//! with an id below the new mark, so after a crash `open` restarts the counter at the mark:
+//! a gap of at most the margin, never a reuse.
+//!
+//! ## The TRX_SYS page
+//!
+//! The first page of the undo segment (page 3 of a fresh system tablespace), FIL type
+//! `TRX_SYS` = 7:
+//!
+//! ```text
+//!  38  u32   format version (2)
+//!  42  u64   TRX_ID_MARK: above every transaction id and commit number handed out
+//!  50  10    FSEG header of the undo segment (which owns this page and every undo page)
+//!  60  u32   FIRST undo page of the undo stream
+//!  64  u32   LAST undo page (where appends go)
+//!  68  6     HISTORY first: oldest committed update log (page u32, offset u16; 0 = none)
+//!  74  6     HISTORY last: newest committed update log
+//!  80  u64   HISTORY length (InnoDB's history list length)
+//!  88  u16   HEAD: offset in FIRST of the stream's first entry (bytes before it are dead)
+//!  90  u32   PAGES: undo pages in the stream, FIRST to LAST
+//!  94  u16   N_SLOTS
+//!  96  6×N   slots: the log header of each active transaction (page u32, offset u16)
+//! ```
+//!
+//! Format 1 (before purge) had no HEAD and PAGES and its slots at 90; it is refused.
+//!
+//! ## One undo log per transaction
+//!
+//! A writing transaction takes a free slot and appends a **log header** to the undo stream
+//! (one mtr), then one undo record per change (one mtr each, before the change itself),
+//! updating the header's `last` record and record count. InnoDB keeps an insert undo log
+//! and an update undo log per transaction; minnow keeps one log, as MariaDB does since 10.3,
+//! and keeps the distinction where it matters: the roll pointer's insert flag marks insert
+//! records, and the header's type says whether the log holds any update or delete-mark
+//! record. **Commit** is one mtr: the header becomes committed with its commit number, the
+//! slot is freed, and a log with update records joins the **history list**, the committed
+//! logs that readers with old views may still need. That mtr is the commit point: after a
+//! crash, a log in a slot is active and is rolled back.
+//!
+//! ## Read views, the purge view and giving undo space back
+//!
+//! Every consistent read holds an [`OpenView`], registered here until it is dropped, so the
+//! transaction system knows the **oldest view** still open. Purge (in the `minnow` crate,
+//! which knows what records mean) asks for a [`TrxSys::purge_view`]: a copy of the oldest
+//! view, or a fresh one if none is open. A committed log whose commit number is below that
+//! view's `low_limit_no` was committed before every open view was taken, so no reader can
+//! need the versions it holds: purge removes what it describes and then takes it off the
+//! history list ([`TrxSys::finish_purge`], one mtr that also marks its header purged).
+//!
+//! The undo stream is then **trimmed at its head** ([`TrxSys::trim`]): walking the entries of
+//! the first page from HEAD, a page whose entries are all dead (fillers, records, headers of
+//! logs that are committed insert-only, rolled back or purged) is freed back to the undo
+//! segment, whose free pages the next appends take again. The first header of an active
+//! log, or of a committed update log still in the history, stops the walk: everything after
+//! it may be needed. A transaction that stays open (or a read view that does) therefore pins
+//! every undo page written after it, which is why long transactions make undo grow.
+//!
+//! ## Where the code is
+//!
+//! This file holds the ids, the active set, read views and the purge view; [`page`] the
+//! TRX_SYS page's format and its checked decoder; `store` the appends, commit and rollback
+//! steps; `history` the history list, purge's steps, trimming and the check.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use minnow_btree::space::{self, FsegHeader};
+use minnow_buf::BufferPool;
+use minnow_page::{PageId, PageType, fil};
+use minnow_redo::Lsn;
+use parking_lot::Mutex;
+
+use crate::error::Result;
+use crate::read_view::ReadView;
+use crate::roll_ptr::RollPtr;
+use crate::undo::record::{UndoAddr, UndoKind};
+use crate::undo::{PageSource, UNDO_DATA, init_undo_page};
+
+mod history;
+pub mod page;
+mod store;
+
+pub use history::UndoCheck;
+use page::slot_header;
+pub use page::{SysPage, active_logs, sys};
+use store::Tail;
+
+/// How far ahead of the id counter the persisted mark is written.
+pub const TRX_ID_MARGIN: u64 = 256;
+/// The TRX_SYS page format version.
+pub const TRX_SYS_FORMAT: u32 = 2;
+/// At most this many slots (concurrent writing transactions), as one InnoDB rollback segment.
+pub const MAX_SLOTS: usize = 1024;
+
+/// A transaction's undo log, as its owner holds it in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoLog {
+    /// The transaction.
+    pub trx_id: u64,
+    /// Where its header is.
+    pub header: UndoAddr,
+    slot: u16,
+    /// Its newest record still to be undone.
+    pub last: Option<UndoAddr>,
+    /// Records written (the next undo number): a savepoint.
+    pub n_recs: u64,
+    /// True once it holds an update or delete-mark record.
+    pub update: bool,
+}
+
+impl UndoLog {
+    /// The savepoint at this moment: rolling back to it undoes every later record.
+    pub fn savepoint(&self) -> u64 {
+        self.n_recs
+    }
+}
+
+/// What the caller passes to [`TrxSys::append`]: an undo record without its log position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRecord {
+    /// What it undoes.
+    pub kind: UndoKind,
+    /// True if the old record was delete-marked.
+    pub old_deleted: bool,
+    /// The clustered index.
+    pub index_id: u64,
+    /// The old `DB_TRX_ID`.
+    pub old_trx_id: u64,
+    /// The old `DB_ROLL_PTR`.
+    pub old_roll_ptr: RollPtr,
+    /// The fields (see [`UndoRecord::fields`](crate::UndoRecord::fields)).
+    pub fields: Vec<Option<Vec<u8>>>,
+}
+
+#[derive(Debug)]
+struct Ids {
+    next: u64,
+    mark: u64,
+    active: BTreeSet<u64>,
+    /// Commit numbers of transactions between taking their number and leaving `active`.
+    committing: BTreeSet<u64>,
+    /// The open read views, by when they were opened (oldest first).
+    views: BTreeMap<u64, ReadView>,
+    view_seq: u64,
+}
+
+impl Ids {
+    /// A view of the system now (InnoDB's `ReadView::prepare`).
+    fn view(&self, creator: u64) -> ReadView {
+        ReadView::new(self.next, creator, self.active.iter().copied().collect())
+            .with_low_limit_no(self.committing.first().copied().unwrap_or(self.next))
+    }
+}
+
+/// Counters kept as atomics so that a status snapshot takes no lock writers take.
+#[derive(Debug, Default)]
+struct Mirror {
+    next_id: AtomicU64,
+    active: AtomicU64,
+    history_len: AtomicU64,
+    undo_pages: AtomicU64,
+    views: AtomicU64,
+    /// The low limit of the oldest open view (`u64::MAX`: none).
+    oldest_view: AtomicU64,
+    pages_freed: AtomicU64,
+}
+
+/// What the transaction system looks like now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrxStatus {
+    /// The next transaction id.
+    pub next_id: u64,
+    /// Active writing transactions.
+    pub active: usize,
+    /// Committed update undo logs not purged (InnoDB's history list length).
+    pub history_len: u64,
+    /// Undo pages in the undo stream.
+    pub undo_pages: u64,
+    /// Undo pages given back to the undo segment since open.
+    pub undo_pages_freed: u64,
+    /// Read views open now.
+    pub open_views: u64,
+    /// The low limit (next transaction id when it was taken) of the oldest open view, `None`
+    /// if no view is open: `next_id` minus it is how many transaction ids ago the oldest
+    /// reader's snapshot was taken, the distance purge trails by at least.
+    pub oldest_view_low_limit: Option<u64>,
+}
+
+/// A registered read view: while it (or a clone of it) lives, purge keeps every version it
+/// may need. Dereferences to the [`ReadView`].
+#[derive(Debug, Clone)]
+pub struct OpenView {
+    view: ReadView,
+    _guard: Arc<ViewGuard>,
+}
+
+#[derive(Debug)]
+struct ViewGuard {
+    ids: Arc<Mutex<Ids>>,
+    mirror: Arc<Mirror>,
+    seq: u64,
+}
+
+impl Drop for ViewGuard {
+    fn drop(&mut self) {
+        let mut ids = self.ids.lock();
+        ids.views.remove(&self.seq);
+        publish_views(&ids, &self.mirror);
+    }
+}
+
+fn publish_views(ids: &Ids, mirror: &Mirror) {
+    mirror
+        .views
+        .store(ids.views.len() as u64, Ordering::Relaxed);
+    mirror.oldest_view.store(
+        ids.views
+            .values()
+            .next()
+            .map_or(u64::MAX, ReadView::low_limit),
+        Ordering::Relaxed,
+    );
+}
+
+impl OpenView {
+    /// Makes `creator` the owner in this copy (a transaction that writes after its view was
+    /// taken); the registered copy keeps seeing the creator's changes as invisible, as
+    /// InnoDB's purge view does.
+    pub fn set_creator(&mut self, creator: u64) {
+        self.view.set_creator(creator);
+    }
+
+    /// The view.
+    pub fn view(&self) -> &ReadView {
+        &self.view
+    }
+}
+
+impl std::ops::Deref for OpenView {
+    type Target = ReadView;
+    fn deref(&self) -> &ReadView {
+        &self.view
+    }
+}
+
+/// The transaction system: the id counter, the active transactions and the undo store.
+#[derive(Debug)]
+pub struct TrxSys {
+    page: PageId,
+    seg: FsegHeader,
+    n_slots: u16,
+    ids: Arc<Mutex<Ids>>,
+    tail: Mutex<Tail>,
+    mirror: Arc<Mirror>,
+    /// The last purge view: a writer whose changes it sees may have had its undo log purged,
+    /// so no roll pointer it wrote may be followed (see [`TrxSys::undo_may_be_gone`]).
+    purge_limit: Mutex<ReadView>,
+    /// The smallest active transaction id, `u64::MAX` if none: a record whose writer is
+    /// below it is committed, which is all an autocommit read needs to know (no view).
+    oldest_active: AtomicU64,
+}
+
+impl TrxSys {
+    /// Creates the undo segment, the TRX_SYS page and the first undo page of `space` in one
+    /// mtr (at database creation). Returns the transaction system and the mtr's end LSN.
+    pub fn create(pool: &BufferPool, space: u32) -> Result<(TrxSys, Lsn)> {
+        let page_len = pool.config().page_size.bytes();
+        let n_slots = ((page_len - fil::TRAILER_SIZE - sys::SLOTS) / 6).min(MAX_SLOTS) as u16;
+        let mut mtr = pool.mtr()?;
+        let seg = space::create_segment(&mut mtr, space)?;
+        let h = space::allocate_in(&mut mtr, seg.header, None)?;
+        let u = space::allocate_in(&mut mtr, seg.header, None)?;
+        let page = mtr.page_id(h).unwrap_or(PageId::new(space, 0));
+        let first = mtr.page_id(u).map_or(0, |id| id.page_no);
+        mtr.write(h, fil::PAGE_TYPE, &PageType::TrxSys.to_u16().to_be_bytes())?;
+        mtr.write(h, sys::FORMAT, &TRX_SYS_FORMAT.to_be_bytes())?;
+        mtr.write(h, sys::MARK, &1u64.to_be_bytes())?;
+        mtr.write(h, sys::SEG, &seg.header.to_bytes())?;
+        mtr.write(h, sys::FIRST, &first.to_be_bytes())?;
+        mtr.write(h, sys::LAST, &first.to_be_bytes())?;
+        mtr.write(h, sys::HEAD, &(UNDO_DATA as u16).to_be_bytes())?;
+        mtr.write(h, sys::PAGES, &1u32.to_be_bytes())?;
+        mtr.write(h, sys::N_SLOTS, &n_slots.to_be_bytes())?;
+        init_undo_page(&mut mtr, u)?;
+        let end = mtr.commit()?;
+        let tail = Tail {
+            first_page: first,
+            head: UNDO_DATA as u16,
+            n_pages: 1,
+            last_page: first,
+            free_slots: (0..n_slots).rev().collect(),
+            hist_first: None,
+            hist_last: None,
+            hist_len: 0,
+        };
+        let trx_sys = TrxSys::assemble(page, seg.header, n_slots, 1, BTreeSet::new(), tail);
+        Ok((trx_sys, end))
+    }
+
+    fn assemble(
+        page: PageId,
+        seg: FsegHeader,
+        n_slots: u16,
+        mark: u64,
+        active: BTreeSet<u64>,
+        tail: Tail,
+    ) -> TrxSys {
+        let mirror = Mirror {
+            next_id: AtomicU64::new(mark),
+            active: AtomicU64::new(active.len() as u64),
+            history_len: AtomicU64::new(tail.hist_len),
+            undo_pages: AtomicU64::new(tail.n_pages),
+            oldest_view: AtomicU64::new(u64::MAX),
+            ..Mirror::default()
+        };
+        let oldest = active.first().copied().unwrap_or(mark);
+        // Until the first purge of this run, any committed transaction may have had its log
+        // purged by an earlier run: all of them are behind the limit.
+        let purge_limit = ReadView::new(mark, 0, active.iter().copied().collect());
+        TrxSys {
+            page,
+            seg,
+            n_slots,
+            ids: Arc::new(Mutex::new(Ids {
+                next: mark,
+                mark,
+                active,
+                committing: BTreeSet::new(),
+                views: BTreeMap::new(),
+                view_seq: 0,
+            })),
+            tail: Mutex::new(tail),
+            mirror: Arc::new(mirror),
+            purge_limit: Mutex::new(purge_limit),
+            oldest_active: AtomicU64::new(oldest),
+        }
+    }
+
+    /// Opens the transaction system whose TRX_SYS page is `page`. Returns it and the undo
+    /// logs of the transactions that were active when the database stopped (after a crash),
+    /// which the caller must roll back ([`TrxSys::last_record`] and [`TrxSys::pop`], then [`TrxSys::finish_rollback`]) before anything else runs.
+    pub fn open(pool: &BufferPool, page: PageId) -> Result<(TrxSys, Vec<UndoLog>)> {
+        let sp = pool.with_page(page, |p| SysPage::read(p, page))??;
+        let free_slots = sp.free_slots();
+        // Highest slot first, as before the decoding moved into `SysPage`.
+        let slots: Vec<(u16, UndoAddr)> = sp.slots.iter().rev().copied().collect();
+        let mut active = BTreeSet::new();
+        let mut logs = Vec::new();
+        for (slot, header) in slots {
+            let h = slot_header(pool, page, slot, header)?;
+            active.insert(h.trx_id);
+            logs.push(UndoLog {
+                trx_id: h.trx_id,
+                header,
+                slot,
+                last: h.last,
+                n_recs: h.n_recs,
+                update: h.update,
+            });
+        }
+        let tail = Tail {
+            first_page: sp.first_page,
+            head: sp.head,
+            n_pages: u64::from(sp.n_pages),
+            last_page: sp.last_page,
+            free_slots,
+            hist_first: sp.hist_first,
+            hist_last: sp.hist_last,
+            hist_len: sp.hist_len,
+        };
+        let trx_sys = TrxSys::assemble(page, sp.seg, sp.n_slots, sp.mark, active, tail);
+        Ok((trx_sys, logs))
+    }
+
+    /// The TRX_SYS page.
+    pub fn page(&self) -> PageId {
+        self.page
+    }
+
+    /// The undo segment's FSEG header.
+    pub fn segment(&self) -> FsegHeader {
+        self.seg
+    }
+
+    /// The number of undo slots (the most transactions that may write at once).
+    pub fn slots(&self) -> usize {
+        usize::from(self.n_slots)
+    }
+
+    /// Takes the next number from the counter, moving the persisted mark first if needed.
+    fn take_number(&self, pool: &BufferPool, ids: &mut Ids) -> Result<u64> {
+        if ids.next >= ids.mark {
+            let mark = ids.next + TRX_ID_MARGIN;
+            let mut mtr = pool.mtr()?;
+            let h = mtr.get_write(self.page)?;
+            mtr.write(h, sys::MARK, &mark.to_be_bytes())?;
+            mtr.commit()?;
+            ids.mark = mark;
+        }
+        let n = ids.next;
+        ids.next += 1;
+        Ok(n)
+    }
+
+    /// Gives a transaction its id (at its first write) and makes it active.
+    pub fn assign_id(&self, pool: &BufferPool) -> Result<u64> {
+        let mut ids = self.ids.lock();
+        let id = self.take_number(pool, &mut ids)?;
+        ids.active.insert(id);
+        self.publish_oldest(&ids);
+        Ok(id)
+    }
+
+    fn publish_oldest(&self, ids: &Ids) {
+        self.oldest_active.store(
+            ids.active.first().copied().unwrap_or(ids.next),
+            Ordering::Release,
+        );
+        self.mirror.next_id.store(ids.next, Ordering::Relaxed);
+        self.mirror
+            .active
+            .store(ids.active.len() as u64, Ordering::Relaxed);
+    }
+
+    /// Ends a transaction: no longer active, and (if it committed with number `trx_no`) no
+    /// longer committing.
+    fn deactivate(&self, trx_id: u64, trx_no: Option<u64>) {
+        let mut ids = self.ids.lock();
+        ids.active.remove(&trx_id);
+        if let Some(no) = trx_no {
+            ids.committing.remove(&no);
+        }
+        self.publish_oldest(&ids);
+    }
+
+    /// Forgets a transaction that got an id but never started a log (nothing to commit).
+    pub fn forget(&self, trx_id: u64) {
+        self.deactivate(trx_id, None);
+    }
+
+    /// True if `trx_id` is an active (uncommitted) writing transaction.
+    pub fn is_active(&self, trx_id: u64) -> bool {
+        if trx_id < self.oldest_active.load(Ordering::Acquire) {
+            return false;
+        }
+        self.ids.lock().active.contains(&trx_id)
+    }
+
+    /// A bound below which every transaction id has ended: the smallest active id, or, when
+    /// none is active, the next id to be given out (ids are handed out in increasing order,
+    /// so any transaction that starts later gets an id at or above the bound). A transaction
+    /// leaves the active set only after its rollback has restored every row it changed, so a
+    /// record whose writer is below a bound read *before* the record was read is committed:
+    /// the cheap test of an autocommit read. (A bound read after the record could count a
+    /// writer that rolled back in between as committed.)
+    pub fn oldest_active(&self) -> u64 {
+        self.oldest_active.load(Ordering::Acquire)
+    }
+
+    /// Opens a read view for a transaction whose id is `creator` (0 if it has none yet),
+    /// registered until the last clone of it is dropped: purge keeps what it may need.
+    pub fn open_view(&self, creator: u64) -> OpenView {
+        let mut ids = self.ids.lock();
+        let view = ids.view(creator);
+        let seq = ids.view_seq;
+        ids.view_seq += 1;
+        // The registered copy has no creator: the creator's own changes, invisible to
+        // everyone else, must not count as seen (InnoDB adds the creator to a purge view's
+        // ids for the same reason). An active creator is in the copy's ids already.
+        let registered = ids.view(0);
+        ids.views.insert(seq, registered);
+        publish_views(&ids, &self.mirror);
+        drop(ids);
+        OpenView {
+            view,
+            _guard: Arc::new(ViewGuard {
+                ids: Arc::clone(&self.ids),
+                mirror: Arc::clone(&self.mirror),
+                seq,
+            }),
+        }
+    }
+
+    /// The purge view: a copy of the oldest open view, or a view of the system now if none
+    /// is open. Every view open now sees at least what it sees, so a change it sees is seen
+    /// by all readers, and a committed log whose commit number is below its
+    /// [`ReadView::low_limit_no`] is needed by none. It also becomes the limit of
+    /// [`TrxSys::undo_may_be_gone`], before purge frees anything.
+    pub fn purge_view(&self) -> ReadView {
+        let view = {
+            let ids = self.ids.lock();
+            match ids.views.values().next() {
+                Some(v) => v.clone(),
+                None => ids.view(0),
+            }
+        };
+        let mut limit = self.purge_limit.lock();
+        // Views only get newer, but keep the limit monotonic whatever happens.
+        if view.low_limit() >= limit.low_limit() {
+            *limit = view.clone();
+        }
+        view
+    }
+
+    /// True if the undo record a roll pointer written by transaction `writer` points at may
+    /// have been purged (its log freed and its space reused): the writer's changes are seen
+    /// by the last purge view. A walk of old versions must stop before following such a
+    /// pointer; no reader needs what lies behind it. Readers with a view never meet one
+    /// (a view sees every change the purge view sees), only walks without a view
+    /// (rollback's look at older versions) must ask.
+    pub fn undo_may_be_gone(&self, writer: u64) -> bool {
+        self.purge_limit.lock().changes_visible(writer)
+    }
+
+    /// Counters for status output, from atomics: takes no lock writers or readers take.
+    pub fn status(&self) -> TrxStatus {
+        let m = &self.mirror;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let oldest = load(&m.oldest_view);
+        TrxStatus {
+            next_id: load(&m.next_id),
+            active: load(&m.active) as usize,
+            history_len: load(&m.history_len),
+            undo_pages: load(&m.undo_pages),
+            undo_pages_freed: load(&m.pages_freed),
+            open_views: load(&m.views),
+            oldest_view_low_limit: (oldest != u64::MAX).then_some(oldest),
+        }
+    }
+}
