@@ -43,11 +43,17 @@ pub enum MvccError {
         /// What is wrong.
         what: String,
     },
-    /// Every undo slot of the rollback segment is taken: too many writing transactions at once.
+    /// Every undo slot of every rollback segment is taken: too many writing transactions at once.
     #[error("all {slots} undo slots are in use: too many concurrent writing transactions")]
     TooManyTransactions {
         /// The number of slots.
         slots: usize,
+    },
+    /// A rollback segment count outside 1..=128 at create.
+    #[error("{requested} rollback segments: expected 1..=128")]
+    RollbackSegments {
+        /// The count asked for.
+        requested: usize,
     },
     /// An undo record too large to encode (a field over 4 GiB, more than 65535 fields).
     #[error("undo record too large: {what}")]

@@ -74,7 +74,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use minnow_btree::space::{self, FsegHeader};
 use minnow_buf::BufferPool;
@@ -82,33 +82,40 @@ use minnow_page::{PageId, PageType, fil};
 use minnow_redo::Lsn;
 use parking_lot::Mutex;
 
-use crate::error::Result;
+use crate::error::{MvccError, Result};
 use crate::read_view::ReadView;
 use crate::roll_ptr::RollPtr;
 use crate::undo::record::{UndoAddr, UndoKind};
-use crate::undo::{PageSource, UNDO_DATA, init_undo_page};
 
 mod history;
 pub mod page;
+mod rseg;
 mod store;
 
 pub use history::UndoCheck;
 use page::slot_header;
-pub use page::{SysPage, active_logs, sys};
-use store::Tail;
+pub use page::{RsegPage, SysPage, active_logs, read_all, sys};
+use rseg::{Rseg, Tail};
 
 /// How far ahead of the id counter the persisted mark is written.
 pub const TRX_ID_MARGIN: u64 = 256;
-/// The TRX_SYS page format version.
-pub const TRX_SYS_FORMAT: u32 = 2;
-/// At most this many slots (concurrent writing transactions), as one InnoDB rollback segment.
+/// The TRX_SYS page format version (3: rollback segments).
+pub const TRX_SYS_FORMAT: u32 = 3;
+/// At most this many slots (concurrent writing transactions) per rollback segment, as one
+/// InnoDB rollback segment.
 pub const MAX_SLOTS: usize = 1024;
+/// At most this many rollback segments (InnoDB's 128: the roll pointer's 7-bit field).
+pub const MAX_RSEGS: usize = 128;
+/// The number of rollback segments a database gets unless configured otherwise.
+pub const DEFAULT_RSEGS: usize = 16;
 
 /// A transaction's undo log, as its owner holds it in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoLog {
     /// The transaction.
     pub trx_id: u64,
+    /// Its rollback segment.
+    rseg: u8,
     /// Where its header is.
     pub header: UndoAddr,
     slot: u16,
@@ -124,6 +131,11 @@ impl UndoLog {
     /// The savepoint at this moment: rolling back to it undoes every later record.
     pub fn savepoint(&self) -> u64 {
         self.n_recs
+    }
+
+    /// The rollback segment it is written to.
+    pub fn rseg(&self) -> usize {
+        usize::from(self.rseg)
     }
 }
 
@@ -169,8 +181,6 @@ impl Ids {
 struct Mirror {
     next_id: AtomicU64,
     active: AtomicU64,
-    history_len: AtomicU64,
-    undo_pages: AtomicU64,
     views: AtomicU64,
     /// The low limit of the oldest open view (`u64::MAX`: none).
     oldest_view: AtomicU64,
@@ -260,9 +270,12 @@ impl std::ops::Deref for OpenView {
 pub struct TrxSys {
     page: PageId,
     seg: FsegHeader,
-    n_slots: u16,
+    /// The rollback segments, by id.
+    rsegs: Vec<Rseg>,
+    /// Round-robin counter: a new log goes to segment `next_rseg % rsegs.len()` (or the next
+    /// one with a free slot).
+    next_rseg: AtomicUsize,
     ids: Arc<Mutex<Ids>>,
-    tail: Mutex<Tail>,
     mirror: Arc<Mirror>,
     /// The last purge view: a writer whose changes it sees may have had its undo log purged,
     /// so no roll pointer it wrote may be followed (see [`TrxSys::undo_may_be_gone`]).
@@ -273,55 +286,52 @@ pub struct TrxSys {
 }
 
 impl TrxSys {
-    /// Creates the undo segment, the TRX_SYS page and the first undo page of `space` in one
-    /// mtr (at database creation). Returns the transaction system and the mtr's end LSN.
-    pub fn create(pool: &BufferPool, space: u32) -> Result<(TrxSys, Lsn)> {
-        let page_len = pool.config().page_size.bytes();
-        let n_slots = ((page_len - fil::TRAILER_SIZE - sys::SLOTS) / 6).min(MAX_SLOTS) as u16;
+    /// Creates the undo segment, the TRX_SYS page and `rsegs` rollback segments (each a
+    /// header page and a first undo page) in `space`, at database creation: one mtr for the
+    /// TRX_SYS page and the first segment, one for each further segment (so that no mtr
+    /// latches more than a handful of pages), each leaving N_RSEGS and the directory
+    /// consistent. Returns the transaction system and the last mtr's end LSN.
+    pub fn create(pool: &BufferPool, space: u32, rsegs: usize) -> Result<(TrxSys, Lsn)> {
+        if rsegs == 0 || rsegs > MAX_RSEGS {
+            return Err(MvccError::RollbackSegments { requested: rsegs });
+        }
         let mut mtr = pool.mtr()?;
-        let seg = space::create_segment(&mut mtr, space)?;
-        let h = space::allocate_in(&mut mtr, seg.header, None)?;
-        let u = space::allocate_in(&mut mtr, seg.header, None)?;
+        let seg = space::create_segment(&mut mtr, space)?.header;
+        let h = space::allocate_in(&mut mtr, seg, None)?;
         let page = mtr.page_id(h).unwrap_or(PageId::new(space, 0));
-        let first = mtr.page_id(u).map_or(0, |id| id.page_no);
         mtr.write(h, fil::PAGE_TYPE, &PageType::TrxSys.to_u16().to_be_bytes())?;
         mtr.write(h, sys::FORMAT, &TRX_SYS_FORMAT.to_be_bytes())?;
         mtr.write(h, sys::MARK, &1u64.to_be_bytes())?;
-        mtr.write(h, sys::SEG, &seg.header.to_bytes())?;
-        mtr.write(h, sys::FIRST, &first.to_be_bytes())?;
-        mtr.write(h, sys::LAST, &first.to_be_bytes())?;
-        mtr.write(h, sys::HEAD, &(UNDO_DATA as u16).to_be_bytes())?;
-        mtr.write(h, sys::PAGES, &1u32.to_be_bytes())?;
-        mtr.write(h, sys::N_SLOTS, &n_slots.to_be_bytes())?;
-        init_undo_page(&mut mtr, u)?;
-        let end = mtr.commit()?;
-        let tail = Tail {
-            first_page: first,
-            head: UNDO_DATA as u16,
-            n_pages: 1,
-            last_page: first,
-            free_slots: (0..n_slots).rev().collect(),
-            hist_first: None,
-            hist_last: None,
-            hist_len: 0,
-        };
-        let trx_sys = TrxSys::assemble(page, seg.header, n_slots, 1, BTreeSet::new(), tail);
+        mtr.write(h, sys::SEG, &seg.to_bytes())?;
+        let mut made = Vec::with_capacity(rsegs);
+        let mut end;
+        loop {
+            let id = made.len();
+            let r = Rseg::create(&mut mtr, seg, id as u8)?;
+            let h = mtr.get_write(page)?;
+            mtr.write(h, sys::RSEGS + 4 * id, &r.page.page_no.to_be_bytes())?;
+            mtr.write(h, sys::N_RSEGS, &((id + 1) as u16).to_be_bytes())?;
+            end = mtr.commit()?;
+            made.push(r);
+            if made.len() == rsegs {
+                break;
+            }
+            mtr = pool.mtr()?;
+        }
+        let trx_sys = TrxSys::assemble(page, seg, made, 1, BTreeSet::new());
         Ok((trx_sys, end))
     }
 
     fn assemble(
         page: PageId,
         seg: FsegHeader,
-        n_slots: u16,
+        rsegs: Vec<Rseg>,
         mark: u64,
         active: BTreeSet<u64>,
-        tail: Tail,
     ) -> TrxSys {
         let mirror = Mirror {
             next_id: AtomicU64::new(mark),
             active: AtomicU64::new(active.len() as u64),
-            history_len: AtomicU64::new(tail.hist_len),
-            undo_pages: AtomicU64::new(tail.n_pages),
             oldest_view: AtomicU64::new(u64::MAX),
             ..Mirror::default()
         };
@@ -332,7 +342,8 @@ impl TrxSys {
         TrxSys {
             page,
             seg,
-            n_slots,
+            rsegs,
+            next_rseg: AtomicUsize::new(0),
             ids: Arc::new(Mutex::new(Ids {
                 next: mark,
                 mark,
@@ -341,46 +352,47 @@ impl TrxSys {
                 views: BTreeMap::new(),
                 view_seq: 0,
             })),
-            tail: Mutex::new(tail),
             mirror: Arc::new(mirror),
             purge_limit: Mutex::new(purge_limit),
             oldest_active: AtomicU64::new(oldest),
         }
     }
 
-    /// Opens the transaction system whose TRX_SYS page is `page`. Returns it and the undo
-    /// logs of the transactions that were active when the database stopped (after a crash),
-    /// which the caller must roll back ([`TrxSys::last_record`] and [`TrxSys::pop`], then [`TrxSys::finish_rollback`]) before anything else runs.
+    /// Opens the transaction system whose TRX_SYS page is `page`, with the rollback segments
+    /// its directory names (the number fixed at create). Returns it and the undo logs of the
+    /// transactions that were active when the database stopped (after a crash), in every
+    /// segment, which the caller must roll back ([`TrxSys::last_record`] and
+    /// [`TrxSys::pop`], then [`TrxSys::finish_rollback`]) before anything else runs.
     pub fn open(pool: &BufferPool, page: PageId) -> Result<(TrxSys, Vec<UndoLog>)> {
-        let sp = pool.with_page(page, |p| SysPage::read(p, page))??;
-        let free_slots = sp.free_slots();
-        // Highest slot first, as before the decoding moved into `SysPage`.
-        let slots: Vec<(u16, UndoAddr)> = sp.slots.iter().rev().copied().collect();
+        let (sp, pages) = page::read_all(pool, page)?;
         let mut active = BTreeSet::new();
         let mut logs = Vec::new();
-        for (slot, header) in slots {
-            let h = slot_header(pool, page, slot, header)?;
-            active.insert(h.trx_id);
-            logs.push(UndoLog {
-                trx_id: h.trx_id,
-                header,
-                slot,
-                last: h.last,
-                n_recs: h.n_recs,
-                update: h.update,
-            });
+        let mut rsegs = Vec::with_capacity(pages.len());
+        for (rp, &no) in pages.iter().zip(&sp.rsegs) {
+            let header_page = PageId::new(page.space, no);
+            // Highest slot first, as before the decoding moved into `RsegPage`.
+            for &(slot, header) in rp.slots.iter().rev() {
+                let h = slot_header(pool, header_page, slot, header)?;
+                active.insert(h.trx_id);
+                logs.push(UndoLog {
+                    trx_id: h.trx_id,
+                    rseg: rp.id as u8,
+                    header,
+                    slot,
+                    last: h.last,
+                    n_recs: h.n_recs,
+                    update: h.update,
+                });
+            }
+            rsegs.push(Rseg::new(
+                rp.id as u8,
+                header_page,
+                sp.seg,
+                rp.n_slots,
+                Tail::from_page(rp),
+            ));
         }
-        let tail = Tail {
-            first_page: sp.first_page,
-            head: sp.head,
-            n_pages: u64::from(sp.n_pages),
-            last_page: sp.last_page,
-            free_slots,
-            hist_first: sp.hist_first,
-            hist_last: sp.hist_last,
-            hist_len: sp.hist_len,
-        };
-        let trx_sys = TrxSys::assemble(page, sp.seg, sp.n_slots, sp.mark, active, tail);
+        let trx_sys = TrxSys::assemble(page, sp.seg, rsegs, sp.mark, active);
         Ok((trx_sys, logs))
     }
 
@@ -394,9 +406,20 @@ impl TrxSys {
         self.seg
     }
 
-    /// The number of undo slots (the most transactions that may write at once).
+    /// The number of undo slots, all rollback segments (the most transactions that may
+    /// write at once).
     pub fn slots(&self) -> usize {
-        usize::from(self.n_slots)
+        self.rsegs.iter().map(|r| usize::from(r.n_slots)).sum()
+    }
+
+    /// The number of rollback segments.
+    pub fn rollback_segments(&self) -> usize {
+        self.rsegs.len()
+    }
+
+    /// The header page of each rollback segment, rseg 0 first.
+    pub fn rseg_pages(&self) -> Vec<PageId> {
+        self.rsegs.iter().map(|r| r.page).collect()
     }
 
     /// Takes the next number from the counter, moving the persisted mark first if needed.
@@ -529,14 +552,22 @@ impl TrxSys {
         let m = &self.mirror;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let oldest = load(&m.oldest_view);
+        let (history_len, undo_pages) = self
+            .rsegs
+            .iter()
+            .map(Rseg::counters)
+            .fold((0, 0), |(h, p), (rh, rp)| (h + rh, p + rp));
         TrxStatus {
             next_id: load(&m.next_id),
             active: load(&m.active) as usize,
-            history_len: load(&m.history_len),
-            undo_pages: load(&m.undo_pages),
+            history_len,
+            undo_pages,
             undo_pages_freed: load(&m.pages_freed),
             open_views: load(&m.views),
             oldest_view_low_limit: (oldest != u64::MAX).then_some(oldest),
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,162 +1,89 @@
-//! The undo store's write side: appending log headers and undo records to the undo stream,
-//! one mini-transaction each, and ending a log (commit, rollback record by record, the end
-//! of a rollback). Everything here runs under the stream's tail mutex, the one lock on the
-//! stream's last page and the TRX_SYS page's slots.
+//! The undo store's write side: a transaction's undo log in its rollback segment.
+//!
+//! A writing transaction is given a rollback segment round robin at its first write
+//! ([`TrxSys::begin_log`]): the next segment with a free slot, counting from an atomic
+//! counter. From then on every step of its log (the header, each record, commit, popping
+//! records in a rollback, the end of a rollback) takes only that segment's mutex and
+//! latches only that segment's header page and the undo pages of its stream; each is one
+//! mini-transaction. Only the commit number comes from the shared counter, taken while the
+//! segment's mutex is held, so that the segment's history list stays in commit-number order
+//! (purge merges the lists by it).
 
-use std::sync::atomic::Ordering;
-
-use minnow_btree::space;
-use minnow_buf::{BufferPool, Mtr, PageHandle};
+use minnow_buf::BufferPool;
 use minnow_page::PageId;
 use minnow_redo::Lsn;
 
-use super::page::{addr_bytes, sys};
+use super::page::{addr_bytes, rseg};
+use super::rseg::{Place, Rseg};
 use super::{NewRecord, TrxSys, UndoLog};
 use crate::error::{MvccError, Result};
 use crate::roll_ptr::RollPtr;
-use crate::undo::record::{FILLER, LOG_HEADER_LEN, LogHeader, UndoAddr, UndoKind, UndoRecord, hdr};
-use crate::undo::{self, UNDO_DATA, UNDO_FREE, UNDO_NEXT, data_end, held_fields, init_undo_page};
-
-/// Where appended bytes may go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
-    /// In one page (a log header): a new page if they do not fit.
-    Whole,
-    /// The start of a record: at least its first 8 bytes in the current page.
-    Start,
-    /// Right after the previous bytes (the next piece of a long record).
-    Continue,
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct Tail {
-    pub(super) first_page: u32,
-    pub(super) head: u16,
-    pub(super) n_pages: u64,
-    pub(super) last_page: u32,
-    pub(super) free_slots: Vec<u16>,
-    pub(super) hist_first: Option<UndoAddr>,
-    pub(super) hist_last: Option<UndoAddr>,
-    pub(super) hist_len: u64,
-}
+use crate::undo;
+use crate::undo::record::{FILLER, LogHeader, UndoAddr, UndoKind, UndoRecord, hdr};
 
 impl TrxSys {
-    /// Appends `data` to the undo stream inside `mtr` and returns where it starts. With
-    /// [`Place::Whole`] the bytes never straddle pages (log headers); with [`Place::Continue`]
-    /// they follow the previous bytes directly (the next piece of a long record).
-    fn append_bytes(
-        &self,
-        mtr: &mut Mtr<'_>,
-        tail: &mut Tail,
-        data: &[u8],
-        place: Place,
-    ) -> Result<UndoAddr> {
-        let space = self.page.space;
-        let mut h = mtr.get_write(PageId::new(space, tail.last_page))?;
-        let (_, mut free) = held_fields(mtr, h, PageId::new(space, tail.last_page))?;
-        let end = data_end(mtr.page(h).len());
-        let first = match place {
-            Place::Whole => data.len(),
-            Place::Start => data.len().min(8),
-            Place::Continue => 1,
-        };
-        if end - free < first {
-            h = self.next_page(mtr, tail, h)?;
-            free = UNDO_DATA;
-        }
-        let start = UndoAddr {
-            page: tail.last_page,
-            offset: free as u16,
-        };
-        let mut rest = data;
-        loop {
-            let n = rest.len().min(end - free);
-            let (now, later) = rest.split_at(n);
-            mtr.write(h, free, now)?;
-            free += n;
-            mtr.write(h, UNDO_FREE, &(free as u16).to_be_bytes())?;
-            rest = later;
-            if rest.is_empty() {
-                return Ok(start);
-            }
-            h = self.next_page(mtr, tail, h)?;
-            free = UNDO_DATA;
-        }
+    /// The rollback segment `log` writes into.
+    fn rseg_of(&self, log: &UndoLog) -> Result<&Rseg> {
+        self.rsegs
+            .get(usize::from(log.rseg))
+            .ok_or_else(|| MvccError::CorruptTrxSys {
+                page: self.page,
+                what: format!(
+                    "the log of transaction {} names rollback segment {}; there are {}",
+                    log.trx_id,
+                    log.rseg,
+                    self.rsegs.len()
+                ),
+            })
     }
 
-    /// Installs `t` as the tail and mirrors its counters for status.
-    pub(super) fn publish_tail(&self, tail: &mut Tail, t: Tail) {
-        self.mirror.history_len.store(t.hist_len, Ordering::Relaxed);
-        self.mirror.undo_pages.store(t.n_pages, Ordering::Relaxed);
-        *tail = t;
-    }
-
-    /// Allocates a new undo page, links it after `h` and makes it the stream's last page.
-    fn next_page(&self, mtr: &mut Mtr<'_>, tail: &mut Tail, h: PageHandle) -> Result<PageHandle> {
-        let s = mtr.get_write(self.page)?;
-        let n = space::allocate_in(mtr, self.seg, None)?;
-        init_undo_page(mtr, n)?;
-        let no = mtr.page_id(n).map_or(0, |id| id.page_no);
-        mtr.write(h, UNDO_NEXT, &no.to_be_bytes())?;
-        mtr.write(s, sys::LAST, &no.to_be_bytes())?;
-        tail.n_pages += 1;
-        mtr.write(s, sys::PAGES, &(tail.n_pages as u32).to_be_bytes())?;
-        tail.last_page = no;
-        Ok(n)
-    }
-
-    /// Starts transaction `trx_id`'s undo log: takes a slot and appends its header, in one
-    /// mtr.
+    /// Starts transaction `trx_id`'s undo log: picks its rollback segment (round robin,
+    /// skipping segments whose slots are all taken), takes a slot there and appends its
+    /// header to the segment's stream, in one mtr.
     pub fn begin_log(&self, pool: &BufferPool, trx_id: u64) -> Result<UndoLog> {
-        let mut tail = self.tail.lock();
-        let mut t = tail.clone();
-        let slot = t.free_slots.pop().ok_or(MvccError::TooManyTransactions {
-            slots: usize::from(self.n_slots),
-        })?;
-        let mut mtr = pool.mtr()?;
-        let s = mtr.get_write(self.page)?;
-        let header = self.append_bytes(
-            &mut mtr,
-            &mut t,
-            &LogHeader::new(trx_id).encode(),
-            Place::Whole,
-        )?;
-        mtr.write(
-            s,
-            sys::SLOTS + 6 * usize::from(slot),
-            &addr_bytes(Some(header)),
-        )?;
-        mtr.commit()?;
-        self.publish_tail(&mut tail, t);
-        Ok(UndoLog {
-            trx_id,
-            header,
-            slot,
-            last: None,
-            n_recs: 0,
-            update: false,
-        })
-    }
-
-    fn header_handle(&self, mtr: &mut Mtr<'_>, log: &UndoLog) -> Result<(PageHandle, usize)> {
-        let id = PageId::new(self.page.space, log.header.page);
-        let h = mtr.get_write(id)?;
-        held_fields(mtr, h, id)?;
-        let off = usize::from(log.header.offset);
-        if off + LOG_HEADER_LEN > data_end(mtr.page(h).len()) {
-            return Err(MvccError::CorruptUndo {
-                page: id,
-                offset: off,
-                expected: "a log header inside the page".into(),
-                found: "one past its end".into(),
+        let n = self.rsegs.len();
+        let start = self
+            .next_rseg
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for i in 0..n {
+            let Some(r) = self.rsegs.get((start + i) % n.max(1)) else {
+                continue;
+            };
+            let mut tail = r.tail.lock();
+            let mut t = tail.clone();
+            let Some(slot) = t.free_slots.pop() else {
+                continue;
+            };
+            let mut mtr = pool.mtr()?;
+            let s = mtr.get_write(r.page)?;
+            let header = r.append_bytes(
+                &mut mtr,
+                &mut t,
+                &LogHeader::new(trx_id).encode(),
+                Place::Whole,
+            )?;
+            mtr.write(s, Rseg::slot_at(slot), &addr_bytes(Some(header)))?;
+            mtr.commit()?;
+            r.publish(&mut tail, t);
+            return Ok(UndoLog {
+                trx_id,
+                rseg: r.id,
+                header,
+                slot,
+                last: None,
+                n_recs: 0,
+                update: false,
             });
         }
-        Ok((h, off))
+        Err(MvccError::TooManyTransactions {
+            slots: self.rsegs.iter().map(|r| usize::from(r.n_slots)).sum(),
+        })
     }
 
     /// Appends an undo record to `log` in its own mtr (to be committed before the change it
     /// describes) and returns the roll pointer to store in the changed record.
     pub fn append(&self, pool: &BufferPool, log: &mut UndoLog, rec: NewRecord) -> Result<RollPtr> {
+        let r = self.rseg_of(log)?;
         let kind = rec.kind;
         let full = UndoRecord {
             kind,
@@ -171,7 +98,7 @@ impl TrxSys {
         let bytes = full
             .encode()
             .map_err(|what| MvccError::RecordTooLarge { what })?;
-        let mut tail = self.tail.lock();
+        let mut tail = r.tail.lock();
         let mut t = tail.clone();
         // A long record (a row with big BLOBs) is written a page's worth per mtr, so that no
         // mtr needs more redo than the log keeps free for one (`BufferPool::mtr` waits for
@@ -180,7 +107,7 @@ impl TrxSys {
         // Until that last mtr the bytes are a FILLER whose length covers what is written, so
         // the stream stays a walkable sequence of entries whatever the crash leaves.
         let piece = pool.config().page_size.bytes();
-        let space = self.page.space;
+        let space = r.space();
         let mut first: Option<UndoAddr> = None;
         let mut written = 0usize;
         let mut rest: &[u8] = &bytes;
@@ -197,26 +124,26 @@ impl TrxSys {
                     if let Some(k) = b.get_mut(hdr::KIND) {
                         *k = FILLER;
                     }
-                    first = Some(self.append_bytes(&mut mtr, &mut t, &b, Place::Start)?);
+                    first = Some(r.append_bytes(&mut mtr, &mut t, &b, Place::Start)?);
                 }
                 Some(f) => {
-                    self.append_bytes(&mut mtr, &mut t, now, Place::Continue)?;
+                    r.append_bytes(&mut mtr, &mut t, now, Place::Continue)?;
                     let h = mtr.get_write(PageId::new(space, f.page))?;
                     mtr.write(h, usize::from(f.offset), &(written as u32).to_be_bytes())?;
                 }
             }
             mtr.commit()?;
-            self.publish_tail(&mut tail, t.clone());
+            r.publish(&mut tail, t.clone());
             rest = later;
         }
         let mut mtr = pool.mtr()?;
-        let (h, off) = self.header_handle(&mut mtr, log)?;
+        let (h, off) = r.header_handle(&mut mtr, log.header)?;
         let place = if first.is_none() {
             Place::Start
         } else {
             Place::Continue
         };
-        let last = self.append_bytes(&mut mtr, &mut t, rest, place)?;
+        let last = r.append_bytes(&mut mtr, &mut t, rest, place)?;
         if let (Some(f), Some(prefix)) = (first, bytes.get(0..=hdr::KIND)) {
             // The real length and kind: the record exists from this mtr on.
             let fh = mtr.get_write(PageId::new(space, f.page))?;
@@ -230,19 +157,15 @@ impl TrxSys {
             mtr.write(h, off + hdr::TYPE, &[2])?;
         }
         mtr.commit()?;
-        self.publish_tail(&mut tail, t);
+        r.publish(&mut tail, t);
         log.last = Some(at);
         log.n_recs += 1;
         log.update = update;
-        Ok(RollPtr {
-            insert: kind == UndoKind::Insert,
-            rseg: 0,
-            page: at.page,
-            offset: at.offset,
-        })
+        Ok(roll_ptr(kind, at))
     }
 
-    /// Reads the undo record a roll pointer addresses.
+    /// Reads the undo record a roll pointer addresses. Every rollback segment's pages are
+    /// in the same tablespace, so the page and offset find it.
     pub fn read(&self, pool: &BufferPool, ptr: RollPtr) -> Result<UndoRecord> {
         undo::read_record(
             pool,
@@ -255,9 +178,13 @@ impl TrxSys {
     }
 
     /// Commits: one mtr marks the log committed with its commit number, frees its slot and
-    /// (for a log with update records) appends it to the history list. That mtr is the
-    /// commit point; the transaction stops being active after it. Returns its end LSN.
+    /// (for a log with update records) appends it to its rollback segment's history list.
+    /// That mtr is the commit point; the transaction stops being active after it. The commit
+    /// number is taken while the segment's mutex is held, so the segment's history list is
+    /// in commit-number order. Returns the mtr's end LSN.
     pub fn commit(&self, pool: &BufferPool, log: &UndoLog) -> Result<Lsn> {
+        let r = self.rseg_of(log)?;
+        let mut tail = r.tail.lock();
         let trx_no = {
             let mut ids = self.ids.lock();
             let no = self.take_number(pool, &mut ids)?;
@@ -265,18 +192,17 @@ impl TrxSys {
             no
         };
         let end = (|| -> Result<Lsn> {
-            let mut tail = self.tail.lock();
             let mut t = tail.clone();
             let mut mtr = pool.mtr()?;
-            let s = mtr.get_write(self.page)?;
-            let (h, off) = self.header_handle(&mut mtr, log)?;
+            let s = mtr.get_write(r.page)?;
+            let (h, off) = r.header_handle(&mut mtr, log.header)?;
             mtr.write(h, off + hdr::STATE, &[2])?;
             mtr.write(h, off + hdr::TRX_NO, &trx_no.to_be_bytes())?;
-            mtr.write(s, sys::SLOTS + 6 * usize::from(log.slot), &[0; 6])?;
+            mtr.write(s, Rseg::slot_at(log.slot), &[0; 6])?;
             if log.update {
                 match t.hist_last {
                     Some(prev) => {
-                        let id = PageId::new(self.page.space, prev.page);
+                        let id = PageId::new(r.space(), prev.page);
                         let ph = mtr.get_write(id)?;
                         mtr.write(
                             ph,
@@ -285,20 +211,21 @@ impl TrxSys {
                         )?;
                     }
                     None => {
-                        mtr.write(s, sys::HIST_FIRST, &addr_bytes(Some(log.header)))?;
+                        mtr.write(s, rseg::HIST_FIRST, &addr_bytes(Some(log.header)))?;
                         t.hist_first = Some(log.header);
                     }
                 }
                 t.hist_last = Some(log.header);
                 t.hist_len += 1;
-                mtr.write(s, sys::HIST_LAST, &addr_bytes(Some(log.header)))?;
-                mtr.write(s, sys::HIST_LEN, &t.hist_len.to_be_bytes())?;
+                mtr.write(s, rseg::HIST_LAST, &addr_bytes(Some(log.header)))?;
+                mtr.write(s, rseg::HIST_LEN, &t.hist_len.to_be_bytes())?;
             }
             let end = mtr.commit()?;
             t.free_slots.push(log.slot);
-            self.publish_tail(&mut tail, t);
+            r.publish(&mut tail, t);
             Ok(end)
         })();
+        drop(tail);
         let end = match end {
             Ok(end) => end,
             Err(e) => {
@@ -326,22 +253,17 @@ impl TrxSys {
         if rec.undo_no < savepoint {
             return Ok(None);
         }
-        let ptr = RollPtr {
-            insert: rec.kind == UndoKind::Insert,
-            rseg: 0,
-            page: at.page,
-            offset: at.offset,
-        };
-        Ok(Some((ptr, rec)))
+        Ok(Some((roll_ptr(rec.kind, at), rec)))
     }
 
     /// Removes the newest record `rec` from `log` once it is undone (one mtr moving the
     /// header's `last` to the record before it), so a crash after this never undoes it
     /// again and a later rollback does not see it.
     pub fn pop(&self, pool: &BufferPool, log: &mut UndoLog, rec: &UndoRecord) -> Result<Lsn> {
-        let _tail = self.tail.lock();
+        let r = self.rseg_of(log)?;
+        let _tail = r.tail.lock();
         let mut mtr = pool.mtr()?;
-        let (h, off) = self.header_handle(&mut mtr, log)?;
+        let (h, off) = r.header_handle(&mut mtr, log.header)?;
         mtr.write(h, off + hdr::LAST, &addr_bytes(rec.prev))?;
         let end = mtr.commit()?;
         log.last = rec.prev;
@@ -351,18 +273,32 @@ impl TrxSys {
     /// Ends a rollback to the transaction's start: the log becomes rolled back and its slot
     /// free, in one mtr; the transaction stops being active.
     pub fn finish_rollback(&self, pool: &BufferPool, log: &UndoLog) -> Result<Lsn> {
+        let r = self.rseg_of(log)?;
         let end = {
-            let mut tail = self.tail.lock();
+            let mut tail = r.tail.lock();
             let mut mtr = pool.mtr()?;
-            let s = mtr.get_write(self.page)?;
-            let (h, off) = self.header_handle(&mut mtr, log)?;
+            let s = mtr.get_write(r.page)?;
+            let (h, off) = r.header_handle(&mut mtr, log.header)?;
             mtr.write(h, off + hdr::STATE, &[3])?;
-            mtr.write(s, sys::SLOTS + 6 * usize::from(log.slot), &[0; 6])?;
+            mtr.write(s, Rseg::slot_at(log.slot), &[0; 6])?;
             let end = mtr.commit()?;
             tail.free_slots.push(log.slot);
             end
         };
         self.deactivate(log.trx_id, None);
         Ok(end)
+    }
+}
+
+/// The roll pointer of the undo record of kind `kind` at `at`. Its rollback segment field
+/// stays 0: every segment's pages are in the system tablespace, whose page numbers are
+/// unique, so page and offset alone find the record (InnoDB, whose segments may live in
+/// other undo tablespaces, needs the id to find the space).
+fn roll_ptr(kind: UndoKind, at: UndoAddr) -> RollPtr {
+    RollPtr {
+        insert: kind == UndoKind::Insert,
+        rseg: 0,
+        page: at.page,
+        offset: at.offset,
     }
 }

@@ -238,4 +238,4 @@ pub(crate) fn held_fields(mtr: &Mtr<'_>, h: PageHandle, id: PageId) -> Result<(u
 #[cfg(test)]
 mod cycle_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
