@@ -35,8 +35,11 @@ pub enum MvccError {
         /// What went wrong.
         what: String,
     },
-    /// The TRX_SYS page does not decode.
-    #[error("corrupt TRX_SYS page {page}: {what}")]
+    /// The TRX_SYS page or a rollback segment header page does not decode, or what they
+    /// say does not hold (a history list or undo chain that disagrees with them).
+    #[error(
+        "corrupt transaction system page {page} (TRX_SYS or a rollback segment header): {what}"
+    )]
     CorruptTrxSys {
         /// The page.
         page: PageId,
