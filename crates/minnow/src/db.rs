@@ -69,7 +69,7 @@ pub struct CheckReport {
     pub rows: BTreeMap<String, u64>,
     /// Overflow pages holding off-page columns, in all tables.
     pub overflow_pages: u64,
-    /// Undo pages in the undo stream, every one read and checked.
+    /// Undo pages in the undo streams of all rollback segments, every one read and checked.
     pub undo_pages: u64,
     /// Logs in the history list (walked and checked against its length).
     pub history_len: u64,

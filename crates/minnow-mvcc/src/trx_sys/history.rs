@@ -106,7 +106,12 @@ impl TrxSys {
     }
 
     /// Gives the dead heads of the undo streams back to the undo segment, every rollback
-    /// segment in turn ([`Rseg::trim`]). Returns the pages freed.
+    /// segment in turn: walks a stream's entries from HEAD; while every entry starting in its
+    /// first page is dead (a filler, a record, the header of a log that is committed without
+    /// update records, rolled back or purged), the pages up to where the next entry starts
+    /// are freed and FIRST and HEAD move there, one mtr per step. The header of an active log
+    /// or of a log still in the history stops it, and so does the last page (where appends
+    /// go). Returns the pages freed.
     pub fn trim(&self, pool: &BufferPool) -> Result<u64> {
         let mut freed = 0;
         for r in &self.rsegs {
@@ -248,12 +253,7 @@ impl Rseg {
         Ok(Some(end))
     }
 
-    /// Gives the dead head of this segment's undo stream back to the undo segment: walks the
-    /// entries from HEAD; while every entry starting in the first page is dead (a filler, a
-    /// record, the header of a log that is committed without update records, rolled back or
-    /// purged), the pages up to where the next entry starts are freed and FIRST and HEAD move
-    /// there, one mtr per step. The header of an active log or of a log still in the history
-    /// stops it, and so does the last page (where appends go). Returns the pages freed.
+    /// Trims this segment's undo stream (see [`TrxSys::trim`]); returns the pages freed.
     fn trim(&self, pool: &BufferPool) -> Result<u64> {
         let mut tail = self.tail.lock();
         let mut freed = 0u64;

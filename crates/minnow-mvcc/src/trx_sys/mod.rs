@@ -1,4 +1,5 @@
-//! The transaction system: transaction ids, the TRX_SYS page, undo logs and commit.
+//! The transaction system: transaction ids, the TRX_SYS page, rollback segments, undo logs
+//! and commit.
 //!
 //! ## Transaction ids that survive a crash
 //!
@@ -13,40 +14,45 @@
 //! with an id below the new mark, so after a crash `open` restarts the counter at the mark:
 //! a gap of at most the margin, never a reuse.
 //!
-//! ## The TRX_SYS page
+//! ## Rollback segments
 //!
-//! The first page of the undo segment (page 3 of a fresh system tablespace), FIL type
-//! `TRX_SYS` = 7:
+//! Undo lives in **rollback segments**, as in InnoDB: a configurable number of them (1 to
+//! [`MAX_RSEGS`], fixed when the database is created), each with its own header page, its
+//! own undo stream of undo pages, its own slots for the transactions writing into it and its
+//! own **history list**, behind its own mutex. The TRX_SYS page (page 3) keeps only what all
+//! transactions share: the id mark and the directory of the segments' header pages. The
+//! byte layouts are in [`page`].
 //!
 //! ```text
-//!  38  u32   format version (2)
-//!  42  u64   TRX_ID_MARK: above every transaction id and commit number handed out
-//!  50  10    FSEG header of the undo segment (which owns this page and every undo page)
-//!  60  u32   FIRST undo page of the undo stream
-//!  64  u32   LAST undo page (where appends go)
-//!  68  6     HISTORY first: oldest committed update log (page u32, offset u16; 0 = none)
-//!  74  6     HISTORY last: newest committed update log
-//!  80  u64   HISTORY length (InnoDB's history list length)
-//!  88  u16   HEAD: offset in FIRST of the stream's first entry (bytes before it are dead)
-//!  90  u32   PAGES: undo pages in the stream, FIRST to LAST
-//!  94  u16   N_SLOTS
-//!  96  6×N   slots: the log header of each active transaction (page u32, offset u16)
+//!   TRX_SYS page 3            rseg 0 header             rseg 1 header         ...
+//!   id mark                   FIRST ──► undo ──► undo   FIRST ──► undo
+//!   rseg pages: [4, 6, ...]   slots: active logs        slots
+//!                             history: committed logs   history
 //! ```
 //!
-//! Format 1 (before purge) had no HEAD and PAGES and its slots at 90; it is refused.
+//! A writing transaction is given a segment **round robin** (an atomic counter) when it
+//! writes its first undo record, and from then on its begin, appends, commit and rollback
+//! take only that segment's mutex and latch only that segment's pages. The transactions of
+//! one segment still interleave on its one stream (each transaction's records chained
+//! backwards from its log header); they do not get pages of their own. With the default 16
+//! segments, writers on different segments never wait for each other to log undo or to
+//! commit; the id counter (a short mutex, its mark written every [`TRX_ID_MARGIN`] ids) and
+//! page allocation in the undo segment are all they share.
 //!
 //! ## One undo log per transaction
 //!
-//! A writing transaction takes a free slot and appends a **log header** to the undo stream
-//! (one mtr), then one undo record per change (one mtr each, before the change itself),
-//! updating the header's `last` record and record count. InnoDB keeps an insert undo log
-//! and an update undo log per transaction; minnow keeps one log, as MariaDB does since 10.3,
-//! and keeps the distinction where it matters: the roll pointer's insert flag marks insert
-//! records, and the header's type says whether the log holds any update or delete-mark
-//! record. **Commit** is one mtr: the header becomes committed with its commit number, the
-//! slot is freed, and a log with update records joins the **history list**, the committed
-//! logs that readers with old views may still need. That mtr is the commit point: after a
-//! crash, a log in a slot is active and is rolled back.
+//! A writing transaction takes a free slot in its segment and appends a **log header** to
+//! the segment's stream (one mtr), then one undo record per change (one mtr each, before
+//! the change itself), updating the header's `last` record and record count. InnoDB keeps an
+//! insert undo log and an update undo log per transaction; minnow keeps one log, as MariaDB
+//! does since 10.3, and keeps the distinction where it matters: the roll pointer's insert
+//! flag marks insert records, and the header's type says whether the log holds any update or
+//! delete-mark record. **Commit** is one mtr: the header becomes committed with its commit
+//! number, the slot is freed, and a log with update records joins its segment's **history
+//! list**, the committed logs that readers with old views may still need. The commit number
+//! is drawn while the segment's mutex is held, so each segment's history list is in commit
+//! number order. That mtr is the commit point: after a crash, a log in a slot of any segment
+//! is active and is rolled back.
 //!
 //! ## Read views, the purge view and giving undo space back
 //!
@@ -57,9 +63,12 @@
 //! view's `low_limit_no` was committed before every open view was taken, so no reader can
 //! need the versions it holds: purge removes what it describes and then takes it off the
 //! history list ([`TrxSys::finish_purge`], one mtr that also marks its header purged).
+//! Purge must take the logs of all segments in one commit-number order: the next log is the
+//! one with the smallest commit number among the first logs of every segment's history list
+//! ([`TrxSys::history_head`]), InnoDB's purge queue merge.
 //!
-//! The undo stream is then **trimmed at its head** ([`TrxSys::trim`]): walking the entries of
-//! the first page from HEAD, a page whose entries are all dead (fillers, records, headers of
+//! Each segment's undo stream is then **trimmed at its head** ([`TrxSys::trim`]): walking the
+//! entries of the first page from HEAD, a page whose entries are all dead (fillers, records, headers of
 //! logs that are committed insert-only, rolled back or purged) is freed back to the undo
 //! segment, whose free pages the next appends take again. The first header of an active
 //! log, or of a committed update log still in the history, stops the walk: everything after
@@ -68,9 +77,11 @@
 //!
 //! ## Where the code is
 //!
-//! This file holds the ids, the active set, read views and the purge view; [`page`] the
-//! TRX_SYS page's format and its checked decoder; `store` the appends, commit and rollback
-//! steps; `history` the history list, purge's steps, trimming and the check.
+//! This file holds the ids, the active set, read views and the purge view, and opens and
+//! creates the whole; [`page`] the on-disk format of the TRX_SYS page and the segment header
+//! pages, with their checked decoders; `rseg` one segment in memory (its tail, its appends to
+//! its stream); `store` a transaction's log steps (begin, append, commit, rollback);
+//! `history` the history lists, purge's steps, trimming and the check.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -194,9 +205,10 @@ pub struct TrxStatus {
     pub next_id: u64,
     /// Active writing transactions.
     pub active: usize,
-    /// Committed update undo logs not purged (InnoDB's history list length).
+    /// Committed update undo logs not purged, all rollback segments (InnoDB's history list
+    /// length).
     pub history_len: u64,
-    /// Undo pages in the undo stream.
+    /// Undo pages in the undo streams of all rollback segments.
     pub undo_pages: u64,
     /// Undo pages given back to the undo segment since open.
     pub undo_pages_freed: u64,
