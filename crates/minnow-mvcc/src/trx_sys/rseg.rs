@@ -4,10 +4,12 @@
 //! Every rollback segment is a complete undo store of its own: a header page (layout in
 //! [`super::page`]), one undo stream of pages chained FIRST to LAST, the slots of the
 //! transactions writing into it and the history list of its committed update logs. Two
-//! transactions of different segments never take the same mutex or X-latch the same page to
-//! begin a log, append a record or commit; only allocating or freeing an undo page meets
-//! other segments, in the undo segment's space management (its INODE entry and the space
-//! header), as every B-tree page allocation does.
+//! transactions of different segments never take the same segment mutex or X-latch the same
+//! page to begin a log, append a record or commit. What they still share: the id counter's
+//! short mutex (an id at the first write, a commit number at commit; its mark on the TRX_SYS
+//! page is written once every 256 numbers), and allocating or freeing an undo page, in the
+//! undo segment's space management (its INODE entry and the space header), as every B-tree
+//! page allocation does.
 //!
 //! Within one segment, the transactions that write into it interleave on its stream, as
 //! minnow's single stream did before rollback segments: a log header, then its records, each
