@@ -1,4 +1,5 @@
-//! `minnow page` on minnow's TRX_SYS page and undo pages: a database with committed
+//! `minnow page` on minnow's TRX_SYS page, rollback segment header pages and undo pages: a
+//! database (one rollback segment, so that every log is on one stream) with committed
 //! transactions, purged and unpurged history, a record that spans undo pages and a
 //! transaction left open; then garbage. Every run must leave the files byte-identical and
 //! nothing may panic.
@@ -16,6 +17,7 @@ fn config() -> Config {
     Config {
         // Nothing is purged behind the test's back.
         purge_threads: 0,
+        rollback_segments: 1,
         buffer_pool_dump_at_shutdown: false,
         ..Config::default()
     }
@@ -61,6 +63,15 @@ fn page(file: &Path, n: u32) -> (i32, Json) {
     (run.code, run.json())
 }
 
+/// The page number of rollback segment 0's header, as `minnow page` shows the TRX_SYS page.
+fn rseg0(file: &Path) -> u32 {
+    let (code, j) = page(file, 3);
+    assert_eq!(code, 0, "{j}");
+    let rsegs = j["trx_sys"]["rseg_pages"].as_array().unwrap();
+    assert_eq!(rsegs.len(), 1, "{j}");
+    rsegs[0].as_u64().unwrap() as u32
+}
+
 #[test]
 fn trx_sys_and_every_undo_page_of_a_database_with_an_open_transaction() {
     let dir = tempfile::tempdir().unwrap();
@@ -70,9 +81,15 @@ fn trx_sys_and_every_undo_page_of_a_database_with_an_open_transaction() {
 
     let (code, j) = page(&ibdata, 3);
     assert_eq!(code, 0, "{j}");
-    let sys = &j["trx_sys"];
-    assert_eq!(sys["format"], 2);
-    assert!(sys["trx_id_mark"].as_u64().unwrap() > writer);
+    assert_eq!(j["trx_sys"]["format"], 3);
+    assert!(j["trx_sys"]["trx_id_mark"].as_u64().unwrap() > writer);
+    assert_eq!(j["problems"], serde_json::json!([]));
+    // The stream, history list and slots are on the rollback segment's header page.
+    let header = rseg0(&ibdata);
+    let (code, j) = page(&ibdata, header);
+    assert_eq!(code, 0, "{j}");
+    let sys = &j["rseg"];
+    assert_eq!(sys["id"], 0);
     assert_eq!(j["problems"], serde_json::json!([]));
     // One used slot: the open transaction's log, active.
     let slots = sys["slots"].as_array().unwrap();
@@ -172,10 +189,12 @@ fn trx_sys_and_every_undo_page_of_a_database_with_an_open_transaction() {
     let run = minnow(["page", ibdata.to_str().unwrap(), "3"]);
     assert_eq!(run.code, 0);
     assert!(
-        run.stdout.contains("TRX_SYS (minnow format 2"),
+        run.stdout.contains("TRX_SYS (minnow format 3"),
         "{}",
         run.stdout
     );
+    let run = minnow(["page", ibdata.to_str().unwrap(), &header.to_string()]);
+    assert_eq!(run.code, 0);
     assert!(
         run.stdout
             .contains(&format!("trx {writer} active, update log, 1 record")),
@@ -206,9 +225,10 @@ fn an_undo_page_off_the_stream_is_not_walked_and_innodb_layouts_are_not_guessed(
     assert!(report.undo_pages_freed > 0, "{report:?}");
     db.close().unwrap();
     let ibdata = dir.path().join("ibdata1");
-    let (_, sys) = page(&ibdata, 3);
+    let header = rseg0(&ibdata);
+    let (_, sys) = page(&ibdata, header);
     let mut chain = Vec::new();
-    let mut next = sys["trx_sys"]["first_page"].as_u64().unwrap() as u32;
+    let mut next = sys["rseg"]["first_page"].as_u64().unwrap() as u32;
     while next != 0 {
         chain.push(next);
         next = page(&ibdata, next).1["undo"]["next"].as_u64().unwrap() as u32;
@@ -218,7 +238,9 @@ fn an_undo_page_off_the_stream_is_not_walked_and_innodb_layouts_are_not_guessed(
     let n_pages = (std::fs::metadata(&ibdata).unwrap().len() / 16384) as usize;
     let stale = (4..n_pages)
         .find(|&n| {
-            !chain.contains(&(n as u32)) && page(&ibdata, n as u32).1["fil"]["page_type"] != 17855
+            n as u32 != header
+                && !chain.contains(&(n as u32))
+                && page(&ibdata, n as u32).1["fil"]["page_type"] != 17855
         })
         .expect("a page off the chain");
     let mut bytes = std::fs::read(&ibdata).unwrap();
@@ -233,7 +255,8 @@ fn an_undo_page_off_the_stream_is_not_walked_and_innodb_layouts_are_not_guessed(
     assert_eq!(j["undo"]["entries"], serde_json::json!([]));
     let run = minnow(["page", ibdata.to_str().unwrap(), &stale.to_string()]);
     assert!(
-        run.stdout.contains("undo stream: not on it"),
+        run.stdout
+            .contains("undo stream: on no rollback segment's stream"),
         "{}",
         run.stdout
     );
@@ -261,9 +284,10 @@ fn garbage_in_trx_sys_and_undo_pages_never_panics() {
     make_db(dir.path());
     let ibdata = dir.path().join("ibdata1");
     let clean = std::fs::read(&ibdata).unwrap();
-    let (_, sys) = page(&ibdata, 3);
-    let first = sys["trx_sys"]["first_page"].as_u64().unwrap() as usize;
-    let last = sys["trx_sys"]["last_page"].as_u64().unwrap() as usize;
+    let header = rseg0(&ibdata) as usize;
+    let (_, sys) = page(&ibdata, header as u32);
+    let first = sys["rseg"]["first_page"].as_u64().unwrap() as usize;
+    let last = sys["rseg"]["last_page"].as_u64().unwrap() as usize;
     let size = 16384;
     let f = dir.path().join("damaged");
     std::fs::create_dir(&f).unwrap();
@@ -272,10 +296,14 @@ fn garbage_in_trx_sys_and_undo_pages_never_panics() {
     let mut found = 0;
     for round in 0..40 {
         let mut bytes = clean.clone();
-        // Damage TRX_SYS's fields or an undo page's header and entries, checksums restamped
-        // so the decoders see the garbage.
-        let target = [3, first, last][round % 3];
-        let region = if target == 3 { 38..140 } else { 38..800 };
+        // Damage TRX_SYS's fields, the rollback segment header's, or an undo page's header
+        // and entries, checksums restamped so the decoders see the garbage.
+        let target = [3, header, first, last][round % 4];
+        let region = if target == 3 || target == header {
+            38..140
+        } else {
+            38..800
+        };
         for _ in 0..1 + rng.below(4) {
             let at = target * size + region.start + rng.below(region.len() as u64) as usize;
             bytes[at] ^= 1 << rng.below(8);
@@ -286,7 +314,7 @@ fn garbage_in_trx_sys_and_undo_pages_never_panics() {
         )
         .unwrap();
         std::fs::write(&f, &bytes).unwrap();
-        for n in [3, first, last] {
+        for n in [3, header, first, last] {
             let run = minnow(["--json", "page", f.to_str().unwrap(), &n.to_string()]);
             assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
             assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
@@ -300,13 +328,15 @@ fn garbage_in_trx_sys_and_undo_pages_never_panics() {
         }
     }
     assert!(found > 10, "only {found} damaged pages reported");
-    // A precise one: HEAD past the page's data area.
+    // A precise one: HEAD past the page's data area, named with the header page.
     let mut bytes = clean.clone();
-    bytes[3 * size + 88..3 * size + 90].copy_from_slice(&0xFFFFu16.to_be_bytes());
-    stamp(&mut bytes[3 * size..4 * size], ChecksumAlgorithm::Crc32).unwrap();
+    let h = header * size;
+    bytes[h + 68..h + 70].copy_from_slice(&0xFFFFu16.to_be_bytes());
+    stamp(&mut bytes[h..h + size], ChecksumAlgorithm::Crc32).unwrap();
     std::fs::write(&f, &bytes).unwrap();
-    let (code, j) = page(&f, 3);
+    let (code, j) = page(&f, header as u32);
     assert_eq!(code, 1, "{j}");
     let p = j["problems"][0].as_str().unwrap();
-    assert!(p.contains("HEAD @88 is 65535"), "{p}");
+    assert!(p.contains(&format!("page 0:{header} ")), "{p}");
+    assert!(p.contains("HEAD @68 is 65535"), "{p}");
 }

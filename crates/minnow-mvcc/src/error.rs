@@ -35,19 +35,28 @@ pub enum MvccError {
         /// What went wrong.
         what: String,
     },
-    /// The TRX_SYS page does not decode.
-    #[error("corrupt TRX_SYS page {page}: {what}")]
+    /// The TRX_SYS page or a rollback segment header page does not decode, or what they
+    /// say does not hold (a history list or undo chain that disagrees with them).
+    #[error(
+        "corrupt transaction system page {page} (TRX_SYS or a rollback segment header): {what}"
+    )]
     CorruptTrxSys {
         /// The page.
         page: PageId,
         /// What is wrong.
         what: String,
     },
-    /// Every undo slot of the rollback segment is taken: too many writing transactions at once.
+    /// Every undo slot of every rollback segment is taken: too many writing transactions at once.
     #[error("all {slots} undo slots are in use: too many concurrent writing transactions")]
     TooManyTransactions {
         /// The number of slots.
         slots: usize,
+    },
+    /// A rollback segment count outside 1..=128 at create.
+    #[error("{requested} rollback segments: expected 1..=128")]
+    RollbackSegments {
+        /// The count asked for.
+        requested: usize,
     },
     /// An undo record too large to encode (a field over 4 GiB, more than 65535 fields).
     #[error("undo record too large: {what}")]

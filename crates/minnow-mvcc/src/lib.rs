@@ -47,9 +47,10 @@
 //!
 //! ## The pieces
 //!
-//! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, undo logs, commit,
-//!   read view registration, the purge view, trimming the undo stream.
-//! - [`undo`]: undo pages, the undo stream, the undo record format, and [`PageSource`], through
+//! - [`trx_sys`]: transaction ids that survive a crash, the TRX_SYS page, the rollback
+//!   segments (each with its own header page, undo stream, slots, history list and lock),
+//!   undo logs, commit, read view registration, the purge view, trimming the undo streams.
+//! - [`undo`]: undo pages, an undo stream, the undo record format, and [`PageSource`], through
 //!   which both the engine (its buffer pool) and read-only tools (the files) read them.
 //! - [`read_view`]: InnoDB's visibility rule.
 //! - [`roll_ptr`]: the 56-bit roll pointer.
@@ -64,8 +65,10 @@
 //! ([`OpenView`]); [`TrxSys::purge_view`] is the oldest one, and a committed log whose commit
 //! number is below its `low_limit_no` holds nothing any reader can ask for. The `minnow`
 //! crate's purge (which knows what the records mean) removes what such a log describes and
-//! takes it off the history list ([`TrxSys::finish_purge`]); [`TrxSys::trim`] then gives the
-//! dead head of the undo stream back to the undo segment, where appends reuse it.
+//! takes it off its history list ([`TrxSys::finish_purge`]); the next log is always the one
+//! with the smallest commit number over every rollback segment's list
+//! ([`TrxSys::history_head`]). [`TrxSys::trim`] then gives the dead heads of the undo streams
+//! back to the undo segment, where appends reuse them.
 //!
 //! The `minnow` crate takes the row locks of [`lock`] for every row and unique key a writer
 //! changes.

@@ -9,8 +9,10 @@
 //! ```
 //!
 //! The insert flag says the undo record describes an *insert*: there is no older version of
-//! the row (a reader that cannot see the record's writer treats the row as absent). minnow has
-//! one rollback segment, so the segment id is always 0. A roll pointer whose page number is 0
+//! the row (a reader that cannot see the record's writer treats the row as absent). minnow's
+//! rollback segments all live in the system tablespace, whose page numbers are unique, so
+//! page and offset find the record and the segment id is always 0 (InnoDB needs it to find
+//! the undo tablespace a segment lives in). A roll pointer whose page number is 0
 //! points nowhere (page 0 is the FSP header, never an undo page): rows written without undo
 //! (bulk loads, the dictionary) carry `1 << 55`, "inserted, no history", as MariaDB writes.
 
@@ -22,7 +24,7 @@ pub const INSERT_FLAG: u64 = 1 << 55;
 pub struct RollPtr {
     /// True if the undo record is an insert undo record (no older version exists).
     pub insert: bool,
-    /// The rollback segment (always 0 in minnow).
+    /// The rollback segment (always 0 in minnow: the page number alone finds the record).
     pub rseg: u8,
     /// The undo page holding the record's first byte (0: no undo record).
     pub page: u32,

@@ -208,6 +208,12 @@ pub struct Config {
     /// only wait for its turn (InnoDB's default of 4 is a coordinator handing records to
     /// worker threads, which minnow does not have). See the `purge` module docs.
     pub purge_threads: usize,
+    /// `innodb_rollback_segments`: the rollback segments undo is written to (default 16,
+    /// 1..=128). Fixed at create and stored in the TRX_SYS page; `open` uses the stored
+    /// number whatever this says. Each segment has its own header page, slots, undo pages
+    /// and history list, and its own lock, so writers in different segments never wait for
+    /// each other to log undo or commit (see `minnow_mvcc::trx_sys`).
+    pub rollback_segments: usize,
     /// `innodb_status_file`: if set, a background thread rewrites `minnow_status.json` in
     /// the data directory at this interval (at least 10 ms) with [`crate::Database::status`],
     /// for `minnow status` and `minnow watch` to read while the database runs; removed at
@@ -274,6 +280,7 @@ impl Default for Config {
             autoinc_lock_mode: AutoIncLockMode::default(),
             lock_wait_timeout: Duration::from_secs(50),
             purge_threads: 1,
+            rollback_segments: minnow_mvcc::trx_sys::DEFAULT_RSEGS,
             status_file: None,
             adaptive_hash_index: true,
             adaptive_hash_index_parts: 64,
@@ -368,6 +375,16 @@ impl Config {
                     "{} threads: at most 1, because purge walks the history in commit order \
                      on one thread (no worker threads), so more threads could only wait",
                     self.purge_threads
+                ),
+            );
+        }
+        if self.rollback_segments == 0 || self.rollback_segments > minnow_mvcc::trx_sys::MAX_RSEGS {
+            return bad(
+                "innodb_rollback_segments",
+                format!(
+                    "{} is outside 1..={}",
+                    self.rollback_segments,
+                    minnow_mvcc::trx_sys::MAX_RSEGS
                 ),
             );
         }

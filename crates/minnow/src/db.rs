@@ -73,7 +73,7 @@ pub struct CheckReport {
     pub rows: BTreeMap<String, u64>,
     /// Overflow pages holding off-page columns, in all tables.
     pub overflow_pages: u64,
-    /// Undo pages in the undo stream, every one read and checked.
+    /// Undo pages in the undo streams of all rollback segments, every one read and checked.
     pub undo_pages: u64,
     /// Logs in the history list (walked and checked against its length).
     pub history_len: u64,
@@ -378,7 +378,7 @@ impl Database {
                 what: format!("dictionary root landed on page {}", dict.root()),
             });
         }
-        let (trx_sys, end) = TrxSys::create(&pool, SYSTEM_SPACE_ID)?;
+        let (trx_sys, end) = TrxSys::create(&pool, SYSTEM_SPACE_ID, config.rollback_segments)?;
         if trx_sys.page().page_no != TRX_SYS_PAGE {
             return Err(Error::Corrupt {
                 what: format!("the TRX_SYS page landed on page {}", trx_sys.page()),
@@ -794,10 +794,12 @@ impl Database {
         let undo = inner.trx_sys.check(&inner.pool)?;
         report.undo_pages = undo.pages.len() as u64;
         report.history_len = undo.history_len;
-        // The undo segment holds exactly the TRX_SYS page and the stream's pages: a page
-        // freed by purge is in no chain, and every chain page is in use by the segment.
+        // The undo segment holds exactly the TRX_SYS page, the rollback segment header pages
+        // and the streams' pages: a page freed by purge is in no chain, and every chain page
+        // is in use by the segment.
         let mut want: std::collections::BTreeSet<u32> = undo.pages.iter().copied().collect();
         want.insert(inner.trx_sys.page().page_no);
+        want.extend(undo.rseg_pages.iter().copied());
         let have = space
             .segments
             .get(&inner.undo_segment.id)

@@ -308,7 +308,7 @@ pub struct TransactionStatus {
     /// `next_trx_id` minus the oldest open view's low limit: how many transaction ids
     /// behind the oldest reader's snapshot is (0 with no view open). Purge cannot pass it.
     pub oldest_view_age: u64,
-    /// Undo pages in the undo stream now.
+    /// Undo pages in the undo streams of all rollback segments now.
     pub undo_pages: u64,
     /// Undo pages given back to the undo segment since open.
     pub undo_pages_freed: u64,

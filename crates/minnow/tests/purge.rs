@@ -268,10 +268,11 @@ fn undo_space_is_reused_and_the_file_stops_growing() {
     let st = db.status().unwrap().transactions;
     assert_eq!(st.history_len, 0);
     assert!(st.undo_pages_freed > 100, "{st:?}");
-    // After 8 rounds and after 16: the same file (the undo stream is a few pages again
-    // after each purge).
+    // After 8 rounds and after 16: the same file (each rollback segment's undo stream is
+    // its last page, where appends go, and a few more at most, again after each purge).
     assert_eq!(sizes[7], sizes[15], "file sizes by round: {sizes:?}");
-    assert!(undo[15] <= 4, "undo pages by round: {undo:?}");
+    let floor = config(0).rollback_segments as u64;
+    assert!(undo[15] <= floor + 4, "undo pages by round: {undo:?}");
     let report = db.check().unwrap();
     assert_eq!(report.delete_marked, 0);
     assert_eq!(report.rows["p"], 1000);

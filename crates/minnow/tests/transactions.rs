@@ -772,3 +772,71 @@ fn a_read_only_transaction_takes_no_id_no_undo_and_no_lock() {
     assert_eq!(after.history_len, before.history_len, "no history left");
     assert_eq!(after.open_views, 0, "the views went with the transactions");
 }
+
+/// The number of rollback segments TRX_SYS page 3 of a closed database names.
+fn stored_rollback_segments(dir: &std::path::Path) -> usize {
+    let bytes = std::fs::read(dir.join(minnow::SYSTEM_TABLESPACE)).unwrap();
+    let size = Config::default().page_size.bytes();
+    let no = minnow::TRX_SYS_PAGE as usize;
+    let page = &bytes[no * size..(no + 1) * size];
+    let id = minnow::page::PageId::new(minnow::SYSTEM_SPACE_ID, minnow::TRX_SYS_PAGE);
+    minnow::mvcc::SysPage::read(page, id).unwrap().rsegs.len()
+}
+
+#[test]
+fn rollback_segments_are_range_checked_and_fixed_at_create() {
+    for n in [0, 129] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            rollback_segments: n,
+            ..Config::default()
+        };
+        match Database::create(dir.path(), config) {
+            Err(Error::Config { knob, .. }) => assert_eq!(knob, "innodb_rollback_segments"),
+            other => panic!(
+                "{n} segments: expected a config error, got {:?}",
+                other.err()
+            ),
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path(),
+        Config {
+            rollback_segments: 3,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let t = accounts(&db);
+    drop(t);
+    db.close().unwrap();
+    assert_eq!(stored_rollback_segments(dir.path()), 3);
+    // Opened with another number, the database keeps the three it was made with; writers
+    // spread over them all, and check() verifies every one.
+    let db = Database::open(
+        dir.path(),
+        Config {
+            rollback_segments: 7,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let t = db.table("acct").unwrap();
+    let mut open = Vec::new();
+    for round in 0..6i64 {
+        let mut tx = db.begin().unwrap();
+        tx.update(&t, &row(1 + (round as u64 % 3), "x", round))
+            .unwrap();
+        if round < 3 {
+            tx.commit().unwrap();
+        } else {
+            open.push(tx);
+        }
+    }
+    drop(open);
+    db.check().unwrap();
+    drop(t);
+    db.close().unwrap();
+    assert_eq!(stored_rollback_segments(dir.path()), 3);
+}

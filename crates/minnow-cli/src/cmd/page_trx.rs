@@ -1,21 +1,24 @@
 //! `minnow page` on minnow's transaction pages: the TRX_SYS page and undo pages.
 //!
 //! minnow keeps its whole undo store in the system tablespace (`ibdata1`): one undo segment
-//! whose first page is the **TRX_SYS page** (page 3) and whose other pages are **undo pages**
-//! chained into one **undo stream** (the `minnow_mvcc::trx_sys` and `minnow_mvcc::undo`
-//! module docs draw both formats). The decoding is minnow-mvcc's own, the code the engine
-//! opens the database with, run here on pages read straight from the file:
+//! whose first page is the **TRX_SYS page** (page 3), which names the header pages of the
+//! **rollback segments**; each segment's **undo pages** are chained into its own **undo
+//! stream** (the `minnow_mvcc::trx_sys::page` and `minnow_mvcc::undo` module docs draw the
+//! formats). The decoding is minnow-mvcc's own, the code the engine opens the database with,
+//! run here on pages read straight from the file:
 //!
 //! - the TRX_SYS page ([`minnow::mvcc::SysPage`]): the format version, the id mark (above
-//!   every transaction id handed out), the undo segment's FSEG header, the undo stream's
-//!   FIRST, LAST, HEAD and page count, the **history list** (committed update logs purge has
-//!   not finished with: first, last, length) and every used **slot**, each naming the log
-//!   header of a transaction that was active when the page was written; those headers are
-//!   read from their undo pages;
+//!   every transaction id handed out), the undo segment's FSEG header and the directory of
+//!   rollback segment header pages;
+//! - a rollback segment header page ([`minnow::mvcc::trx_sys::RsegPage`], FIL type SYS): its
+//!   id, its undo stream's FIRST, LAST, HEAD and page count, its **history list** (committed
+//!   update logs purge has not finished with: first, last, length) and every used **slot**,
+//!   each naming the log header of a transaction that was active when the page was written;
+//!   those headers are read from their undo pages;
 //! - an undo page: its header (NEXT, FREE), then what its bytes are. A page does not say
 //!   where its entries start (the first bytes may be the end of a record begun on an earlier
-//!   page), so [`minnow::mvcc::undo::walk::walk_page`] walks the stream from its head to the
-//!   page, and each stretch is shown: log headers (transaction id, state, commit number,
+//!   page), so [`minnow::mvcc::undo::walk::walk_page`] walks the streams from their heads
+//!   until one reaches the page, and each stretch is shown: log headers (transaction id, state, commit number,
 //!   records), undo records (kind, undo number, index id, old `DB_TRX_ID` and `DB_ROLL_PTR`,
 //!   the fields as hex), fillers, and the pieces of records that span pages.
 //!
@@ -26,6 +29,8 @@
 
 use std::io::Write;
 
+use minnow::mvcc::trx_sys::RsegPage;
+use minnow::mvcc::trx_sys::page::rseg;
 use minnow::mvcc::undo::walk::{Content, PageWalk, walk_page};
 use minnow::mvcc::undo::{self, UNDO_DATA, data_end};
 use minnow::mvcc::{LogHeader, LogState, SysPage, UndoAddr, UndoRecord};
@@ -105,7 +110,7 @@ pub struct SegInfo {
     pub offset: u16,
 }
 
-/// A used undo slot of the TRX_SYS page.
+/// A used undo slot of a rollback segment header page.
 #[derive(Debug, Serialize)]
 pub struct SlotInfo {
     /// The slot number.
@@ -125,23 +130,32 @@ pub struct TrxSysInfo {
     pub trx_id_mark: u64,
     /// Offset 50: the undo segment's FSEG header.
     pub undo_segment: SegInfo,
-    /// Offset 60: FIRST undo page.
+    /// From offset 62 (N_RSEGS at 60): each rollback segment's header page, rseg 0 first.
+    pub rseg_pages: Vec<u32>,
+}
+
+/// A minnow rollback segment header page, decoded.
+#[derive(Debug, Serialize)]
+pub struct RsegInfo {
+    /// Offset 38: the segment's id.
+    pub id: u16,
+    /// Offset 40: FIRST undo page.
     pub first_page: u32,
-    /// Offset 64: LAST undo page.
+    /// Offset 44: LAST undo page.
     pub last_page: u32,
-    /// Offset 88: HEAD, the stream's first entry in FIRST.
+    /// Offset 68: HEAD, the stream's first entry in FIRST.
     pub head: u16,
-    /// Offset 90: undo pages in the stream.
+    /// Offset 70: undo pages in the stream.
     pub n_pages: u32,
-    /// Offset 68: the history list's oldest log.
+    /// Offset 48: the history list's oldest log.
     pub history_first: Option<AddrInfo>,
-    /// Offset 74: its newest log.
+    /// Offset 54: its newest log.
     pub history_last: Option<AddrInfo>,
-    /// Offset 80: the history list length.
+    /// Offset 60: the history list length.
     pub history_len: u64,
-    /// Offset 94: the number of slots.
+    /// Offset 74: the number of slots.
     pub n_slots: u16,
-    /// The used slots (from offset 96, 6 bytes each), lowest first.
+    /// The used slots (from offset 76, 6 bytes each), lowest first.
     pub slots: Vec<SlotInfo>,
 }
 
@@ -242,9 +256,12 @@ pub struct UndoInfo {
     pub free: u16,
     /// Bytes left between FREE and the trailer.
     pub bytes_left: usize,
-    /// The page's place in the undo stream (0 = FIRST), null if it is not on it.
+    /// The page's place in its rollback segment's undo stream (0 = FIRST), null if it is on
+    /// no segment's stream.
     pub position: Option<u32>,
-    /// The stream's pages (TRX_SYS PAGES).
+    /// The rollback segment whose stream holds the page.
+    pub rseg: Option<u16>,
+    /// That stream's pages (the segment header's PAGES).
     pub stream_pages: Option<u32>,
     /// The stretches of the page, in order.
     pub entries: Vec<EntryInfo>,
@@ -255,6 +272,8 @@ pub struct UndoInfo {
 pub struct TrxPages {
     /// The TRX_SYS page.
     pub trx_sys: Option<TrxSysInfo>,
+    /// A rollback segment header page.
+    pub rseg: Option<RsegInfo>,
     /// The undo page.
     pub undo: Option<UndoInfo>,
     /// Why a page of these types is not decoded (not minnow's layout).
@@ -268,12 +287,23 @@ fn sys_id() -> PageId {
     PageId::new(minnow::SYSTEM_SPACE_ID, minnow::TRX_SYS_PAGE)
 }
 
-/// True if `p` carries minnow's TRX_SYS type and a format version minnow wrote (1 or 2); an
+/// True if `p` carries minnow's TRX_SYS type and a format version minnow wrote (1 to 3); an
 /// InnoDB TRX_SYS page holds the high half of TRX_SYS_TRX_ID_STORE there (0 in practice).
 fn minnow_sys_format(p: &[u8]) -> Option<u32> {
     let ty = bytes::read_u16(p, fil::PAGE_TYPE).ok()?;
     let format = bytes::read_u32(p, minnow::mvcc::trx_sys::sys::FORMAT).ok()?;
-    (ty == PageType::TrxSys.to_u16() && (1..=2).contains(&format)).then_some(format)
+    (ty == PageType::TrxSys.to_u16() && (1..=3).contains(&format)).then_some(format)
+}
+
+/// The bytes of the file's TRX_SYS page if it is minnow's (any format minnow wrote);
+/// `None` if it cannot be read or has another layout.
+fn file_sys_bytes(reader: &Reader, page_len: usize) -> Option<Vec<u8>> {
+    let mut sys = vec![0u8; page_len];
+    let no = u64::from(sys_id().page_no);
+    (no < reader.system.space.pages()).then_some(())?;
+    reader.system.space.read_page(no, &mut sys).ok()?;
+    minnow_sys_format(&sys)?;
+    Some(sys)
 }
 
 /// Decodes `page` (number `page_no` of the file `reader` reads) if it is a TRX_SYS or undo
@@ -281,17 +311,18 @@ fn minnow_sys_format(p: &[u8]) -> Option<u32> {
 pub fn decode(reader: &Reader, page_no: u64, page: &[u8], page_type: PageType) -> TrxPages {
     let mut out = TrxPages::default();
     match page_type {
-        PageType::TrxSys => trx_sys(reader, page_no, page, &mut out),
+        PageType::TrxSys => trx_sys(page_no, page, &mut out),
+        PageType::Sys => rseg_page(reader, page_no, page, &mut out),
         PageType::UndoLog => undo_page(reader, page_no, page, &mut out),
         _ => {}
     }
     out
 }
 
-fn trx_sys(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
+fn trx_sys(page_no: u64, page: &[u8], out: &mut TrxPages) {
     if minnow_sys_format(page).is_none() {
         out.not_decoded = Some(
-            "a TRX_SYS page that is not minnow's (no minnow format version 1 or 2 at offset \
+            "a TRX_SYS page that is not minnow's (no minnow format version 1 to 3 at offset \
              38): InnoDB's TRX_SYS layout (TRX_SYS_TRX_ID_STORE, rollback segment slots, \
              doublewrite header) is not decoded"
                 .into(),
@@ -309,8 +340,39 @@ fn trx_sys(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
             return;
         }
     };
+    out.trx_sys = Some(TrxSysInfo {
+        format: sp.format,
+        trx_id_mark: sp.mark,
+        undo_segment: SegInfo {
+            space_id: sp.seg.space,
+            page_no: sp.seg.page,
+            offset: sp.seg.offset,
+        },
+        rseg_pages: sp.rsegs,
+    });
+}
+
+/// A SYS page is decoded if the file's TRX_SYS page names it as a rollback segment header.
+fn rseg_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
+    let Some(sp) =
+        file_sys_bytes(reader, page.len()).and_then(|b| SysPage::read(&b, sys_id()).ok())
+    else {
+        return;
+    };
+    let page_no = u32::try_from(page_no).unwrap_or(u32::MAX);
+    let Some(rseg_id) = sp.rsegs.iter().position(|&p| p == page_no) else {
+        return;
+    };
+    let id = PageId::new(minnow::SYSTEM_SPACE_ID, page_no);
+    let r = match RsegPage::read(page, id, rseg_id as u16) {
+        Ok(r) => r,
+        Err(e) => {
+            out.problems.push(e.to_string());
+            return;
+        }
+    };
     let mut slots = Vec::new();
-    for &(slot, at) in &sp.slots {
+    for &(slot, at) in &r.slots {
         let header = match undo::read_header(reader, minnow::SYSTEM_SPACE_ID, at) {
             Ok(h) => {
                 if h.state != LogState::Active {
@@ -333,36 +395,22 @@ fn trx_sys(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
             header,
         });
     }
-    out.trx_sys = Some(TrxSysInfo {
-        format: sp.format,
-        trx_id_mark: sp.mark,
-        undo_segment: SegInfo {
-            space_id: sp.seg.space,
-            page_no: sp.seg.page,
-            offset: sp.seg.offset,
-        },
-        first_page: sp.first_page,
-        last_page: sp.last_page,
-        head: sp.head,
-        n_pages: sp.n_pages,
-        history_first: sp.hist_first.map(AddrInfo::from),
-        history_last: sp.hist_last.map(AddrInfo::from),
-        history_len: sp.hist_len,
-        n_slots: sp.n_slots,
+    out.rseg = Some(RsegInfo {
+        id: r.id,
+        first_page: r.first_page,
+        last_page: r.last_page,
+        head: r.head,
+        n_pages: r.n_pages,
+        history_first: r.hist_first.map(AddrInfo::from),
+        history_last: r.hist_last.map(AddrInfo::from),
+        history_len: r.hist_len,
+        n_slots: r.n_slots,
         slots,
     });
 }
 
 fn undo_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
-    let mut sys = vec![0u8; page.len()];
-    let minnow_file = u64::from(sys_id().page_no) < reader.system.space.pages()
-        && reader
-            .system
-            .space
-            .read_page(u64::from(sys_id().page_no), &mut sys)
-            .is_ok()
-        && minnow_sys_format(&sys).is_some();
-    if !minnow_file {
+    if file_sys_bytes(reader, page.len()).is_none() {
         out.not_decoded = Some(format!(
             "an undo page of a file whose page {} is not minnow's TRX_SYS page: InnoDB's undo \
              page layout (TRX_UNDO_PAGE_HDR, segment and log headers) is not decoded",
@@ -384,6 +432,7 @@ fn undo_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
         free: free as u16,
         bytes_left: data_end(page.len()).saturating_sub(free),
         position: None,
+        rseg: None,
         stream_pages: None,
         entries: Vec::new(),
     };
@@ -398,7 +447,8 @@ fn undo_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
 
 fn fill(info: &mut UndoInfo, w: PageWalk, problems: &mut Vec<String>) {
     info.position = w.position;
-    info.stream_pages = Some(w.sys.n_pages);
+    info.rseg = w.rseg.as_ref().map(|r| r.id);
+    info.stream_pages = w.rseg.as_ref().map(|r| r.n_pages);
     for e in w.entries {
         let mut entry = EntryInfo {
             start: e.start,
@@ -482,28 +532,46 @@ pub fn print_text(t: &TrxPages, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
         writeln!(
             out,
-            "  undo stream   @60  FIRST {}, LAST {} (@64), HEAD {} (@88), {} page{} (@90)",
+            "  rollback segs @60  {}, header pages (@62): {:?}",
+            s.rseg_pages.len(),
+            s.rseg_pages
+        )?;
+    }
+    if let Some(s) = &t.rseg {
+        writeln!(out, "rollback segment header (minnow, FIL type SYS):")?;
+        writeln!(out, "  rseg id       @{}  {}", rseg::ID, s.id)?;
+        writeln!(
+            out,
+            "  undo stream   @{}  FIRST {}, LAST {} (@{}), HEAD {} (@{}), {} page{} (@{})",
+            rseg::FIRST,
             s.first_page,
             s.last_page,
+            rseg::LAST,
             s.head,
+            rseg::HEAD,
             s.n_pages,
-            if s.n_pages == 1 { "" } else { "s" }
+            if s.n_pages == 1 { "" } else { "s" },
+            rseg::PAGES
         )?;
         writeln!(
             out,
-            "  history list  @68  first {}, last {} (@74), length {} (@80)",
+            "  history list  @{}  first {}, last {} (@{}), length {} (@{})",
+            rseg::HIST_FIRST,
             addr(s.history_first.as_ref()),
             addr(s.history_last.as_ref()),
-            s.history_len
+            rseg::HIST_LAST,
+            s.history_len,
+            rseg::HIST_LEN
         )?;
         writeln!(
             out,
-            "  slots         @94  {}, {} used (active transactions):",
+            "  slots         @{}  {}, {} used (active transactions):",
+            rseg::N_SLOTS,
             s.n_slots,
             s.slots.len()
         )?;
         for slot in &s.slots {
-            let at = 96 + 6 * usize::from(slot.slot);
+            let at = rseg::SLOTS + 6 * usize::from(slot.slot);
             let what = slot
                 .header
                 .as_ref()
@@ -529,14 +597,17 @@ pub fn print_text(t: &TrxPages, out: &mut dyn Write) -> std::io::Result<()> {
             "  free          @42  {} ({} bytes left)",
             u.free, u.bytes_left
         )?;
-        match (u.position, u.stream_pages) {
-            (Some(p), Some(n)) => writeln!(out, "undo stream: page {} of {n}", p + 1)?,
-            (None, Some(n)) => writeln!(
+        match (u.position, u.rseg, u.stream_pages) {
+            (Some(p), Some(r), Some(n)) => writeln!(
                 out,
-                "undo stream: not on it (its {n} pages run from TRX_SYS FIRST to LAST): nothing \
-                 reads this page's bytes, so they are not walked"
+                "undo stream: page {} of {n} of rollback segment {r}",
+                p + 1
             )?,
-            _ => {}
+            _ => writeln!(
+                out,
+                "undo stream: on no rollback segment's stream (each runs from its header's \
+                 FIRST to LAST): nothing reads this page's bytes, so they are not walked"
+            )?,
         }
         if !u.entries.is_empty() {
             writeln!(out, "entries ({UNDO_DATA}..{}):", u.free)?;

@@ -154,7 +154,7 @@ pub struct RedoFacts {
 pub struct TrxSysFacts {
     /// History list length: committed update undo logs purge has not finished with.
     pub history_len: u64,
-    /// Undo pages in the undo stream.
+    /// Undo pages in the undo streams of all rollback segments.
     pub undo_pages: u64,
 }
 
@@ -350,28 +350,40 @@ fn zip_facts(dir: &Path, problems: &mut Vec<String>) -> Vec<ZipSpaceFacts> {
     out
 }
 
-/// The history list length and undo pages from the TRX_SYS page, if it reads as one.
+/// The history list length and undo pages, summed over the rollback segments the TRX_SYS
+/// page names, if it and their header pages read as minnow's.
 fn trx_sys_facts(s: &Space, problems: &mut Vec<String>) -> Option<TrxSysFacts> {
-    use minnow::mvcc::trx_sys::{TRX_SYS_FORMAT, sys};
-    use minnow::page::bytes;
-    let mut buf = vec![0u8; s.page_size().bytes()];
-    if let Err(e) = s.read_page(u64::from(minnow::TRX_SYS_PAGE), &mut buf) {
-        problems.push(format!("TRX_SYS page: {e}"));
-        return None;
+    use minnow::mvcc::trx_sys::{RsegPage, SysPage};
+    let read = |no: u32, problems: &mut Vec<String>| {
+        let mut buf = vec![0u8; s.page_size().bytes()];
+        match s.read_page(u64::from(no), &mut buf) {
+            Ok(_) => Some(buf),
+            Err(e) => {
+                problems.push(format!(
+                    "page {no} (TRX_SYS or a rollback segment header): {e}"
+                ));
+                None
+            }
+        }
+    };
+    let page = |no: u32| minnow::page::PageId::new(minnow::SYSTEM_SPACE_ID, no);
+    let buf = read(minnow::TRX_SYS_PAGE, problems)?;
+    let sp = SysPage::read(&buf, page(minnow::TRX_SYS_PAGE))
+        .map_err(|e| problems.push(e.to_string()))
+        .ok()?;
+    let mut facts = TrxSysFacts {
+        history_len: 0,
+        undo_pages: 0,
+    };
+    for (i, &no) in sp.rsegs.iter().enumerate() {
+        let buf = read(no, problems)?;
+        let r = RsegPage::read(&buf, page(no), i as u16)
+            .map_err(|e| problems.push(e.to_string()))
+            .ok()?;
+        facts.history_len += r.hist_len;
+        facts.undo_pages += u64::from(r.n_pages);
     }
-    let ty = bytes::read_u16(&buf, minnow::page::fil::PAGE_TYPE).ok()?;
-    let format = bytes::read_u32(&buf, sys::FORMAT).ok()?;
-    if ty != minnow::page::PageType::TrxSys.to_u16() || format != TRX_SYS_FORMAT {
-        problems.push(format!(
-            "page {} is not a TRX_SYS page of format {TRX_SYS_FORMAT} (type {ty}, format {format})",
-            minnow::TRX_SYS_PAGE
-        ));
-        return None;
-    }
-    Some(TrxSysFacts {
-        history_len: bytes::read_u64(&buf, sys::HIST_LEN).ok()?,
-        undo_pages: u64::from(bytes::read_u32(&buf, sys::PAGES).ok()?),
-    })
+    Some(facts)
 }
 
 /// A JSON value for humans: floats with 4 decimals, strings bare.

@@ -12,7 +12,8 @@ use minnow_page::{PageId, PageSize, bytes, walk};
 
 use super::tests::rec;
 use crate::error::MvccError;
-use crate::trx_sys::{TrxSys, sys};
+use crate::trx_sys::TrxSys;
+use crate::trx_sys::page::rseg;
 use crate::undo::record::{UndoAddr, UndoKind, hdr};
 use crate::undo::{UNDO_DATA, UNDO_FREE, UNDO_NEXT};
 
@@ -28,7 +29,7 @@ fn setup() -> (tempfile::TempDir, Arc<BufferPool>, TrxSys) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = BufConfig::with_frames(256, PageSize::K4);
     let pool = Arc::new(BufferPool::create_scratch(dir.path(), cfg, SPACE).unwrap());
-    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
     (dir, pool, sys)
 }
 
@@ -86,7 +87,8 @@ fn walking_to_an_undo_page_through_a_chain_that_loops_ends() {
     let (_d, pool, sys, p2) = looped_chain();
     // PAGES, which would end the walk too, now claims every page number there is.
     let page = sys.page();
-    poke(&pool, page.page_no, sys::PAGES, &u32::MAX.to_be_bytes());
+    let header = sys.rseg_pages()[0].page_no;
+    poke(&pool, header, rseg::PAGES, &u32::MAX.to_be_bytes());
     let p = pool.clone();
     let walk = within("the walk", move || {
         super::walk::walk_page(&*p, page, u32::MAX - 1).unwrap()
@@ -116,8 +118,8 @@ fn looped_history() -> (tempfile::TempDir, Arc<BufferPool>, Arc<TrxSys>) {
     let page = sys.page();
     poke(
         &pool,
-        page.page_no,
-        sys::HIST_LEN,
+        sys.rseg_pages()[0].page_no,
+        rseg::HIST_LEN,
         &(u64::MAX / 2).to_be_bytes(),
     );
     let (sys, _) = TrxSys::open(&pool, page).unwrap();
@@ -127,7 +129,7 @@ fn looped_history() -> (tempfile::TempDir, Arc<BufferPool>, Arc<TrxSys>) {
 #[test]
 fn listing_a_history_list_that_loops_ends() {
     let (_d, pool, sys) = looped_history();
-    let page = sys.page();
+    let page = sys.rseg_pages()[0];
     let (p, s) = (pool.clone(), sys.clone());
     match within("listing the history", move || s.history(&p)) {
         Err(MvccError::CorruptTrxSys { page: at, what }) => {

@@ -1,28 +1,31 @@
 //! The undo store: undo pages, the undo stream, and reading records back.
 //!
-//! ## Undo pages and the undo stream
+//! ## Undo pages and the undo streams
 //!
-//! All undo lives in one **segment** of the system tablespace (InnoDB's rollback segment,
-//! reduced to one), whose first page is the TRX_SYS page ([`crate::trx_sys`]). Its other pages
-//! are **undo pages** (FIL type `UNDO_LOG` = 2), chained through a `NEXT` pointer into one
-//! **undo stream**, appended at its end and trimmed at its head once purge is done with the
-//! logs there ([`crate::TrxSys::trim`]):
+//! All undo lives in one **segment** of the system tablespace, whose first page is the
+//! TRX_SYS page ([`crate::trx_sys`]). The undo store is divided into **rollback segments**
+//! (16 by default), each with a header page in that segment and its own chain of **undo
+//! pages** (FIL type `UNDO_LOG` = 2) linked through a `NEXT` pointer into one **undo stream**
+//! per rollback segment, appended at its end and trimmed at its head once purge is done with
+//! the logs there ([`crate::TrxSys::trim`]):
 //!
 //! ```text
-//!  undo page                                 TRX_SYS page: FIRST, LAST of the chain
+//!  undo page                                 rseg header page: FIRST, LAST of the chain
 //!  38  u32  NEXT undo page (0: the last)
 //!  42  u16  FREE: end of the bytes in use
 //!  44       data: log headers and undo records, back to back
 //! ```
 //!
-//! Writers append at the end of the stream, one mini-transaction per append (a record longer
-//! than a page: one per page, the last one linking it into its log), under the
-//! stream's tail mutex. A record longer than what is left of the page continues at byte 44
-//! of the next page (so a row with a 100 KiB BLOB has a 100 KiB undo record spanning
-//! several pages); a log header (48 bytes, changed in place later) never straddles pages.
-//! The records of different transactions interleave; each transaction's records are chained
-//! backwards (`prev`) from its log header's `last`, and each record is addressed by a
-//! [`crate::RollPtr`] (page and offset of its first byte).
+//! Writers append at the end of their rollback segment's stream, one mini-transaction per
+//! append (a record longer than a page: one per page, the last one linking it into its
+//! log), under that segment's mutex; writers of different segments append at once. A record
+//! longer than what is left of the page continues at byte 44 of the next page (so a row with
+//! a 100 KiB BLOB has a 100 KiB undo record spanning several pages); a log header (48 bytes,
+//! changed in place later) never straddles pages. The records of the transactions of one
+//! segment interleave on its stream; each transaction's records are chained backwards
+//! (`prev`) from its log header's `last`, and each record is addressed by a
+//! [`crate::RollPtr`] (page and offset of its first byte: page numbers are unique in the
+//! system tablespace, so the roll pointer's segment field stays 0).
 //!
 //! Because each append is its own mini-transaction that commits before the clustered change
 //! it describes, redo order guarantees the undo is durable whenever the change is.
@@ -238,4 +241,4 @@ pub(crate) fn held_fields(mtr: &Mtr<'_>, h: PageHandle, id: PageId) -> Result<(u
 #[cfg(test)]
 mod cycle_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -15,7 +15,7 @@ fn pool(dir: &std::path::Path) -> BufferPool {
     BufferPool::create_scratch(dir, BufConfig::with_frames(256, PageSize::K4), 1).unwrap()
 }
 
-pub(super) fn rec(kind: UndoKind, key: u8, payload: usize) -> NewRecord {
+pub(crate) fn rec(kind: UndoKind, key: u8, payload: usize) -> NewRecord {
     NewRecord {
         kind,
         old_deleted: false,
@@ -30,7 +30,7 @@ pub(super) fn rec(kind: UndoKind, key: u8, payload: usize) -> NewRecord {
 fn records_append_read_back_and_span_pages() {
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(dir.path());
-    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
     let id = sys.assign_id(&pool).unwrap();
     assert!(sys.is_active(id));
     let mut log = sys.begin_log(&pool, id).unwrap();
@@ -84,7 +84,7 @@ fn records_append_read_back_and_span_pages() {
 fn insert_only_logs_stay_out_of_the_history() {
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(dir.path());
-    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
     for i in 0..3u8 {
         let id = sys.assign_id(&pool).unwrap();
         let mut log = sys.begin_log(&pool, id).unwrap();
@@ -116,7 +116,7 @@ fn insert_only_logs_stay_out_of_the_history() {
 fn open_finds_active_logs_and_never_reuses_ids() {
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(dir.path());
-    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
     let mut last = 0;
     for _ in 0..TRX_ID_MARGIN + 10 {
         last = sys.assign_id(&pool).unwrap();
@@ -147,7 +147,7 @@ fn open_finds_active_logs_and_never_reuses_ids() {
 fn a_garbage_undo_page_is_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(dir.path());
-    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
     let id = sys.assign_id(&pool).unwrap();
     let mut log = sys.begin_log(&pool, id).unwrap();
     let p = sys
@@ -196,7 +196,7 @@ fn a_garbage_undo_page_is_a_typed_error() {
 fn a_page_that_is_not_trx_sys_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(dir.path());
-    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
     let undo_page = PageId::new(SPACE, sys.page().page_no + 1);
     assert!(matches!(
         TrxSys::open(&pool, undo_page),
@@ -214,7 +214,7 @@ fn walking_each_undo_page_accounts_for_every_byte() {
     };
     let dir = tempfile::tempdir().unwrap();
     let pool = pool(dir.path());
-    let (sys, _) = TrxSys::create(&pool, SPACE).unwrap();
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
     let id = sys.assign_id(&pool).unwrap();
     let mut log = sys.begin_log(&pool, id).unwrap();
     let a = sys

@@ -5,9 +5,10 @@
 //! fillers) laid back to back across pages: the first bytes of a page may be the tail of a
 //! record that began on an earlier page, and only someone who stepped over that record from
 //! its start knows where it ends. So, as [`crate::TrxSys::trim`] does, [`walk_page`] starts
-//! where the TRX_SYS page says the stream starts (FIRST at HEAD) and steps from entry to
-//! entry by their lengths (every entry starts with its total length) until it has crossed
-//! the page asked for:
+//! where a rollback segment's header page says its stream starts (FIRST at HEAD) and steps
+//! from entry to entry by their lengths (every entry starts with its total length) until it
+//! has crossed the page asked for. Which segment's stream the page is on, the page does not
+//! say either: the walk tries each segment's stream in turn until one reaches the page.
 //!
 //! ```text
 //!   page 4 (FIRST)              page 9                      page 12 (LAST)
@@ -29,7 +30,7 @@ use minnow_page::{PageId, bytes};
 use super::record::{FILLER, HEADER_KIND, LOG_HEADER_LEN, LogHeader, UndoAddr, UndoRecord};
 use super::{PageSource, UNDO_DATA, read_record, undo_page_fields};
 use crate::error::{MvccError, Result};
-use crate::trx_sys::SysPage;
+use crate::trx_sys::{RsegPage, SysPage, read_all};
 
 /// What a stretch of an undo page's bytes is.
 #[derive(Debug)]
@@ -75,12 +76,16 @@ pub struct PageEntry {
 pub struct PageWalk {
     /// The TRX_SYS page the walk started from.
     pub sys: SysPage,
-    /// The page's place in the stream (0 = FIRST), `None` if the walk did not reach it.
+    /// The header of the rollback segment whose stream holds the page, `None` if no
+    /// segment's walk reached it.
+    pub rseg: Option<RsegPage>,
+    /// The page's place in its segment's stream (0 = FIRST), `None` if no walk reached it.
     pub position: Option<u32>,
     /// The stretches of the page, in order (empty if it is not on the stream).
     pub entries: Vec<PageEntry>,
     /// Why the walk stopped before it was done with the page, if it did: a damaged page or
-    /// entry on the way, or a chain that does not match the TRX_SYS page.
+    /// entry on the way, or a chain that does not match its segment's header page (when no
+    /// segment reached the page: the first such error met).
     pub error: Option<MvccError>,
 }
 
@@ -155,38 +160,56 @@ fn decode_entry<S: PageSource + ?Sized>(
     }
 }
 
-/// Walks the undo stream whose TRX_SYS page is `sys_page` from its head up to undo page
-/// `target` (of the same tablespace) and returns what `target`'s bytes hold. An error only
-/// when the TRX_SYS page cannot be read or decoded; damage found on the way is
-/// [`PageWalk::error`], with what was found before it.
+/// Walks the undo streams of the rollback segments of the TRX_SYS page `sys_page`, each
+/// from its head, until one reaches undo page `target` (of the same tablespace), and returns
+/// what `target`'s bytes hold. An error only when the TRX_SYS page or a segment header page
+/// cannot be read or decoded; damage found on the way is [`PageWalk::error`], with what was
+/// found before it.
 pub fn walk_page<S: PageSource + ?Sized>(
     pages: &S,
     sys_page: PageId,
     target: u32,
 ) -> Result<PageWalk> {
-    let sys = pages.with_page(sys_page, |p| SysPage::read(p, sys_page))??;
-    let mut walk = PageWalk {
+    let (sys, rsegs) = read_all(pages, sys_page)?;
+    let mut first_error = None;
+    for r in rsegs {
+        let mut walk = PageWalk {
+            sys: sys.clone(),
+            rseg: None,
+            position: None,
+            entries: Vec::new(),
+            error: None,
+        };
+        let done = walk_into(pages, sys_page.space, target, &r, &mut walk);
+        if walk.position.is_some() {
+            walk.error = done.err();
+            walk.rseg = Some(r);
+            return Ok(walk);
+        }
+        if first_error.is_none() {
+            first_error = done.err();
+        }
+    }
+    Ok(PageWalk {
         sys,
+        rseg: None,
         position: None,
         entries: Vec::new(),
-        error: None,
-    };
-    if let Err(e) = walk_into(pages, sys_page.space, target, &mut walk) {
-        walk.error = Some(e);
-    }
-    Ok(walk)
+        error: first_error,
+    })
 }
 
 fn walk_into<S: PageSource + ?Sized>(
     pages: &S,
     space: u32,
     target: u32,
+    rseg: &RsegPage,
     walk: &mut PageWalk,
 ) -> Result<()> {
-    let (first, last, n_pages) = (walk.sys.first_page, walk.sys.last_page, walk.sys.n_pages);
+    let (first, last, n_pages) = (rseg.first_page, rseg.last_page, rseg.n_pages);
     let mut held = load(pages, PageId::new(space, first))?;
     let mut position = 0u32;
-    let mut off = usize::from(walk.sys.head);
+    let mut off = usize::from(rseg.head);
     // Steps to the next page of the chain, checking it against PAGES and, since PAGES comes
     // from the file too, against the pages stepped to so far (a NEXT that loops).
     let mut guard = CycleGuard::new();

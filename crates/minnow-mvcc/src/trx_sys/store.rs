@@ -1,0 +1,304 @@
+//! The undo store's write side: a transaction's undo log in its rollback segment.
+//!
+//! A writing transaction is given a rollback segment round robin at its first write
+//! ([`TrxSys::begin_log`]): the next segment with a free slot, counting from an atomic
+//! counter. From then on every step of its log (the header, each record, commit, popping
+//! records in a rollback, the end of a rollback) takes only that segment's mutex and
+//! latches only that segment's header page and the undo pages of its stream; each is one
+//! mini-transaction. Only the commit number comes from the shared counter, taken while the
+//! segment's mutex is held, so that the segment's history list stays in commit-number order
+//! (purge merges the lists by it).
+
+use minnow_buf::BufferPool;
+use minnow_page::PageId;
+use minnow_redo::Lsn;
+
+use super::page::{addr_bytes, rseg};
+use super::rseg::{Place, Rseg};
+use super::{NewRecord, TrxSys, UndoLog};
+use crate::error::{MvccError, Result};
+use crate::roll_ptr::RollPtr;
+use crate::undo;
+use crate::undo::record::{FILLER, LogHeader, UndoAddr, UndoKind, UndoRecord, hdr};
+
+impl TrxSys {
+    /// The rollback segment `log` writes into.
+    fn rseg_of(&self, log: &UndoLog) -> Result<&Rseg> {
+        self.rsegs
+            .get(usize::from(log.rseg))
+            .ok_or_else(|| MvccError::CorruptTrxSys {
+                page: self.page,
+                what: format!(
+                    "the log of transaction {} names rollback segment {}; there are {}",
+                    log.trx_id,
+                    log.rseg,
+                    self.rsegs.len()
+                ),
+            })
+    }
+
+    /// Starts transaction `trx_id`'s undo log: picks its rollback segment (round robin,
+    /// skipping segments whose slots are all taken), takes a slot there and appends its
+    /// header to the segment's stream, in one mtr.
+    pub fn begin_log(&self, pool: &BufferPool, trx_id: u64) -> Result<UndoLog> {
+        let n = self.rsegs.len();
+        let start = self
+            .next_rseg
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for i in 0..n {
+            let Some(r) = self.rsegs.get((start + i) % n.max(1)) else {
+                continue;
+            };
+            let mut tail = r.tail.lock();
+            let mut t = tail.clone();
+            let Some(slot) = t.free_slots.pop() else {
+                continue;
+            };
+            let mut mtr = pool.mtr()?;
+            let s = mtr.get_write(r.page)?;
+            let header = r.append_bytes(
+                &mut mtr,
+                &mut t,
+                &LogHeader::new(trx_id).encode(),
+                Place::Whole,
+            )?;
+            mtr.write(s, Rseg::slot_at(slot), &addr_bytes(Some(header)))?;
+            mtr.commit()?;
+            r.publish(&mut tail, t);
+            return Ok(UndoLog {
+                trx_id,
+                rseg: r.id,
+                header,
+                slot,
+                last: None,
+                n_recs: 0,
+                update: false,
+            });
+        }
+        Err(MvccError::TooManyTransactions {
+            slots: self.rsegs.iter().map(|r| usize::from(r.n_slots)).sum(),
+        })
+    }
+
+    /// Appends an undo record to `log` in its own mtr (to be committed before the change it
+    /// describes) and returns the roll pointer to store in the changed record.
+    pub fn append(&self, pool: &BufferPool, log: &mut UndoLog, rec: NewRecord) -> Result<RollPtr> {
+        let r = self.rseg_of(log)?;
+        let kind = rec.kind;
+        let full = UndoRecord {
+            kind,
+            old_deleted: rec.old_deleted,
+            undo_no: log.n_recs,
+            index_id: rec.index_id,
+            old_trx_id: rec.old_trx_id,
+            old_roll_ptr: rec.old_roll_ptr,
+            prev: log.last,
+            fields: rec.fields,
+        };
+        let bytes = full
+            .encode()
+            .map_err(|what| MvccError::RecordTooLarge { what })?;
+        let mut tail = r.tail.lock();
+        let mut t = tail.clone();
+        // A long record (a row with big BLOBs) is written a page's worth per mtr, so that no
+        // mtr needs more redo than the log keeps free for one (`BufferPool::mtr` waits for
+        // four pages' worth); only the last mtr links the record into the log (the header's
+        // `last`), so a crash in between leaves unreferenced bytes, never half a record.
+        // Until that last mtr the bytes are a FILLER whose length covers what is written, so
+        // the stream stays a walkable sequence of entries whatever the crash leaves.
+        let piece = pool.config().page_size.bytes();
+        let space = r.space();
+        let mut first: Option<UndoAddr> = None;
+        let mut written = 0usize;
+        let mut rest: &[u8] = &bytes;
+        while rest.len() > piece {
+            let (now, later) = rest.split_at(piece);
+            let mut mtr = pool.mtr()?;
+            written += now.len();
+            match first {
+                None => {
+                    let mut b = now.to_vec();
+                    if let Some(len) = b.get_mut(0..4) {
+                        len.copy_from_slice(&(written as u32).to_be_bytes());
+                    }
+                    if let Some(k) = b.get_mut(hdr::KIND) {
+                        *k = FILLER;
+                    }
+                    first = Some(r.append_bytes(&mut mtr, &mut t, &b, Place::Start)?);
+                }
+                Some(f) => {
+                    r.append_bytes(&mut mtr, &mut t, now, Place::Continue)?;
+                    let h = mtr.get_write(PageId::new(space, f.page))?;
+                    mtr.write(h, usize::from(f.offset), &(written as u32).to_be_bytes())?;
+                }
+            }
+            mtr.commit()?;
+            r.publish(&mut tail, t.clone());
+            rest = later;
+        }
+        let mut mtr = pool.mtr()?;
+        let (h, off) = r.header_handle(&mut mtr, log.header)?;
+        let place = if first.is_none() {
+            Place::Start
+        } else {
+            Place::Continue
+        };
+        let last = r.append_bytes(&mut mtr, &mut t, rest, place)?;
+        if let (Some(f), Some(prefix)) = (first, bytes.get(0..=hdr::KIND)) {
+            // The real length and kind: the record exists from this mtr on.
+            let fh = mtr.get_write(PageId::new(space, f.page))?;
+            mtr.write(fh, usize::from(f.offset), prefix)?;
+        }
+        let at = first.unwrap_or(last);
+        let update = log.update || kind != UndoKind::Insert;
+        mtr.write(h, off + hdr::LAST, &addr_bytes(Some(at)))?;
+        mtr.write(h, off + hdr::N_RECS, &(log.n_recs + 1).to_be_bytes())?;
+        if update && !log.update {
+            mtr.write(h, off + hdr::TYPE, &[2])?;
+        }
+        mtr.commit()?;
+        r.publish(&mut tail, t);
+        log.last = Some(at);
+        log.n_recs += 1;
+        log.update = update;
+        Ok(roll_ptr(kind, at))
+    }
+
+    /// Reads the undo record a roll pointer addresses. Every rollback segment's pages are
+    /// in the same tablespace, so the page and offset find it.
+    pub fn read(&self, pool: &BufferPool, ptr: RollPtr) -> Result<UndoRecord> {
+        undo::read_record(
+            pool,
+            self.page.space,
+            UndoAddr {
+                page: ptr.page,
+                offset: ptr.offset,
+            },
+        )
+    }
+
+    /// Commits: one mtr marks the log committed with its commit number, frees its slot and
+    /// (for a log with update records) appends it to its rollback segment's history list.
+    /// That mtr is the commit point; the transaction stops being active after it. The commit
+    /// number is taken while the segment's mutex is held, so the segment's history list is
+    /// in commit-number order. Returns the mtr's end LSN.
+    pub fn commit(&self, pool: &BufferPool, log: &UndoLog) -> Result<Lsn> {
+        let r = self.rseg_of(log)?;
+        let mut tail = r.tail.lock();
+        let trx_no = {
+            let mut ids = self.ids.lock();
+            let no = self.take_number(pool, &mut ids)?;
+            ids.committing.insert(no);
+            no
+        };
+        let end = (|| -> Result<Lsn> {
+            let mut t = tail.clone();
+            let mut mtr = pool.mtr()?;
+            let s = mtr.get_write(r.page)?;
+            let (h, off) = r.header_handle(&mut mtr, log.header)?;
+            mtr.write(h, off + hdr::STATE, &[2])?;
+            mtr.write(h, off + hdr::TRX_NO, &trx_no.to_be_bytes())?;
+            mtr.write(s, Rseg::slot_at(log.slot), &[0; 6])?;
+            if log.update {
+                match t.hist_last {
+                    Some(prev) => {
+                        let id = PageId::new(r.space(), prev.page);
+                        let ph = mtr.get_write(id)?;
+                        mtr.write(
+                            ph,
+                            usize::from(prev.offset) + hdr::HISTORY_NEXT,
+                            &addr_bytes(Some(log.header)),
+                        )?;
+                    }
+                    None => {
+                        mtr.write(s, rseg::HIST_FIRST, &addr_bytes(Some(log.header)))?;
+                        t.hist_first = Some(log.header);
+                    }
+                }
+                t.hist_last = Some(log.header);
+                t.hist_len += 1;
+                mtr.write(s, rseg::HIST_LAST, &addr_bytes(Some(log.header)))?;
+                mtr.write(s, rseg::HIST_LEN, &t.hist_len.to_be_bytes())?;
+            }
+            let end = mtr.commit()?;
+            t.free_slots.push(log.slot);
+            r.publish(&mut tail, t);
+            Ok(end)
+        })();
+        drop(tail);
+        let end = match end {
+            Ok(end) => end,
+            Err(e) => {
+                // Not committed: not committing either, or purge would wait for it forever.
+                self.ids.lock().committing.remove(&trx_no);
+                return Err(e);
+            }
+        };
+        self.deactivate(log.trx_id, Some(trx_no));
+        Ok(end)
+    }
+
+    /// The newest record of `log` still to be undone, if its undo number is at least
+    /// `savepoint`; the caller undoes it and then calls [`TrxSys::pop`].
+    pub fn last_record(
+        &self,
+        pool: &BufferPool,
+        log: &UndoLog,
+        savepoint: u64,
+    ) -> Result<Option<(RollPtr, UndoRecord)>> {
+        let Some(at) = log.last else {
+            return Ok(None);
+        };
+        let rec = undo::read_record(pool, self.page.space, at)?;
+        if rec.undo_no < savepoint {
+            return Ok(None);
+        }
+        Ok(Some((roll_ptr(rec.kind, at), rec)))
+    }
+
+    /// Removes the newest record `rec` from `log` once it is undone (one mtr moving the
+    /// header's `last` to the record before it), so a crash after this never undoes it
+    /// again and a later rollback does not see it.
+    pub fn pop(&self, pool: &BufferPool, log: &mut UndoLog, rec: &UndoRecord) -> Result<Lsn> {
+        let r = self.rseg_of(log)?;
+        let _tail = r.tail.lock();
+        let mut mtr = pool.mtr()?;
+        let (h, off) = r.header_handle(&mut mtr, log.header)?;
+        mtr.write(h, off + hdr::LAST, &addr_bytes(rec.prev))?;
+        let end = mtr.commit()?;
+        log.last = rec.prev;
+        Ok(end)
+    }
+
+    /// Ends a rollback to the transaction's start: the log becomes rolled back and its slot
+    /// free, in one mtr; the transaction stops being active.
+    pub fn finish_rollback(&self, pool: &BufferPool, log: &UndoLog) -> Result<Lsn> {
+        let r = self.rseg_of(log)?;
+        let end = {
+            let mut tail = r.tail.lock();
+            let mut mtr = pool.mtr()?;
+            let s = mtr.get_write(r.page)?;
+            let (h, off) = r.header_handle(&mut mtr, log.header)?;
+            mtr.write(h, off + hdr::STATE, &[3])?;
+            mtr.write(s, Rseg::slot_at(log.slot), &[0; 6])?;
+            let end = mtr.commit()?;
+            tail.free_slots.push(log.slot);
+            end
+        };
+        self.deactivate(log.trx_id, None);
+        Ok(end)
+    }
+}
+
+/// The roll pointer of the undo record of kind `kind` at `at`. Its rollback segment field
+/// stays 0: every segment's pages are in the system tablespace, whose page numbers are
+/// unique, so page and offset alone find the record (InnoDB, whose segments may live in
+/// other undo tablespaces, needs the id to find the space).
+fn roll_ptr(kind: UndoKind, at: UndoAddr) -> RollPtr {
+    RollPtr {
+        insert: kind == UndoKind::Insert,
+        rseg: 0,
+        page: at.page,
+        offset: at.offset,
+    }
+}
