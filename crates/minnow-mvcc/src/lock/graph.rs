@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::TrxId;
 use super::key::Fold;
-use super::queue::{Queue, Waiter};
+use super::queue::{Queue, WaitState, Waiter};
 
 /// The wait-for graph: each waiting transaction, what it waits for, and its waiter.
 #[derive(Debug, Default)]
@@ -19,6 +19,29 @@ impl Graph {
         for (pos, w) in q.waiting.iter().enumerate() {
             self.edges.insert(w.trx, (q.blockers(pos), Arc::clone(w)));
         }
+    }
+
+    /// Brings the edges of `q`'s waiters up to date after a grant that did not wait, and ends
+    /// every cycle that closed. A grant can add edges without anyone starting to wait: a gap
+    /// lock is granted at once, but a queued insert intention waits for it. The youngest
+    /// transaction in each such cycle is woken as its victim; returns how many were.
+    pub(super) fn refresh_and_break(&mut self, q: &Queue) -> u64 {
+        self.refresh(q);
+        let mut victims = 0;
+        for w in &q.waiting {
+            while !w.is_victim() {
+                let Some(cycle) = self.cycle_through(w.trx, &[]) else {
+                    break;
+                };
+                let victim = cycle.iter().copied().max().unwrap_or(w.trx);
+                let Some((_, v)) = self.edges.get(&victim) else {
+                    break;
+                };
+                v.set(WaitState::Victim(cycle));
+                victims += 1;
+            }
+        }
+        victims
     }
 
     #[cfg(test)]

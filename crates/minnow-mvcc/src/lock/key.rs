@@ -7,11 +7,12 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 /// integers, dates and short strings all fit.
 const INLINE_KEY: usize = 30;
 
-/// The bytes of a lock key: inline when short, on the heap when long.
+/// The bytes of a lock key: inline when short, on the heap when long; none for the supremum.
 #[derive(Clone)]
 enum KeyBytes {
     Inline { len: u8, buf: [u8; INLINE_KEY] },
     Heap(Box<[u8]>),
+    Supremum,
 }
 
 impl KeyBytes {
@@ -19,13 +20,14 @@ impl KeyBytes {
         match self {
             KeyBytes::Inline { len, buf } => buf.get(..usize::from(*len)).unwrap_or(buf),
             KeyBytes::Heap(b) => b,
+            KeyBytes::Supremum => &[],
         }
     }
 }
 
-/// What a lock names: an index and a key in it (encoded bytes, as the index compares them).
-/// Keys of up to 30 bytes are stored inline, so making, copying and dropping one allocates
-/// nothing.
+/// What a lock names: an index and a key in it (encoded bytes, as the index compares them), or
+/// the index's supremum, which stands for the gap after its last record. Keys of up to 30
+/// bytes are stored inline, so making, copying and dropping one allocates nothing.
 #[derive(Clone)]
 pub struct LockKey {
     index: u64,
@@ -55,12 +57,30 @@ impl LockKey {
         }
     }
 
+    /// The supremum of index `index`: greater than every key, so its gap is the one after the
+    /// last record. Locks on it are gap locks whatever their type (InnoDB's page supremum).
+    pub fn supremum(index: u64) -> LockKey {
+        let mut h = FoldHasher::default();
+        h.write_u64(index);
+        h.write_u64(u64::MAX);
+        LockKey {
+            index,
+            hash: h.finish(),
+            bytes: KeyBytes::Supremum,
+        }
+    }
+
+    /// True for an index's [`LockKey::supremum`].
+    pub fn is_supremum(&self) -> bool {
+        matches!(self.bytes, KeyBytes::Supremum)
+    }
+
     /// The index id.
     pub fn index(&self) -> u64 {
         self.index
     }
 
-    /// The key's encoded bytes.
+    /// The key's encoded bytes (none for the supremum).
     pub fn key(&self) -> &[u8] {
         self.bytes.as_slice()
     }
@@ -68,7 +88,10 @@ impl LockKey {
 
 impl PartialEq for LockKey {
     fn eq(&self, other: &LockKey) -> bool {
-        self.hash == other.hash && self.index == other.index && self.key() == other.key()
+        self.hash == other.hash
+            && self.index == other.index
+            && self.is_supremum() == other.is_supremum()
+            && self.key() == other.key()
     }
 }
 
@@ -88,6 +111,9 @@ impl fmt::Debug for LockKey {
 
 impl fmt::Display for LockKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_supremum() {
+            return write!(f, "index {} supremum", self.index);
+        }
         write!(f, "index {} key 0x", self.index)?;
         for b in self.key() {
             write!(f, "{b:02x}")?;

@@ -12,7 +12,9 @@ use parking_lot::{Condvar, Mutex};
 
 use super::graph::Graph;
 use super::key::{Fold, LockKey};
+use super::mode::{Holding, Parts};
 use super::queue::{Queue, WaitState, Waiter, grant_waiters};
+use super::trx::TrxLocks;
 use super::{LockError, LockMode, LockStats, TrxId};
 
 /// Number of lock table shards (a power of two): keys spread over them by hash, so threads
@@ -20,10 +22,10 @@ use super::{LockError, LockMode, LockStats, TrxId};
 const SHARDS: usize = 64;
 
 /// One shard of the lock table.
-type Shard = Mutex<HashMap<LockKey, Queue, Fold>>;
+pub(super) type Shard = Mutex<HashMap<LockKey, Queue, Fold>>;
 
 /// What an attempt to lock without waiting found.
-enum Attempt {
+pub(super) enum Attempt {
     /// Granted now for the first time.
     New,
     /// Already held at least this strongly, or strengthened in place.
@@ -54,13 +56,19 @@ enum Attempt {
 /// ```
 pub struct LockManager {
     shards: Box<[Shard; SHARDS]>,
-    graph: Mutex<Graph>,
+    pub(super) graph: Mutex<Graph>,
     timeout: Duration,
     waits: AtomicU64,
-    deadlocks: AtomicU64,
+    pub(super) deadlocks: AtomicU64,
     timeouts: AtomicU64,
     waiting: AtomicU64,
-    held: AtomicU64,
+    /// Holder entries (one per transaction and key), kept where entries are made and removed.
+    pub(super) held: AtomicU64,
+    /// Keys on which a transaction was given a lock by inheritance (see `inherit.rs`), which
+    /// its own [`TrxLocks`] does not list: released with the rest when it ends.
+    pub(super) inherited: Mutex<HashMap<TrxId, Vec<LockKey>, Fold>>,
+    /// Number of keys in `inherited`: zero lets a transaction's end skip that map's latch.
+    pub(super) inherited_keys: AtomicU64,
 }
 
 impl fmt::Debug for LockManager {
@@ -84,17 +92,24 @@ impl LockManager {
             timeouts: AtomicU64::new(0),
             waiting: AtomicU64::new(0),
             held: AtomicU64::new(0),
+            inherited: Mutex::default(),
+            inherited_keys: AtomicU64::new(0),
         })
     }
 
-    /// The locks of transaction `trx`, empty: lock through them, release them at commit or
-    /// rollback (dropping them releases too).
+    /// The locks of transaction `trx` under REPEATABLE READ, empty: lock through them, release
+    /// them at commit or rollback (dropping them releases too).
     pub fn begin(self: &Arc<Self>, trx: TrxId) -> TrxLocks {
-        TrxLocks {
-            mgr: Arc::clone(self),
-            trx,
-            held: Vec::new(),
-        }
+        TrxLocks::new(Arc::clone(self), trx, false)
+    }
+
+    /// The locks of transaction `trx` under READ COMMITTED: like [`LockManager::begin`], but
+    /// the transaction takes no gap locks (a next-key request locks the record only, a gap
+    /// request is granted without locking anything: InnoDB's `trx_t::skip_gap_locks`), and its
+    /// exclusive locks are not inherited by a removed record's successor. Insert intentions
+    /// are still checked: a READ COMMITTED insert waits for a REPEATABLE READ gap lock.
+    pub fn begin_read_committed(self: &Arc<Self>, trx: TrxId) -> TrxLocks {
+        TrxLocks::new(Arc::clone(self), trx, true)
     }
 
     /// The lock wait timeout.
@@ -113,86 +128,106 @@ impl LockManager {
         }
     }
 
-    /// The mode in which `trx` holds `key`, if it does.
+    /// The mode in which `trx` holds the record of `key` (by a record or next-key lock), if it
+    /// does.
     pub fn held(&self, trx: TrxId, key: &LockKey) -> Option<LockMode> {
+        self.held_parts(trx, key).and_then(|p| p.rec)
+    }
+
+    /// The mode in which `trx` holds the gap before `key` (by a gap or next-key lock, or one
+    /// inherited), if it does.
+    pub fn held_gap(&self, trx: TrxId, key: &LockKey) -> Option<LockMode> {
+        self.held_parts(trx, key).and_then(|p| p.gap)
+    }
+
+    fn held_parts(&self, trx: TrxId, key: &LockKey) -> Option<Parts> {
         self.shard(key).lock().get(key).and_then(|q| q.held_by(trx))
+    }
+
+    /// The shard number of `key`.
+    pub(super) fn shard_no(key: &LockKey) -> usize {
+        // Middle bits: the multiply in `write_u64` mixes upward, and the hash map inside the
+        // shard uses the lowest bits (bucket) and the top seven (tag); take neither.
+        (key.hash >> 40) as usize % SHARDS
     }
 
     // The index is reduced modulo the array's length, so it cannot be out of bounds.
     #[allow(clippy::indexing_slicing)]
+    pub(super) fn shard_at(&self, no: usize) -> &Shard {
+        &self.shards[no % SHARDS]
+    }
+
     fn shard(&self, key: &LockKey) -> &Shard {
-        // Middle bits: the multiply in `write_u64` mixes upward, and the hash map inside the
-        // shard uses the lowest bits (bucket) and the top seven (tag); take neither.
-        &self.shards[(key.hash >> 40) as usize % SHARDS]
+        self.shard_at(Self::shard_no(key))
     }
 
     /// Grants without waiting if nothing is in the way.
-    fn attempt(&self, trx: TrxId, key: &LockKey, mode: LockMode) -> Attempt {
+    pub(super) fn attempt(&self, key: &LockKey, want: Holding) -> Attempt {
         let mut table = self.shard(key).lock();
         // One probe of the table whether the key is there or not.
         let q = match table.entry(key.clone()) {
             Entry::Vacant(v) => {
-                v.insert(Queue::default()).granted.grant(trx, mode);
+                // An insert intention into a gap nobody locks creates nothing (InnoDB's fast
+                // path in `lock_rec_insert_check_and_lock`).
+                if want.parts.holds_nothing() {
+                    return Attempt::Held;
+                }
+                v.insert(Queue::default()).granted.grant(want);
+                self.held.fetch_add(1, Ordering::Relaxed);
                 return Attempt::New;
             }
             Entry::Occupied(o) => o.into_mut(),
         };
-        {
-            match q.held_by(trx) {
-                Some(m) if m.covers(mode) => return Attempt::Held,
-                Some(_) => {
-                    // An upgrade waits only for the other holders.
-                    if !q.others_allow(trx, mode) {
-                        return Attempt::Busy;
-                    }
-                    q.granted.grant(trx, mode);
-                    if !q.waiting.is_empty() {
-                        // A stronger holder may block waiters it did not block before.
-                        let mut graph = self.graph.lock();
-                        graph.refresh(q);
-                        #[cfg(test)]
-                        graph.check("upgrade");
-                    }
-                    return Attempt::Held;
-                }
-                None => {
-                    if !q.waiting.is_empty() || !q.others_allow(trx, mode) {
-                        return Attempt::Busy;
-                    }
-                    q.granted.grant(trx, mode);
-                }
-            }
+        let held = q.held_by(want.trx);
+        if held.is_some_and(|p| p.covers(want.parts)) {
+            return Attempt::Held;
         }
-        Attempt::New
+        // A transaction that holds the key already (an upgrade) waits only for the holders.
+        if q.must_wait(want.trx, want.parts, held.is_some()) {
+            return Attempt::Busy;
+        }
+        let new = self.grant(q, want, "grant");
+        if new { Attempt::New } else { Attempt::Held }
     }
 
-    /// Queues `trx`'s request and parks until it is granted (`Ok(true)` if the key is newly
-    /// held, `Ok(false)` for an upgrade), chosen as a deadlock victim, or out of time.
-    fn enqueue_and_wait(
-        &self,
-        trx: TrxId,
-        key: &LockKey,
-        mode: LockMode,
-    ) -> Result<bool, LockError> {
+    /// Grants `want` in `q`, where it need not wait; true if that made a new holder entry. A
+    /// stronger holder, or a new gap part, may block waiters it did not block before: their
+    /// edges are refreshed. No cycle can close here: the grantee is running, not waiting.
+    fn grant(&self, q: &mut Queue, want: Holding, _at: &str) -> bool {
+        let new = q.granted.grant(want);
+        if new {
+            self.held.fetch_add(1, Ordering::Relaxed);
+        }
+        if !q.waiting.is_empty() {
+            let mut graph = self.graph.lock();
+            graph.refresh(q);
+            #[cfg(test)]
+            graph.check(_at);
+        }
+        new
+    }
+
+    /// Queues the request `want` and parks until it is granted (`Ok(true)` if the key is newly
+    /// held), chosen as a deadlock victim, or out of time.
+    pub(super) fn enqueue_and_wait(&self, key: &LockKey, want: Holding) -> Result<bool, LockError> {
+        let trx = want.trx;
         let shard = self.shard(key);
         let mut table = shard.lock();
         // The queue may have changed since the attempt let go of the shard: try again under it.
         let q = table.entry(key.clone()).or_default();
         let upgrade = q.held_by(trx).is_some();
-        let free = q.others_allow(trx, mode) && (upgrade || q.waiting.is_empty());
-        if free {
-            let new = q.granted.grant(trx, mode);
-            if !q.waiting.is_empty() {
-                let mut graph = self.graph.lock();
-                graph.refresh(q);
-                #[cfg(test)]
-                graph.check("regrant");
+        if !q.must_wait(trx, want.parts, upgrade) {
+            let new = self.grant(q, want, "regrant");
+            if q.is_empty() {
+                // An insert intention that found the way free leaves no queue behind.
+                table.remove(key);
             }
             return Ok(new);
         }
         let waiter = Arc::new(Waiter {
             trx,
-            mode,
+            want: want.parts,
+            read_committed: want.read_committed,
             state: Mutex::new(WaitState::Waiting),
             cv: Condvar::new(),
         });
@@ -242,18 +277,18 @@ impl LockManager {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         let out = self.wait(&waiter, shard, key);
         self.waiting.fetch_sub(1, Ordering::Relaxed);
-        out.map(|()| !upgrade)
+        out
     }
 
     /// Parks until `waiter` is granted, chosen as a victim or out of time, then cleans up.
-    fn wait(&self, waiter: &Arc<Waiter>, shard: &Shard, key: &LockKey) -> Result<(), LockError> {
+    fn wait(&self, waiter: &Arc<Waiter>, shard: &Shard, key: &LockKey) -> Result<bool, LockError> {
         let start = Instant::now();
         let deadline = start + self.timeout;
         {
             let mut st = waiter.state.lock();
             loop {
                 match *st {
-                    WaitState::Granted => return Ok(()),
+                    WaitState::Granted { new } => return Ok(new),
                     WaitState::Victim(_) => break,
                     WaitState::Waiting => {}
                 }
@@ -267,9 +302,9 @@ impl LockManager {
         let mut table = shard.lock();
         let mut graph = self.graph.lock();
         let state = waiter.state.lock().clone();
-        if state == WaitState::Granted {
+        if let WaitState::Granted { new } = state {
             // Granted just as the time ran out: keep it.
-            return Ok(());
+            return Ok(new);
         }
         graph.edges.remove(&waiter.trx);
         let mut holders = Vec::new();
@@ -277,7 +312,8 @@ impl LockManager {
             q.waiting.retain(|w| !Arc::ptr_eq(w, waiter));
             holders = q.holders();
             // Whoever waited behind this request may go now.
-            grant_waiters(q, &mut graph);
+            let granted = grant_waiters(q, &mut graph);
+            self.held.fetch_add(granted, Ordering::Relaxed);
             graph.refresh(q);
             #[cfg(test)]
             graph.check("cleanup");
@@ -304,16 +340,19 @@ impl LockManager {
     }
 
     /// Lets go of `trx`'s lock on `key` and grants what waited for it.
-    fn release(&self, trx: TrxId, key: &LockKey) {
+    pub(super) fn release(&self, trx: TrxId, key: &LockKey) {
         let mut table = self.shard(key).lock();
         let Entry::Occupied(mut o) = table.entry(key.clone()) else {
             return;
         };
         let q = o.get_mut();
-        q.granted.remove(trx);
+        if q.granted.remove(trx) {
+            self.held.fetch_sub(1, Ordering::Relaxed);
+        }
         if !q.waiting.is_empty() {
             let mut graph = self.graph.lock();
-            grant_waiters(q, &mut graph);
+            let granted = grant_waiters(q, &mut graph);
+            self.held.fetch_add(granted, Ordering::Relaxed);
             graph.refresh(q);
             #[cfg(test)]
             graph.check("release");
@@ -331,7 +370,7 @@ impl LockManager {
                 let w: Vec<_> = q
                     .waiting
                     .iter()
-                    .map(|w| (w.trx, w.mode, w.state.lock().clone()))
+                    .map(|w| (w.trx, w.want, w.state.lock().clone()))
                     .collect();
                 let g: Vec<_> = q.granted.iter().collect();
                 out += &format!("{k}: granted {g:?} waiting {w:?}\n");
@@ -341,92 +380,5 @@ impl LockManager {
             out += &format!("edge {t} -> {e:?}\n");
         }
         out
-    }
-}
-
-/// One transaction's locks: how it asks for them and where it keeps them until it ends.
-///
-/// A transaction is used by one thread at a time, so its list needs no latch; the list is what
-/// [`TrxLocks::release_all`] walks at commit or rollback. Dropping it releases everything too,
-/// so a transaction abandoned by a panic or an early return cannot leave rows locked.
-pub struct TrxLocks {
-    mgr: Arc<LockManager>,
-    trx: TrxId,
-    held: Vec<LockKey>,
-}
-
-impl fmt::Debug for TrxLocks {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TrxLocks")
-            .field("trx", &self.trx)
-            .field("held", &self.held.len())
-            .finish()
-    }
-}
-
-impl TrxLocks {
-    /// The transaction these locks belong to.
-    pub fn trx(&self) -> TrxId {
-        self.trx
-    }
-
-    /// Number of keys held.
-    pub fn len(&self) -> usize {
-        self.held.len()
-    }
-
-    /// True if no key is held.
-    pub fn is_empty(&self) -> bool {
-        self.held.is_empty()
-    }
-
-    fn note(&mut self, key: LockKey) {
-        self.held.push(key);
-        self.mgr.held.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Takes `key` in `mode` if that needs no wait: `true` if granted (or already held at least
-    /// that strongly), `false` if someone is in the way (then nothing is queued).
-    pub fn try_lock(&mut self, key: &LockKey, mode: LockMode) -> bool {
-        match self.mgr.attempt(self.trx, key, mode) {
-            Attempt::New => {
-                self.note(key.clone());
-                true
-            }
-            Attempt::Held => true,
-            Attempt::Busy => false,
-        }
-    }
-
-    /// Takes `key` in `mode`, waiting up to the lock wait timeout while another transaction
-    /// holds it incompatibly. Errors: [`LockError::Deadlock`] if waiting would close a cycle
-    /// and this transaction is chosen as the victim (at once, or later while it waits): roll
-    /// it back; and [`LockError::Timeout`]. After either, it holds what it held before.
-    pub fn lock(&mut self, key: LockKey, mode: LockMode) -> Result<(), LockError> {
-        match self.mgr.attempt(self.trx, &key, mode) {
-            Attempt::New => self.note(key),
-            Attempt::Held => {}
-            Attempt::Busy => {
-                if self.mgr.enqueue_and_wait(self.trx, &key, mode)? {
-                    self.note(key);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Releases every lock (at commit or rollback) and grants what waited for them.
-    pub fn release_all(&mut self) {
-        let n = self.held.len() as u64;
-        for key in self.held.drain(..) {
-            self.mgr.release(self.trx, &key);
-        }
-        self.mgr.held.fetch_sub(n, Ordering::Relaxed);
-    }
-}
-
-impl Drop for TrxLocks {
-    fn drop(&mut self) {
-        self.release_all();
     }
 }

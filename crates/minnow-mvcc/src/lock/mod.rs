@@ -1,46 +1,104 @@
-//! Row locks: which writer may change a record now, who waits, and who gives way.
+//! Row locks: which writer may change a record now, who may insert into a gap, who waits, and
+//! who gives way.
 //!
 //! MVCC lets a reader go without locks: it reads the version its read view sees, rebuilt from
 //! undo if a writer has moved on. Two *writers* of one row cannot both go ahead, though: the
 //! second would overwrite a change the first may still roll back (a "dirty write"), or base its
 //! new value on one that is about to change (a "lost update"). So every writer takes a lock on
 //! each record it changes and keeps it until its transaction ends (strict two-phase locking).
+//! A locking read of a range must also keep *new* rows out of it until it ends, or reading it
+//! again would find a phantom: that is what gap locks are for.
 //!
 //! ## What is locked
 //!
 //! A lock names a [`LockKey`]: an index id and the key's encoded bytes (the primary key for a
-//! clustered record, the unique columns for a unique secondary entry). The record need not
-//! exist: an insert locks the key it is about to create, so a second transaction inserting the
-//! same key waits and then sees the first one's outcome. Locks live in a hash table in memory
-//! only; after a crash no transaction is left to hold them (recovery rolls back every
-//! transaction that had not committed).
+//! clustered record, the unique columns for a unique secondary entry), or the index's
+//! [`LockKey::supremum`], which stands after its last record. The record need not exist: an
+//! insert locks the key it is about to create, so a second transaction inserting the same key
+//! waits and then sees the first one's outcome. Locks live in a hash table in memory only;
+//! after a crash no transaction is left to hold them (recovery rolls back every transaction
+//! that had not committed).
 //!
-//! ## Modes and queues
+//! ## Record, gap and next-key locks
+//!
+//! A lock on key K covers K's record, the gap before K (between K and the record before it),
+//! or both ([`LockType`], InnoDB's precise modes):
 //!
 //! ```text
-//!              held S   held X          one queue per key:
-//!   want S       ok      wait             granted: [T5 X]
-//!   want X      wait     wait             waiting: T9 X -> T7 S -> T8 S   (first come, first served)
+//!   index:   ... 10 ........ 20 ........ 30 ........ supremum
+//!                   (10, 20)    (20, 30)   (30, +inf)
+//!   Record(X) on 20:  20 only              Gap(X) on 30:      (20, 30) only
+//!   NextKey(X) on 20: (10, 20] both        NextKey on supremum: (30, +inf): only a gap
+//!   InsertIntention on 30: "I want to insert 25 into (20, 30)"
 //! ```
 //!
-//! A transaction that already holds a lock at least as strong gets it again at once. A request
-//! is granted at once only if it is compatible with every other holder *and* nobody waits
-//! ahead of it, so a stream of shared requests cannot starve an exclusive one. An upgrade (S
-//! held, X wanted) waits only for the other holders and goes to the front of the queue. When
-//! a holder releases, waiters at the front are granted for as long as they are compatible.
+//! The hash table does not know which key comes before which: the caller walks the index and
+//! names the successor of the gap it means. A locking range read takes next-key locks on every
+//! record it reads and on the first record past the range (or the supremum); an insert of 25
+//! asks for an insert intention on 30, its successor.
+//!
+//! ## Who waits for whom
+//!
+//! InnoDB's `lock_rec_has_to_wait`: a request waits for another transaction's lock on the same
+//! key (granted, or asked for earlier) when, rows = requested, columns = the other lock:
+//!
+//! ```text
+//!                    Record S  Record X  NextKey S  NextKey X  Gap S/X  InsertIntention
+//!   Record S            -        wait       -         wait        -           -
+//!   Record X           wait      wait      wait       wait        -           -
+//!   NextKey S           -        wait       -         wait        -           -
+//!   NextKey X          wait      wait      wait       wait        -           -
+//!   Gap S/X             -         -         -          -          -           -
+//!   InsertIntention     -         -        wait       wait       wait         -
+//! ```
+//!
+//! Record parts conflict as shared and exclusive do; gap requests never wait (conflicting gap
+//! locks coexist: they all mean "nobody inserts here"); an insert intention waits for any gap
+//! or next-key lock of another transaction on its successor; nothing waits for an insert
+//! intention, so inserters of different keys into one gap do not block each other. On the
+//! supremum every lock is a gap lock. A transaction's own locks never block it.
+//!
+//! Under READ COMMITTED ([`LockManager::begin_read_committed`]) a transaction takes no gap
+//! locks: next-key requests lock the record only, gap requests lock nothing. Its insert
+//! intentions are still checked.
+//!
+//! ## Queues
+//!
+//! ```text
+//!   one queue per key:   granted: [T5 NextKey X, T6 Gap S]
+//!                        waiting: T9 Record S -> T7 InsertIntention -> T8 Record X
+//! ```
+//!
+//! A transaction's locks on one key merge into one entry (the stronger mode of each part); a
+//! transaction that already holds what it asks for gets it again at once. A request is granted
+//! at once only if it waits for no other holder *and* no request queued before it, so a stream
+//! of shared requests cannot starve an exclusive one. A transaction that already holds the key
+//! (an upgrade, S to X, or gap to record) waits only for the other holders and goes to the
+//! front of the queue. When a holder releases, every waiter that no longer waits for a holder
+//! or a request ahead of it is granted (InnoDB's `lock_rec_grant`). A granted insert intention
+//! leaves nothing behind: it was a check, and the inserter then locks its new record.
+//!
+//! ## Inheritance
+//!
+//! When a record is removed (purge, the rollback of an insert) or inserted, the gaps around it
+//! change; [`LockManager::record_removed`] and [`LockManager::record_inserted`] move gap locks
+//! to where the gaps now are, as InnoDB's `lock_rec_inherit_to_gap` does (see `inherit.rs`).
 //!
 //! ## Deadlocks
 //!
-//! A waiting transaction waits *for* the transactions that block it: the incompatible holders
-//! and the incompatible waiters ahead of it. These edges form the wait-for graph, kept exact
-//! as queues change. A transaction waits for one lock at a time, so a cycle can only close when
-//! someone starts waiting; that is when the graph is searched. If the new edges close a cycle,
-//! the **youngest** transaction in it (the largest id, the one likely to have done the least
-//! work) is the victim: if that is the requester, its request fails at once with
+//! A waiting transaction waits *for* the transactions that block it: the holders and the
+//! requests ahead of it it must wait for. These edges form the wait-for graph, kept exact
+//! as queues change. A transaction waits for one lock at a time, so a cycle closes when
+//! someone starts waiting (then the graph is searched from the requester) or, rarely, when a
+//! waiting transaction is *given* a gap lock by inheritance that a queued insert intention
+//! must wait for (then the graph is searched from that queue's waiters). In a cycle, the
+//! **youngest** transaction (the largest id, the one likely to have done the least work) is
+//! the victim: if that is the requester, its request fails at once with
 //! [`LockError::Deadlock`]; otherwise the victim's wait ends with that error. The victim's
 //! caller must roll its transaction back, which releases its locks and lets the others go.
 //! (InnoDB weighs transactions by the rows they changed and locked; the youngest is a simpler
-//! stand-in with the same intent.)
+//! stand-in with the same intent.) Two transactions that locked one gap and then both insert
+//! into it are the classic case: each insert intention waits for the other's gap lock.
 //!
 //! ## Timeouts
 //!
@@ -49,50 +107,37 @@
 //!
 //! ## What is not here
 //!
-//! No gap or next-key locks: a locking read of a range does not stop another transaction from
-//! inserting into it (phantoms are possible for writers; snapshot reads never see them). No
-//! table or intention locks: DDL is serialised by the database separately.
+//! No table or intention (IS/IX) locks: DDL is serialised by the database separately. No
+//! implicit locks: a writer locks every record it changes explicitly. No page-level lock
+//! bitmaps: keys are hashed, so a B-tree page split or merge moves no locks.
 //!
 //! ## Latch order
 //!
-//! One shard of the lock table, then the wait-for graph, then a waiter's state; the per-
-//! transaction lists are taken last and alone. No path takes them in another order.
+//! One shard of the lock table (two, in shard order, for inheritance), then the wait-for
+//! graph, then a waiter's state. The list of inherited locks is taken under the shards, after
+//! the graph is let go, or alone. No path takes them in another order.
 
+#[cfg(test)]
+mod gap_tests;
 mod graph;
+mod inherit;
 mod key;
 mod manager;
+mod mode;
 mod queue;
 #[cfg(test)]
 mod tests;
+mod trx;
 
 use std::time::Duration;
 
 pub use key::LockKey;
-pub use manager::{LockManager, TrxLocks};
+pub use manager::LockManager;
+pub use mode::{LockMode, LockType};
+pub use trx::TrxLocks;
 
 /// A transaction id, as the lock manager sees it.
 pub type TrxId = u64;
-
-/// How strong a lock is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LockMode {
-    /// Shared: others may hold shared locks on the key too.
-    Shared,
-    /// Exclusive: nobody else holds any lock on the key.
-    Exclusive,
-}
-
-impl LockMode {
-    /// True if two transactions may hold `self` and `other` on one key at once.
-    pub fn compatible(self, other: LockMode) -> bool {
-        self == LockMode::Shared && other == LockMode::Shared
-    }
-
-    /// True if holding `self` makes a request for `want` unnecessary.
-    fn covers(self, want: LockMode) -> bool {
-        self == LockMode::Exclusive || want == LockMode::Shared
-    }
-}
 
 /// Why a lock was not granted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,14 +5,18 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use super::TrxId;
 use super::graph::Graph;
-use super::{LockMode, TrxId};
+use super::mode::{Holding, Parts};
 
 /// Where a waiting request stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum WaitState {
     Waiting,
-    Granted,
+    /// Granted; `new` if the transaction held nothing on the key before.
+    Granted {
+        new: bool,
+    },
     /// Chosen as a deadlock victim; the cycle it closed.
     Victim(Vec<TrxId>),
 }
@@ -21,7 +25,9 @@ pub(super) enum WaitState {
 #[derive(Debug)]
 pub(super) struct Waiter {
     pub(super) trx: TrxId,
-    pub(super) mode: LockMode,
+    pub(super) want: Parts,
+    /// The requester runs under READ COMMITTED (see [`Holding::read_committed`]).
+    pub(super) read_committed: bool,
     pub(super) state: Mutex<WaitState>,
     pub(super) cv: Condvar,
 }
@@ -35,18 +41,28 @@ impl Waiter {
     pub(super) fn is_victim(&self) -> bool {
         matches!(*self.state.lock(), WaitState::Victim(_))
     }
+
+    /// The request as a lock held (for inheritance: InnoDB turns waiting requests into
+    /// granted gap locks on the heir too).
+    pub(super) fn as_holding(&self) -> Holding {
+        Holding {
+            trx: self.trx,
+            parts: self.want,
+            read_committed: self.read_committed,
+        }
+    }
 }
 
-/// Who holds one key: one entry per transaction (its strongest mode). Nearly every key has one
+/// Who holds one key: one entry per transaction (its parts merged). Nearly every key has one
 /// holder, kept inline so that an uncontended lock allocates nothing here.
 #[derive(Debug, Default)]
 pub(super) struct Holders {
-    first: Option<(TrxId, LockMode)>,
-    rest: Vec<(TrxId, LockMode)>,
+    first: Option<Holding>,
+    rest: Vec<Holding>,
 }
 
 impl Holders {
-    pub(super) fn iter(&self) -> impl Iterator<Item = &(TrxId, LockMode)> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Holding> {
         self.first.iter().chain(self.rest.iter())
     }
 
@@ -54,27 +70,40 @@ impl Holders {
         self.first.is_none() && self.rest.is_empty()
     }
 
-    /// Adds `trx` in `mode`, or strengthens its entry; true if it held nothing before.
-    pub(super) fn grant(&mut self, trx: TrxId, mode: LockMode) -> bool {
+    /// Adds `h`, or strengthens the entry of its transaction; true if a new entry was made
+    /// (an insert intention alone makes none: it holds nothing).
+    pub(super) fn grant(&mut self, h: Holding) -> bool {
         let mut slots = self.first.iter_mut().chain(self.rest.iter_mut());
-        if let Some(g) = slots.find(|g| g.0 == trx) {
-            if mode == LockMode::Exclusive {
-                g.1 = mode;
-            }
+        if let Some(g) = slots.find(|g| g.trx == h.trx) {
+            g.parts = g.parts.merge(h.parts);
             return false;
         }
+        if h.parts.holds_nothing() {
+            return false;
+        }
+        let h = Holding {
+            parts: Parts {
+                ii: false,
+                ..h.parts
+            },
+            ..h
+        };
         match self.first {
-            None => self.first = Some((trx, mode)),
-            Some(_) => self.rest.push((trx, mode)),
+            None => self.first = Some(h),
+            Some(_) => self.rest.push(h),
         }
         true
     }
 
-    pub(super) fn remove(&mut self, trx: TrxId) {
-        if self.first.is_some_and(|g| g.0 == trx) {
+    /// Removes `trx`'s entry; true if it had one.
+    pub(super) fn remove(&mut self, trx: TrxId) -> bool {
+        if self.first.is_some_and(|g| g.trx == trx) {
             self.first = self.rest.pop();
+            true
         } else {
-            self.rest.retain(|g| g.0 != trx);
+            let before = self.rest.len();
+            self.rest.retain(|g| g.trx != trx);
+            self.rest.len() != before
         }
     }
 }
@@ -87,18 +116,26 @@ pub(super) struct Queue {
 }
 
 impl Queue {
-    pub(super) fn held_by(&self, trx: TrxId) -> Option<LockMode> {
-        self.granted.iter().find(|g| g.0 == trx).map(|g| g.1)
+    pub(super) fn held_by(&self, trx: TrxId) -> Option<Parts> {
+        self.granted.iter().find(|g| g.trx == trx).map(|g| g.parts)
     }
 
-    /// True if every other holder allows `mode`.
-    pub(super) fn others_allow(&self, trx: TrxId, mode: LockMode) -> bool {
+    /// True if `trx`'s request `want` must wait: another transaction holds a lock it waits
+    /// for, or (unless `only_holders`, as for a transaction that already holds the key and
+    /// goes to the front) another transaction's request it waits for is queued.
+    pub(super) fn must_wait(&self, trx: TrxId, want: Parts, only_holders: bool) -> bool {
         self.granted
             .iter()
-            .all(|&(t, m)| t == trx || m.compatible(mode))
+            .any(|g| g.trx != trx && want.waits_for(g.parts))
+            || (!only_holders
+                && self
+                    .waiting
+                    .iter()
+                    .any(|w| w.trx != trx && want.waits_for(w.want)))
     }
 
-    /// The transactions the waiter at `pos` waits for.
+    /// The transactions the waiter at `pos` waits for: the holders and the requests ahead of
+    /// it that its request waits for.
     pub(super) fn blockers(&self, pos: usize) -> Vec<TrxId> {
         let Some(w) = self.waiting.get(pos) else {
             return Vec::new();
@@ -106,11 +143,11 @@ impl Queue {
         let mut out: Vec<TrxId> = self
             .granted
             .iter()
-            .filter(|&&(t, m)| t != w.trx && !m.compatible(w.mode))
-            .map(|g| g.0)
+            .filter(|g| g.trx != w.trx && w.want.waits_for(g.parts))
+            .map(|g| g.trx)
             .collect();
         for ahead in self.waiting.iter().take(pos) {
-            if ahead.trx != w.trx && !ahead.mode.compatible(w.mode) && !out.contains(&ahead.trx) {
+            if ahead.trx != w.trx && w.want.waits_for(ahead.want) && !out.contains(&ahead.trx) {
                 out.push(ahead.trx);
             }
         }
@@ -118,7 +155,7 @@ impl Queue {
     }
 
     pub(super) fn holders(&self) -> Vec<TrxId> {
-        self.granted.iter().map(|g| g.0).collect()
+        self.granted.iter().map(|g| g.trx).collect()
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -126,23 +163,30 @@ impl Queue {
     }
 }
 
-/// Grants the waiters at the front of `q` for as long as they fit. The waiter notes the key in
-/// its own [`TrxLocks`] when it wakes, before it can release anything.
-pub(super) fn grant_waiters(q: &mut Queue, graph: &mut Graph) {
-    while let Some(w) = q.waiting.front() {
+/// Grants every waiter that waits for nobody any more (InnoDB's `lock_rec_grant`: a request
+/// is granted once no holder and no request ahead of it is one it waits for), in queue order;
+/// returns how many new holder entries that made. The waiter notes the key in its own
+/// [`TrxLocks`](super::TrxLocks) when it wakes, before it can release anything.
+pub(super) fn grant_waiters(q: &mut Queue, graph: &mut Graph) -> u64 {
+    let mut new = 0;
+    let mut pos = 0;
+    while let Some(w) = q.waiting.get(pos) {
         if w.is_victim() {
             // Leaving anyway; it removes itself from the graph.
-            q.waiting.pop_front();
+            q.waiting.remove(pos);
             continue;
         }
-        if !q.others_allow(w.trx, w.mode) {
-            break;
+        if !q.blockers(pos).is_empty() {
+            pos += 1;
+            continue;
         }
-        let Some(w) = q.waiting.pop_front() else {
+        let Some(w) = q.waiting.remove(pos) else {
             break;
         };
-        q.granted.grant(w.trx, w.mode);
+        let fresh = q.granted.grant(w.as_holding());
+        new += u64::from(fresh);
         graph.edges.remove(&w.trx);
-        w.set(WaitState::Granted);
+        w.set(WaitState::Granted { new: fresh });
     }
+    new
 }

@@ -8,14 +8,28 @@ use std::time::Duration;
 
 use super::*;
 
-fn k(i: u64) -> LockKey {
+/// Key `i` of index 1.
+pub(super) fn k(i: u64) -> LockKey {
     LockKey::new(1, &i.to_be_bytes())
 }
 
-const LONG: Duration = Duration::from_secs(20);
-const SHORT: Duration = Duration::from_millis(30);
+/// A wait timeout no test reaches unless something is wrong.
+pub(super) const LONG: Duration = Duration::from_secs(20);
+/// A wait timeout for the tests that time out on purpose.
+pub(super) const SHORT: Duration = Duration::from_millis(30);
 
-fn wait_for_waiters(m: &LockManager, n: u64) {
+/// A xorshift generator started at `seed` (not zero): deterministic random numbers.
+pub(super) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// Spins until `n` transactions wait.
+pub(super) fn wait_for_waiters(m: &LockManager, n: u64) {
     while m.stats().waiting < n {
         thread::yield_now();
     }
@@ -244,13 +258,7 @@ fn random_transactions_keep_exclusive_holders_alone() {
                 Arc::clone(&next_trx),
             );
             thread::spawn(move || {
-                let mut x = seed * 104_729 + 17;
-                let mut rnd = move || {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x
-                };
+                let mut rnd = xorshift(seed * 104_729 + 17);
                 let mut deadlocks = 0;
                 for _ in 0..300 {
                     let mut t = m.begin(next_trx.fetch_add(1, Ordering::Relaxed));
@@ -258,7 +266,7 @@ fn random_transactions_keep_exclusive_holders_alone() {
                     let mut ok = true;
                     for _ in 0..3 {
                         let key = (rnd() % KEYS) as usize;
-                        let mode = if rnd() % 3 == 0 {
+                        let mode = if rnd().is_multiple_of(3) {
                             LockMode::Exclusive
                         } else {
                             LockMode::Shared
