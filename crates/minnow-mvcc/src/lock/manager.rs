@@ -12,7 +12,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::graph::Graph;
 use super::key::{Fold, LockKey};
-use super::mode::{Holding, Parts};
+use super::mode::{Holding, Owner, Parts};
 use super::queue::{Queue, WaitState, Waiter, grant_waiters};
 use super::trx::TrxLocks;
 use super::{LockError, LockMode, LockStats, TrxId};
@@ -62,7 +62,8 @@ pub struct LockManager {
     pub(super) deadlocks: AtomicU64,
     timeouts: AtomicU64,
     waiting: AtomicU64,
-    /// Holder entries (one per transaction and key), kept where entries are made and removed.
+    /// Holder entries of transactions (one per transaction and key; a background task's are
+    /// not counted), kept where entries are made and removed.
     pub(super) held: AtomicU64,
     /// Keys on which a transaction was given a lock by inheritance (see `inherit.rs`), which
     /// its own [`TrxLocks`] does not list: released with the rest when it ends.
@@ -100,7 +101,7 @@ impl LockManager {
     /// The locks of transaction `trx` under REPEATABLE READ, empty: lock through them, release
     /// them at commit or rollback (dropping them releases too).
     pub fn begin(self: &Arc<Self>, trx: TrxId) -> TrxLocks {
-        TrxLocks::new(Arc::clone(self), trx, false)
+        TrxLocks::new(Arc::clone(self), trx, Owner::RepeatableRead)
     }
 
     /// The locks of transaction `trx` under READ COMMITTED: like [`LockManager::begin`], but
@@ -109,7 +110,16 @@ impl LockManager {
     /// exclusive locks are not inherited by a removed record's successor. Insert intentions
     /// are still checked: a READ COMMITTED insert waits for a REPEATABLE READ gap lock.
     pub fn begin_read_committed(self: &Arc<Self>, trx: TrxId) -> TrxLocks {
-        TrxLocks::new(Arc::clone(self), trx, true)
+        TrxLocks::new(Arc::clone(self), trx, Owner::ReadCommitted)
+    }
+
+    /// The locks of a background task that is not a transaction (the `minnow` crate's purge,
+    /// which holds one row's lock at a time while it removes what that row no longer needs),
+    /// named `trx` in the queues. They conflict, queue and wait exactly as a transaction's,
+    /// but are not counted in [`LockStats::held`], which counts the locks of transactions,
+    /// and a removed record's successor does not inherit them.
+    pub fn begin_background(self: &Arc<Self>, trx: TrxId) -> TrxLocks {
+        TrxLocks::new(Arc::clone(self), trx, Owner::Background)
     }
 
     /// The lock wait timeout.
@@ -173,7 +183,7 @@ impl LockManager {
                     return Attempt::Held;
                 }
                 v.insert(Queue::default()).granted.grant(want);
-                self.held.fetch_add(1, Ordering::Relaxed);
+                self.count_new(want.owner);
                 return Attempt::New;
             }
             Entry::Occupied(o) => o.into_mut(),
@@ -196,7 +206,7 @@ impl LockManager {
     fn grant(&self, q: &mut Queue, want: Holding, _at: &str) -> bool {
         let new = q.granted.grant(want);
         if new {
-            self.held.fetch_add(1, Ordering::Relaxed);
+            self.count_new(want.owner);
         }
         if !q.waiting.is_empty() {
             let mut graph = self.graph.lock();
@@ -205,6 +215,13 @@ impl LockManager {
             graph.check(_at);
         }
         new
+    }
+
+    /// Counts a new holder entry of `owner` in `LockStats::held`, if its locks count.
+    fn count_new(&self, owner: Owner) {
+        if owner.counted() {
+            self.held.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Queues the request `want` and parks until it is granted (`Ok(true)` if the key is newly
@@ -227,7 +244,7 @@ impl LockManager {
         let waiter = Arc::new(Waiter {
             trx,
             want: want.parts,
-            read_committed: want.read_committed,
+            owner: want.owner,
             state: Mutex::new(WaitState::Waiting),
             cv: Condvar::new(),
         });
@@ -346,7 +363,7 @@ impl LockManager {
             return;
         };
         let q = o.get_mut();
-        if q.granted.remove(trx) {
+        if q.granted.remove(trx).is_some_and(|h| h.owner.counted()) {
             self.held.fetch_sub(1, Ordering::Relaxed);
         }
         if !q.waiting.is_empty() {

@@ -182,6 +182,7 @@ pub struct LockStats {
     pub timeouts: u64,
     /// Transactions waiting now.
     pub waiting: u64,
-    /// Locks held now (one per transaction and key).
+    /// Locks held now by transactions (one per transaction and key, inherited ones included;
+    /// a background task's, see [`LockManager::begin_background`], are not counted).
     pub held: u64,
 }

@@ -118,30 +118,54 @@ impl Parts {
     }
 }
 
+/// Who asks for a lock: what changes how its locks are inherited and counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// A REPEATABLE READ transaction.
+    RepeatableRead,
+    /// A READ COMMITTED transaction: it takes no gap locks, and its exclusive locks are not
+    /// inherited by a removed record's successor (InnoDB's `lock_rec_inherit_to_gap`).
+    ReadCommitted,
+    /// A background task that is not a transaction (the `minnow` crate's purge): its locks
+    /// conflict and wait as a transaction's, but are neither counted in
+    /// [`LockStats::held`](super::LockStats::held) nor inherited.
+    Background,
+}
+
+impl Owner {
+    /// True if its locks count in `LockStats::held`.
+    pub(super) fn counted(self) -> bool {
+        self != Owner::Background
+    }
+}
+
 /// One transaction's lock on one key, as a queue holds it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Holding {
     pub(super) trx: TrxId,
     pub(super) parts: Parts,
-    /// The transaction runs under READ COMMITTED: its exclusive locks are not inherited by a
-    /// removed record's successor (InnoDB's `lock_rec_inherit_to_gap`).
-    pub(super) read_committed: bool,
+    pub(super) owner: Owner,
 }
 
 impl Holding {
     /// The gap lock `self` leaves on the successor of its record when the record is removed
     /// (`lock_rec_inherit_to_gap`): every part, as a gap lock of the same strength, except the
-    /// exclusive parts of a READ COMMITTED transaction.
+    /// exclusive parts of a READ COMMITTED transaction and a background task's locks.
     pub(super) fn inherited_on_removal(self) -> Option<LockMode> {
-        let keep =
-            |m: Option<LockMode>| m.filter(|&m| !(self.read_committed && m == LockMode::Exclusive));
+        if self.owner == Owner::Background {
+            return None;
+        }
+        let keep = |m: Option<LockMode>| {
+            m.filter(|&m| !(self.owner == Owner::ReadCommitted && m == LockMode::Exclusive))
+        };
         keep(self.parts.rec).max(keep(self.parts.gap))
     }
 
     /// The gap lock a key inserted just before `self`'s record takes over
-    /// (`lock_rec_inherit_to_gap_if_gap_lock`): the gap part, if there is one.
+    /// (`lock_rec_inherit_to_gap_if_gap_lock`): the gap part, if there is one (a background
+    /// task's locks are never inherited).
     pub(super) fn inherited_on_insert(self) -> Option<LockMode> {
-        self.parts.gap
+        self.parts.gap.filter(|_| self.owner != Owner::Background)
     }
 }
 

@@ -7,7 +7,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::TrxId;
 use super::graph::Graph;
-use super::mode::{Holding, Parts};
+use super::mode::{Holding, Owner, Parts};
 
 /// Where a waiting request stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +26,7 @@ pub(super) enum WaitState {
 pub(super) struct Waiter {
     pub(super) trx: TrxId,
     pub(super) want: Parts,
-    /// The requester runs under READ COMMITTED (see [`Holding::read_committed`]).
-    pub(super) read_committed: bool,
+    pub(super) owner: Owner,
     pub(super) state: Mutex<WaitState>,
     pub(super) cv: Condvar,
 }
@@ -48,7 +47,7 @@ impl Waiter {
         Holding {
             trx: self.trx,
             parts: self.want,
-            read_committed: self.read_committed,
+            owner: self.owner,
         }
     }
 }
@@ -95,15 +94,15 @@ impl Holders {
         true
     }
 
-    /// Removes `trx`'s entry; true if it had one.
-    pub(super) fn remove(&mut self, trx: TrxId) -> bool {
+    /// Removes `trx`'s entry and returns it.
+    pub(super) fn remove(&mut self, trx: TrxId) -> Option<Holding> {
         if self.first.is_some_and(|g| g.trx == trx) {
+            let h = self.first.take();
             self.first = self.rest.pop();
-            true
+            h
         } else {
-            let before = self.rest.len();
-            self.rest.retain(|g| g.trx != trx);
-            self.rest.len() != before
+            let at = self.rest.iter().position(|g| g.trx == trx)?;
+            Some(self.rest.swap_remove(at))
         }
     }
 }
@@ -165,7 +164,7 @@ impl Queue {
 
 /// Grants every waiter that waits for nobody any more (InnoDB's `lock_rec_grant`: a request
 /// is granted once no holder and no request ahead of it is one it waits for), in queue order;
-/// returns how many new holder entries that made. The waiter notes the key in its own
+/// returns how many new counted holder entries (see [`Owner::counted`]) that made. The waiter notes the key in its own
 /// [`TrxLocks`](super::TrxLocks) when it wakes, before it can release anything.
 pub(super) fn grant_waiters(q: &mut Queue, graph: &mut Graph) -> u64 {
     let mut new = 0;
@@ -184,7 +183,7 @@ pub(super) fn grant_waiters(q: &mut Queue, graph: &mut Graph) -> u64 {
             break;
         };
         let fresh = q.granted.grant(w.as_holding());
-        new += u64::from(fresh);
+        new += u64::from(fresh && w.owner.counted());
         graph.edges.remove(&w.trx);
         w.set(WaitState::Granted { new: fresh });
     }

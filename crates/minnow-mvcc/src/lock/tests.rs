@@ -58,6 +58,41 @@ fn shared_locks_share_and_exclusive_excludes() {
 }
 
 #[test]
+fn a_background_task_conflicts_as_a_transaction_but_is_not_counted_or_inherited() {
+    let m = LockManager::new(SHORT);
+    let (mut purge, mut t1) = (m.begin_background(u64::MAX), m.begin(1));
+    assert!(purge.try_lock(&k(1), LockMode::Exclusive));
+    assert_eq!(
+        m.stats().held,
+        0,
+        "a background lock is not a transaction's"
+    );
+    assert!(
+        !t1.try_lock(&k(1), LockMode::Exclusive),
+        "but it excludes one"
+    );
+    // Purge removes the record it holds: its lock does not become a gap lock.
+    m.record_removed(&k(1), &k(2));
+    assert_eq!(m.held_gap(u64::MAX, &k(2)), None);
+    purge.release_all();
+    assert!(t1.try_lock(&k(1), LockMode::Exclusive));
+    assert_eq!(m.stats().held, 1);
+    assert!(matches!(
+        purge.lock(k(1), LockMode::Exclusive),
+        Err(LockError::Timeout { .. })
+    ));
+    // Granted after a wait, it is not counted either.
+    let mut purge = m.begin_background(u64::MAX);
+    let h = thread::spawn(move || purge.lock(k(1), LockMode::Exclusive).map(|()| purge));
+    wait_for_waiters(&m, 1);
+    t1.release_all();
+    let purge = h.join().unwrap().unwrap();
+    assert_eq!(m.stats().held, 0);
+    drop(purge);
+    assert_eq!(m.stats().held, 0);
+}
+
+#[test]
 fn a_holder_gets_its_lock_again_and_upgrades_when_alone() {
     let m = LockManager::new(SHORT);
     let mut t1 = m.begin(1);

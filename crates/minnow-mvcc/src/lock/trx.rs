@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::manager::{Attempt, LockManager};
-use super::mode::{Holding, Parts};
+use super::mode::{Holding, Owner, Parts};
 use super::{LockError, LockKey, LockMode, LockType, TrxId};
 
 /// One transaction's locks: how it asks for them and where it keeps them until it ends.
@@ -15,8 +15,9 @@ use super::{LockError, LockKey, LockMode, LockType, TrxId};
 pub struct TrxLocks {
     mgr: Arc<LockManager>,
     trx: TrxId,
-    /// READ COMMITTED: no gap locks (see [`LockManager::begin_read_committed`]).
-    read_committed: bool,
+    /// Who locks: READ COMMITTED takes no gap locks (see
+    /// [`LockManager::begin_read_committed`]).
+    owner: Owner,
     /// The keys this transaction locked itself (locks inherited from another key are listed
     /// by the manager).
     held: Vec<LockKey>,
@@ -26,18 +27,18 @@ impl fmt::Debug for TrxLocks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TrxLocks")
             .field("trx", &self.trx)
-            .field("read_committed", &self.read_committed)
+            .field("owner", &self.owner)
             .field("held", &self.held.len())
             .finish()
     }
 }
 
 impl TrxLocks {
-    pub(super) fn new(mgr: Arc<LockManager>, trx: TrxId, read_committed: bool) -> TrxLocks {
+    pub(super) fn new(mgr: Arc<LockManager>, trx: TrxId, owner: Owner) -> TrxLocks {
         TrxLocks {
             mgr,
             trx,
-            read_committed,
+            owner,
             held: Vec::new(),
         }
     }
@@ -49,7 +50,7 @@ impl TrxLocks {
 
     /// True if the transaction takes no gap locks (READ COMMITTED).
     pub fn skips_gap_locks(&self) -> bool {
-        self.read_committed
+        self.owner == Owner::ReadCommitted
     }
 
     /// Number of keys this transaction locked itself (not counting gap locks it inherited
@@ -66,20 +67,21 @@ impl TrxLocks {
     /// The request for `t` on `key` as the queues see it, or `None` if there is nothing to
     /// lock: a gap lock under READ COMMITTED.
     fn request(&self, key: &LockKey, t: LockType) -> Option<Holding> {
+        let rc = self.skips_gap_locks();
         let t = match t {
-            LockType::NextKey(m) if self.read_committed => LockType::Record(m),
-            LockType::Gap(_) if self.read_committed => return None,
+            LockType::NextKey(m) if rc => LockType::Record(m),
+            LockType::Gap(_) if rc => return None,
             t => t,
         };
         let parts = Parts::of(t, key.is_supremum());
         // On the supremum a record lock became a gap lock, which READ COMMITTED skips too.
-        if self.read_committed && parts.rec.is_none() && !parts.ii {
+        if rc && parts.rec.is_none() && !parts.ii {
             return None;
         }
         Some(Holding {
             trx: self.trx,
             parts,
-            read_committed: self.read_committed,
+            owner: self.owner,
         })
     }
 
