@@ -1,0 +1,99 @@
+//! Row locks as the writes take them: the lock key of an index key, and taking it (waiting
+//! with the statement's latches let go, so the holder can finish).
+
+use std::sync::atomic::Ordering;
+
+use minnow_btree::BTree;
+use minnow_btree::record::Value;
+use minnow_mvcc::{LockKey, LockMode};
+
+use crate::db::{Inner, TableEntry};
+use crate::error::{Error, Result, from_tree};
+use crate::history::sys_of;
+use crate::schema::PRIMARY;
+
+use super::*;
+
+pub(super) fn conflict(
+    inner: &Inner,
+    t: &TableEntry,
+    me: u64,
+    values: &[Value],
+    key: &[Value],
+) -> Result<()> {
+    let (w, _) = sys_of(&t.meta, values)?;
+    if w != me && w != 0 && inner.trx_sys.is_active(w) {
+        return Err(Error::WriteConflict {
+            table: t.meta.name().to_owned(),
+            key: key.to_vec(),
+            holder: w,
+        });
+    }
+    Ok(())
+}
+
+// ---- Row locks ----
+
+/// The lock key of the leading key `values` of `tree` (index `index_id`): each field's
+/// encoding as the index compares it, length-prefixed, NULL as one zero byte.
+pub(super) fn lock_key(
+    t: &TableEntry,
+    tree: &BTree,
+    index: &str,
+    index_id: u64,
+    values: &[Value],
+) -> Result<LockKey> {
+    let layout = tree.layout();
+    let mut bytes = Vec::with_capacity(16);
+    for (i, v) in values.iter().enumerate() {
+        match layout
+            .encode_field(i, v)
+            .map_err(|e| from_tree(e.into(), t.meta.name(), index))?
+        {
+            None => bytes.push(0),
+            Some(f) => {
+                bytes.push(1);
+                bytes.extend_from_slice(&(f.len() as u32).to_be_bytes());
+                bytes.extend_from_slice(&f);
+            }
+        }
+    }
+    Ok(LockKey::new(index_id, &bytes))
+}
+
+/// Takes `key` exclusively for the transaction, waiting (with the writer lock let go) while
+/// another transaction holds it. After a wait the table may have changed under the
+/// statement: a table dropped or reloaded meanwhile is [`Error::TableChanged`].
+pub(super) fn lock(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    key: LockKey,
+) -> Result<()> {
+    trx.writer(inner)?;
+    let locks = trx.locks.as_mut().ok_or(Error::TransactionEnded)?;
+    if locks.try_lock(&key, LockMode::Exclusive) {
+        return Ok(());
+    }
+    trx.waits += 1;
+    parking_lot::MutexGuard::unlocked(w, || locks.lock(key, LockMode::Exclusive))?;
+    if t.dropped.load(Ordering::Acquire) || t.superseded.load(Ordering::Acquire) {
+        return Err(Error::TableChanged {
+            table: t.meta.name().to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Locks the row with primary key `pk`.
+pub(super) fn lock_row(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    pk: &[Value],
+) -> Result<()> {
+    let key = lock_key(t, &t.clustered, PRIMARY, t.meta.index_id, pk)?;
+    lock(inner, t, trx, w, key)
+}

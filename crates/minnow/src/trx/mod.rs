@@ -1,0 +1,225 @@
+//! Transactions: writes that stamp their transaction id and roll pointer, undo logging,
+//! statement and transaction rollback, recovery rollback, and consistent reads through
+//! read views.
+//!
+//! ## What a write does
+//!
+//! Every change of a clustered record first appends an undo record (its own
+//! mini-transaction, so redo order makes the undo durable before the change), then changes
+//! the record, stamping `DB_TRX_ID` with the writer's id and `DB_ROLL_PTR` with the undo
+//! record's address:
+//!
+//! - **insert**: insert undo (the key); a row whose key exists delete-marked is updated in
+//!   place instead (update undo with the old, delete-marked row).
+//! - **update**: update undo (the whole old row); the record is updated in place.
+//! - **delete**: delete-mark undo (the whole old row); the record gets the delete mark and
+//!   stays, for readers with older views, until purge removes it (`crate::purge`).
+//!
+//! Secondary indexes carry no transaction ids. A delete, or an update that changes an
+//! index's columns, **delete-marks** the old entry and inserts the new one (an insert that
+//! finds the same entry delete-marked un-marks it): every version of a row keeps its entry,
+//! so a reader with an old view finds the row through the entry of the version it sees.
+//!
+//! What a secondary **leaf** carries instead is `PAGE_MAX_TRX_ID`: every change above (and
+//! every change a rollback makes) raises it to the writer's id, in the change's own
+//! mini-transaction (the B-tree's `*_trx` calls; splits and merges carry it to the pages
+//! that take the records). See "Consistent reads" below for what it buys.
+//!
+//! ## Row locks
+//!
+//! Before a writer touches a row it takes an exclusive lock on the row's primary key
+//! (`minnow_mvcc::lock`), and before it inserts a key into a unique index, a lock on that
+//! key; it keeps them until its transaction commits or rolls back. No two active
+//! transactions ever change the same row, which is what makes rolling each of them back
+//! independently correct. A lock another transaction holds is waited for with the writer
+//! lock (`Inner::write`) let go, so the holder can go on and finish; the wait ends when the
+//! lock is granted (the statement then carries on, re-checking the table it writes), in
+//! [`Error::Deadlock`] (this transaction was the youngest in a cycle of waits: the whole
+//! transaction is rolled back) or in [`Error::LockWaitTimeout`] (the statement is rolled
+//! back). A unique check that meets a delete-marked entry whose row another active
+//! transaction changed waits for that row's lock, then checks again.
+//!
+//! There are no gap locks: a transaction's range reads are snapshot reads, and nothing stops
+//! another transaction from inserting into a range it read (the write-skew family of
+//! anomalies stays possible, see [`Isolation`]). An insert waiting for a row lock while it
+//! holds a table's AUTO-INC lock (modes 0 and 1) is not part of the wait-for graph; such a
+//! cycle ends by the lock wait timeout.
+//!
+//! ## Rollback
+//!
+//! A statement starts at a **savepoint** (the undo number of its first record); if it fails
+//! halfway, its records are undone newest first and it leaves no trace. A transaction's
+//! rollback undoes all its records. Undoing a record is idempotent (it acts only if the
+//! clustered record's roll pointer still points at that undo record), and each undone record
+//! is then popped from the log in its own mini-transaction, so a crash during a rollback just
+//! means the rollback runs again at the next open. The secondary entries are put right
+//! *before* the clustered record (whose restored roll pointer marks the record as undone):
+//!
+//! - the new row's entry, if it differs from the old row's, is removed, or only
+//!   delete-marked if some older version of the row still has it;
+//! - the old row's entry is un-marked (or stays delete-marked if the old row was deleted).
+//!
+//! ## Consistent reads
+//!
+//! A read takes a [`ReadView`] and sees a clustered record's version through
+//! [`visible`]: the record itself if the view sees its `DB_TRX_ID`, else an older version
+//! rebuilt by following roll pointers through undo. A secondary entry has no id to test, so
+//! a read through a secondary index looks at the entry's leaf first (InnoDB's
+//! `lock_sec_rec_cons_read_sees`):
+//!
+//! ```text
+//!   PAGE_MAX_TRX_ID < view's up limit        every change on the leaf is visible:
+//!   (smallest id active at the view)          use the entry as it is; skip it if
+//!                                             delete-marked; a covering read is done
+//!   otherwise                                 fetch the clustered record, take its
+//!                                             visible version, keep the row only if that
+//!                                             version has exactly this entry
+//! ```
+//!
+//! So a covering read stays covering while the transactions it cannot see write *other*
+//! leaves of the index; only entries on leaves they touched cost a clustered lookup
+//! (`Status::rows.sec_cluster_reads` counts them, `sec_cluster_reads_avoided` the others).
+//! A transaction's own changes are never below its view's up limit, so it always checks
+//! its own writes' leaves against the row and sees its own versions.
+
+mod locks;
+mod read;
+mod rollback;
+mod transaction;
+mod write;
+
+use locks::*;
+use read::*;
+pub(crate) use read::{Snapshot, visible};
+use rollback::*;
+pub(crate) use rollback::{recover_rollback, table_of};
+pub use transaction::Transaction;
+pub(crate) use write::{delete, insert, key_of_undo, sec, update};
+
+use minnow_mvcc::{NewRecord, RollPtr, TrxLocks, UndoLog};
+use minnow_redo::Lsn;
+
+use crate::db::Inner;
+use crate::error::{Error, Result};
+
+/// The isolation level of a [`Transaction`].
+///
+/// | anomaly | READ COMMITTED | REPEATABLE READ |
+/// |---|---|---|
+/// | dirty write | prevented (row locks) | prevented (row locks) |
+/// | dirty read | prevented | prevented |
+/// | lost update | possible | possible (as InnoDB: a write waits for the row's lock, then acts on the latest committed row); prevented by reading with [`Transaction::get_for_update`] |
+/// | fuzzy (non-repeatable) read | possible | prevented |
+/// | read skew | possible | prevented |
+/// | phantom (consistent reads) | possible | prevented |
+/// | write skew | possible | possible (snapshot isolation allows it) |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// A new read view for every statement: each read sees what was committed when it
+    /// started.
+    ReadCommitted,
+    /// One read view, taken at the transaction's first consistent read, for all its reads
+    /// (the default, as InnoDB's).
+    #[default]
+    RepeatableRead,
+}
+
+/// What a transaction holds while it runs: its id and undo log once it writes, and the redo
+/// end of its last change.
+#[derive(Debug, Default)]
+pub(crate) struct TrxState {
+    pub id: u64,
+    pub log: Option<UndoLog>,
+    pub end: Lsn,
+    /// The row locks it holds (from its first write on).
+    pub locks: Option<TrxLocks>,
+    /// Lock waits so far: each let go of the writer lock, so purge may have run meanwhile.
+    pub waits: u64,
+}
+
+/// The writer lock's guard, which a statement lets go of while it waits for a row lock.
+pub(crate) type WriteGuard<'a> = parking_lot::MutexGuard<'a, ()>;
+
+impl TrxState {
+    /// Gives the transaction its id and undo log at its first write.
+    fn writer(&mut self, inner: &Inner) -> Result<u64> {
+        if self.log.is_none() {
+            let id = inner.trx_sys.assign_id(&inner.pool)?;
+            match inner.trx_sys.begin_log(&inner.pool, id) {
+                Ok(log) => {
+                    self.log = Some(log);
+                    self.id = id;
+                    self.locks = Some(inner.locks.begin(id));
+                }
+                Err(e) => {
+                    inner.trx_sys.forget(id);
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(self.id)
+    }
+
+    fn savepoint(&self) -> u64 {
+        self.log.as_ref().map_or(0, UndoLog::savepoint)
+    }
+
+    fn append(&mut self, inner: &Inner, rec: NewRecord) -> Result<RollPtr> {
+        self.writer(inner)?;
+        let log = self.log.as_mut().ok_or(Error::TransactionEnded)?;
+        Ok(inner.trx_sys.append(&inner.pool, log, rec)?)
+    }
+
+    /// Undoes every record from `savepoint` on, newest first. The caller holds the writer
+    /// lock.
+    pub fn rollback_to(&mut self, inner: &Inner, savepoint: u64) -> Result<u64> {
+        let Some(log) = self.log.as_mut() else {
+            return Ok(0);
+        };
+        rollback_log(inner, log, savepoint)
+    }
+
+    /// Runs `f` as one statement: on error, everything it wrote is rolled back.
+    pub fn statement<T>(
+        &mut self,
+        inner: &Inner,
+        f: impl FnOnce(&mut TrxState) -> Result<T>,
+    ) -> Result<T> {
+        let sp = self.savepoint();
+        match f(self) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.rollback_to(inner, sp)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Commits (the caller holds the writer lock); returns the commit mtr's end, `None` for a
+    /// transaction that wrote nothing.
+    pub fn commit(&mut self, inner: &Inner) -> Result<Option<Lsn>> {
+        let end = match self.log.take() {
+            Some(log) => Some(inner.trx_sys.commit(&inner.pool, &log)?),
+            None => None,
+        };
+        // After the commit point, as InnoDB releases them (before the log is made durable).
+        self.release_locks();
+        Ok(end)
+    }
+
+    fn release_locks(&mut self) {
+        if let Some(mut l) = self.locks.take() {
+            l.release_all();
+        }
+    }
+
+    /// Rolls back everything and ends the transaction (the caller holds the writer lock).
+    pub fn rollback(&mut self, inner: &Inner) -> Result<()> {
+        if let Some(mut log) = self.log.take() {
+            rollback_log(inner, &mut log, 0)?;
+            inner.trx_sys.finish_rollback(&inner.pool, &log)?;
+        }
+        self.release_locks();
+        Ok(())
+    }
+}

@@ -1,0 +1,79 @@
+//! Consistent reads: which writers a snapshot sees, and the version of a clustered record it
+//! sees, rebuilt from undo when the record is newer.
+
+use minnow_btree::record::Value;
+use minnow_mvcc::{OpenView, RollPtr};
+
+use crate::db::{Inner, TableEntry};
+use crate::error::{Error, Result};
+use crate::history::{Older, VersionWalk, older, sys_of};
+
+// ---- Consistent reads ----
+
+/// Which writers' changes a read sees.
+#[derive(Debug, Clone)]
+pub(crate) enum Snapshot {
+    /// A read view (a transaction's, or one taken for a single statement), registered with
+    /// the transaction system while the snapshot lives, so purge keeps what it needs.
+    View(OpenView),
+}
+
+impl Snapshot {
+    pub fn sees(&self, trx: u64) -> bool {
+        match self {
+            Snapshot::View(v) => v.changes_visible(trx),
+        }
+    }
+
+    /// True if every change on a secondary leaf whose `PAGE_MAX_TRX_ID` is `max_trx_id` is
+    /// visible (the page shortcut of secondary-index reads).
+    pub fn sees_page(&self, max_trx_id: u64) -> bool {
+        match self {
+            Snapshot::View(v) => v.sees_page(max_trx_id),
+        }
+    }
+}
+
+/// The version of a clustered record that `snap` sees: the record itself, or one rebuilt
+/// from undo by following roll pointers; `None` if no version is visible or the visible one
+/// is delete-marked.
+pub(crate) fn visible(
+    inner: &Inner,
+    t: &TableEntry,
+    snap: &Snapshot,
+    mut values: Vec<Value>,
+    mut deleted: bool,
+) -> Result<Option<Vec<Value>>> {
+    let mut walk = VersionWalk::default();
+    loop {
+        let (trx, ptr) = sys_of(&t.meta, &values)?;
+        if snap.sees(trx) {
+            return Ok((!deleted).then_some(values));
+        }
+        walk.step(&t.meta, ptr)?;
+        match step_back(inner, t, ptr)? {
+            Older::Version { rec, values: v } => (values, deleted) = (v, rec.old_deleted),
+            Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),
+        }
+    }
+}
+
+/// The version before the one whose roll pointer is `ptr`, from the undo store through the
+/// buffer pool ([`crate::history`] has the one function that does it).
+pub(super) fn step_back(inner: &Inner, t: &TableEntry, ptr: RollPtr) -> Result<Older> {
+    match older(
+        &*inner.pool,
+        inner.trx_sys.page().space,
+        &t.meta,
+        t.clustered.layout(),
+        ptr,
+    )? {
+        Older::Foreign { index_id } => Err(Error::Corrupt {
+            what: format!(
+                "table `{}`: roll pointer {ptr} names an undo record of index {index_id}",
+                t.meta.name()
+            ),
+        }),
+        other => Ok(other),
+    }
+}

@@ -1,0 +1,170 @@
+//! Undoing a transaction: a statement back to its savepoint, a whole transaction, or one
+//! found active at open. Each undo record is undone idempotently (see the module docs of
+//! `trx`, "Rollback"), then popped from the log in its own mini-transaction.
+
+use minnow_btree::TreeError;
+use minnow_btree::record::Value;
+use minnow_mvcc::{RollPtr, UndoKind, UndoLog, UndoRecord};
+
+use crate::db::{Inner, TableEntry};
+use crate::error::{Result, from_tree};
+use crate::history::{Older, VersionWalk, older_in_log, sys_of, version_of};
+use crate::schema::PRIMARY;
+
+use super::*;
+
+/// Rolls back a transaction found active at open; returns the records undone.
+pub(crate) fn recover_rollback(inner: &Inner, mut log: UndoLog) -> Result<u64> {
+    let n = rollback_log(inner, &mut log, 0)?;
+    let end = inner.trx_sys.finish_rollback(&inner.pool, &log)?;
+    inner
+        .pool
+        .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+    Ok(n)
+}
+
+pub(super) fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
+    let mut n = 0;
+    let mut below = u64::MAX;
+    while let Some((ptr, rec)) = inner.trx_sys.last_record(&inner.pool, log, savepoint)? {
+        let at = minnow_mvcc::UndoAddr {
+            page: ptr.page,
+            offset: ptr.offset,
+        };
+        older_in_log(log.trx_id, at, &rec, &mut below)?;
+        undo_record(inner, &rec, ptr, log.trx_id)?;
+        inner.trx_sys.pop(&inner.pool, log, &rec)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+// ---- Undoing one record ----
+
+pub(crate) fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
+    inner
+        .tables
+        .read()
+        .values()
+        .find(|t| t.meta.index_id == index_id)
+        .cloned()
+}
+
+/// Undoes one undo record of transaction `me` (idempotent: acts only if the record's roll
+/// pointer still points at it). The secondary leaves it changes get `me` as their
+/// `PAGE_MAX_TRX_ID`, as every change on a transaction's behalf does.
+pub(super) fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result<()> {
+    // A table dropped since has nothing left to undo.
+    let Some(t) = table_of(inner, rec.index_id) else {
+        return Ok(());
+    };
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let key = key_of_undo(&t, rec)?;
+    let Some(cur) = t
+        .clustered
+        .get(pool, &key)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    else {
+        return Ok(());
+    };
+    let (_, cur_ptr) = sys_of(&t.meta, &cur.values)?;
+    if cur_ptr != ptr {
+        return Ok(());
+    }
+    let new_row = meta.row_of(cur.values.clone())?;
+    match rec.kind {
+        UndoKind::Insert => {
+            for (i, s) in meta.secondary.iter().enumerate() {
+                let (tree, name) = sec(&t, i)?;
+                match tree.delete_trx(pool, &meta.secondary_values(s, &new_row), me) {
+                    Ok(_) | Err(TreeError::NotFound { .. }) => {}
+                    Err(e) => return Err(from_tree(e, meta.name(), name)),
+                }
+            }
+            t.clustered
+                .delete(pool, &key)
+                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        }
+        UndoKind::Update | UndoKind::DeleteMark => {
+            let old_values = version_of(&t.meta, t.clustered.layout(), rec)?;
+            let old_row = meta.row_of(old_values.clone())?;
+            for (i, s) in meta.secondary.iter().enumerate() {
+                let (tree, name) = sec(&t, i)?;
+                let e_old = meta.secondary_values(s, &old_row);
+                let e_new = meta.secondary_values(s, &new_row);
+                if e_new != e_old {
+                    let exists = tree
+                        .get(pool, &e_new)
+                        .map_err(|e| from_tree(e, meta.name(), name))?
+                        .is_some();
+                    if exists {
+                        if older_version_has(
+                            inner,
+                            &t,
+                            rec.old_trx_id,
+                            rec.old_roll_ptr,
+                            i,
+                            &e_new,
+                        )? {
+                            tree.set_delete_mark_trx(pool, &e_new, true, me)
+                                .map_err(|e| from_tree(e, meta.name(), name))?;
+                        } else {
+                            tree.delete_trx(pool, &e_new, me)
+                                .map_err(|e| from_tree(e, meta.name(), name))?;
+                        }
+                    }
+                }
+                match tree
+                    .get(pool, &e_old)
+                    .map_err(|e| from_tree(e, meta.name(), name))?
+                {
+                    Some(e) if e.deleted != rec.old_deleted => {
+                        tree.set_delete_mark_trx(pool, &e_old, rec.old_deleted, me)
+                            .map_err(|e| from_tree(e, meta.name(), name))?;
+                    }
+                    Some(_) => {}
+                    None if !rec.old_deleted => {
+                        tree.insert_trx(pool, &e_old, me)
+                            .map_err(|e| from_tree(e, meta.name(), name))?;
+                    }
+                    None => {}
+                }
+            }
+            t.clustered
+                .update_marked(pool, &old_values, Some(rec.old_deleted))
+                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        }
+    }
+    Ok(())
+}
+
+/// True if a version of the row older than the one written by `writer` with roll pointer
+/// `ptr` has `entry` in secondary index `i`. Versions behind a writer every reader sees are
+/// needed by no one and their undo may be purged already: the walk stops there.
+pub(super) fn older_version_has(
+    inner: &Inner,
+    t: &TableEntry,
+    mut writer: u64,
+    mut ptr: RollPtr,
+    i: usize,
+    entry: &[Value],
+) -> Result<bool> {
+    let Some(s) = t.meta.secondary.get(i) else {
+        return Ok(false);
+    };
+    let mut walk = VersionWalk::default();
+    while !inner.trx_sys.undo_may_be_gone(writer) {
+        walk.step(&t.meta, ptr)?;
+        let Older::Version { rec, values } = step_back(inner, t, ptr)? else {
+            break;
+        };
+        let row = t.meta.row_of(values)?;
+        if !rec.old_deleted && t.meta.secondary_values(s, &row) == entry {
+            return Ok(true);
+        }
+        writer = rec.old_trx_id;
+        ptr = rec.old_roll_ptr;
+    }
+    Ok(false)
+}

@@ -1,0 +1,259 @@
+//! The public [`Transaction`]: statements under row locks, consistent reads, commit and
+//! rollback.
+
+use minnow_btree::record::Value;
+use minnow_mvcc::{OpenView, ReadView};
+use minnow_redo::Durability;
+
+use crate::db::{Database, Inner, TableEntry};
+use crate::error::{Error, Result, from_tree};
+use crate::schema::PRIMARY;
+
+use super::*;
+
+// ---- The public transaction ----
+
+/// A transaction: reads see one snapshot (REPEATABLE READ) or one per statement (READ
+/// COMMITTED); writes become visible to others and durable at [`Transaction::commit`], or
+/// vanish at [`Transaction::rollback`]. Dropping a transaction that was not committed rolls
+/// it back. Every method taking a [`crate::Table`] refuses a handle of another database
+/// ([`Error::ForeignTable`]). See the crate docs, "Transactions".
+pub struct Transaction<'db> {
+    db: &'db Database,
+    isolation: Isolation,
+    state: TrxState,
+    view: Option<OpenView>,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Transaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("id", &self.state.id)
+            .field("isolation", &self.isolation)
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
+impl Database {
+    /// The row lock manager's counters: waits, deadlocks, timeouts, locks held and
+    /// transactions waiting now.
+    pub fn lock_stats(&self) -> Result<minnow_mvcc::LockStats> {
+        Ok(self.inner()?.locks.stats())
+    }
+
+    /// Starts a REPEATABLE READ transaction.
+    pub fn begin(&self) -> Result<Transaction<'_>> {
+        self.begin_with(Isolation::default())
+    }
+
+    /// Starts a transaction with the given isolation level. Nothing happens until its first
+    /// read (which takes the read view) or write (which gives it an id and an undo log).
+    pub fn begin_with(&self, isolation: Isolation) -> Result<Transaction<'_>> {
+        self.inner()?;
+        Ok(Transaction {
+            db: self,
+            isolation,
+            state: TrxState::default(),
+            view: None,
+            ended: false,
+        })
+    }
+}
+
+impl<'db> Transaction<'db> {
+    /// The transaction's id (0 until its first write: read-only transactions never get one).
+    pub fn id(&self) -> u64 {
+        self.state.id
+    }
+
+    /// The isolation level.
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    fn live(&self) -> Result<&'db Inner> {
+        if self.ended {
+            return Err(Error::TransactionEnded);
+        }
+        self.db.inner()
+    }
+
+    /// The snapshot for the next read: the transaction's view (REPEATABLE READ, taken at the
+    /// first read) or a fresh one (READ COMMITTED).
+    pub(crate) fn snapshot(&mut self) -> Result<Snapshot> {
+        let inner = self.live()?;
+        let view = match (self.isolation, &self.view) {
+            (Isolation::RepeatableRead, Some(v)) => v.clone(),
+            _ => {
+                let v = inner.trx_sys.open_view(self.state.id);
+                if self.isolation == Isolation::RepeatableRead {
+                    self.view = Some(v.clone());
+                }
+                v
+            }
+        };
+        Ok(Snapshot::View(view))
+    }
+
+    /// The read view this transaction's next consistent read uses (REPEATABLE READ: the one
+    /// taken at its first read, taken now if there was none; READ COMMITTED: a fresh one):
+    /// its limits and active ids say exactly which writers' versions it sees
+    /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
+    pub fn read_view(&mut self) -> Result<ReadView> {
+        let Snapshot::View(v) = self.snapshot()?;
+        Ok(ReadView::clone(&v))
+    }
+
+    /// Runs one write statement under the writer lock, rolled back to its start if it fails;
+    /// a deadlock rolls back the whole transaction (as InnoDB's), which then has ended.
+    fn write<T>(
+        &mut self,
+        table: &crate::Table<'_>,
+        f: impl FnOnce(&Inner, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let inner = self.live()?;
+        table.belongs_to(self.db)?;
+        let r = {
+            let mut w = inner.write.lock();
+            let t = table.entry_now()?;
+            let r = self.state.statement(inner, |st| f(inner, &t, st, &mut w));
+            if let Some(v) = self.view.as_mut() {
+                v.set_creator(self.state.id);
+            }
+            r
+        };
+        if matches!(r, Err(Error::Deadlock { .. })) {
+            self.rollback_inner()?;
+        }
+        r
+    }
+
+    /// Inserts a row (see [`crate::Table::insert`]).
+    pub fn insert(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
+        self.write(table, |inner, t, st, w| {
+            let mut reserved = 0..0;
+            let mut generated = Vec::new();
+            let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
+            insert(inner, t, st, w, &row)
+        })
+    }
+
+    /// Replaces the row with the same primary key (see [`crate::Table::update`]).
+    pub fn update(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
+        self.write(table, |inner, t, st, w| {
+            let row = t.meta.normalise_row(row)?;
+            update(inner, t, st, w, &row)
+        })
+    }
+
+    /// Deletes the row with primary key `key`; false if there was none.
+    pub fn delete(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<bool> {
+        self.write(table, |inner, t, st, w| {
+            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            delete(inner, t, st, w, &key)
+        })
+    }
+
+    /// The row with primary key `key` as this transaction sees it.
+    pub fn get(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        table.belongs_to(self.db)?;
+        let snap = self.snapshot()?;
+        table.get_in(&snap, key)
+    }
+
+    /// A locking read (`SELECT ... FOR UPDATE`): takes the row's exclusive lock, waiting as
+    /// a write does, then returns the row's **latest committed** version (a current read, not
+    /// the snapshot), or `None` if there is no such row (the key stays locked either way,
+    /// until the transaction ends). What an `UPDATE ... SET k=k+1` reads: a read-modify-write
+    /// through `get_for_update` then [`Transaction::update`] loses no concurrent update,
+    /// which one through [`Transaction::get`] (the snapshot) can. Errors as a write's: a
+    /// deadlock rolls the whole transaction back, a lock wait timeout only this statement.
+    pub fn get_for_update(
+        &mut self,
+        table: &crate::Table<'_>,
+        key: &[Value],
+    ) -> Result<Option<Vec<Value>>> {
+        self.write(table, |inner, t, st, w| {
+            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            lock_row(inner, t, st, w, &key)?;
+            match t
+                .clustered
+                .get(&inner.pool, &key)
+                .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
+            {
+                Some(e) => {
+                    // Holding the lock, the record is ours or committed.
+                    conflict(inner, t, st.id, &e.values, &key)?;
+                    if e.deleted {
+                        Ok(None)
+                    } else {
+                        Ok(Some(t.meta.row_of(e.values)?))
+                    }
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).
+    pub fn scan(
+        &mut self,
+        table: &crate::Table<'db>,
+        scan: crate::Scan,
+    ) -> Result<crate::Rows<'db>> {
+        table.belongs_to(self.db)?;
+        let snap = self.snapshot()?;
+        table.scan_in(snap, scan)
+    }
+
+    /// A secondary-index scan as this transaction sees the table (see
+    /// [`crate::Table::scan_index`]).
+    pub fn scan_index(
+        &mut self,
+        table: &crate::Table<'db>,
+        index: &str,
+        scan: crate::Scan,
+    ) -> Result<crate::Rows<'db>> {
+        table.belongs_to(self.db)?;
+        let snap = self.snapshot()?;
+        table.scan_index_in(snap, index, scan)
+    }
+
+    /// Commits: the commit mini-transaction marks the undo log committed (the commit point),
+    /// then the redo log is made as durable as `flush_log_at_trx_commit` says. A read-only
+    /// transaction has nothing to make durable and returns `Synced`.
+    pub fn commit(mut self) -> Result<Durability> {
+        let inner = self.live()?;
+        self.ended = true;
+        let end = {
+            let _w = inner.write.lock();
+            self.state.commit(inner)?
+        };
+        match end {
+            Some(end) => self.db.durable(end),
+            None => Ok(Durability::Synced),
+        }
+    }
+
+    /// Rolls back every change of the transaction.
+    pub fn rollback(mut self) -> Result<()> {
+        self.rollback_inner()
+    }
+
+    fn rollback_inner(&mut self) -> Result<()> {
+        let inner = self.live()?;
+        self.ended = true;
+        let _w = inner.write.lock();
+        self.state.rollback(inner)
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.rollback_inner();
+        }
+    }
+}

@@ -1,0 +1,450 @@
+//! The row writes: insert, update and delete of one row, each undo first, then the clustered
+//! record, then the secondary entries; with the unique checks and the size check before
+//! anything is written.
+
+use minnow_btree::record::{Value, decode_value};
+use minnow_btree::{BTree, TreeError};
+use minnow_mvcc::{NewRecord, RollPtr, UndoKind, UndoRecord};
+
+use crate::db::{Inner, TableEntry};
+use crate::error::{Error, Result, from_tree};
+use crate::history::{sys_of, undo_mismatch};
+use crate::schema::PRIMARY;
+
+use super::*;
+
+// ---- Records and their system columns ----
+
+/// The clustered values of `row` written by `trx` with roll pointer `ptr`.
+pub(super) fn stamped(t: &TableEntry, row: &[Value], trx: u64, ptr: RollPtr) -> Vec<Value> {
+    let mut v = t.meta.clustered_values(row);
+    let n = t.meta.pk.len();
+    if let Some(x) = v.get_mut(n) {
+        *x = Value::trx_id(trx);
+    }
+    if let Some(x) = v.get_mut(n + 1) {
+        *x = Value::roll_ptr(ptr.to_u64());
+    }
+    v
+}
+
+/// The undo fields of a clustered record: all fields but the system ones, or only the key.
+pub(super) fn undo_fields(
+    t: &TableEntry,
+    values: &[Value],
+    key_only: bool,
+) -> Result<Vec<Option<Vec<u8>>>> {
+    let layout = t.clustered.layout();
+    let n = t.meta.pk.len();
+    let mut out = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        if i == n || i == n + 1 {
+            continue;
+        }
+        if key_only && i >= n {
+            break;
+        }
+        out.push(
+            layout
+                .encode_field(i, v)
+                .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The primary key an undo record names.
+pub(crate) fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
+    let fields = t.clustered.layout().fields();
+    let n = t.meta.pk.len();
+    if rec.fields.len() < n {
+        return Err(undo_mismatch(&t.meta, rec, n));
+    }
+    rec.fields
+        .iter()
+        .zip(fields)
+        .take(n)
+        .map(|(f, col)| match f {
+            Some(b) => decode_value(col.ty, b).map_err(|why| Error::Corrupt {
+                what: format!("table `{}`: undo record key: {why}", t.meta.name()),
+            }),
+            None => Ok(Value::Null),
+        })
+        .collect()
+}
+
+// ---- Secondary entries ----
+
+// Every change of a secondary entry on behalf of transaction `me` raises the leaf's
+// PAGE_MAX_TRX_ID to `me` in the change's own mini-transaction (the `_trx` B-tree calls), so
+// a reader that sees the change sees the raise, and redo carries both.
+
+pub(super) fn sec_insert(
+    inner: &Inner,
+    t: &TableEntry,
+    i: usize,
+    me: u64,
+    entry: &[Value],
+) -> Result<()> {
+    let (tree, name) = sec(t, i)?;
+    match tree.insert_trx(&inner.pool, entry, me) {
+        Ok(_) => Ok(()),
+        Err(TreeError::Duplicate { .. }) => tree
+            .set_delete_mark_trx(&inner.pool, entry, false, me)
+            .map(|_| ())
+            .map_err(|e| from_tree(e, t.meta.name(), name)),
+        Err(e) => Err(from_tree(e, t.meta.name(), name)),
+    }
+}
+
+pub(super) fn sec_mark(
+    inner: &Inner,
+    t: &TableEntry,
+    i: usize,
+    me: u64,
+    entry: &[Value],
+    deleted: bool,
+) -> Result<()> {
+    let (tree, name) = sec(t, i)?;
+    tree.set_delete_mark_trx(&inner.pool, entry, deleted, me)
+        .map(|_| ())
+        .map_err(|e| from_tree(e, t.meta.name(), name))
+}
+
+pub(crate) fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
+    match (t.secondary.get(i), t.meta.secondary.get(i)) {
+        (Some(tree), Some(s)) => Ok((tree, s.name.as_str())),
+        _ => Err(Error::Corrupt {
+            what: format!("table `{}`: secondary index {i} missing", t.meta.name()),
+        }),
+    }
+}
+
+// ---- Writes (the caller holds the writer lock and runs them as a statement) ----
+
+/// Inserts a checked, normalised row.
+pub(crate) fn insert(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    row: &[Value],
+) -> Result<()> {
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let pk = meta.pk_of(row);
+    lock_row(inner, t, trx, w, &pk)?;
+    let mut existing = t
+        .clustered
+        .get(pool, &pk)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    if let Some(e) = &existing {
+        conflict(inner, t, trx.id, &e.values, &pk)?;
+        if !e.deleted {
+            return Err(dup(t, PRIMARY, pk));
+        }
+    }
+    let waits = trx.waits;
+    for i in 0..meta.secondary.len() {
+        check_unique(inner, t, trx, w, i, row, None)?;
+    }
+    if trx.waits != waits && existing.is_some() {
+        // The row is locked, so no writer changed it while the unique checks waited; but
+        // purge may have removed the delete-marked record meanwhile.
+        existing = t
+            .clustered
+            .get(pool, &pk)
+            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    }
+    check_entry_sizes(inner, t, row)?;
+    match existing {
+        None => {
+            let ptr = trx.append(
+                inner,
+                NewRecord {
+                    kind: UndoKind::Insert,
+                    old_deleted: false,
+                    index_id: meta.index_id,
+                    old_trx_id: 0,
+                    old_roll_ptr: RollPtr::NONE,
+                    fields: undo_fields(t, &meta.clustered_values(row), true)?,
+                },
+            )?;
+            trx.end = t
+                .clustered
+                .insert(pool, &stamped(t, row, trx.id, ptr))
+                .map_err(|e| match e {
+                    TreeError::Duplicate { .. } => dup(t, PRIMARY, pk.clone()),
+                    e => from_tree(e, meta.name(), PRIMARY),
+                })?;
+        }
+        Some(old) => {
+            // An insert over a delete-marked row: an update of that record.
+            let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
+            let ptr = trx.append(
+                inner,
+                NewRecord {
+                    kind: UndoKind::Update,
+                    old_deleted: true,
+                    index_id: meta.index_id,
+                    old_trx_id: old_trx,
+                    old_roll_ptr: old_ptr,
+                    fields: undo_fields(t, &old.values, false)?,
+                },
+            )?;
+            trx.end = t
+                .clustered
+                .update_marked(pool, &stamped(t, row, trx.id, ptr), Some(false))
+                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        }
+    }
+    for (i, s) in meta.secondary.iter().enumerate() {
+        sec_insert(inner, t, i, trx.id, &meta.secondary_values(s, row))?;
+    }
+    Ok(())
+}
+
+/// Replaces the row with `row`'s primary key (normalised).
+pub(crate) fn update(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    row: &[Value],
+) -> Result<()> {
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    let pk = meta.pk_of(row);
+    lock_row(inner, t, trx, w, &pk)?;
+    let old = match t
+        .clustered
+        .get(pool, &pk)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    {
+        Some(e) if !e.deleted => e,
+        Some(e) => {
+            conflict(inner, t, trx.id, &e.values, &pk)?;
+            return Err(not_found(t, pk));
+        }
+        None => return Err(not_found(t, pk)),
+    };
+    conflict(inner, t, trx.id, &old.values, &pk)?;
+    let old_row = meta.row_of(old.values.clone())?;
+    let changed: Vec<bool> = meta
+        .secondary
+        .iter()
+        .map(|s| s.cols.iter().any(|&c| old_row[c] != row[c]))
+        .collect();
+    for (i, &ch) in changed.iter().enumerate() {
+        if ch {
+            check_unique(inner, t, trx, w, i, row, Some(&pk))?;
+        }
+    }
+    check_entry_sizes(inner, t, row)?;
+    if let Some(a) = &t.autoinc {
+        // As in MySQL 8.0: a larger value written by an update moves the counter too.
+        a.observe(inner, meta.name(), &row[a.column])?;
+    }
+    let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
+    let ptr = trx.append(
+        inner,
+        NewRecord {
+            kind: UndoKind::Update,
+            old_deleted: false,
+            index_id: meta.index_id,
+            old_trx_id: old_trx,
+            old_roll_ptr: old_ptr,
+            fields: undo_fields(t, &old.values, false)?,
+        },
+    )?;
+    trx.end = t
+        .clustered
+        .update(pool, &stamped(t, row, trx.id, ptr))
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    for (i, s) in meta.secondary.iter().enumerate() {
+        if changed[i] {
+            sec_mark(
+                inner,
+                t,
+                i,
+                trx.id,
+                &meta.secondary_values(s, &old_row),
+                true,
+            )?;
+            sec_insert(inner, t, i, trx.id, &meta.secondary_values(s, row))?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes (delete-marks) the row with primary key `pk` (normalised); false if none.
+pub(crate) fn delete(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    pk: &[Value],
+) -> Result<bool> {
+    let meta = &t.meta;
+    let pool = &inner.pool;
+    lock_row(inner, t, trx, w, pk)?;
+    let Some(old) = t
+        .clustered
+        .get(pool, pk)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+    else {
+        return Ok(false);
+    };
+    conflict(inner, t, trx.id, &old.values, pk)?;
+    if old.deleted {
+        return Ok(false);
+    }
+    let old_row = meta.row_of(old.values.clone())?;
+    let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
+    let ptr = trx.append(
+        inner,
+        NewRecord {
+            kind: UndoKind::DeleteMark,
+            old_deleted: false,
+            index_id: meta.index_id,
+            old_trx_id: old_trx,
+            old_roll_ptr: old_ptr,
+            fields: undo_fields(t, &old.values, false)?,
+        },
+    )?;
+    trx.end = t
+        .clustered
+        .update_marked(pool, &stamped(t, &old_row, trx.id, ptr), Some(true))
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    for (i, s) in meta.secondary.iter().enumerate() {
+        sec_mark(
+            inner,
+            t,
+            i,
+            trx.id,
+            &meta.secondary_values(s, &old_row),
+            true,
+        )?;
+    }
+    Ok(true)
+}
+
+pub(super) fn dup(t: &TableEntry, index: &str, key: Vec<Value>) -> Error {
+    Error::DuplicateKey {
+        table: t.meta.name().to_owned(),
+        index: index.to_owned(),
+        key,
+    }
+}
+
+pub(super) fn not_found(t: &TableEntry, key: Vec<Value>) -> Error {
+    Error::RowNotFound {
+        table: t.meta.name().to_owned(),
+        key,
+    }
+}
+
+/// If unique index `i` holds `row`'s key for a row other than `own_pk`, the duplicate
+/// error. The key is locked first, so no other transaction can insert it meanwhile.
+/// Delete-marked entries belong to old versions and do not count, unless the transaction
+/// that marked them is still active (it may roll back): then the check waits for that row's
+/// lock and runs again.
+pub(super) fn check_unique(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    i: usize,
+    row: &[Value],
+    own_pk: Option<&[Value]>,
+) -> Result<()> {
+    loop {
+        match unique_holder(inner, t, trx, w, i, row, own_pk)? {
+            None => return Ok(()),
+            Some(pk) => lock_row(inner, t, trx, w, &pk)?,
+        }
+    }
+}
+
+/// One pass of [`check_unique`]: `Some(pk)` if a delete-marked entry's row `pk` was last
+/// changed by another active transaction (whose outcome decides), `None` if the key is free.
+pub(super) fn unique_holder(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    i: usize,
+    row: &[Value],
+    own_pk: Option<&[Value]>,
+) -> Result<Option<Vec<Value>>> {
+    let meta = &t.meta;
+    let (tree, name) = sec(t, i)?;
+    let Some(s) = meta.secondary.get(i) else {
+        return Ok(None);
+    };
+    let key: Vec<Value> = s.cols.iter().map(|&c| row[c].clone()).collect();
+    if !s.unique || key.contains(&Value::Null) {
+        return Ok(None);
+    }
+    let unique = lock_key(t, tree, name, s.index_id, &key)?;
+    lock(inner, t, trx, w, unique)?;
+    let lo: Vec<Value> = key
+        .iter()
+        .cloned()
+        .chain(meta.pk.iter().map(|&c| meta.extreme(c, false)))
+        .collect();
+    let hi: Vec<Value> = key
+        .iter()
+        .cloned()
+        .chain(meta.pk.iter().map(|&c| meta.extreme(c, true)))
+        .collect();
+    let range =
+        minnow_btree::ScanRange::new(std::ops::Bound::Included(lo), std::ops::Bound::Included(hi));
+    for e in tree
+        .scan(&inner.pool, range)
+        .map_err(|e| from_tree(e, meta.name(), name))?
+    {
+        let e = e.map_err(|e| from_tree(e, meta.name(), name))?;
+        let pk = e.values.get(s.cols.len()..).unwrap_or_default();
+        if own_pk == Some(pk) {
+            continue;
+        }
+        if !e.deleted {
+            return Err(dup(t, name, key));
+        }
+        if let Some(c) = t
+            .clustered
+            .get(&inner.pool, pk)
+            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
+        {
+            let (writer, _) = sys_of(&t.meta, &c.values)?;
+            if writer != trx.id && writer != 0 && inner.trx_sys.is_active(writer) {
+                return Ok(Some(pk.to_vec()));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Refuses a row whose entry in some secondary index would be too big for a page before
+/// anything is written.
+pub(super) fn check_entry_sizes(inner: &Inner, t: &TableEntry, row: &[Value]) -> Result<()> {
+    let meta = &t.meta;
+    let max = minnow_btree::tree::overflow::max_record_len(inner.pool.config().page_size.bytes());
+    for (s, tree) in meta.secondary.iter().zip(&t.secondary) {
+        let rec = tree
+            .layout()
+            .encode(&meta.secondary_values(s, row))
+            .map_err(|e| from_tree(e.into(), meta.name(), &s.name))?;
+        if rec.len() > max {
+            return Err(Error::RowTooLarge {
+                table: meta.name().to_owned(),
+                index: s.name.clone(),
+                len: rec.len(),
+                max,
+                reason: String::new(),
+            });
+        }
+    }
+    Ok(())
+}
