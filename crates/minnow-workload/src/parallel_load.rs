@@ -15,9 +15,9 @@
 //! (`/proc/self/stat` user + system, in USER_HZ = 100 ticks a second; `None` where the file does
 //! not exist) and the AUTO-INC lock's waits and grants.
 //!
-//! minnow runs one writer at a time today (no row locks until MVCC lands), so every statement
-//! already waits for the writer lock; the AUTO-INC lock can only add waiting on top, and the
-//! article's gap between AUTO_INCREMENT and explicit keys is not expected to show yet.
+//! Writers of different rows run in parallel (row locks), so the AUTO-INC lock is what an
+//! insert into an AUTO_INCREMENT table may wait for: the article's gap between
+//! AUTO_INCREMENT in the traditional mode and explicit keys is what this workload shows.
 
 use std::path::Path;
 use std::time::Instant;

@@ -125,8 +125,8 @@ fn parse_u64(s: &str) -> Result<u64, BoxError> {
         .map_err(|_| format!("`{s}` is not a number").into())
 }
 
-/// Insert, or update when the key exists (one writer at a time inside the engine, so the
-/// two steps are each atomic; a concurrent PUT of the same key may win between them).
+/// Insert, or update when the key exists (two autocommit statements, each atomic; a
+/// concurrent PUT of the same key may win between them).
 async fn put(db: &AsyncDatabase, k: &str, v: &str) -> Result<String, BoxError> {
     let row = vec![Value::UInt(parse_u64(k)?), Value::text(v)];
     match db.insert("kv", row.clone()).await {

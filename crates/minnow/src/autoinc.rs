@@ -36,19 +36,17 @@
 //! ("mixed-mode inserts"), and the unused ones are lost, as in InnoDB. Rows beyond what an
 //! iterator's size hint promised take values one at a time.
 //!
-//! ## What is observable today, and what waits for concurrent writers
+//! ## What the modes cost
 //!
-//! minnow runs one statement's row change at a time under a database-wide writer lock.
-//! [`crate::Table::insert_many`] takes that lock **per row** (each row is atomic; the
-//! statement is not, until transactions exist), so two multi-row statements do run at the
-//! same time, row by row, and the modes differ in ways a test sees: in mode 0 a second
-//! insert into the table waits for the AUTO-INC lock until the first statement ends (see
-//! [`AutoIncStatus::lock_waits`]), in mode 1 it waits only for the reservation, and in mode 2
-//! the two statements' values interleave. What cannot be seen yet is the cost InnoDB pays:
-//! with the writer lock around every row, mode 2 cannot make inserts run in parallel. Once
-//! concurrent writers exist (the MVCC issue) the same locks decide throughput, which is what
-//! experiment E7 measures; lock order is always AUTO-INC lock, then the writer lock, then
-//! the counter mutex.
+//! Writers of different rows run in parallel (row locks, see the crate docs,
+//! "Concurrency"), so the AUTO-INC lock is what decides an insert-heavy table's throughput,
+//! as in InnoDB: in mode 0 a second insert into the table waits for the AUTO-INC lock until
+//! the first statement ends (see [`AutoIncStatus::lock_waits`]), in mode 1 it waits only for
+//! the reservation, and in mode 2 the two statements' values interleave and the inserts run
+//! side by side. [`crate::Table::insert_many`] runs each row as its own statement (each row
+//! is atomic; the statement is not). Experiment E7 measures the difference. Lock order is
+//! always AUTO-INC lock, then the statement's latches (`crate::trx::WriteGuard`), then the
+//! counter mutex.
 //!
 //! ## Surviving a crash
 //!
@@ -110,7 +108,7 @@ pub(crate) fn decode_counter(table: &str, b: &[u8]) -> Result<u128> {
 }
 
 /// Writes table `table`'s counter record (inserting it if missing). The caller holds the
-/// writer lock.
+/// statement's latches.
 pub(crate) fn write_counter(inner: &Inner, table: &str, mark: u128) -> Result<Lsn> {
     let row = dict_row(&counter_key(table), mark.to_be_bytes().to_vec());
     match inner.dict.update(&inner.pool, &row) {
@@ -120,7 +118,7 @@ pub(crate) fn write_counter(inner: &Inner, table: &str, mark: u128) -> Result<Ls
     .map_err(|e| from_tree(e, table, "SYS_TABLES"))
 }
 
-/// Removes table `table`'s counter record, if there is one. The caller holds the writer lock.
+/// Removes table `table`'s counter record, if there is one. The caller holds the statement's latches.
 pub(crate) fn delete_counter(inner: &Inner, table: &str) -> Result<Option<Lsn>> {
     match inner
         .dict
@@ -260,7 +258,7 @@ impl AutoInc {
     }
 
     /// Takes `n` consecutive values and returns them, first persisting a new high-water
-    /// mark if they pass the old one. The caller holds the writer lock.
+    /// mark if they pass the old one. The caller holds the statement's latches.
     pub fn take(&self, inner: &Inner, table: &str, n: u128) -> Result<Range<u128>> {
         let mut c = self.counter.lock();
         let first = c.next;
@@ -278,7 +276,7 @@ impl AutoInc {
     }
 
     /// Moves the counter past an explicit value `v` (NULL, 0 and negative values move
-    /// nothing). The caller holds the writer lock.
+    /// nothing). The caller holds the statement's latches.
     pub fn observe(&self, inner: &Inner, table: &str, v: &Value) -> Result<()> {
         let v = match *v {
             Value::Int(x) if x > 0 => x.unsigned_abs().into(),
@@ -306,7 +304,7 @@ impl AutoInc {
     }
 
     /// Writes the exact counter as the high-water mark (at a clean close), if it differs.
-    /// The caller holds the writer lock.
+    /// The caller holds the statement's latches.
     pub fn persist_exact(&self, inner: &Inner, table: &str) -> Result<()> {
         let mut c = self.counter.lock();
         if c.persisted != c.next {
@@ -390,7 +388,7 @@ impl TableEntry {
     /// Checks and normalises a row to insert, first giving it an auto-increment value if it
     /// asks for one (from `reserved` while that lasts, else from the counter; the value goes
     /// to `generated`) or moving the counter past its explicit value. The caller holds the
-    /// writer lock.
+    /// statement's latches.
     pub(crate) fn prepare_row(
         &self,
         inner: &Inner,

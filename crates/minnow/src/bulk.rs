@@ -115,7 +115,7 @@ fn abandon_on_error<T>(pool: &BufferPool, result: Result<T>, created: &[BTree]) 
 }
 
 /// The `PAGE_MAX_TRX_ID` of a bulk-built secondary index's leaves: the newest transaction
-/// id handed out so far (0 if none). The build runs under the writer lock, so every change
+/// id handed out so far (0 if none). The build holds the table's metadata lock, so every change
 /// its rows hold was made by a transaction with at most this id; a view that sees all of
 /// them (its up limit is above it) may trust the entries as they are, any older one checks
 /// each entry against the row's version it sees (see the module docs).
@@ -184,7 +184,11 @@ impl Database {
     /// ```
     pub fn create_index(&self, table: &str, index: IndexDef) -> Result<Durability> {
         let inner = self.inner()?;
-        let _w = inner.write.lock();
+        let _ddl = inner.ddl.lock();
+        let _q = inner.quiesce.read();
+        let mdl = Arc::clone(&self.table(table)?.t.mdl);
+        // No statement changes the table while the index is built from it.
+        let _x = mdl.write();
         let t = self.table(table)?.t;
         let mut def = t.meta.def.clone();
         def.indexes.push(index);
@@ -273,6 +277,7 @@ impl Database {
             dropped: Default::default(),
             superseded: Default::default(),
             autoinc: t.autoinc.clone(),
+            mdl: Arc::clone(&t.mdl),
         });
         inner.tables.write().insert(table.to_owned(), entry);
         // Handles on the old entry read through the new one from now on: a later drop marks
@@ -321,7 +326,7 @@ impl Table<'_> {
         R: AsRef<[Value]>,
     {
         let inner = self.db.inner()?;
-        // The AUTO-INC lock comes before the writer lock (the `autoinc` lock order).
+        // The AUTO-INC lock comes before the metadata lock (the `autoinc` lock order).
         let autoinc = self.db.table(self.t.meta.name())?.t.autoinc.clone();
         let _auto_inc_lock = match (&autoinc, inner.config.autoinc_lock_mode) {
             (Some(a), AutoIncLockMode::Traditional | AutoIncLockMode::Consecutive) => {
@@ -329,7 +334,11 @@ impl Table<'_> {
             }
             _ => None,
         };
-        let _w = inner.write.lock();
+        let _ddl = inner.ddl.lock();
+        let _q = inner.quiesce.read();
+        let mdl = Arc::clone(&self.db.table(self.t.meta.name())?.t.mdl);
+        // The load replaces the table's trees: no statement runs on it meanwhile.
+        let _x = mdl.write();
         let t = self.db.table(self.t.meta.name())?.t;
         let meta = &t.meta;
         let name = meta.name();
@@ -375,6 +384,7 @@ impl Table<'_> {
                 dropped: Default::default(),
                 superseded: Default::default(),
                 autoinc: t.autoinc.clone(),
+                mdl: Arc::clone(&t.mdl),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),

@@ -204,9 +204,9 @@ pub struct Config {
     /// thread removes delete-marked records, old secondary entries and undo that no open
     /// read view needs, in batches, sleeping 10 ms when there is nothing it may purge; with
     /// 0 nothing is purged except by [`crate::Database::purge`]. More than 1 is refused:
-    /// every B-tree change purge makes is serialised on the database-wide writer lock, so a
-    /// second thread could only wait for the first (InnoDB's default of 4 splits work that
-    /// can run in parallel there). See the `purge` module docs.
+    /// purge walks the history list in commit order on one thread, so a second one could
+    /// only wait for its turn (InnoDB's default of 4 is a coordinator handing records to
+    /// worker threads, which minnow does not have). See the `purge` module docs.
     pub purge_threads: usize,
     /// `innodb_status_file`: if set, a background thread rewrites `minnow_status.json` in
     /// the data directory at this interval (at least 10 ms) with [`crate::Database::status`],
@@ -365,8 +365,8 @@ impl Config {
             return bad(
                 "innodb_purge_threads",
                 format!(
-                    "{} threads: at most 1, because purge's B-tree changes are serialised on \
-                     the database-wide writer lock, so more threads could only wait",
+                    "{} threads: at most 1, because purge walks the history in commit order \
+                     on one thread (no worker threads), so more threads could only wait",
                     self.purge_threads
                 ),
             );

@@ -56,6 +56,10 @@ pub(crate) struct TableEntry {
     /// The auto-increment counter and AUTO-INC lock, if the table has an AUTO_INCREMENT
     /// column: one per table, carried from entry to entry when DDL replaces the entry.
     pub autoinc: Option<Arc<AutoInc>>,
+    /// The table's metadata lock (MySQL's MDL): every write statement on the table holds it
+    /// shared, DDL and bulk load exclusively. One per table, carried from entry to entry
+    /// when DDL replaces the entry (see `crate::trx::WriteGuard`).
+    pub mdl: Arc<RwLock<()>>,
 }
 
 /// What [`Database::check`] found.
@@ -116,8 +120,13 @@ pub(crate) struct Inner {
     pub config: Config,
     pub dict: BTree,
     pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
-    /// Serialises statements and DDL: one writer at a time.
-    pub write: Mutex<()>,
+    /// The dictionary latch: one DDL statement (create, drop, create index, load) at a time.
+    /// Taken before any table's metadata lock; DML never takes it.
+    pub ddl: Mutex<()>,
+    /// Held shared by every write statement, commit, rollback and purge step, exclusively by
+    /// [`Database::check`] and by close's counter write, which need a database nobody
+    /// changes. Let go (with the metadata lock) while a statement waits for a row lock.
+    pub quiesce: RwLock<()>,
     pub(crate) next_index_id: Mutex<u64>,
     pub(crate) dir: PathBuf,
     /// The transaction system: ids, active transactions, the undo store (shared with the
@@ -164,7 +173,8 @@ impl Inner {
             config,
             dict,
             tables: RwLock::new(tables),
-            write: Mutex::new(()),
+            ddl: Mutex::new(()),
+            quiesce: RwLock::new(()),
             next_index_id: Mutex::new(next_index_id),
             dir: dir.to_path_buf(),
             rows: Arc::default(),
@@ -597,7 +607,8 @@ impl Database {
     /// `flush_log_at_trx_commit` says.
     pub fn create_table(&self, def: TableDef) -> Result<Table<'_>> {
         let inner = self.inner()?;
-        let _w = inner.write.lock();
+        let _ddl = inner.ddl.lock();
+        let _q = inner.quiesce.read();
         let mut meta = TableMeta::resolve(def)?;
         if inner.tables.read().contains_key(meta.name()) {
             return Err(Error::TableExists {
@@ -675,6 +686,7 @@ impl Database {
                 dropped: Default::default(),
                 superseded: Default::default(),
                 autoinc,
+                mdl: Arc::default(),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),
@@ -718,7 +730,8 @@ impl Database {
     /// and index.
     pub fn check(&self) -> Result<CheckReport> {
         let inner = self.inner()?;
-        let _w = inner.write.lock();
+        let _ddl = inner.ddl.lock();
+        let _q = inner.quiesce.write();
         let dict = inner
             .dict
             .check(&inner.pool)
@@ -890,7 +903,8 @@ impl Database {
     /// clean restart leaves no gap (see the `autoinc` module docs).
     fn persist_counters(&self) -> Result<()> {
         let inner = self.inner()?;
-        let _w = inner.write.lock();
+        let _ddl = inner.ddl.lock();
+        let _q = inner.quiesce.write();
         for (name, t) in inner.tables.read().iter() {
             if let Some(ai) = &t.autoinc {
                 ai.persist_exact(inner, name)?;
@@ -969,6 +983,7 @@ impl TableEntry {
             dropped: Default::default(),
             superseded: Default::default(),
             autoinc,
+            mdl: Arc::default(),
         })
     }
 }

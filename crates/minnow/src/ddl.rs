@@ -184,7 +184,8 @@ impl Database {
     /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         let inner = self.inner()?;
-        let _w = inner.write.lock();
+        let _ddl = inner.ddl.lock();
+        let _q = inner.quiesce.read();
         let entry = inner
             .tables
             .read()
@@ -193,6 +194,8 @@ impl Database {
             .ok_or_else(|| Error::NoSuchTable {
                 table: name.to_owned(),
             })?;
+        // Statements on the table finish first; later ones find it gone.
+        let _x = entry.mdl.write();
         let segs = segments_of(std::iter::once(&entry.clustered).chain(&entry.secondary));
         let key = self.mark_drop(&segs, name)?;
         let end = inner
@@ -222,7 +225,8 @@ impl Database {
     /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
         let inner = self.inner()?;
-        let _w = inner.write.lock();
+        let _ddl = inner.ddl.lock();
+        let _q = inner.quiesce.read();
         let entry = inner
             .tables
             .read()
@@ -231,6 +235,7 @@ impl Database {
             .ok_or_else(|| Error::NoSuchTable {
                 table: table.to_owned(),
             })?;
+        let _x = entry.mdl.write();
         if index == PRIMARY {
             return Err(Error::DropPrimary {
                 table: table.to_owned(),
@@ -271,6 +276,7 @@ impl Database {
             dropped: Default::default(),
             superseded: Default::default(),
             autoinc: entry.autoinc.clone(),
+            mdl: Arc::clone(&entry.mdl),
         });
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().insert(table.to_owned(), new);

@@ -243,11 +243,14 @@
 //! used ([`OpenReport::rolled_back`]), so committed transactions are complete and
 //! uncommitted ones leave no trace in any index.
 //!
-//! **Concurrency.** Statements (and commit and rollback) still take one database-wide write
-//! lock each, so writes run one at a time; transactions interleave between statements.
-//! Readers take no lock. Writers lock every row they change (and every unique key they
-//! insert) until their transaction ends; a writer that meets a row another uncommitted
-//! transaction holds waits for it, with the write lock let go, up to
+//! **Concurrency.** Writers of different rows run at the same time, in one table or several:
+//! nothing database-wide serialises them but two short appends, the undo record's and the redo
+//! log's. A write statement holds its table's metadata lock shared (DDL and `Table::load`
+//! take it exclusively, so they wait for running statements and statements wait for them),
+//! and the row locks of what it changes; purge runs beside writers, taking each row's lock
+//! while it cleans that row. Readers take no lock. Writers lock every row they change (and every unique key
+//! they insert) until their transaction ends; a writer that meets a row another uncommitted
+//! transaction holds waits for it, with its statement's latches let go, up to
 //! [`Config::lock_wait_timeout`] ([`Error::LockWaitTimeout`]: its statement is rolled back); a
 //! wait that would close a cycle makes the youngest transaction in it the victim
 //! ([`Error::Deadlock`]: its whole transaction is rolled back). There are no gap locks.

@@ -39,8 +39,11 @@
 //!
 //! ## What purging one log does
 //!
-//! For each undo record of the log (newest first; each is independent), under the writer
-//! lock (B-tree changes are serialised there, so purge's checks cannot race a writer):
+//! For each undo record of the log (newest first; each is independent), holding the row's
+//! lock (as a writer would: purge waits for the transaction that holds it, so it never sees
+//! a row half-way through a statement, and its checks below hold until it acts) and its
+//! table's metadata lock (so no DDL changes the trees meanwhile). Writers of other rows run
+//! beside it:
 //!
 //! 1. **Secondary entries** of the old version the record holds: an entry is removed if it
 //!    is delete-marked and no version of the row that some view may still need has it. The
@@ -73,9 +76,10 @@
 //!
 //! `Config::purge_threads` is 0 (no background purge: only [`Database::purge`] purges) or 1
 //! (a background thread purges in batches of [`BATCH_LOGS`] logs, sleeping
-//! [`IDLE_WAIT`] when there is nothing it may purge). More threads are refused: every B-tree
-//! change purge makes is serialised on the database-wide writer lock, so a second thread
-//! could only wait for the first. [`Database::purge`] may run beside the thread; the two take
+//! [`IDLE_WAIT`] when there is nothing it may purge). More threads are refused: purge walks
+//! the history in commit order, one log after another, so a second thread could only wait
+//! for its turn. A row lock purge waits for longer than the lock wait timeout ends the batch
+//! early; the log stays at the head of the history and the next batch does it again. [`Database::purge`] may run beside the thread; the two take
 //! turns.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,19 +88,20 @@ use std::time::Duration;
 
 use minnow_btree::TreeError;
 use minnow_btree::record::Value;
-use minnow_mvcc::{ReadView, RollPtr, UndoAddr, UndoKind, UndoRecord};
+use minnow_mvcc::{LockMode, ReadView, RollPtr, TrxLocks, UndoAddr, UndoKind, UndoRecord};
 use parking_lot::{Condvar, Mutex};
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::history::{VersionWalk, older_in_log, sys_of, version_of};
 use crate::schema::PRIMARY;
-use crate::trx::{key_of_undo, sec, table_of};
+use crate::trx::{key_of_undo, row_lock_key, sec, table_of};
 
 /// Logs the background thread purges before it looks for a newer purge view.
 pub const BATCH_LOGS: usize = 32;
-/// Undo records purged per hold of the writer lock (writers get a turn in between).
-const RECORDS_PER_LOCK: usize = 64;
+/// The lock manager's name for purge: a transaction id no transaction gets (ids fit in 48
+/// bits). Purge holds one row lock at a time, so it is never part of a deadlock.
+const PURGE_LOCKER: u64 = u64::MAX;
 /// How long the background thread sleeps when it finds nothing to purge.
 pub const IDLE_WAIT: Duration = Duration::from_millis(10);
 
@@ -254,15 +259,19 @@ fn batch(inner: &Inner, max_logs: usize) -> Result<(PurgeReport, bool)> {
         if h.trx_no >= view.low_limit_no() {
             break;
         }
-        purge_log(inner, &view, h.trx_id, h.last, &mut r)?;
-        // Under the writer lock, as `Database::check` reads the history and the undo
-        // segment under it.
-        let _w = inner.write.lock();
+        if !purge_log(inner, &view, h.trx_id, h.last, &mut r)? {
+            // A row lock held too long: the log stays at the head, the next batch does it
+            // again (purging a record twice changes nothing).
+            break;
+        }
+        // Under the quiesce latch, as `Database::check` reads the history and the undo
+        // segment under it exclusively.
+        let _q = inner.quiesce.read();
         trx_sys.finish_purge(pool, at)?;
         r.logs += 1;
     }
     r.undo_pages_freed = {
-        let _w = inner.write.lock();
+        let _q = inner.quiesce.read();
         trx_sys.trim(pool)?
     };
     r.history_len = trx_sys.status().history_len;
@@ -281,42 +290,49 @@ fn batch(inner: &Inner, max_logs: usize) -> Result<(PurgeReport, bool)> {
     Ok((r, more))
 }
 
-/// Purges every record of the log of transaction `trx_id` whose newest record is `last`.
+/// Purges every record of the log of transaction `trx_id` whose newest record is `last`;
+/// false if a row lock wait timed out first (the log is left for the next batch).
 fn purge_log(
     inner: &Inner,
     view: &ReadView,
     trx_id: u64,
     mut next: Option<UndoAddr>,
     r: &mut PurgeReport,
-) -> Result<()> {
+) -> Result<bool> {
     let mut below = u64::MAX;
-    while next.is_some() {
-        let _w = inner.write.lock();
-        for _ in 0..RECORDS_PER_LOCK {
-            let Some(at) = next else {
-                break;
-            };
-            let probe = RollPtr {
-                insert: false,
-                rseg: 0,
-                page: at.page,
-                offset: at.offset,
-            };
-            let rec = inner.trx_sys.read(&inner.pool, probe)?;
-            older_in_log(trx_id, at, &rec, &mut below)?;
-            let ptr = RollPtr {
-                insert: rec.kind == UndoKind::Insert,
-                ..probe
-            };
-            purge_record(inner, view, trx_id, ptr, &rec, r)?;
-            r.records += 1;
-            next = rec.prev;
+    let mut locks = inner.locks.begin_background(PURGE_LOCKER);
+    while let Some(at) = next {
+        let probe = RollPtr {
+            insert: false,
+            rseg: 0,
+            page: at.page,
+            offset: at.offset,
+        };
+        let rec = inner.trx_sys.read(&inner.pool, probe)?;
+        older_in_log(trx_id, at, &rec, &mut below)?;
+        let ptr = RollPtr {
+            insert: rec.kind == UndoKind::Insert,
+            ..probe
+        };
+        let done = purge_record(inner, view, trx_id, ptr, &rec, r, &mut locks);
+        locks.release_all();
+        if !done? {
+            return Ok(false);
         }
+        r.records += 1;
+        next = rec.prev;
     }
-    Ok(())
+    Ok(true)
 }
 
-/// Purges one undo record (the caller holds the writer lock). Idempotent.
+/// Purges one undo record, holding its row's lock; false if the lock wait timed out.
+/// Idempotent.
+///
+/// The row lock comes first, taken holding nothing else (as a writer's wait): while purge
+/// holds it no writer is half-way through changing the row (between reading the record and
+/// writing it, or between finding an entry delete-marked and clearing the mark), so the
+/// checks below hold until purge acts. Then the quiesce latch and the table's metadata lock,
+/// shared, as a write statement takes them.
 fn purge_record(
     inner: &Inner,
     view: &ReadView,
@@ -324,21 +340,52 @@ fn purge_record(
     ptr: RollPtr,
     rec: &UndoRecord,
     r: &mut PurgeReport,
-) -> Result<()> {
+    locks: &mut TrxLocks,
+) -> Result<bool> {
     if rec.kind == UndoKind::Insert {
         // Insert undo serves rollback only; nothing in the indexes to remove.
-        return Ok(());
+        return Ok(true);
     }
     // A table dropped since has nothing left to purge.
-    let Some(t) = table_of(inner, rec.index_id) else {
-        return Ok(());
+    let Some(first) = table_of(inner, rec.index_id) else {
+        return Ok(true);
     };
+    let key = key_of_undo(&first, rec)?;
+    if locks
+        .lock(row_lock_key(&first, &key)?, LockMode::Exclusive)
+        .is_err()
+    {
+        // Timed out (purge is never in a deadlock: it holds no other lock).
+        return Ok(false);
+    }
+    let _q = inner.quiesce.read();
+    let mdl = Arc::clone(&first.mdl);
+    let _mdl = mdl.read();
+    // Under the metadata lock the table's entry cannot change: the current one.
+    let Some(t) = table_of(inner, rec.index_id) else {
+        return Ok(true);
+    };
+    purge_row(inner, view, (trx_id, ptr), rec, r, &t, &key)?;
+    Ok(true)
+}
+
+/// [`purge_record`]'s work on row `key` of table `t`, under the row lock and the table's
+/// metadata lock.
+/// `(trx_id, ptr)` are the purged transaction and the undo record's roll pointer.
+fn purge_row(
+    inner: &Inner,
+    view: &ReadView,
+    (trx_id, ptr): (u64, RollPtr),
+    rec: &UndoRecord,
+    r: &mut PurgeReport,
+    t: &TableEntry,
+    key: &[Value],
+) -> Result<()> {
     let meta = &t.meta;
     let pool = &inner.pool;
-    let key = key_of_undo(&t, rec)?;
     let old_row = meta.row_of(version_of(meta, t.clustered.layout(), rec)?)?;
     for (i, s) in meta.secondary.iter().enumerate() {
-        let (tree, name) = sec(&t, i)?;
+        let (tree, name) = sec(t, i)?;
         let entry = meta.secondary_values(s, &old_row);
         match tree
             .get(pool, &entry)
@@ -347,7 +394,7 @@ fn purge_record(
             Some(e) if e.deleted => {}
             _ => continue,
         }
-        if needed(inner, &t, view, i, &entry, &key)? {
+        if needed(inner, t, view, i, &entry, key)? {
             continue;
         }
         match tree.delete(pool, &entry) {
@@ -361,7 +408,7 @@ fn purge_record(
     }
     let Some(cur) = t
         .clustered
-        .get(pool, &key)
+        .get(pool, key)
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
     else {
         return Ok(());
@@ -369,7 +416,7 @@ fn purge_record(
     // Only the delete this record describes, if nothing changed the row since.
     if cur.deleted && sys_of(&t.meta, &cur.values)? == (trx_id, ptr) {
         t.clustered
-            .delete(pool, &key)
+            .delete(pool, key)
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         r.clustered_removed += 1;
     }

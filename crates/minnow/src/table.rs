@@ -235,10 +235,27 @@ impl<'db> Table<'db> {
         Ok(Some(history))
     }
 
-    /// The table's entry as it is now, checked live (for statements under the writer lock).
+    /// The table's entry as it is now, checked live (for statements holding its metadata
+    /// lock, under which it cannot change).
     pub(crate) fn entry_now(&self) -> Result<Arc<TableEntry>> {
         self.live()?;
         Ok(self.current()?.t)
+    }
+
+    /// Runs write statement `f` on the table's current entry, holding a [`trx::WriteGuard`]
+    /// (the quiesce latch and the table's metadata lock, shared) for its duration.
+    pub(crate) fn write_statement<T>(
+        &self,
+        f: impl FnOnce(&crate::db::Inner, &Arc<TableEntry>, &mut trx::WriteGuard<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let inner = self.db.inner()?;
+        self.live()?;
+        let mdl = Arc::clone(&self.current()?.t.mdl);
+        let mut w = trx::WriteGuard::new(inner, &mdl);
+        let t = self.entry_now()?;
+        #[cfg(test)]
+        tests::hook(tests::Point::StatementLatched);
+        f(inner, &t, &mut w)
     }
 
     /// Inserts a row (one value per column, in table order). A row whose primary key exists
@@ -263,9 +280,8 @@ impl<'db> Table<'db> {
     /// the auto-increment values generated and the durability reached (the redo log is
     /// made durable once, at the end).
     ///
-    /// **Each row is atomic, the statement is not** (there is no statement rollback until
-    /// transactions exist): the writer lock is taken per row, so other statements may run
-    /// between this one's rows, and at the first row that fails the statement stops with
+    /// **Each row is atomic, the statement is not**: each row is its own autocommit
+    /// statement, so other statements may run between this one's rows, and at the first row that fails the statement stops with
     /// that row's error, keeping the rows before it (made durable as
     /// `flush_log_at_trx_commit` says).
     ///
@@ -312,7 +328,7 @@ impl<'db> Table<'db> {
             (lo, Some(hi)) if lo == hi => Some(lo),
             _ => None,
         };
-        // The AUTO-INC lock, by mode (lock order: AUTO-INC lock, writer lock, counter).
+        // The AUTO-INC lock, by mode (lock order: AUTO-INC lock, statement latches, counter).
         let mut reserved = 0..0;
         let mut reserve = None;
         let _auto_inc_lock = match (&autoinc, inner.config.autoinc_lock_mode, known) {
@@ -345,9 +361,8 @@ impl<'db> Table<'db> {
                 {
                     reserve = None;
                     let _lock = a.lock_table();
-                    let _w = inner.write.lock();
-                    self.live()?;
-                    reserved = a.take(inner, self.name(), n as u128)?;
+                    reserved =
+                        self.write_statement(|inner, _, _| a.take(inner, self.name(), n as u128))?;
                 }
                 end =
                     end.max(self.insert_one(row, &autoinc, &mut reserved, &mut done.generated)?);
@@ -375,7 +390,7 @@ impl<'db> Table<'db> {
         t.t.autoinc.as_deref().map(AutoInc::status)
     }
 
-    /// One row of an insert statement, under the writer lock; returns its redo end.
+    /// One row of an insert statement, as one autocommit transaction; returns its redo end.
     fn insert_one(
         &self,
         row: &[Value],
@@ -383,47 +398,35 @@ impl<'db> Table<'db> {
         reserved: &mut std::ops::Range<u128>,
         generated: &mut Vec<u64>,
     ) -> Result<Lsn> {
-        let inner = self.db.inner()?;
-        let mut w = inner.write.lock();
-        self.live()?;
         // The entry as it is now: an index created since this handle was made counts.
-        let this = self.current()?;
-        let same = match (autoinc, &this.t.autoinc) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        };
-        if !same {
-            return Err(Error::TableChanged {
-                table: self.name().to_owned(),
-            });
-        }
-        let row = this.t.prepare_row(inner, row, reserved, generated)?;
-        this.insert_row(&mut w, row)
-    }
-
-    /// Inserts a checked, normalised row as one autocommit transaction; the caller holds
-    /// the writer lock.
-    fn insert_row(&self, w: &mut trx::WriteGuard<'_>, row: Vec<Value>) -> Result<Lsn> {
-        let inner = self.db.inner()?;
-        let mut st = TrxState::default();
-        let r = st.statement(inner, |st| trx::insert(inner, &self.t, st, w, &row));
-        Ok(autocommit(inner, st, r)?.1)
+        self.write_statement(|inner, t, w| {
+            let same = match (autoinc, &t.autoinc) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                return Err(Error::TableChanged {
+                    table: self.name().to_owned(),
+                });
+            }
+            let row = t.prepare_row(inner, row, reserved, generated)?;
+            let mut st = TrxState::default();
+            let r = st.statement(inner, |st| trx::insert(inner, t, st, w, &row));
+            Ok(autocommit(inner, st, r)?.1)
+        })
     }
 
     /// Deletes the row with primary key `key`; `None` if there was none.
     pub fn delete(&self, key: &[Value]) -> Result<Option<Durability>> {
         let mut admitted = self.db.admit();
         admitted.row();
-        let inner = self.db.inner()?;
-        let (found, end) = {
-            let mut w = inner.write.lock();
-            let t = self.entry_now()?;
+        let (found, end) = self.write_statement(|inner, t, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             let mut st = TrxState::default();
-            let r = st.statement(inner, |st| trx::delete(inner, &t, st, &mut w, &key));
-            autocommit(inner, st, r)?
-        };
+            let r = st.statement(inner, |st| trx::delete(inner, t, st, w, &key));
+            autocommit(inner, st, r)
+        })?;
         if !found {
             return Ok(None);
         }
@@ -437,15 +440,12 @@ impl<'db> Table<'db> {
     pub fn update(&self, row: &[Value]) -> Result<Durability> {
         let mut admitted = self.db.admit();
         admitted.row();
-        let inner = self.db.inner()?;
-        let end = {
-            let mut w = inner.write.lock();
-            let t = self.entry_now()?;
+        let end = self.write_statement(|inner, t, w| {
             let row = t.meta.normalise_row(row)?;
             let mut st = TrxState::default();
-            let r = st.statement(inner, |st| trx::update(inner, &t, st, &mut w, &row));
-            autocommit(inner, st, r)?.1
-        };
+            let r = st.statement(inner, |st| trx::update(inner, t, st, w, &row));
+            Ok(autocommit(inner, st, r)?.1)
+        })?;
         self.db.count_rows(RowOp::Update, 1);
         self.db.durable(end)
     }

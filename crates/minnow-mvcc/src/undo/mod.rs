@@ -17,7 +17,7 @@
 //!
 //! Writers append at the end of the stream, one mini-transaction per append (a record longer
 //! than a page: one per page, the last one linking it into its log), under the
-//! caller's writer lock. A record longer than what is left of the page continues at byte 44
+//! stream's tail mutex. A record longer than what is left of the page continues at byte 44
 //! of the next page (so a row with a 100 KiB BLOB has a 100 KiB undo record spanning
 //! several pages); a log header (48 bytes, changed in place later) never straddles pages.
 //! The records of different transactions interleave; each transaction's records are chained

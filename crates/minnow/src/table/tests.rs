@@ -17,21 +17,29 @@ pub(super) enum Point {
     /// The fast path has read the record and let its latch go, and not yet decided whether
     /// the record's writer committed.
     FastGetRead,
+    /// A write statement holds its latches (the quiesce latch and the table's metadata lock,
+    /// shared) and has not started its work.
+    StatementLatched,
 }
 
-type Hook = Box<dyn Fn(Point) + Send>;
+type Hook = std::sync::Arc<dyn Fn(Point) + Send + Sync>;
 
 /// The installed hook and the one thread it runs for (other tests run in parallel threads).
 static HOOK: Mutex<Option<(ThreadId, Hook)>> = Mutex::new(None);
 
-/// Runs the installed hook if it was installed for this thread.
+/// Runs the installed hook if it was installed for this thread (not holding `HOOK` while it
+/// runs: other threads pass their hook points meanwhile).
 pub(super) fn hook(point: Point) {
-    let guard = HOOK
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((thread, f)) = guard.as_ref()
-        && *thread == std::thread::current().id()
-    {
+    let f = {
+        let guard = HOOK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match guard.as_ref() {
+            Some((thread, f)) if *thread == std::thread::current().id() => Some(f.clone()),
+            _ => None,
+        }
+    };
+    if let Some(f) = f {
         f(point);
     }
 }
@@ -60,6 +68,41 @@ fn one_row() -> (tempfile::TempDir, Database) {
     (dir, db)
 }
 
+/// Runs `op` in another thread, pauses it at `point`, runs `during` meanwhile, lets it go on
+/// and returns what it returned.
+fn run_pausing_at<R: Send>(
+    point: Point,
+    op: impl FnOnce() -> R + Send,
+    during: impl FnOnce(),
+) -> R {
+    // One hook slot: the tests that pause take turns.
+    static TURN: Mutex<()> = Mutex::new(());
+    let _turn = TURN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (paused_tx, paused_rx) = mpsc::channel::<()>();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let paused = s.spawn(move || {
+            let go_rx = Mutex::new(go_rx);
+            let paused_tx = Mutex::new(paused_tx);
+            install(std::sync::Arc::new(move |p| {
+                if p == point {
+                    paused_tx.lock().unwrap().send(()).unwrap();
+                    go_rx.lock().unwrap().recv().unwrap();
+                }
+            }));
+            let r = op();
+            uninstall();
+            r
+        });
+        paused_rx.recv().unwrap();
+        during();
+        go_tx.send(()).unwrap();
+        paused.join().unwrap()
+    })
+}
+
 /// Runs `t.get([1])` in another thread, pauses it at `point`, runs `during` meanwhile, lets
 /// it go on and returns what it read.
 fn get_pausing_at(
@@ -67,27 +110,7 @@ fn get_pausing_at(
     point: Point,
     during: impl FnOnce(),
 ) -> crate::Result<Option<Vec<Value>>> {
-    let (paused_tx, paused_rx) = mpsc::channel::<()>();
-    let (go_tx, go_rx) = mpsc::channel::<()>();
-    std::thread::scope(|s| {
-        let reader = s.spawn(move || {
-            let go_rx = Mutex::new(go_rx);
-            let paused_tx = Mutex::new(paused_tx);
-            install(Box::new(move |p| {
-                if p == point {
-                    paused_tx.lock().unwrap().send(()).unwrap();
-                    go_rx.lock().unwrap().recv().unwrap();
-                }
-            }));
-            let row = t.get(&[Value::UInt(1)]);
-            uninstall();
-            row
-        });
-        paused_rx.recv().unwrap();
-        during();
-        go_tx.send(()).unwrap();
-        reader.join().unwrap()
-    })
+    run_pausing_at(point, || t.get(&[Value::UInt(1)]), during)
 }
 
 /// A writer updates a row, an autocommit `get` reads the uncommitted record, the writer
@@ -132,5 +155,49 @@ fn a_writer_that_starts_after_the_bound_is_not_read_as_committed() {
     assert_eq!(got.unwrap(), Some(vec![Value::UInt(1), Value::Int(100)]));
     tx.unwrap().rollback().unwrap();
     drop(t);
+    db.close().unwrap();
+}
+
+/// A write statement paused while it holds its latches (the state a statement is in for its
+/// whole run) does not keep writers of other rows out, in its table or another, nor
+/// transactions from beginning, writing and committing: nothing database-wide serialises
+/// writers. (With one writer mutex each of these would wait for the paused statement for
+/// ever, and the test would hang.)
+#[test]
+fn a_statement_in_progress_does_not_hold_up_writers_of_other_rows() {
+    let (_dir, db) = one_row();
+    let t = db.table("t").unwrap();
+    let other = db
+        .create_table(
+            TableDef::new("other")
+                .column(ColumnDef::new("id", ColumnType::U64))
+                .primary_key(&["id"]),
+        )
+        .unwrap();
+    let paused = run_pausing_at(
+        Point::StatementLatched,
+        || t.update(&[Value::UInt(1), Value::Int(7)]),
+        || {
+            t.insert(&[Value::UInt(2), Value::Int(2)]).unwrap();
+            t.update(&[Value::UInt(2), Value::Int(3)]).unwrap();
+            other.insert(&[Value::UInt(1)]).unwrap();
+            let mut tx = db.begin().unwrap();
+            tx.insert(&t, &[Value::UInt(3), Value::Int(3)]).unwrap();
+            assert!(tx.delete(&t, &[Value::UInt(2)]).unwrap());
+            tx.commit().unwrap();
+        },
+    );
+    paused.unwrap();
+    assert_eq!(
+        t.get(&[Value::UInt(1)]).unwrap(),
+        Some(vec![Value::UInt(1), Value::Int(7)])
+    );
+    assert_eq!(t.get(&[Value::UInt(2)]).unwrap(), None);
+    assert_eq!(
+        t.get(&[Value::UInt(3)]).unwrap(),
+        Some(vec![Value::UInt(3), Value::Int(3)])
+    );
+    drop((t, other));
+    db.check().unwrap();
     db.close().unwrap();
 }

@@ -61,8 +61,8 @@ pub(super) fn lock_key(
     Ok(LockKey::new(index_id, &bytes))
 }
 
-/// Takes `key` exclusively for the transaction, waiting (with the writer lock let go) while
-/// another transaction holds it. After a wait the table may have changed under the
+/// Takes `key` exclusively for the transaction, waiting (with the statement's latches let go,
+/// see [`WriteGuard::unlocked`]) while another transaction holds it. After a wait the table may have changed under the
 /// statement: a table dropped or reloaded meanwhile is [`Error::TableChanged`].
 pub(super) fn lock(
     inner: &Inner,
@@ -77,13 +77,18 @@ pub(super) fn lock(
         return Ok(());
     }
     trx.waits += 1;
-    parking_lot::MutexGuard::unlocked(w, || locks.lock(key, LockMode::Exclusive))?;
+    w.unlocked(|| locks.lock(key, LockMode::Exclusive))?;
     if t.dropped.load(Ordering::Acquire) || t.superseded.load(Ordering::Acquire) {
         return Err(Error::TableChanged {
             table: t.meta.name().to_owned(),
         });
     }
     Ok(())
+}
+
+/// The lock key of the row with primary key `pk` (what writers and purge lock).
+pub(crate) fn row_lock_key(t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
+    lock_key(t, &t.clustered, PRIMARY, t.meta.index_id, pk)
 }
 
 /// Locks the row with primary key `pk`.
@@ -94,6 +99,5 @@ pub(super) fn lock_row(
     w: &mut WriteGuard<'_>,
     pk: &[Value],
 ) -> Result<()> {
-    let key = lock_key(t, &t.clustered, PRIMARY, t.meta.index_id, pk)?;
-    lock(inner, t, trx, w, key)
+    lock(inner, t, trx, w, row_lock_key(t, pk)?)
 }

@@ -88,6 +88,7 @@ mod rollback;
 mod transaction;
 mod write;
 
+pub(crate) use locks::row_lock_key;
 use locks::*;
 use read::*;
 pub(crate) use read::{Snapshot, visible};
@@ -98,6 +99,8 @@ pub(crate) use write::{delete, insert, key_of_undo, sec, update};
 
 use minnow_mvcc::{NewRecord, RollPtr, TrxLocks, UndoLog};
 use minnow_redo::Lsn;
+
+use parking_lot::{RwLock, RwLockReadGuard};
 
 use crate::db::Inner;
 use crate::error::{Error, Result};
@@ -133,12 +136,40 @@ pub(crate) struct TrxState {
     pub end: Lsn,
     /// The row locks it holds (from its first write on).
     pub locks: Option<TrxLocks>,
-    /// Lock waits so far: each let go of the writer lock, so purge may have run meanwhile.
+    /// Lock waits so far: each let go of the statement's latches, so purge may have run
+    /// meanwhile.
     pub waits: u64,
 }
 
-/// The writer lock's guard, which a statement lets go of while it waits for a row lock.
-pub(crate) type WriteGuard<'a> = parking_lot::MutexGuard<'a, ()>;
+/// What a write statement holds while it runs: the database's quiesce latch
+/// (`Inner::quiesce`) and its table's metadata lock (`TableEntry::mdl`), both shared, taken
+/// in that order. Writers of different rows hold them together and never wait for each
+/// other here; DDL on the table (exclusive metadata lock) and [`Database::check`] (exclusive
+/// quiesce latch) wait for running statements. A statement that must wait for a row lock
+/// lets both go for the wait ([`WriteGuard::unlocked`]), so that DDL and `check` are never
+/// stuck behind a lock wait, and takes them again after it.
+pub(crate) struct WriteGuard<'a> {
+    quiesce: RwLockReadGuard<'a, ()>,
+    mdl: RwLockReadGuard<'a, ()>,
+}
+
+impl<'a> WriteGuard<'a> {
+    /// Takes the quiesce latch, then the metadata lock `mdl`, shared.
+    pub fn new(inner: &'a Inner, mdl: &'a RwLock<()>) -> WriteGuard<'a> {
+        let quiesce = inner.quiesce.read();
+        WriteGuard {
+            quiesce,
+            mdl: mdl.read(),
+        }
+    }
+
+    /// Runs `f` (a row lock wait) with both latches let go; takes them again, in order,
+    /// after it.
+    pub fn unlocked<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let quiesce = &mut self.quiesce;
+        RwLockReadGuard::unlocked(&mut self.mdl, || RwLockReadGuard::unlocked(quiesce, f))
+    }
+}
 
 impl TrxState {
     /// Gives the transaction its id and undo log at its first write.
@@ -170,8 +201,7 @@ impl TrxState {
         Ok(inner.trx_sys.append(&inner.pool, log, rec)?)
     }
 
-    /// Undoes every record from `savepoint` on, newest first. The caller holds the writer
-    /// lock.
+    /// Undoes every record from `savepoint` on, newest first (inside a statement).
     pub fn rollback_to(&mut self, inner: &Inner, savepoint: u64) -> Result<u64> {
         let Some(log) = self.log.as_mut() else {
             return Ok(0);
@@ -195,8 +225,8 @@ impl TrxState {
         }
     }
 
-    /// Commits (the caller holds the writer lock); returns the commit mtr's end, `None` for a
-    /// transaction that wrote nothing.
+    /// Commits (the caller holds the quiesce latch shared); returns the commit mtr's end,
+    /// `None` for a transaction that wrote nothing.
     pub fn commit(&mut self, inner: &Inner) -> Result<Option<Lsn>> {
         let end = match self.log.take() {
             Some(log) => Some(inner.trx_sys.commit(&inner.pool, &log)?),
@@ -213,7 +243,8 @@ impl TrxState {
         }
     }
 
-    /// Rolls back everything and ends the transaction (the caller holds the writer lock).
+    /// Rolls back everything and ends the transaction (the caller holds the quiesce latch
+    /// shared; each undone record takes its table's metadata lock).
     pub fn rollback(&mut self, inner: &Inner) -> Result<()> {
         if let Some(mut log) = self.log.take() {
             rollback_log(inner, &mut log, 0)?;

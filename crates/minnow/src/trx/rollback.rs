@@ -55,6 +55,16 @@ pub(crate) fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<Ta
 /// `PAGE_MAX_TRX_ID`, as every change on a transaction's behalf does.
 pub(super) fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result<()> {
     // A table dropped since has nothing left to undo.
+    let Some(first) = table_of(inner, rec.index_id) else {
+        return Ok(());
+    };
+    // The table's metadata lock, shared, so no DDL changes its trees under the undo. A
+    // statement rolling back to its savepoint holds it already (hence recursive: a DDL
+    // statement waiting for it must not block the holder's second hold).
+    let mdl = std::sync::Arc::clone(&first.mdl);
+    let _mdl = mdl.read_recursive();
+    // Under it the table's entry cannot change: the current one (an index created between
+    // the look-up and the lock counts).
     let Some(t) = table_of(inner, rec.index_id) else {
         return Ok(());
     };

@@ -106,24 +106,23 @@ impl<'db> Transaction<'db> {
         Ok(ReadView::clone(&v))
     }
 
-    /// Runs one write statement under the writer lock, rolled back to its start if it fails;
+    /// Runs one write statement (holding its table's metadata lock shared: see
+    /// [`WriteGuard`]), rolled back to its start if it fails;
     /// a deadlock rolls back the whole transaction (as InnoDB's), which then has ended.
     fn write<T>(
         &mut self,
         table: &crate::Table<'_>,
         f: impl FnOnce(&Inner, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
     ) -> Result<T> {
-        let inner = self.live()?;
+        self.live()?;
         table.belongs_to(self.db)?;
-        let r = {
-            let mut w = inner.write.lock();
-            let t = table.entry_now()?;
-            let r = self.state.statement(inner, |st| f(inner, &t, st, &mut w));
+        let r = table.write_statement(|inner, t, w| {
+            let r = self.state.statement(inner, |st| f(inner, t, st, w));
             if let Some(v) = self.view.as_mut() {
                 v.set_creator(self.state.id);
             }
             r
-        };
+        });
         if matches!(r, Err(Error::Deadlock { .. })) {
             self.rollback_inner()?;
         }
@@ -228,7 +227,7 @@ impl<'db> Transaction<'db> {
         let inner = self.live()?;
         self.ended = true;
         let end = {
-            let _w = inner.write.lock();
+            let _q = inner.quiesce.read();
             self.state.commit(inner)?
         };
         match end {
@@ -245,7 +244,7 @@ impl<'db> Transaction<'db> {
     fn rollback_inner(&mut self) -> Result<()> {
         let inner = self.live()?;
         self.ended = true;
-        let _w = inner.write.lock();
+        let _q = inner.quiesce.read();
         self.state.rollback(inner)
     }
 }

@@ -120,7 +120,7 @@ pub(crate) fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
     }
 }
 
-// ---- Writes (the caller holds the writer lock and runs them as a statement) ----
+// ---- Writes (the caller holds the statement's latches and runs them as a statement) ----
 
 /// Inserts a checked, normalised row.
 pub(crate) fn insert(
@@ -180,27 +180,54 @@ pub(crate) fn insert(
         }
         Some(old) => {
             // An insert over a delete-marked row: an update of that record.
-            let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
-            let ptr = trx.append(
+            rewrite(
                 inner,
-                NewRecord {
-                    kind: UndoKind::Update,
-                    old_deleted: true,
-                    index_id: meta.index_id,
-                    old_trx_id: old_trx,
-                    old_roll_ptr: old_ptr,
-                    fields: undo_fields(t, &old.values, false)?,
-                },
+                t,
+                trx,
+                &old.values,
+                UndoKind::Update,
+                row,
+                Some(false),
             )?;
-            trx.end = t
-                .clustered
-                .update_marked(pool, &stamped(t, row, trx.id, ptr), Some(false))
-                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         }
     }
     for (i, s) in meta.secondary.iter().enumerate() {
         sec_insert(inner, t, i, trx.id, &meta.secondary_values(s, row))?;
     }
+    Ok(())
+}
+
+/// Writes `row` over the clustered record whose values are now `old`, on behalf of `trx`:
+/// the undo record first (of `kind`, holding the whole old version and its delete mark),
+/// then the record, stamped with `trx`'s id and the undo record's roll pointer; `mark` sets
+/// (`Some(true)`, a delete) or clears (`Some(false)`, an insert over a delete-marked row) the
+/// delete mark in the same mini-transaction, `None` keeps it.
+fn rewrite(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    old: &[Value],
+    kind: UndoKind,
+    row: &[Value],
+    mark: Option<bool>,
+) -> Result<()> {
+    let (old_trx, old_ptr) = sys_of(&t.meta, old)?;
+    let old_deleted = mark == Some(false);
+    let ptr = trx.append(
+        inner,
+        NewRecord {
+            kind,
+            old_deleted,
+            index_id: t.meta.index_id,
+            old_trx_id: old_trx,
+            old_roll_ptr: old_ptr,
+            fields: undo_fields(t, old, false)?,
+        },
+    )?;
+    trx.end = t
+        .clustered
+        .update_marked(&inner.pool, &stamped(t, row, trx.id, ptr), mark)
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
     Ok(())
 }
 
@@ -245,22 +272,7 @@ pub(crate) fn update(
         // As in MySQL 8.0: a larger value written by an update moves the counter too.
         a.observe(inner, meta.name(), &row[a.column])?;
     }
-    let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
-    let ptr = trx.append(
-        inner,
-        NewRecord {
-            kind: UndoKind::Update,
-            old_deleted: false,
-            index_id: meta.index_id,
-            old_trx_id: old_trx,
-            old_roll_ptr: old_ptr,
-            fields: undo_fields(t, &old.values, false)?,
-        },
-    )?;
-    trx.end = t
-        .clustered
-        .update(pool, &stamped(t, row, trx.id, ptr))
-        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    rewrite(inner, t, trx, &old.values, UndoKind::Update, row, None)?;
     for (i, s) in meta.secondary.iter().enumerate() {
         if changed[i] {
             sec_mark(
@@ -300,22 +312,15 @@ pub(crate) fn delete(
         return Ok(false);
     }
     let old_row = meta.row_of(old.values.clone())?;
-    let (old_trx, old_ptr) = sys_of(&t.meta, &old.values)?;
-    let ptr = trx.append(
+    rewrite(
         inner,
-        NewRecord {
-            kind: UndoKind::DeleteMark,
-            old_deleted: false,
-            index_id: meta.index_id,
-            old_trx_id: old_trx,
-            old_roll_ptr: old_ptr,
-            fields: undo_fields(t, &old.values, false)?,
-        },
+        t,
+        trx,
+        &old.values,
+        UndoKind::DeleteMark,
+        &old_row,
+        Some(true),
     )?;
-    trx.end = t
-        .clustered
-        .update_marked(pool, &stamped(t, &old_row, trx.id, ptr), Some(true))
-        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
     for (i, s) in meta.secondary.iter().enumerate() {
         sec_mark(
             inner,
