@@ -273,6 +273,7 @@ impl Database {
             dropped: Default::default(),
             superseded: Default::default(),
             autoinc: t.autoinc.clone(),
+            gaps: Arc::clone(&t.gaps),
         });
         inner.tables.write().insert(table.to_owned(), entry);
         // Handles on the old entry read through the new one from now on: a later drop marks
@@ -375,6 +376,7 @@ impl Table<'_> {
                 dropped: Default::default(),
                 superseded: Default::default(),
                 autoinc: t.autoinc.clone(),
+                gaps: Arc::clone(&t.gaps),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),

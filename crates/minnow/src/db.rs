@@ -56,6 +56,10 @@ pub(crate) struct TableEntry {
     /// The auto-increment counter and AUTO-INC lock, if the table has an AUTO_INCREMENT
     /// column: one per table, carried from entry to entry when DDL replaces the entry.
     pub autoinc: Option<Arc<AutoInc>>,
+    /// The gap latch: held across finding a clustered record's neighbour and locking by it
+    /// (see `crate::trx` gaps). One per table, carried from entry to entry when DDL replaces
+    /// the entry.
+    pub gaps: Arc<parking_lot::Mutex<()>>,
 }
 
 /// What [`Database::check`] found.
@@ -675,6 +679,7 @@ impl Database {
                 dropped: Default::default(),
                 superseded: Default::default(),
                 autoinc,
+                gaps: Arc::default(),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),
@@ -969,6 +974,7 @@ impl TableEntry {
             dropped: Default::default(),
             superseded: Default::default(),
             autoinc,
+            gaps: Arc::default(),
         })
     }
 }

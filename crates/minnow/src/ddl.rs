@@ -271,6 +271,7 @@ impl Database {
             dropped: Default::default(),
             superseded: Default::default(),
             autoinc: entry.autoinc.clone(),
+            gaps: Arc::clone(&entry.gaps),
         });
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().insert(table.to_owned(), new);
