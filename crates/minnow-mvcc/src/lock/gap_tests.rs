@@ -206,6 +206,16 @@ fn inheritance_on_removal_follows_innodbs_exceptions() {
     // Chains: the inherited lock is passed on again, and still released at the end.
     m.record_removed(&k(11), &LockKey::supremum(1));
     assert_eq!(m.held_gap(1, &LockKey::supremum(1)), Some(X));
+    // The rollback of an insert: the inserter's own lock is not passed on, a waiter's is.
+    let (mut ins, mut waiter) = (m.begin(3), m.begin(4));
+    ins.lock_as(k(40), LockType::Record(X)).unwrap();
+    waiter.lock_as(k(40), LockType::Gap(S)).unwrap();
+    m.insert_undone(&k(40), &k(50), 3);
+    assert_eq!(
+        (m.held_gap(3, &k(50)), m.held_gap(4, &k(50))),
+        (None, Some(S))
+    );
+    drop((ins, waiter));
     // Nothing on the removed record: nothing happens.
     m.record_removed(&k(99), &k(100));
     assert_eq!(m.stats().held, 3 + 3);

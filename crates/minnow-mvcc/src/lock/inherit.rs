@@ -15,6 +15,8 @@
 //! gap lock for every lock on the removed record, granted or waiting, except insert
 //! intentions and the exclusive locks of READ COMMITTED transactions. The removed key keeps
 //! its own locks: they lock the key, which an insert of the same key must still respect.
+//! [`LockManager::insert_undone`] is the same for the rollback of an insert, without the
+//! inserter's own lock on its record.
 //!
 //! [`LockManager::record_inserted`] (`lock_rec_inherit_to_gap_if_gap_lock`) gives a new record
 //! a gap lock for every lock on its successor that covers the successor's gap: gap and
@@ -42,19 +44,39 @@ impl LockManager {
     /// every transaction with a lock on `removed` gets a gap lock of the same strength on
     /// `successor` (see the module docs for the exceptions).
     pub fn record_removed(&self, removed: &LockKey, successor: &LockKey) {
-        self.inherit(removed, successor, Holding::inherited_on_removal);
+        self.inherit(removed, successor, Holding::inherited_on_removal, None);
+    }
+
+    /// The rollback of `inserter`'s insert removed the record `removed`: as
+    /// [`LockManager::record_removed`], except that the inserter's own lock on the record is
+    /// not passed on. It stands for what InnoDB keeps implicit (a fresh record is locked by
+    /// the id of the transaction that wrote it, not by a lock object), and InnoDB's rollback
+    /// has no explicit lock there to pass on.
+    pub fn insert_undone(&self, removed: &LockKey, successor: &LockKey, inserter: TrxId) {
+        self.inherit(
+            removed,
+            successor,
+            Holding::inherited_on_removal,
+            Some(inserter),
+        );
     }
 
     /// The record `inserted` was put into the gap before `successor`: every transaction whose
     /// lock on `successor` covers that gap gets a gap lock of the same strength on
     /// `inserted`.
     pub fn record_inserted(&self, inserted: &LockKey, successor: &LockKey) {
-        self.inherit(successor, inserted, Holding::inherited_on_insert);
+        self.inherit(successor, inserted, Holding::inherited_on_insert, None);
     }
 
-    /// Gives a gap lock on `to` to every holder or waiter on `from` for which `gap_of` says
-    /// so.
-    fn inherit(&self, from: &LockKey, to: &LockKey, gap_of: fn(Holding) -> Option<LockMode>) {
+    /// Gives a gap lock on `to` to every holder or waiter on `from` (but `skip`) for which
+    /// `gap_of` says so.
+    fn inherit(
+        &self,
+        from: &LockKey,
+        to: &LockKey,
+        gap_of: fn(Holding) -> Option<LockMode>,
+        skip: Option<TrxId>,
+    ) {
         if from == to {
             return;
         }
@@ -78,6 +100,7 @@ impl LockManager {
                     .filter(|w| !w.is_victim())
                     .map(|w| w.as_holding()),
             )
+            .filter(|h| Some(h.trx) != skip)
             .filter_map(|h| {
                 gap_of(h).map(|m| Holding {
                     parts: Parts {
