@@ -13,14 +13,9 @@ use minnow::{
     ColumnDef, ColumnType, Config, Database, Error, Isolation, Scan, Table, TableDef, Value,
 };
 
-/// `t(k U64 PRIMARY KEY, v I64)` with rows 10, 20, 30 (`v` = `k`), background purge off.
-fn setup() -> (tempfile::TempDir, Database) {
+/// A database with `t(k U64 PRIMARY KEY, v I64)` holding rows `keys` (`v` = `k`).
+fn create(config: Config, keys: impl IntoIterator<Item = u64>) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        lock_wait_timeout: Duration::from_millis(100),
-        purge_threads: 0,
-        ..Config::default()
-    };
     let db = Database::create(dir.path(), config).unwrap();
     let t = db
         .create_table(
@@ -30,10 +25,20 @@ fn setup() -> (tempfile::TempDir, Database) {
                 .primary_key(&["k"]),
         )
         .unwrap();
-    for k in [10u64, 20, 30] {
+    for k in keys {
         t.insert(&row(k)).unwrap();
     }
     (dir, db)
+}
+
+/// Rows 10, 20, 30, lock waits of 100 ms, background purge off.
+fn setup() -> (tempfile::TempDir, Database) {
+    let config = Config {
+        lock_wait_timeout: Duration::from_millis(100),
+        purge_threads: 0,
+        ..Config::default()
+    };
+    create(config, [10, 20, 30])
 }
 
 fn row(k: u64) -> Vec<Value> {
@@ -234,24 +239,13 @@ fn the_rollback_of_an_insert_passes_gap_locks_to_the_next_record() {
 #[test]
 fn concurrent_locking_reads_see_no_phantoms() {
     const ROUNDS: u64 = 60;
-    let dir = tempfile::tempdir().unwrap();
     let config = Config {
         lock_wait_timeout: Duration::from_secs(5),
         purge_threads: 1,
         ..Config::default()
     };
-    let db = Database::create(dir.path(), config).unwrap();
-    let t = db
-        .create_table(
-            TableDef::new("t")
-                .column(ColumnDef::new("k", ColumnType::U64))
-                .column(ColumnDef::new("v", ColumnType::I64))
-                .primary_key(&["k"]),
-        )
-        .unwrap();
-    for k in (0..60u64).step_by(3) {
-        t.insert(&row(k)).unwrap();
-    }
+    let (_dir, db) = create(config, (0..60u64).step_by(3));
+    let t = db.table("t").unwrap();
     let checked = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {
         for seed in 1..=3u64 {
