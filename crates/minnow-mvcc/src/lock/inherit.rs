@@ -147,9 +147,18 @@ impl LockManager {
     /// Releases the locks `trx` inherited, until none is left (releasing one cannot make new
     /// ones: inheritance copies only from keys `trx` still holds, and lists the copy before
     /// the shard of the original is let go).
+    #[inline]
     pub(super) fn release_inherited(&self, trx: TrxId) {
         // The count is raised under the shard latch of a key `trx` held; `trx` released that
-        // key under the same latch before coming here, so a zero means none of its own.
+        // key under the same latch before coming here, so a zero means none of its own (the
+        // common case, checked inline at every commit).
+        if self.inherited_keys.load(Ordering::Relaxed) > 0 {
+            self.release_inherited_slow(trx);
+        }
+    }
+
+    #[cold]
+    fn release_inherited_slow(&self, trx: TrxId) {
         while self.inherited_keys.load(Ordering::Relaxed) > 0 {
             let Some(keys) = self.inherited.lock().remove(&trx) else {
                 break;
