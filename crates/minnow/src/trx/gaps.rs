@@ -52,21 +52,23 @@ use crate::schema::PRIMARY;
 
 use super::*;
 
-/// The primary key of a clustered record.
-fn pk_of_entry(t: &TableEntry, e: &Entry) -> Result<Vec<Value>> {
-    Ok(t.meta.pk_of(&t.meta.row_of(e.values.clone())?))
+/// The primary key of a clustered record: its leading fields.
+fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
+    e.values.iter().take(t.meta.pk.len()).cloned().collect()
 }
 
 /// The first clustered record (delete-marked ones included: they are records until purge
-/// removes them) within `start..end`.
+/// removes them) within `start..end`, with the off-page fields `fetch` (`None`: all; the
+/// others come back as NULL).
 fn first_in(
     inner: &Inner,
     t: &TableEntry,
-    start: Bound<Vec<Value>>,
-    end: Bound<Vec<Value>>,
+    (start, end): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+    fetch: Option<Vec<usize>>,
 ) -> Result<Option<Entry>> {
     let mut range = ScanRange::new(start, end);
     range.limit = Some(1);
+    range.fetch = fetch;
     let mut scan = t
         .clustered
         .scan(&inner.pool, range)
@@ -79,8 +81,9 @@ fn first_in(
 /// The lock key of the record after `pk` in the clustered index, or the index's supremum if
 /// there is none: the key whose gap `pk` is (or would be) in.
 fn successor_key(inner: &Inner, t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
-    match first_in(inner, t, Bound::Excluded(pk.to_vec()), Bound::Unbounded)? {
-        Some(e) => row_lock_key(t, &pk_of_entry(t, &e)?),
+    let after = (Bound::Excluded(pk.to_vec()), Bound::Unbounded);
+    match first_in(inner, t, after, Some(Vec::new()))? {
+        Some(e) => row_lock_key(t, &pk_of_entry(t, &e)),
         None => Ok(LockKey::supremum(t.meta.index_id)),
     }
 }
@@ -134,7 +137,7 @@ pub(super) fn lock_absent(
     }
     let _gaps = t.gaps.lock();
     let exact = Bound::Included(pk.to_vec());
-    let key = match first_in(inner, t, exact.clone(), exact)? {
+    let key = match first_in(inner, t, (exact.clone(), exact), Some(Vec::new()))? {
         Some(_) => row_lock_key(t, pk)?,
         None => successor_key(inner, t, pk)?,
     };
@@ -183,20 +186,25 @@ pub(super) fn scan_for_update(
     limit: Option<usize>,
 ) -> Result<Vec<Vec<Value>>> {
     let nk = LockType::NextKey(LockMode::Exclusive);
+    // Only the projected columns' off-page fields are read.
+    let fetch = Some(t.meta.stored_fields(proj));
     let mut from = start;
     let mut rows = Vec::new();
     while limit.is_none_or(|n| rows.len() < n) {
         let gaps = t.gaps.lock();
-        let (entry, past) = match first_in(inner, t, from.clone(), end.clone())? {
+        let (entry, past) = match first_in(inner, t, (from.clone(), end.clone()), fetch.clone())? {
             Some(e) => (Some(e), false),
-            None => (first_in(inner, t, from.clone(), Bound::Unbounded)?, true),
+            None => {
+                let rest = (from.clone(), Bound::Unbounded);
+                (first_in(inner, t, rest, Some(Vec::new()))?, true)
+            }
         };
         let locks = locks_of(inner, trx)?;
         if past && locks.skips_gap_locks() {
             break;
         }
         let key = match &entry {
-            Some(e) => row_lock_key(t, &pk_of_entry(t, e)?)?,
+            Some(e) => row_lock_key(t, &pk_of_entry(t, e))?,
             None => LockKey::supremum(t.meta.index_id),
         };
         if !locks.try_lock_as(&key, nk) {
@@ -209,7 +217,7 @@ pub(super) fn scan_for_update(
         let Some(e) = entry.filter(|_| !past) else {
             break;
         };
-        let pk = pk_of_entry(t, &e)?;
+        let pk = pk_of_entry(t, &e);
         // Holding the lock, the record is this transaction's or committed.
         conflict(inner, t, trx.id, &e.values, &pk)?;
         if !e.deleted {
