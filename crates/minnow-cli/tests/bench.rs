@@ -1,4 +1,4 @@
-//! `minnow bench oltp`: a short run in JSON, CSV and text, and its usage errors.
+//! `minnow bench`: short runs of each workload in JSON, CSV and text, and usage errors.
 
 mod common;
 
@@ -268,10 +268,212 @@ fn parallel_load_reports_each_mode() {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 1 + 2 * 4, "{}", run.stdout);
+    assert!(lines[0].ends_with(",scaling,vs_first_run"), "{}", lines[0]);
     assert!(lines[1].starts_with("autoinc0,1,300,"), "{}", lines[1]);
+    // The first load is the reference of both ratios.
+    assert!(lines[1].ends_with(",1.000,1.000"), "{}", lines[1]);
     assert!(lines[8].starts_with("explicit,2,300,"), "{}", lines[8]);
     let bad = minnow(["bench", "parallel-load", "--keys", "autoinc9"]);
     assert_ne!(bad.code, 0);
+    // The text table ends with the article's numbers; --flush-log-at-trx-commit is accepted.
+    let text = minnow([
+        "bench",
+        "parallel-load",
+        "--rows",
+        "100",
+        "--threads",
+        "1",
+        "--keys",
+        "explicit",
+        "--flush-log-at-trx-commit",
+        "0",
+    ]);
+    assert_eq!(text.code, 0, "stderr: {}", text.stderr);
+    assert!(text.stdout.lines().next().unwrap().contains("x mode 1st"));
+    assert!(text.stdout.contains("7,200") && text.stdout.contains("21,500"));
+}
+
+#[test]
+fn oltp_sweeps_modes_and_thread_counts() {
+    let run = minnow([
+        "bench",
+        "oltp",
+        "--mode",
+        "write_only,oltp_read_write",
+        "--threads",
+        "1,2",
+        "--events",
+        "20",
+        "--table-size",
+        "300",
+        "--csv",
+        "--set",
+        "flush_log_at_trx_commit=0",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let rows: Vec<Vec<&str>> = run.stdout.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 1 + 4, "{}", run.stdout);
+    assert_eq!(rows[0][..4], ["mode", "threads", "seconds", "events"]);
+    let runs: Vec<(&str, &str, &str)> = rows[1..].iter().map(|r| (r[0], r[1], r[3])).collect();
+    assert_eq!(
+        runs,
+        [
+            ("write_only", "1", "20"),
+            ("write_only", "2", "20"),
+            ("read_write", "1", "20"),
+            ("read_write", "2", "20")
+        ]
+    );
+    // Each script's first thread count is its own scaling reference.
+    assert_eq!(rows[1].last(), Some(&"1.000"));
+    assert_eq!(rows[3].last(), Some(&"1.000"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let json = minnow([
+        "--json",
+        "bench",
+        "oltp",
+        "--threads",
+        "1,2",
+        "--events",
+        "10",
+        "--table-size",
+        "200",
+        "--check",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(json.code, 0, "stderr: {}", json.stderr);
+    let j = json.json();
+    assert_eq!(j["workload"], "oltp sweep");
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["summary"]["threads"], 2);
+    assert_eq!(runs[1]["summary"]["events"], 10);
+    assert!(runs[0]["check"].as_str().unwrap().starts_with("ok"));
+    // With --dir each run keeps its own database.
+    assert!(dir.path().join("read_write-2t").join("ibdata1").exists());
+    let bad = minnow(["bench", "oltp", "--threads", "1,2", "--load-only"]);
+    assert_eq!(bad.code, 2, "{}", bad.stdout);
+}
+
+#[test]
+fn writers_report_each_thread_count_against_the_first() {
+    let run = minnow([
+        "bench",
+        "writers",
+        "--threads",
+        "1,2",
+        "--secs",
+        "1",
+        "--rows-per-trx",
+        "2",
+        "--keys-per-thread",
+        "100",
+        "--flush-log-at-trx-commit",
+        "0",
+        "--csv",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let rows: Vec<Vec<&str>> = run.stdout.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3, "{}", run.stdout);
+    let col = |name: &str| rows[0].iter().position(|c| *c == name).unwrap();
+    for (row, threads) in rows[1..].iter().zip(["1", "2"]) {
+        assert_eq!(row.len(), rows[0].len());
+        assert_eq!((row[0], row[1], row[2]), (threads, "update", "2"));
+        let tx: u64 = row[col("transactions")].parse().unwrap();
+        assert!(tx > 0, "{row:?}");
+        assert_eq!(row[col("rows")].parse::<u64>().unwrap(), 2 * tx);
+        // Disjoint keys: no writer waits for another, so no deadlock (purge may still
+        // make a writer wait on a row it cleans, so lock_waits is only reported).
+        assert_eq!(row[col("deadlocks")], "0");
+        assert!(row[col("lock_waits")].parse::<u64>().is_ok());
+    }
+    assert_eq!(rows[1][col("scaling")], "1.000");
+
+    let json = minnow([
+        "--json",
+        "bench",
+        "writers",
+        "--threads",
+        "2",
+        "--secs",
+        "1",
+        "--op",
+        "insert",
+    ]);
+    assert_eq!(json.code, 0, "stderr: {}", json.stderr);
+    let j = json.json();
+    assert_eq!(j["workload"], "writers");
+    assert_eq!(j["knobs"].as_array().unwrap().len(), 0);
+    let r = &j["runs"][0];
+    assert_eq!(
+        (r["threads"].as_u64(), r["op"].as_str()),
+        (Some(2), Some("insert"))
+    );
+    let per_thread: u64 = r["per_thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(per_thread, r["transactions"].as_u64().unwrap());
+    assert!(r["latency"]["p95_ms"].as_f64().unwrap() > 0.0);
+
+    for args in [["--op", "upsert"], ["--secs", "0"], ["--threads", "0"]] {
+        let mut full = vec!["bench", "writers"];
+        full.extend(args);
+        assert_eq!(minnow(&full).code, 2, "{args:?}");
+    }
+}
+
+#[test]
+fn hot_rows_count_commits_deadlocks_and_waits() {
+    let run = minnow([
+        "--json",
+        "bench",
+        "hot-rows",
+        "--threads",
+        "4",
+        "--hot",
+        "2",
+        "--rows-per-trx",
+        "2",
+        "--secs",
+        "1",
+        "--flush-log-at-trx-commit",
+        "0",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["workload"], "hot-rows");
+    assert_eq!(j["knobs"][0], "flush_log_at_trx_commit=0");
+    let r = &j["runs"][0];
+    assert_eq!(r["threads"], 4);
+    assert!(r["commits"].as_u64().unwrap() > 0, "{r}");
+    // Every victim a worker retried is a deadlock the lock manager found.
+    assert_eq!(r["deadlocks"], r["engine_deadlocks"]);
+    for k in ["avg_ms", "p95_ms", "p99_ms"] {
+        assert!(r["lock_latency"][k].as_f64().is_some(), "{k}");
+    }
+
+    let text = minnow([
+        "bench",
+        "hot-rows",
+        "--threads",
+        "2",
+        "--hot",
+        "3",
+        "--secs",
+        "1",
+    ]);
+    assert_eq!(text.code, 0, "stderr: {}", text.stderr);
+    let lines: Vec<&str> = text.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", text.stdout);
+    assert!(lines[1].contains("commits/s") && lines[1].contains("lock p95 ms"));
+    assert_eq!(lines[2].split_whitespace().next(), Some("2"));
+    let bad = minnow(["bench", "hot-rows", "--hot", "1", "--rows-per-trx", "2"]);
+    assert_eq!(bad.code, 2);
 }
 
 #[test]

@@ -29,6 +29,7 @@
 //! | `buffer_pool_dump_pct` | 1..=100 |
 //! | `autoinc_lock_mode` | `0`, `1` or `2` |
 //! | `lock_wait_timeout` | seconds |
+//! | `purge_threads` | `0` (purge only on demand) or `1` |
 //! | `flush_log_at_timeout` | milliseconds |
 //! | `compression_failure_threshold_pct`, `compression_pad_pct_max` | integer percent |
 //! | `adaptive_hash_index` | `on` or `off` |
@@ -90,6 +91,7 @@ pub const KNOBS: &[&str] = &[
     "buffer_pool_dump_pct",
     "autoinc_lock_mode",
     "lock_wait_timeout",
+    "purge_threads",
     "flush_log_at_timeout",
     "adaptive_hash_index",
     "adaptive_hash_index_parts",
@@ -228,6 +230,7 @@ pub fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), KnobErr
                 AutoIncLockMode::try_from(u8_()?).map_err(|_| bad("expected 0, 1 or 2"))?;
         }
         "lock_wait_timeout" => config.lock_wait_timeout = Duration::from_secs(u64::from(u32_()?)),
+        "purge_threads" => config.purge_threads = usize_()?,
         "flush_log_at_timeout" => {
             config.flush_log_at_timeout = Duration::from_millis(u64::from(u32_()?));
         }
@@ -306,6 +309,7 @@ mod tests {
             ("buffer_pool_dump_pct", "50"),
             ("autoinc_lock_mode", "0"),
             ("lock_wait_timeout", "5"),
+            ("purge_threads", "0"),
             ("flush_log_at_timeout", "2000"),
             ("adaptive_hash_index", "off"),
             ("adaptive_hash_index_parts", "8"),
@@ -332,6 +336,7 @@ mod tests {
             (10, 25)
         );
         assert_eq!(c.status_file, Some(Duration::from_millis(250)));
+        assert_eq!(c.purge_threads, 0);
         apply(&mut c, "status_file", "0").unwrap();
         assert_eq!(c.status_file, None);
         assert_eq!(c.page_size, PageSize::K8);

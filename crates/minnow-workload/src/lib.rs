@@ -17,6 +17,12 @@
 //!   (experiment E8).
 //! - [`parallel_load`]: parallel multi-row inserts under auto-increment lock modes 0, 1, 2
 //!   and with explicit keys (experiment E7).
+//! - [`writers`]: small write transactions on disjoint keys at a thread count (writer
+//!   scaling: what the engine costs when no writer waits for another).
+//! - [`hot_rows`]: writers updating a few hot rows in random order, queueing on row locks and
+//!   deadlocking, retried as an application would (the lock queue's and the deadlock
+//!   detector's cost).
+//! - [`timed`]: the timed worker-thread loop with latency histograms both of them use.
 //! - [`warmup`]: a skewed point-read workload on a table larger than the buffer pool, read to
 //!   a steady state and restarted with and without the `ib_buffer_pool` dump load, with
 //!   throughput per interval after each restart (experiment E11).
@@ -64,6 +70,7 @@
 #![deny(unsafe_code)]
 
 pub mod e3;
+pub mod hot_rows;
 pub mod io_stats;
 pub mod killer;
 pub mod knobs;
@@ -74,7 +81,9 @@ pub mod reads2007;
 pub mod revisions;
 pub mod slap;
 pub mod textgen;
+pub mod timed;
 pub mod warmup;
+pub mod writers;
 
 /// Everything that can go wrong while preparing or running a workload.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +110,10 @@ pub enum WorkloadError {
     /// The heap table failed (its heap file, or a definition it refuses).
     #[error(transparent)]
     Heap(Box<minnow_heap::HeapError>),
+    /// The data after a run is not what the run wrote (a lost update, a missing row): says
+    /// what was found and what was expected.
+    #[error("verification after the run failed: {0}")]
+    Verify(String),
     /// A worker thread panicked (a bug in the workload or the engine).
     #[error("a worker thread panicked")]
     WorkerPanicked,

@@ -570,6 +570,24 @@ pub struct Latency {
     pub max_ms: f64,
 }
 
+impl Latency {
+    /// The percentiles of a histogram of microseconds (all zero when it is empty).
+    pub fn of(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            min_ms: ms(h.min()),
+            avg_ms: h.mean() / 1000.0,
+            p50_ms: ms(h.value_at_quantile(0.50)),
+            p95_ms: ms(h.value_at_quantile(0.95)),
+            p99_ms: ms(h.value_at_quantile(0.99)),
+            p999_ms: ms(h.value_at_quantile(0.999)),
+            max_ms: ms(h.max()),
+        }
+    }
+}
+
 /// The totals of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -678,9 +696,9 @@ impl Counters {
 }
 
 /// Latencies are recorded in microseconds, up to an hour, with 3 significant digits.
-const HIST_MAX_US: u64 = 3_600_000_000;
+pub(crate) const HIST_MAX_US: u64 = 3_600_000_000;
 
-fn new_hist() -> Result<Histogram<u64>, WorkloadError> {
+pub(crate) fn new_hist() -> Result<Histogram<u64>, WorkloadError> {
     Histogram::new_with_bounds(1, HIST_MAX_US, 3).map_err(|e| WorkloadError::Setting {
         setting: "histogram",
         reason: e.to_string(),
@@ -698,7 +716,7 @@ fn lock(m: &Mutex<Slot>) -> MutexGuard<'_, Slot> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn per_sec(n: u64, d: Duration) -> f64 {
+pub(crate) fn per_sec(n: u64, d: Duration) -> f64 {
     let s = d.as_secs_f64();
     if s > 0.0 { n as f64 / s } else { 0.0 }
 }
@@ -811,20 +829,7 @@ pub fn run(
         report(&tail);
     }
     let events_per_thread: Vec<u64> = slots.iter().map(|s| lock(s).total_events).collect();
-    let h = &total.hist;
-    let latency = if h.is_empty() {
-        Latency::default()
-    } else {
-        Latency {
-            min_ms: ms(h.min()),
-            avg_ms: h.mean() / 1000.0,
-            p50_ms: ms(h.value_at_quantile(0.50)),
-            p95_ms: ms(h.value_at_quantile(0.95)),
-            p99_ms: ms(h.value_at_quantile(0.99)),
-            p999_ms: ms(h.value_at_quantile(0.999)),
-            max_ms: ms(h.max()),
-        }
-    };
+    let latency = Latency::of(&total.hist);
     let limit_reached = cfg.events.is_some_and(|n| total.events >= n)
         || deadline.is_some_and(|d| Instant::now() >= d);
     let queries = total.reads + total.writes + total.other;

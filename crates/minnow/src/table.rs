@@ -251,12 +251,21 @@ impl<'db> Table<'db> {
     ) -> Result<T> {
         let inner = self.db.inner()?;
         self.live()?;
-        let mdl = Arc::clone(&self.current()?.t.mdl);
-        let mut w = trx::WriteGuard::new(inner, &mdl);
-        let t = self.entry_now()?;
+        // Every entry of the table shares one metadata lock, so this handle's is the table's.
+        let mut w = trx::WriteGuard::new(inner, &self.t.mdl);
+        // Under it the entry cannot change: this handle's if it is still the table's (no
+        // look-up, the common case), else the current one.
+        let fresh;
+        let t = match self.t.state() {
+            EntryState::Live => &self.t,
+            _ => {
+                fresh = self.entry_now()?;
+                &fresh
+            }
+        };
         #[cfg(test)]
         tests::hook(tests::Point::StatementLatched);
-        f(inner, &t, &mut w)
+        f(inner, t, &mut w)
     }
 
     /// Inserts a row (one value per column, in table order). A row whose primary key exists

@@ -14,9 +14,16 @@
 //!                                       (experiment E11; see the `bench_warmup` module)
 //! minnow bench parallel-load [--rows N] [--threads 1,2,4] [--keys autoinc0,...] [--csv | --json]
 //!                                       (experiment E7; see the `bench_load` module)
+//! minnow bench writers [--threads 1,2,4,8] [--op update|insert] [--rows-per-trx 4] [--secs 10] \
+//!     [--flush-log-at-trx-commit 0] [--csv | --json]
+//!                                       (writer scaling on disjoint keys; see `bench_writers`)
+//! minnow bench hot-rows [--threads 8] [--hot 4] [--rows-per-trx 2] [--secs 10] [--csv | --json]
+//!                                       (lock queues and deadlocks on hot rows; `bench_writers`)
 //! minnow bench oltp --mode update_index --tables 1 --table-size 10000 --threads 4 --time 10 \
 //!     [--events N] [--dir DIR] [--set doublewrite=off --set flush_log_at_trx_commit=0 ...] \
 //!     [--report-interval 1] [--csv | --json]
+//! minnow bench oltp --mode write_only,read_write --threads 1,2,4,8 --time 10 [--csv | --json]
+//!                                       (a sweep, one line per run; see `bench_oltp_sweep`)
 //! ```
 //!
 //! The command creates a database (in `--dir`, which must not hold one and is kept; by
@@ -94,6 +101,12 @@ pub enum Workload {
     /// Crash recovery: a writer killed with N MiB of redo behind the checkpoint, then the
     /// time `open` takes to recover (see `crate::cmd::bench_recovery`).
     Recovery(super::bench_recovery::RecoveryArgs),
+    /// Writer scaling: small transactions on disjoint keys at each thread count, tx/s and
+    /// rows/s against the first thread count, commit latency (see `crate::cmd::bench_writers`).
+    Writers(super::bench_writers::WritersArgs),
+    /// Writers updating a few hot rows in random order: commits, deadlocks and lock waits per
+    /// second, locking-read latency (see `crate::cmd::bench_writers`).
+    HotRows(super::bench_writers::HotRowsArgs),
     /// The child process of `bench recovery` (not for direct use).
     #[command(hide = true)]
     RecoveryWriter(super::bench_recovery::WriterArgs),
@@ -103,7 +116,8 @@ pub enum Workload {
 #[derive(Debug, Args)]
 pub struct OltpArgs {
     /// The script: read_only, write_only, read_write, update_index, update_non_index or
-    /// point_select (an `oltp_` prefix is accepted).
+    /// point_select (an `oltp_` prefix is accepted); a comma-separated list runs each in
+    /// turn (see `crate::cmd::bench_oltp_sweep`).
     #[arg(long, default_value = "read_write")]
     pub mode: String,
     /// Number of sbtest tables.
@@ -112,9 +126,10 @@ pub struct OltpArgs {
     /// Rows per table.
     #[arg(long, default_value_t = 10_000)]
     pub table_size: u64,
-    /// Worker threads.
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    /// Worker threads; a comma-separated list (`1,2,4,8`) runs each count in turn on a fresh
+    /// database, one summary line per run (see `crate::cmd::bench_oltp_sweep`).
+    #[arg(long, default_value = "1")]
+    pub threads: String,
     /// Seconds to run (0: no time limit; then --events must be set).
     #[arg(long, default_value_t = 10)]
     pub time: u64,
@@ -218,12 +233,14 @@ pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Statu
         Workload::Compression(args) => super::bench_compression::run(args, json, out),
         Workload::Recovery(args) => super::bench_recovery::run(args, json, out),
         Workload::RecoveryWriter(args) => super::bench_recovery::run_writer(args),
+        Workload::Writers(args) => super::bench_writers::run_writers(args, json, out),
+        Workload::HotRows(args) => super::bench_writers::run_hot_rows(args, json, out),
     }
 }
 
 /// The output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(crate) enum Format {
     Text,
     Json,
     Csv,
@@ -254,7 +271,7 @@ struct PrepareReport {
 }
 
 /// What a "transaction" of the report is, per `skip_trx`.
-fn note(skip_trx: bool) -> String {
+pub(crate) fn note(skip_trx: bool) -> String {
     if skip_trx {
         "--skip-trx on: each statement is its own transaction, no BEGIN/COMMIT is issued, and a transaction in this report is one event's sequence of statements".to_owned()
     } else {
@@ -277,11 +294,20 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         (false, true) => Format::Csv,
         (false, false) => Format::Text,
     };
+    let modes: Vec<Mode> = a
+        .mode
+        .split(',')
+        .map(|m| m.parse::<Mode>().map_err(workload_err))
+        .collect::<Result<_, _>>()?;
+    let threads = super::bench_args::thread_list(&a.threads)?;
+    let (Some(&mode), Some(&first_threads)) = (modes.first(), threads.first()) else {
+        return Err(usage("--mode and --threads need at least one value"));
+    };
     let cfg = OltpConfig {
-        mode: a.mode.parse::<Mode>().map_err(workload_err)?,
+        mode,
         tables: a.tables,
         table_size: a.table_size,
-        threads: a.threads,
+        threads: first_threads,
         time: (a.time > 0).then(|| Duration::from_secs(a.time)),
         events: (a.events > 0).then_some(a.events),
         point_selects: a.point_selects,
@@ -302,13 +328,10 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         report_interval: (a.report_interval > 0).then(|| Duration::from_secs(a.report_interval)),
     };
     cfg.validate().map_err(workload_err)?;
-    let mut config = Config::default();
-    for s in &a.set {
-        knobs::apply_setting(&mut config, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
+    let config = super::bench_args::knob_config(Config::default(), &a.set)?;
+    if modes.len() > 1 || threads.len() > 1 {
+        return super::bench_oltp_sweep::run(a, &cfg, &modes, &threads, &config, format, out);
     }
-    config
-        .validate()
-        .map_err(|e| usage(format!("--set: {e}")))?;
 
     let (_temp, dir) = scratch_dir(&a.dir)?;
     let kept = a.dir.is_some();
@@ -408,17 +431,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         return Err(e.into());
     }
     let io = IoSnapshot::take(&db).map_err(workload_err)?.since(&before);
-    let check = if a.check {
-        let r = db
-            .check()
-            .map_err(|e| CliError::Database(format!("check after the run: {e}")))?;
-        Some(format!(
-            "ok: {} table(s), {} index(es) checked",
-            r.tables, r.indexes
-        ))
-    } else {
-        None
-    };
+    let check = if a.check { Some(check_db(&db)?) } else { None };
     db.close()
         .map_err(|e| CliError::Database(format!("{}: close: {e}", dir.display())))?;
 
@@ -443,6 +456,17 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         Format::Text => print_text_summary(&report, out)?,
     }
     Ok(Status::Clean)
+}
+
+/// `--check`: [`Database::check`] after a run, as the line the reports print.
+pub(crate) fn check_db(db: &Database) -> Result<String, CliError> {
+    let r = db
+        .check()
+        .map_err(|e| CliError::Database(format!("check after the run: {e}")))?;
+    Ok(format!(
+        "ok: {} table(s), {} index(es) checked",
+        r.tables, r.indexes
+    ))
 }
 
 /// The checksum algorithm the `--set` list asks for (the last one given), or the default's.

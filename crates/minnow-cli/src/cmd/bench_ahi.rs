@@ -20,7 +20,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 use minnow::{Config, Database};
-use minnow_workload::knobs;
 use minnow_workload::slap::{self, Query, Setup, Shape, SlapConfig};
 use serde::Serialize;
 
@@ -78,17 +77,14 @@ fn bench_err(e: impl std::fmt::Display) -> CliError {
 
 /// Runs the matrix and prints it.
 pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
-    let mut config = Config {
-        buffer_pool_size: 512 << 20,
-        flush_log_at_trx_commit: minnow::FlushAtCommit::Lazy,
-        ..Config::default()
-    };
-    for s in &a.set {
-        knobs::apply_setting(&mut config, s).map_err(|e| bench_err(format!("--set {s}: {e}")))?;
-    }
-    config
-        .validate()
-        .map_err(|e| bench_err(format!("--set: {e}")))?;
+    let config = super::bench_args::knob_config(
+        Config {
+            buffer_pool_size: 512 << 20,
+            flush_log_at_trx_commit: minnow::FlushAtCommit::Lazy,
+            ..Config::default()
+        },
+        &a.set,
+    )?;
     let queries: Vec<Query> = a
         .query
         .iter()

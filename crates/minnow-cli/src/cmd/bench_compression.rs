@@ -31,7 +31,6 @@ use clap::Args;
 use minnow::Config;
 use minnow::io::FlushMethod;
 use minnow_workload::e3::{self, E3Config, Layout, Prepared, RunReport, Workload};
-use minnow_workload::knobs;
 use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
@@ -216,15 +215,14 @@ pub fn run(a: &CompressionArgs, json: bool, out: &mut dyn Write) -> Result<Statu
     if layouts.is_empty() || workloads.is_empty() {
         return Err(usage("need at least one layout and one workload"));
     }
-    let mut base = Config {
-        flush_method: FlushMethod::ODirect,
-        buffer_pool_dump_at_shutdown: false,
-        ..Config::default()
-    };
-    for s in &a.set {
-        knobs::apply_setting(&mut base, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
-    }
-    base.validate().map_err(|e| usage(format!("--set: {e}")))?;
+    let base = super::bench_args::knob_config(
+        Config {
+            flush_method: FlushMethod::ODirect,
+            buffer_pool_dump_at_shutdown: false,
+            ..Config::default()
+        },
+        &a.set,
+    )?;
     let cfg = E3Config {
         rows: a.rows,
         seed: a.seed,

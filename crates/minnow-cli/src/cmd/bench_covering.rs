@@ -17,7 +17,6 @@ use std::path::PathBuf;
 use clap::Args;
 use minnow::io::FlushMethod;
 use minnow::{Config, Database};
-use minnow_workload::knobs;
 use minnow_workload::revisions::{self, ColdRun, Plan};
 use serde::Serialize;
 
@@ -63,16 +62,13 @@ pub fn run(a: &CoveringArgs, json: bool, out: &mut dyn Write) -> Result<Status, 
     if json && a.csv {
         return Err(usage("--json and --csv cannot be used together"));
     }
-    let mut config = Config {
-        flush_method: FlushMethod::ODirect,
-        ..Config::default()
-    };
-    for s in &a.set {
-        knobs::apply_setting(&mut config, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
-    }
-    config
-        .validate()
-        .map_err(|e| usage(format!("--set: {e}")))?;
+    let config = super::bench_args::knob_config(
+        Config {
+            flush_method: FlushMethod::ODirect,
+            ..Config::default()
+        },
+        &a.set,
+    )?;
     let (_temp, dir) = scratch_dir(&a.dir)?;
     let db = Database::create(&dir, config.clone())
         .map_err(|e| CliError::Database(format!("{}: {e}", dir.display())))?;

@@ -3,22 +3,28 @@
 //! ([`minnow_workload::parallel_load`]).
 //!
 //! ```text
-//! minnow bench parallel-load [--rows 20000] [--threads 1,2,4] [--rows-per-statement 100]
-//!     [--keys autoinc0,autoinc1,autoinc2,explicit] [--set name=value ...] [--csv | --json]
+//! minnow bench parallel-load [--rows 20000] [--threads 1,2,4,8] [--rows-per-statement 100]
+//!     [--keys autoinc0,autoinc1,autoinc2,explicit] [--flush-log-at-trx-commit 0]
+//!     [--set name=value ...] [--csv | --json]
 //! ```
 //!
 //! Each (key mode, thread count) pair loads a fresh database in a temporary directory under
 //! the current one (so on its file system) and prints rows per second, the process's CPU
-//! seconds and the AUTO-INC lock's waits and grants.
+//! seconds, the AUTO-INC lock's waits and grants, and two ratios: rows per second over the
+//! same key mode's at the first thread count (does this mode scale?) and over the first load
+//! of the run (autoinc0 at one thread by default: the article's one client, so the column
+//! reads as the article's 1 -> 1.21 -> 2.99 shape, which the text output prints below the
+//! table).
 
 use std::io::Write;
 
 use clap::Args;
 use minnow::Config;
-use minnow_workload::knobs;
 use minnow_workload::parallel_load::{self, KeyMode, LoadResult};
+use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
+use super::bench_args::{KnobArgs, ratio, thread_list};
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -37,12 +43,27 @@ pub struct LoadArgs {
     /// Key modes, comma-separated: autoinc0, autoinc1, autoinc2, explicit.
     #[arg(long, default_value = "autoinc0,autoinc1,autoinc2,explicit")]
     pub keys: String,
-    /// A Config knob as name=value, by its InnoDB name (repeatable).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
+    /// Knobs (`--flush-log-at-trx-commit 0` for the CPU-bound run).
+    #[command(flatten)]
+    pub knobs: KnobArgs,
     /// CSV output: one row per load.
     #[arg(long)]
     pub csv: bool,
+}
+
+/// The article's numbers, printed under the text table for comparison.
+const ARTICLE: &str = "seed 004 (13M rows): 1 client 7,200 rows/s; threads with AUTO_INCREMENT (traditional AUTO-INC lock) 8,700 (x1.21); threads with explicit keys 21,500 (x2.99)";
+
+/// One load with its ratios.
+#[derive(Debug, Serialize)]
+struct LoadRow {
+    #[serde(flatten)]
+    result: LoadResult,
+    /// Rows per second over the same key mode's at the first thread count.
+    scaling: f64,
+    /// Rows per second over the first load's (the first key mode at the first thread count:
+    /// autoinc0 at 1 thread by default, the article's one client).
+    vs_first_run: f64,
 }
 
 /// Runs `minnow bench parallel-load`.
@@ -50,24 +71,8 @@ pub fn run(a: &LoadArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliE
     if json && a.csv {
         return Err(usage("--json and --csv cannot be used together"));
     }
-    let mut config = Config::default();
-    for s in &a.set {
-        knobs::apply_setting(&mut config, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
-    }
-    config
-        .validate()
-        .map_err(|e| usage(format!("--set: {e}")))?;
-    let threads: Vec<usize> = a
-        .threads
-        .split(',')
-        .map(|t| {
-            t.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| (1..=1024).contains(&n))
-                .ok_or_else(|| usage(format!("--threads: `{t}` is not a count in 1..=1024")))
-        })
-        .collect::<Result<_, _>>()?;
+    let config = a.knobs.config(Config::default())?;
+    let threads = thread_list(&a.threads)?;
     let keys: Vec<KeyMode> = a
         .keys
         .split(',')
@@ -76,28 +81,46 @@ pub fn run(a: &LoadArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliE
     if a.csv {
         writeln!(
             out,
-            "keys,threads,rows,seconds,rows_per_sec,cpu_seconds,lock_waits,lock_grants"
+            "keys,threads,rows,seconds,rows_per_sec,cpu_seconds,lock_waits,lock_grants,scaling,vs_first_run"
         )?;
     } else if !json {
         writeln!(
             out,
-            "{:<10} {:>7} {:>12} {:>10} {:>11} {:>11}",
-            "keys", "threads", "rows/s", "cpu s", "lock waits", "lock grants"
+            "{:<10} {:>7} {:>12} {:>10} {:>11} {:>11} {:>9} {:>9}",
+            "keys",
+            "threads",
+            "rows/s",
+            "cpu s",
+            "lock waits",
+            "lock grants",
+            "x mode 1st",
+            "x run 1st"
         )?;
     }
-    let mut results: Vec<LoadResult> = Vec::new();
+    let mut results: Vec<LoadRow> = Vec::new();
     for &n in &threads {
         for &k in &keys {
             let (_temp, dir) = scratch_dir(&None)?;
             let r = parallel_load::run(&dir, config.clone(), k, n, a.rows, a.rows_per_statement)
                 .map_err(workload_err)?;
+            let first_of_mode = results.iter().find(|p| p.result.keys == r.keys);
+            let scaling = ratio(
+                r.rows_per_sec,
+                first_of_mode.map_or(r.rows_per_sec, |p| p.result.rows_per_sec),
+            );
+            let vs_first_run = ratio(
+                r.rows_per_sec,
+                results
+                    .first()
+                    .map_or(r.rows_per_sec, |p| p.result.rows_per_sec),
+            );
             let cpu = r
                 .cpu_seconds
                 .map_or_else(String::new, |c| format!("{c:.3}"));
             if a.csv {
                 writeln!(
                     out,
-                    "{},{},{},{:.4},{:.1},{cpu},{},{}",
+                    "{},{},{},{:.4},{:.1},{cpu},{},{},{scaling:.3},{vs_first_run:.3}",
                     r.keys,
                     r.threads,
                     r.rows,
@@ -109,16 +132,22 @@ pub fn run(a: &LoadArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliE
             } else if !json {
                 writeln!(
                     out,
-                    "{:<10} {:>7} {:>12.0} {:>10} {:>11} {:>11}",
+                    "{:<10} {:>7} {:>12.0} {:>10} {:>11} {:>11} {scaling:>9.2} {vs_first_run:>9.2}",
                     r.keys, r.threads, r.rows_per_sec, cpu, r.lock_waits, r.lock_grants
                 )?;
             }
             out.flush()?;
-            results.push(r);
+            results.push(LoadRow {
+                result: r,
+                scaling,
+                vs_first_run,
+            });
         }
     }
     if json {
         emit_json(out, &results)?;
+    } else if !a.csv {
+        writeln!(out, "{ARTICLE}")?;
     }
     Ok(Status::Clean)
 }

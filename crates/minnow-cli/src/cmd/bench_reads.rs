@@ -29,7 +29,6 @@ use std::time::Duration;
 
 use clap::Args;
 use minnow::{Config, Database};
-use minnow_workload::knobs;
 use minnow_workload::reads2007::{self, Loaded, Organisation, Point, Query, SweepConfig};
 use serde::Serialize;
 
@@ -96,17 +95,7 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         "both" => Organisation::ALL.to_vec(),
         one => vec![one.parse().map_err(workload_err)?],
     };
-    let threads: Vec<usize> = a
-        .threads
-        .split(',')
-        .map(|t| {
-            t.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| (1..=1024).contains(&n))
-                .ok_or_else(|| usage(format!("--threads: `{t}` is not a count in 1..=1024")))
-        })
-        .collect::<Result<_, _>>()?;
+    let threads = super::bench_args::thread_list(&a.threads)?;
     let queries: Vec<Query> = match &a.queries {
         None => Query::ALL.to_vec(),
         Some(q) => q
@@ -122,16 +111,13 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         duration: secs(a.time, "time")?,
         seed: a.seed,
     };
-    let mut config = Config {
-        buffer_pool_size: 1 << 30,
-        ..Config::default()
-    };
-    for s in &a.set {
-        knobs::apply_setting(&mut config, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
-    }
-    config
-        .validate()
-        .map_err(|e| usage(format!("--set: {e}")))?;
+    let config = super::bench_args::knob_config(
+        Config {
+            buffer_pool_size: 1 << 30,
+            ..Config::default()
+        },
+        &a.set,
+    )?;
     let (_temp, dir) = scratch_dir(&a.dir)?;
     let db = Database::create(&dir, config)
         .map_err(|e| CliError::Database(format!("{}: {e}", dir.display())))?;

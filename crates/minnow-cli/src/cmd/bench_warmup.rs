@@ -25,7 +25,6 @@ use std::time::Duration;
 use clap::Args;
 use minnow::Config;
 use minnow::io::FlushMethod;
-use minnow_workload::knobs;
 use minnow_workload::warmup::{self, Interval, Restart, WarmupConfig};
 use serde::Serialize;
 
@@ -129,16 +128,13 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
     if json && a.csv {
         return Err(usage("--json and --csv cannot be used together"));
     }
-    let mut config = Config {
-        flush_method: FlushMethod::ODirect,
-        ..Config::default()
-    };
-    for s in &a.set {
-        knobs::apply_setting(&mut config, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
-    }
-    config
-        .validate()
-        .map_err(|e| usage(format!("--set: {e}")))?;
+    let config = super::bench_args::knob_config(
+        Config {
+            flush_method: FlushMethod::ODirect,
+            ..Config::default()
+        },
+        &a.set,
+    )?;
     let cfg = WarmupConfig {
         rows: a.rows,
         hot_rows: a.hot_rows,

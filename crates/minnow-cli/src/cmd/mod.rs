@@ -3,12 +3,15 @@
 
 pub mod bench;
 pub mod bench_ahi;
+pub mod bench_args;
 pub mod bench_compression;
 pub mod bench_covering;
 pub mod bench_load;
+pub mod bench_oltp_sweep;
 pub mod bench_reads;
 pub mod bench_recovery;
 pub mod bench_warmup;
+pub mod bench_writers;
 pub mod check;
 pub mod dblwr;
 pub mod demo;
