@@ -31,8 +31,9 @@
 //! (`minnow_mvcc::lock`), and before it inserts a key into a unique index, a lock on that
 //! key; it keeps them until its transaction commits or rolls back. No two active
 //! transactions ever change the same row, which is what makes rolling each of them back
-//! independently correct. A lock another transaction holds is waited for with the writer
-//! lock (`Inner::write`) let go, so the holder can go on and finish; the wait ends when the
+//! independently correct. A lock another transaction holds is waited for with the
+//! statement's latches let go ([`WriteGuard::unlocked`]), so the holder can go on and finish,
+//! and DDL is not held up; the wait ends when the
 //! lock is granted (the statement then carries on, re-checking the table it writes), in
 //! [`Error::Deadlock`] (this transaction was the youngest in a cycle of waits: the whole
 //! transaction is rolled back) or in [`Error::LockWaitTimeout`] (the statement is rolled
