@@ -54,7 +54,9 @@
 //!   which both the engine (its buffer pool) and read-only tools (the files) read them.
 //! - [`read_view`]: InnoDB's visibility rule.
 //! - [`roll_ptr`]: the 56-bit roll pointer.
-//! - [`lock`]: row locks for writers: queues, deadlock detection, lock wait timeouts.
+//! - [`lock`]: row locks for writers and locking reads: record, gap, next-key and
+//!   insert-intention locks (InnoDB's rules), their inheritance when records come and go,
+//!   queues, deadlock detection, lock wait timeouts.
 //!
 //! This crate knows pages and bytes, not tables: what a record's fields mean, and how
 //! secondary indexes follow a clustered change, is the `minnow` crate's part.
@@ -92,7 +94,7 @@ pub mod trx_sys;
 pub mod undo;
 
 pub use error::{MvccError, Result};
-pub use lock::{LockError, LockKey, LockManager, LockMode, LockStats, TrxLocks};
+pub use lock::{LockError, LockKey, LockManager, LockMode, LockStats, LockType, TrxLocks};
 pub use read_view::ReadView;
 pub use roll_ptr::{INSERT_FLAG, RollPtr, trx_id_from_field};
 pub use trx_sys::{

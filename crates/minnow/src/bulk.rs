@@ -278,6 +278,7 @@ impl Database {
             superseded: Default::default(),
             autoinc: t.autoinc.clone(),
             mdl: Arc::clone(&t.mdl),
+            gaps: Arc::clone(&t.gaps),
         });
         inner.tables.write().insert(table.to_owned(), entry);
         // Handles on the old entry read through the new one from now on: a later drop marks
@@ -385,6 +386,7 @@ impl Table<'_> {
                 superseded: Default::default(),
                 autoinc: t.autoinc.clone(),
                 mdl: Arc::clone(&t.mdl),
+                gaps: Arc::clone(&t.gaps),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),

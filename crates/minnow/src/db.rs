@@ -60,6 +60,10 @@ pub(crate) struct TableEntry {
     /// shared, DDL and bulk load exclusively. One per table, carried from entry to entry
     /// when DDL replaces the entry (see `crate::trx::WriteGuard`).
     pub mdl: Arc<RwLock<()>>,
+    /// The gap latch: held across finding a clustered record's neighbour and locking by it
+    /// (see `crate::trx` gaps). One per table, carried from entry to entry when DDL replaces
+    /// the entry.
+    pub gaps: Arc<parking_lot::Mutex<()>>,
 }
 
 /// What [`Database::check`] found.
@@ -687,6 +691,7 @@ impl Database {
                 superseded: Default::default(),
                 autoinc,
                 mdl: Arc::default(),
+                gaps: Arc::default(),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),
@@ -986,6 +991,7 @@ impl TableEntry {
             superseded: Default::default(),
             autoinc,
             mdl: Arc::default(),
+            gaps: Arc::default(),
         })
     }
 }

@@ -277,6 +277,7 @@ impl Database {
             superseded: Default::default(),
             autoinc: entry.autoinc.clone(),
             mdl: Arc::clone(&entry.mdl),
+            gaps: Arc::clone(&entry.gaps),
         });
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().insert(table.to_owned(), new);

@@ -253,7 +253,12 @@
 //! transaction holds waits for it, with its statement's latches let go, up to
 //! [`Config::lock_wait_timeout`] ([`Error::LockWaitTimeout`]: its statement is rolled back); a
 //! wait that would close a cycle makes the youngest transaction in it the victim
-//! ([`Error::Deadlock`]: its whole transaction is rolled back). There are no gap locks.
+//! ([`Error::Deadlock`]: its whole transaction is rolled back). Under REPEATABLE READ the
+//! locking reads ([`Transaction::get_for_update`], [`Transaction::scan_for_update`]) also
+//! lock the gaps they read, as InnoDB's next-key locks do, and an insert waits while another
+//! transaction locks its gap: a locking read finds no phantom. Inserts of new records into
+//! one table take turns on its gap latch for the length of one B-tree insert (the `trx`
+//! gaps module).
 //! [`Table::insert_many`] runs one transaction per row (each row atomic, the statement stops
 //! at its first failing row).
 //!
@@ -329,7 +334,8 @@
 //!
 //! ## Not built yet
 //!
-//! Gap locks (see "Transactions"); `ALTER TABLE` beyond
+//! Locking reads through a secondary index (gap locks are on the clustered index only);
+//! SERIALIZABLE; `ALTER TABLE` beyond
 //! `create_index` and `drop_index`; a tablespace per table; `auto_increment_increment` and
 //! `_offset`; prefix keys on
 //! BLOB/TEXT columns; the `innodb_*` knobs the lower crates do not implement yet (adaptive

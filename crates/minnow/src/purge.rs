@@ -415,9 +415,11 @@ fn purge_row(
     };
     // Only the delete this record describes, if nothing changed the row since.
     if cur.deleted && sys_of(&t.meta, &cur.values)? == (trx_id, ptr) {
-        t.clustered
-            .delete(pool, key)
-            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        crate::trx::remove_record(inner, t, key, None, || {
+            t.clustered
+                .delete(pool, key)
+                .map_err(|e| from_tree(e, meta.name(), PRIMARY))
+        })?;
         r.clustered_removed += 1;
     }
     Ok(())

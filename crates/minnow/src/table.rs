@@ -23,6 +23,7 @@ pub struct Table<'db> {
 }
 
 mod scan;
+pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
 
 impl<'db> Table<'db> {

@@ -9,7 +9,7 @@
 //! reads the state committed at the transaction's first read, READ COMMITTED the state
 //! committed at each statement, both with the transaction's own writes on top; writes act on
 //! the latest committed state. A write that may wait for a row lock another open transaction
-//! holds is mostly left out; the few that run (with a 1 ms lock_wait_timeout) must either time
+//! holds (an insert: also one that may wait for a gap lock) is mostly left out; the few that run (with a 1 ms lock_wait_timeout) must either time
 //! out, changing nothing, or do what the model says. At the end the table equals the last
 //! committed state through every index, no lock is held and `check()` passes.
 //!
@@ -92,6 +92,10 @@ struct MTx {
     writes: BTreeMap<u64, Option<Row>>,
     /// Every lock it may hold (a superset: each key a statement tried to lock).
     locks: BTreeSet<LockK>,
+    /// It may hold a gap lock: a REPEATABLE READ write by key that found no row locks the gap
+    /// the row would be in (which gap depends on delete-marked records the model does not
+    /// know, and grows when purge removes one), so any insert may wait for it.
+    gaps: bool,
 }
 
 #[derive(Debug, Default)]
@@ -180,6 +184,14 @@ impl Model {
         if self.held_by_other(slot, &LockK::Row(k)) {
             return true;
         }
+        let gap_locked = self
+            .txs
+            .iter()
+            .enumerate()
+            .any(|(i, t)| Some(i) != slot && t.as_ref().is_some_and(|t| t.gaps));
+        if matches!(w, Write::Insert(..)) && gap_locked {
+            return true;
+        }
         let Some(x) = u else { return false };
         self.held_by_other(slot, &LockK::U(x))
             || self.ever_u.get(&x).is_some_and(|pks| {
@@ -222,6 +234,8 @@ impl Model {
             self.ever_u.entry(x).or_default().insert(k);
         }
         if let Some(tx) = slot.and_then(|s| self.txs[s].as_mut()) {
+            let absent = matches!(result, Outcome::NotFound | Outcome::Deleted(false));
+            tx.gaps |= absent && !tx.rc;
             tx.locks.insert(LockK::Row(k));
             if let Some(x) = row.and_then(|r| r.u) {
                 tx.locks.insert(LockK::U(x));

@@ -6,10 +6,13 @@
 //! script and at both isolation levels, what minnow's transactions prevent and what they allow:
 //! dirty writes and reads never happen, REPEATABLE READ reads one snapshot (no fuzzy reads,
 //! read skew or phantoms), a writer that waits for a row lock acts on the latest committed
-//! row (lost updates happen without locking reads, as in InnoDB), and write skew happens
-//! (snapshot isolation allows it). Other scripts cover rollback, a failed statement inside a
-//! transaction, lock wait timeouts and deadlocks. Every read goes through the primary key and
-//! through the secondary index, covering and not, which must agree.
+//! row (lost updates happen without locking reads, as in InnoDB, and not with
+//! `get_for_update`), write skew happens (snapshot isolation allows it) unless the reads are
+//! locking reads, and a locking range read under REPEATABLE READ keeps inserts out of its
+//! range (next-key locks: no phantom) while one under READ COMMITTED does not. Other scripts
+//! cover rollback, a failed statement inside a transaction, lock wait timeouts and deadlocks
+//! (two inserts into one locked gap among them). Every snapshot read goes through the primary
+//! key and through the secondary index, covering and not, which must agree.
 //!
 //! `UPDATE_GOLDENFILES=1 cargo test -p minnow --test mvcc_scripts` rewrites the expected
 //! outputs from what minnow prints (review the diff: a changed output is a changed behaviour).
@@ -30,7 +33,9 @@
 //! insert 1 10                     # autocommit statements: insert, set, delete, get, scan, scan_index
 //! t1: begin [repeatable_read|read_committed]   # default repeatable_read
 //! t1: get 1 [2 ...]               # prints `t1: get 1 => 10` (or `=> None`) per key
+//! t1: get_for_update 1 [2 ...]    # a locking read of each key, printed as get's
 //! t1: scan [2..5]                 # primary key scan over k: `t1: scan => [1=10, 2=20]`
+//! t1: scan_for_update [2..5]      # a locking read of the range, printed as scan's
 //! t1: scan_index [10..=50]        # by_v scan over v, in index order, rows as k=v
 //! t1: set 1 100                   # update k=1 to v=100
 //! t1: insert 3 30
@@ -228,16 +233,31 @@ enum Reader<'a, 'db> {
 }
 
 impl<'db> Reader<'_, 'db> {
-    fn get(&mut self, t: &Table<'db>, k: Value) -> minnow::Result<Option<Vec<Value>>> {
-        match self {
-            Reader::Tx(tx) => tx.get(t, &[k]),
-            Reader::Auto => t.get(&[k]),
+    fn get(
+        &mut self,
+        t: &Table<'db>,
+        k: Value,
+        locking: bool,
+    ) -> minnow::Result<Option<Vec<Value>>> {
+        match (self, locking) {
+            (Reader::Tx(tx), false) => tx.get(t, &[k]),
+            (Reader::Tx(tx), true) => tx.get_for_update(t, &[k]),
+            (Reader::Auto, false) => t.get(&[k]),
+            (Reader::Auto, true) => panic!("a locking read needs a transaction"),
         }
     }
 
-    fn rows(&mut self, t: &Table<'db>, index: bool, scan: Scan) -> minnow::Result<Vec<Vec<Value>>> {
+    fn rows(
+        &mut self,
+        t: &Table<'db>,
+        index: bool,
+        locking: bool,
+        scan: Scan,
+    ) -> minnow::Result<Vec<Vec<Value>>> {
         let covering = scan.columns.as_ref().is_some_and(|c| c.len() == 2);
         let rows = match (self, index) {
+            (Reader::Tx(tx), false) if locking => return tx.scan_for_update(t, scan),
+            (Reader::Auto, false) if locking => panic!("a locking read needs a transaction"),
             (Reader::Tx(tx), false) => tx.scan(t, scan)?,
             (Reader::Tx(tx), true) => tx.scan_index(t, "by_v", scan)?,
             (Reader::Auto, false) => t.scan(scan)?,
@@ -266,21 +286,26 @@ fn statement<'db>(
     };
     let err = |out: &mut Output, e: Error| out.push(Line::Err(p.clone(), e));
     match words[0] {
-        "get" => {
+        "get" | "get_for_update" => {
             for k in &words[1..] {
-                match reader.get(t, key(k)) {
+                match reader.get(t, key(k), words[0] == "get_for_update") {
                     Ok(Some(r)) => {
                         assert_eq!(r[1], r[2], "w does not mirror v in {r:?}");
-                        out.push(Line::Text(format!("{p}get {k} => {}", show(&r[1]))));
+                        out.push(Line::Text(format!(
+                            "{p}{} {k} => {}",
+                            words[0],
+                            show(&r[1])
+                        )));
                     }
-                    Ok(None) => out.push(Line::Text(format!("{p}get {k} => None"))),
+                    Ok(None) => out.push(Line::Text(format!("{p}{} {k} => None", words[0]))),
                     Err(e) => err(&mut out, e),
                 }
             }
         }
-        "scan" => {
+        "scan" | "scan_for_update" => {
             let (lo, hi) = range(words.get(1).copied(), |k| Value::UInt(k as u64));
-            match reader.rows(t, false, Scan::range(lo, hi)) {
+            let locking = words[0] == "scan_for_update";
+            match reader.rows(t, false, locking, Scan::range(lo, hi)) {
                 Ok(rows) => out.push(Line::Text(format!(
                     "{p}{} => {}",
                     words.join(" "),
@@ -292,8 +317,8 @@ fn statement<'db>(
         "scan_index" => {
             let (lo, hi) = range(words.get(1).copied(), Value::Int);
             let scan = Scan::range(lo, hi);
-            let covering = reader.rows(t, true, scan.clone().columns(&["k", "v"]));
-            let fetching = reader.rows(t, true, scan.columns(&["k", "v", "w"]));
+            let covering = reader.rows(t, true, false, scan.clone().columns(&["k", "v"]));
+            let fetching = reader.rows(t, true, false, scan.columns(&["k", "v", "w"]));
             match (covering, fetching) {
                 (Ok(a), Ok(b)) => {
                     let (a, b) = (kv_pairs(&a), kv_pairs(&b));

@@ -271,21 +271,41 @@ fn prefix_bound(
     })
 }
 
+/// What a locking range read over the primary key of `t` needs from `scan`
+/// (`Transaction::scan_for_update`): its bounds, normalised, and the positions of its
+/// columns.
+pub(crate) type LockingPlan = ((Bound<Vec<Value>>, Bound<Vec<Value>>), Vec<usize>);
+
+/// See [`LockingPlan`].
+pub(crate) fn locking_plan(t: &TableEntry, scan: &Scan) -> Result<LockingPlan> {
+    let meta = &t.meta;
+    let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b.clone());
+    Ok((
+        (b(&scan.start)?, b(&scan.end)?),
+        projection(meta, &scan.columns)?,
+    ))
+}
+
+/// The positions of the columns `cols` names (`None`: every column in table order).
+fn projection(meta: &crate::schema::TableMeta, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
+    let def = &meta.def;
+    match cols {
+        None => Ok((0..def.columns.len()).collect()),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                def.column_index(n).ok_or_else(|| Error::NoSuchColumn {
+                    table: def.name.clone(),
+                    column: n.clone(),
+                })
+            })
+            .collect(),
+    }
+}
+
 impl<'db> Table<'db> {
     fn projection(&self, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
-        let def = &self.t.meta.def;
-        match cols {
-            None => Ok((0..def.columns.len()).collect()),
-            Some(names) => names
-                .iter()
-                .map(|n| {
-                    def.column_index(n).ok_or_else(|| Error::NoSuchColumn {
-                        table: def.name.clone(),
-                        column: n.clone(),
-                    })
-                })
-                .collect(),
-        }
+        projection(&self.t.meta, cols)
     }
 
     /// A streaming scan over the primary key, in key order.

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use minnow_btree::BTree;
 use minnow_btree::record::Value;
-use minnow_mvcc::{LockKey, LockMode};
+use minnow_mvcc::{LockKey, LockMode, LockType};
 
 use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
@@ -61,9 +61,34 @@ pub(super) fn lock_key(
     Ok(LockKey::new(index_id, &bytes))
 }
 
-/// Takes `key` exclusively for the transaction, waiting (with the statement's latches let go,
-/// see [`WriteGuard::unlocked`]) while another transaction holds it. After a wait the table may have changed under the
-/// statement: a table dropped or reloaded meanwhile is [`Error::TableChanged`].
+/// Takes `ty` on `key` for the transaction, waiting (with the statement's latches let go,
+/// see [`WriteGuard::unlocked`]) while another transaction holds a lock it must wait for.
+/// After a wait the table may have changed under the statement: a table dropped or reloaded
+/// meanwhile is [`Error::TableChanged`].
+pub(super) fn lock_as(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    key: LockKey,
+    ty: LockType,
+) -> Result<()> {
+    let locks = locks_of(inner, trx)?;
+    if locks.try_lock_as(&key, ty) {
+        return Ok(());
+    }
+    trx.waits += 1;
+    let locks = trx.locks.as_mut().ok_or(Error::TransactionEnded)?;
+    w.unlocked(|| locks.lock_as(key, ty))?;
+    if t.dropped.load(Ordering::Acquire) || t.superseded.load(Ordering::Acquire) {
+        return Err(Error::TableChanged {
+            table: t.meta.name().to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Takes `key` exclusively (a record lock) for the transaction, waiting as [`lock_as`] does.
 pub(super) fn lock(
     inner: &Inner,
     t: &TableEntry,
@@ -71,19 +96,7 @@ pub(super) fn lock(
     w: &mut WriteGuard<'_>,
     key: LockKey,
 ) -> Result<()> {
-    trx.writer(inner)?;
-    let locks = trx.locks.as_mut().ok_or(Error::TransactionEnded)?;
-    if locks.try_lock(&key, LockMode::Exclusive) {
-        return Ok(());
-    }
-    trx.waits += 1;
-    w.unlocked(|| locks.lock(key, LockMode::Exclusive))?;
-    if t.dropped.load(Ordering::Acquire) || t.superseded.load(Ordering::Acquire) {
-        return Err(Error::TableChanged {
-            table: t.meta.name().to_owned(),
-        });
-    }
-    Ok(())
+    lock_as(inner, t, trx, w, key, LockType::Record(LockMode::Exclusive))
 }
 
 /// The lock key of the row with primary key `pk` (what writers and purge lock).

@@ -31,19 +31,24 @@
 //! (`minnow_mvcc::lock`), and before it inserts a key into a unique index, a lock on that
 //! key; it keeps them until its transaction commits or rolls back. No two active
 //! transactions ever change the same row, which is what makes rolling each of them back
-//! independently correct. A lock another transaction holds is waited for with the writer
-//! lock (`Inner::write`) let go, so the holder can go on and finish; the wait ends when the
+//! independently correct. A lock another transaction holds is waited for with the
+//! statement's latches let go ([`WriteGuard::unlocked`]), so the holder can go on and finish,
+//! and DDL is not held up; the wait ends when the
 //! lock is granted (the statement then carries on, re-checking the table it writes), in
 //! [`Error::Deadlock`] (this transaction was the youngest in a cycle of waits: the whole
 //! transaction is rolled back) or in [`Error::LockWaitTimeout`] (the statement is rolled
 //! back). A unique check that meets a delete-marked entry whose row another active
 //! transaction changed waits for that row's lock, then checks again.
 //!
-//! There are no gap locks: a transaction's range reads are snapshot reads, and nothing stops
-//! another transaction from inserting into a range it read (the write-skew family of
-//! anomalies stays possible, see [`Isolation`]). An insert waiting for a row lock while it
-//! holds a table's AUTO-INC lock (modes 0 and 1) is not part of the wait-for graph; such a
-//! cycle ends by the lock wait timeout.
+//! Gaps are locked too, as InnoDB's next-key locking does (the `gaps` module): under
+//! REPEATABLE READ a locking read ([`Transaction::get_for_update`],
+//! [`Transaction::scan_for_update`]) or a write by key that finds no row locks the gaps it
+//! looked at, and an insert of a new record first asks for an insert intention on the record
+//! after it, waiting while another transaction locks that gap; so a locking read finds no
+//! phantom. READ COMMITTED takes record locks only. Plain reads are snapshot reads and lock
+//! nothing, so write skew stays possible without locking reads (see [`Isolation`]). An
+//! insert waiting for a row lock while it holds a table's AUTO-INC lock (modes 0 and 1) is
+//! not part of the wait-for graph; such a cycle ends by the lock wait timeout.
 //!
 //! ## Rollback
 //!
@@ -82,12 +87,15 @@
 //! A transaction's own changes are never below its view's up limit, so it always checks
 //! its own writes' leaves against the row and sees its own versions.
 
+mod gaps;
 mod locks;
 mod read;
 mod rollback;
 mod transaction;
 mod write;
 
+pub(crate) use gaps::remove_record;
+use gaps::*;
 pub(crate) use locks::row_lock_key;
 use locks::*;
 use read::*;
@@ -115,7 +123,8 @@ use crate::error::{Error, Result};
 /// | fuzzy (non-repeatable) read | possible | prevented |
 /// | read skew | possible | prevented |
 /// | phantom (consistent reads) | possible | prevented |
-/// | write skew | possible | possible (snapshot isolation allows it) |
+/// | phantom (locking reads: [`Transaction::scan_for_update`], [`Transaction::get_for_update`] of a missing row) | possible (record locks only) | prevented (next-key and gap locks: an insert into a range read waits until the reader ends) |
+/// | write skew | possible | possible (snapshot isolation allows it; as InnoDB, plain reads take no locks); prevented by reading with the locking reads |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
     /// A new read view for every statement: each read sees what was committed when it
@@ -139,6 +148,8 @@ pub(crate) struct TrxState {
     /// Lock waits so far: each let go of the statement's latches, so purge may have run
     /// meanwhile.
     pub waits: u64,
+    /// READ COMMITTED: its locks are record locks only (no gap locks).
+    pub read_committed: bool,
 }
 
 /// What a write statement holds while it runs: the database's quiesce latch
@@ -180,7 +191,11 @@ impl TrxState {
                 Ok(log) => {
                     self.log = Some(log);
                     self.id = id;
-                    self.locks = Some(inner.locks.begin(id));
+                    self.locks = Some(if self.read_committed {
+                        inner.locks.begin_read_committed(id)
+                    } else {
+                        inner.locks.begin(id)
+                    });
                 }
                 Err(e) => {
                     inner.trx_sys.forget(id);

@@ -92,9 +92,11 @@ pub(super) fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64
                     Err(e) => return Err(from_tree(e, meta.name(), name)),
                 }
             }
-            t.clustered
-                .delete(pool, &key)
-                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+            remove_record(inner, &t, &key, Some(me), || {
+                t.clustered
+                    .delete(pool, &key)
+                    .map_err(|e| from_tree(e, meta.name(), PRIMARY))
+            })?;
         }
         UndoKind::Update | UndoKind::DeleteMark => {
             let old_values = version_of(&t.meta, t.clustered.layout(), rec)?;

@@ -55,7 +55,10 @@ impl Database {
         Ok(Transaction {
             db: self,
             isolation,
-            state: TrxState::default(),
+            state: TrxState {
+                read_committed: isolation == Isolation::ReadCommitted,
+                ..TrxState::default()
+            },
             view: None,
             ended: false,
         })
@@ -167,8 +170,10 @@ impl<'db> Transaction<'db> {
     /// the snapshot), or `None` if there is no such row (the key stays locked either way,
     /// until the transaction ends). What an `UPDATE ... SET k=k+1` reads: a read-modify-write
     /// through `get_for_update` then [`Transaction::update`] loses no concurrent update,
-    /// which one through [`Transaction::get`] (the snapshot) can. Errors as a write's: a
-    /// deadlock rolls the whole transaction back, a lock wait timeout only this statement.
+    /// which one through [`Transaction::get`] (the snapshot) can. Under REPEATABLE READ a
+    /// missing row also locks the gap it would go in (a gap lock on the next record), so no
+    /// other transaction can insert it until this one ends. Errors as a write's: a deadlock
+    /// rolls the whole transaction back, a lock wait timeout only this statement.
     pub fn get_for_update(
         &mut self,
         table: &crate::Table<'_>,
@@ -182,17 +187,75 @@ impl<'db> Transaction<'db> {
                 .get(&inner.pool, &key)
                 .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
             {
-                Some(e) => {
+                Some(e) if !e.deleted => {
                     // Holding the lock, the record is ours or committed.
                     conflict(inner, t, st.id, &e.values, &key)?;
-                    if e.deleted {
-                        Ok(None)
-                    } else {
-                        Ok(Some(t.meta.row_of(e.values)?))
-                    }
+                    Ok(Some(t.meta.row_of(e.values)?))
                 }
-                None => Ok(None),
+                found => {
+                    if let Some(e) = found {
+                        conflict(inner, t, st.id, &e.values, &key)?;
+                    }
+                    // No row: under REPEATABLE READ nobody may insert one until this ends.
+                    lock_absent(inner, t, st, &key)?;
+                    Ok(None)
+                }
             }
+        })
+    }
+
+    /// A locking range read over the primary key (`SELECT ... FOR UPDATE` of a range): the
+    /// rows of `scan`'s range, as [`Transaction::scan`] returns them (its columns, limit and
+    /// order), but each read at its **latest committed** version (or this transaction's own)
+    /// under an exclusive lock, waiting as a write does, rather than from the snapshot.
+    ///
+    /// Under REPEATABLE READ the locks are next-key locks, on every record read and on the
+    /// first record past the range (or the end of the table), so until this transaction ends
+    /// no other transaction can change or delete a row of the range, nor **insert** one into
+    /// it: reading the range again, locking or not, finds no phantom. Under READ COMMITTED
+    /// only the rows read are locked, and rows inserted into the range meanwhile show up on
+    /// the next read. A reverse scan locks the whole range as a forward one does. Errors as a
+    /// write's: a deadlock rolls the whole transaction back, a lock wait timeout only this
+    /// statement (its locks stay).
+    ///
+    /// ```
+    /// use std::ops::Bound;
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, Scan, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let config = Config { lock_wait_timeout: std::time::Duration::from_millis(50), ..Config::default() };
+    /// let db = Database::create(dir.path(), config)?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .primary_key(&["id"]))?;
+    /// for i in [10u64, 20, 30] {
+    ///     t.insert(&[Value::UInt(i)])?;
+    /// }
+    /// let mut tx = db.begin()?;
+    /// let range = Scan::range(Bound::Included(vec![Value::UInt(15)]), Bound::Excluded(vec![Value::UInt(25)]));
+    /// assert_eq!(tx.scan_for_update(&t, range)?, [vec![Value::UInt(20)]]);
+    /// // Another transaction cannot insert into the range (nor next to it, up to 30)...
+    /// assert!(matches!(t.insert(&[Value::UInt(25)]), Err(minnow::Error::LockWaitTimeout { .. })));
+    /// // ...but can beyond the locked gaps.
+    /// t.insert(&[Value::UInt(35)])?;
+    /// tx.commit()?;
+    /// t.insert(&[Value::UInt(25)])?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scan_for_update(
+        &mut self,
+        table: &crate::Table<'_>,
+        scan: crate::Scan,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.write(table, |inner, t, st, w| {
+            let (bounds, proj) = crate::table::locking_plan(t, &scan)?;
+            let limit = if scan.reverse { None } else { scan.limit };
+            let mut rows = scan_for_update(inner, t, st, w, bounds, &proj, limit)?;
+            if scan.reverse {
+                rows.reverse();
+                rows.truncate(scan.limit.unwrap_or(usize::MAX));
+            }
+            Ok(rows)
         })
     }
 

@@ -159,24 +159,28 @@ pub(crate) fn insert(
     check_entry_sizes(inner, t, row)?;
     match existing {
         None => {
-            let ptr = trx.append(
-                inner,
-                NewRecord {
-                    kind: UndoKind::Insert,
-                    old_deleted: false,
-                    index_id: meta.index_id,
-                    old_trx_id: 0,
-                    old_roll_ptr: RollPtr::NONE,
-                    fields: undo_fields(t, &meta.clustered_values(row), true)?,
-                },
-            )?;
-            trx.end = t
-                .clustered
-                .insert(pool, &stamped(t, row, trx.id, ptr))
-                .map_err(|e| match e {
-                    TreeError::Duplicate { .. } => dup(t, PRIMARY, pk.clone()),
-                    e => from_tree(e, meta.name(), PRIMARY),
-                })?;
+            // A new record: it enters a gap, which another transaction may have locked.
+            insert_into_gap(inner, t, trx, w, &pk, |trx| {
+                let ptr = trx.append(
+                    inner,
+                    NewRecord {
+                        kind: UndoKind::Insert,
+                        old_deleted: false,
+                        index_id: meta.index_id,
+                        old_trx_id: 0,
+                        old_roll_ptr: RollPtr::NONE,
+                        fields: undo_fields(t, &meta.clustered_values(row), true)?,
+                    },
+                )?;
+                trx.end = t
+                    .clustered
+                    .insert(pool, &stamped(t, row, trx.id, ptr))
+                    .map_err(|e| match e {
+                        TreeError::Duplicate { .. } => dup(t, PRIMARY, pk.clone()),
+                        e => from_tree(e, meta.name(), PRIMARY),
+                    })?;
+                Ok(())
+            })?;
         }
         Some(old) => {
             // An insert over a delete-marked row: an update of that record.
@@ -251,9 +255,13 @@ pub(crate) fn update(
         Some(e) if !e.deleted => e,
         Some(e) => {
             conflict(inner, t, trx.id, &e.values, &pk)?;
+            lock_absent(inner, t, trx, &pk)?;
             return Err(not_found(t, pk));
         }
-        None => return Err(not_found(t, pk)),
+        None => {
+            lock_absent(inner, t, trx, &pk)?;
+            return Err(not_found(t, pk));
+        }
     };
     conflict(inner, t, trx.id, &old.values, &pk)?;
     let old_row = meta.row_of(old.values.clone())?;
@@ -305,10 +313,12 @@ pub(crate) fn delete(
         .get(pool, pk)
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
     else {
+        lock_absent(inner, t, trx, pk)?;
         return Ok(false);
     };
     conflict(inner, t, trx.id, &old.values, pk)?;
     if old.deleted {
+        lock_absent(inner, t, trx, pk)?;
         return Ok(false);
     }
     let old_row = meta.row_of(old.values.clone())?;

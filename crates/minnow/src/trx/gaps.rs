@@ -1,0 +1,230 @@
+//! Next-key locking on the clustered index: what makes a locking read phantom-free under
+//! REPEATABLE READ, as InnoDB's.
+//!
+//! A row lock stops others from changing a row; it does not stop them from creating one. A
+//! locking read of a range ([`Transaction::scan_for_update`]) or of a missing key
+//! ([`Transaction::get_for_update`]) must also keep new rows out of what it read until it
+//! ends, or reading again would find a phantom. So locks cover gaps too
+//! (`minnow_mvcc::lock`): the gap before a record is locked by a lock on that record, and
+//! the gap after the last record by a lock on the index's supremum.
+//!
+//! ```text
+//!   records:           10          20          30          supremum
+//!   scan_for_update 15..25:  reads 20, then 30 (the first record past the range), and takes
+//!                            next-key locks on both: (10, 20] and (20, 30] are locked
+//!   insert 25: its successor is 30; it asks for an insert intention on 30, which waits for
+//!              the scan's next-key lock there: no phantom until the scan's transaction ends
+//!   get_for_update 12 (no such row): a gap lock on 20, its successor: nobody inserts 12
+//! ```
+//!
+//! Under READ COMMITTED none of this happens: the lock manager turns next-key requests into
+//! record locks and drops gap requests (`LockManager::begin_read_committed`); inserts still
+//! ask for their insert intention.
+//!
+//! ## The gap latch
+//!
+//! Keys are hashed in the lock table, so the record *after* a key is found in the B-tree, and
+//! that answer must still hold when the lock is taken: InnoDB keeps the page latched across
+//! both. minnow's B-tree calls latch pages only inside themselves, so each table has a **gap
+//! latch** (`TableEntry::gaps`) held across each step that finds a neighbour and locks by it:
+//!
+//! - an insert of a new record: find its successor, check the insert intention, insert the
+//!   record, and let it inherit the successor's gap locks (`LockManager::record_inserted`);
+//! - a locking read's step: find the next record, lock it;
+//! - a removal (purge of a delete-marked record, the rollback of an insert): remove the record
+//!   and pass its locks to its successor as gap locks (`LockManager::record_removed`).
+//!
+//! Nothing waits for a row lock while holding the latch: a step that would wait lets the
+//! latch go, waits (as any row lock wait, with the statement's latches let go too), and then
+//! runs again from the start, since the neighbours may have changed meanwhile. Inserts of new
+//! records into one table take turns on the latch for the length of one B-tree insert;
+//! updates, deletes and inserts over delete-marked records do not take it.
+
+use std::ops::Bound;
+
+use minnow_btree::record::Value;
+use minnow_btree::{Entry, ScanRange};
+use minnow_mvcc::{LockKey, LockMode, LockType, TrxLocks};
+
+use crate::db::{Inner, TableEntry};
+use crate::error::{Error, Result, from_tree};
+use crate::schema::PRIMARY;
+
+use super::*;
+
+/// The primary key of a clustered record: its leading fields.
+fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
+    e.values.iter().take(t.meta.pk.len()).cloned().collect()
+}
+
+/// The first clustered record (delete-marked ones included: they are records until purge
+/// removes them) within `start..end`, with the off-page fields `fetch` (`None`: all; the
+/// others come back as NULL).
+fn first_in(
+    inner: &Inner,
+    t: &TableEntry,
+    (start, end): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+    fetch: Option<Vec<usize>>,
+) -> Result<Option<Entry>> {
+    let mut range = ScanRange::new(start, end);
+    range.limit = Some(1);
+    range.fetch = fetch;
+    let mut scan = t
+        .clustered
+        .scan(&inner.pool, range)
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
+    scan.next()
+        .transpose()
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
+}
+
+/// The lock key of the record after `pk` in the clustered index, or the index's supremum if
+/// there is none: the key whose gap `pk` is (or would be) in.
+fn successor_key(inner: &Inner, t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
+    let after = (Bound::Excluded(pk.to_vec()), Bound::Unbounded);
+    match first_in(inner, t, after, Some(Vec::new()))? {
+        Some(e) => row_lock_key(t, &pk_of_entry(t, &e)),
+        None => Ok(LockKey::supremum(t.meta.index_id)),
+    }
+}
+
+/// The transaction's locks (it becomes a writer, with an id, if it was not one).
+pub(super) fn locks_of<'a>(inner: &Inner, trx: &'a mut TrxState) -> Result<&'a mut TrxLocks> {
+    trx.writer(inner)?;
+    trx.locks.as_mut().ok_or(Error::TransactionEnded)
+}
+
+/// Inserts the new clustered record of primary key `pk` by running `insert` (which writes the
+/// undo record and the record), after the insert intention on its successor: if another
+/// transaction locks the gap, this waits (the latch let go) and looks again. The new record
+/// inherits the gap locks of its successor (granted since the check, or the inserter's own).
+pub(super) fn insert_into_gap<T>(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    pk: &[Value],
+    insert: impl FnOnce(&mut TrxState) -> Result<T>,
+) -> Result<T> {
+    let me = row_lock_key(t, pk)?;
+    loop {
+        let gaps = t.gaps.lock();
+        let next = successor_key(inner, t, pk)?;
+        if locks_of(inner, trx)?.try_lock_as(&next, LockType::InsertIntention) {
+            let out = insert(trx)?;
+            inner.locks.record_inserted(&me, &next);
+            drop(gaps);
+            return Ok(out);
+        }
+        drop(gaps);
+        lock_as(inner, t, trx, w, next, LockType::InsertIntention)?;
+    }
+}
+
+/// Under REPEATABLE READ, locks the gap where the row `pk`, which has no live row (a locking
+/// read or a write by key found none), would go, so that no other transaction inserts it
+/// until this one ends: the gap before `pk`'s delete-marked record if it has one, else the
+/// gap before its successor (a gap lock, which never waits). Under READ COMMITTED nothing.
+pub(super) fn lock_absent(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    pk: &[Value],
+) -> Result<()> {
+    let locks = locks_of(inner, trx)?;
+    if locks.skips_gap_locks() {
+        return Ok(());
+    }
+    let _gaps = t.gaps.lock();
+    let exact = Bound::Included(pk.to_vec());
+    let key = match first_in(inner, t, (exact.clone(), exact), Some(Vec::new()))? {
+        Some(_) => row_lock_key(t, pk)?,
+        None => successor_key(inner, t, pk)?,
+    };
+    // A gap-only request is granted at once: the answer is always yes.
+    let granted = locks.try_lock_as(&key, LockType::Gap(LockMode::Exclusive));
+    debug_assert!(granted, "a gap lock never waits");
+    Ok(())
+}
+
+/// Physically removes the clustered record of primary key `pk` by running `remove` (purge of a
+/// delete-marked record, or the rollback of `inserter`'s insert), and passes the locks on it
+/// to its successor as gap locks, so that a gap some transaction locked stays locked now that
+/// it reaches further (not the inserter's own lock: see `LockManager::insert_undone`).
+pub(crate) fn remove_record<T>(
+    inner: &Inner,
+    t: &TableEntry,
+    pk: &[Value],
+    inserter: Option<u64>,
+    remove: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let me = row_lock_key(t, pk)?;
+    let _gaps = t.gaps.lock();
+    let out = remove()?;
+    let next = successor_key(inner, t, pk)?;
+    match inserter {
+        Some(trx) => inner.locks.insert_undone(&me, &next, trx),
+        None => inner.locks.record_removed(&me, &next),
+    }
+    Ok(out)
+}
+
+/// The rows of the primary key range `start..end` (normalised bounds), latest committed
+/// versions (or the transaction's own), projected on `proj`, at most `limit` of them: a
+/// locking read. Each record read gets an exclusive next-key lock, and so does the first
+/// record past the range (or the supremum), so under REPEATABLE READ no other transaction can
+/// change, delete, or insert a row into the range until this one ends. Delete-marked records
+/// are locked but not returned. Under READ COMMITTED the records read get record locks only,
+/// and nothing past the range is locked.
+pub(super) fn scan_for_update(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    (start, end): (Bound<Vec<Value>>, Bound<Vec<Value>>),
+    proj: &[usize],
+    limit: Option<usize>,
+) -> Result<Vec<Vec<Value>>> {
+    let nk = LockType::NextKey(LockMode::Exclusive);
+    // Only the projected columns' off-page fields are read.
+    let fetch = Some(t.meta.stored_fields(proj));
+    let mut from = start;
+    let mut rows = Vec::new();
+    while limit.is_none_or(|n| rows.len() < n) {
+        let gaps = t.gaps.lock();
+        let (entry, past) = match first_in(inner, t, (from.clone(), end.clone()), fetch.clone())? {
+            Some(e) => (Some(e), false),
+            None => {
+                let rest = (from.clone(), Bound::Unbounded);
+                (first_in(inner, t, rest, Some(Vec::new()))?, true)
+            }
+        };
+        let locks = locks_of(inner, trx)?;
+        if past && locks.skips_gap_locks() {
+            break;
+        }
+        let key = match &entry {
+            Some(e) => row_lock_key(t, &pk_of_entry(t, e))?,
+            None => LockKey::supremum(t.meta.index_id),
+        };
+        if !locks.try_lock_as(&key, nk) {
+            drop(gaps);
+            lock_as(inner, t, trx, w, key, nk)?;
+            // The record may have changed or gone while this waited: read again.
+            continue;
+        }
+        drop(gaps);
+        let Some(e) = entry.filter(|_| !past) else {
+            break;
+        };
+        let pk = pk_of_entry(t, &e);
+        // Holding the lock, the record is this transaction's or committed.
+        conflict(inner, t, trx.id, &e.values, &pk)?;
+        if !e.deleted {
+            let row = t.meta.row_of(e.values)?;
+            rows.push(proj.iter().filter_map(|&c| row.get(c).cloned()).collect());
+        }
+        from = Bound::Excluded(pk);
+    }
+    Ok(rows)
+}
