@@ -154,8 +154,6 @@ mod check;
 mod cursor;
 mod descend;
 mod hook;
-#[cfg(test)]
-mod latch_tests;
 mod merge;
 pub mod overflow;
 mod page;

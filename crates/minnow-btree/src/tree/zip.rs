@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use minnow_buf::{BufError, BufferPool, Mtr};
 use minnow_page::{PageId, PageType, fil};
 
-use super::descend::{Intent, Level};
+use super::descend::Level;
 use super::{BTree, TreeError};
 use crate::node::{self, Cursor};
 
@@ -333,7 +333,7 @@ impl BTree {
             (level, self.layout_at(level).key_of(&g, first.origin())?)
         };
         let mut mtr = pool.mtr()?;
-        let path = self.latch_path(&mut mtr, &key, Intent::Keep)?;
+        let path = self.latch_path(&mut mtr, &key)?;
         let Some(i) = path.iter().position(|l| l.level == level) else {
             return Ok(true);
         };
