@@ -238,7 +238,11 @@ fn the_rollback_of_an_insert_passes_gap_locks_to_the_next_record() {
 /// lost row. Deadlocks roll a transaction back, timeouts end it; both only cost a round.
 #[test]
 fn concurrent_locking_reads_see_no_phantoms() {
-    const ROUNDS: u64 = 60;
+    // `MINNOW_GAP_ROUNDS=N` for a longer campaign.
+    let rounds: u64 = std::env::var("MINNOW_GAP_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
     let config = Config {
         lock_wait_timeout: Duration::from_secs(5),
         purge_threads: 1,
@@ -258,7 +262,7 @@ fn concurrent_locking_reads_see_no_phantoms() {
                     x ^= x << 17;
                     x % n
                 };
-                for _ in 0..ROUNDS {
+                for _ in 0..rounds {
                     let lo = rnd(50);
                     let hi = lo + 1 + rnd(10);
                     let mut tx = db.begin().unwrap();
