@@ -154,10 +154,7 @@ fn threads_insert_delete_and_scan_on_a_compressed_tree() {
 }
 
 fn stress(zip: Option<minnow_zip::ZipConfig>, default_ops: u64) {
-    let ops: u64 = std::env::var("MINNOW_STRESS_OPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_ops);
+    let ops = common::env_count("MINNOW_STRESS_OPS", default_ops);
     let env = Env::new(96);
     let pool = env.create_with(zip);
     let (tree, _) = BTree::create(&pool, SPACE, 11, layout()).unwrap();

@@ -341,3 +341,48 @@ fn a_page_compressing_with_no_bytes_to_spare_still_splits() {
         "{failures} failures, {splits} splits"
     );
 }
+
+/// A split whose new page does not compress: a leaf holds well-compressing rows on its left
+/// and random ones on its right, so the split of the full leaf for a random row inserted in
+/// the middle gives a right half of random bytes that no longer fits the block. The split's
+/// mtr is rolled back, which gives the new page back to the allocator; the compression retry
+/// must then split the page that was being split (the error names it), not give up on the
+/// empty new page with `DoesNotCompress`. Run on the root leaf (the new pages of a root
+/// raise) and on a leaf below the root (the new right sibling of a split).
+#[test]
+fn a_split_whose_new_page_does_not_compress_splits_the_old_page_again() {
+    for (tail, leaves_before) in [(0u64, 1usize), (20, 3)] {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool(dir.path(), KeyBlockSize::K8, Algorithm::default());
+        let (tree, _) = BTree::create(&pool, 1, 12, layout()).unwrap();
+        let mut rng = SmallRng::seed_from_u64(12);
+        let mut model = BTreeMap::new();
+        let random = |rng: &mut SmallRng| (0..900).map(|_| rng.random()).collect::<Vec<u8>>();
+        // Keys 0..9 compress to nothing, keys 1000, 1002, ... 1014 hardly at all; the tail
+        // (keys from 5000 on, ascending) moves them to a leaf of their own below the root.
+        let mut put = |k: u64, v: Vec<u8>| {
+            tree.insert(&pool, &row(k, &v)).unwrap();
+            model.insert(k, v);
+        };
+        for k in 0..9 {
+            put(k, vec![0; 900]);
+        }
+        for k in (1000..1016).step_by(2) {
+            put(k, random(&mut rng));
+        }
+        for k in 5000..5000 + tail {
+            put(k, vec![0; 900]);
+        }
+        assert_eq!(tree.check(&pool).unwrap().pages_per_level[0], leaves_before);
+        assert_eq!(tree.zip_stats().unwrap().failures, 0);
+        // Odd keys between the random rows: the first one splits the full leaf.
+        for i in 0..8 {
+            let k = 1001 + 2 * ((i * 5 + 4) % 8);
+            put(k, random(&mut rng));
+        }
+        let z = tree.zip_stats().unwrap();
+        assert!(z.failures > 0 && z.zip_splits > 0, "{z:?}");
+        assert_matches_model(&pool, &tree, &model);
+        pool.shutdown().unwrap();
+    }
+}

@@ -80,7 +80,7 @@ impl BTree {
         node::raise_max_trx_id(&mut (&mut mtr, leaf), trx_id)?;
         let rec = self.store_external(&mut mtr, p)?;
         self.insert_into(&mut mtr, &path, last, &rec)?;
-        Ok(mtr.commit()?)
+        Ok(self.commit_splits(mtr, &path)?)
     }
 
     /// The update that did not fit its page: delete, then insert with splits, in one mtr.
@@ -108,7 +108,7 @@ impl BTree {
         let mut new = rec.clone();
         new.set_info_bits(info);
         self.insert_into(&mut mtr, &path, last, &new)?;
-        Ok(mtr.commit()?)
+        Ok(self.commit_splits(mtr, &path)?)
     }
 
     pub(crate) fn handle(&self, path: &[Level], i: usize) -> Result<PageHandle, TreeError> {

@@ -28,6 +28,24 @@
 //! record fits without a split (`BTree::zip_room`), so a page of an index whose rows compress
 //! badly is split by the ordinary path before it is full enough to fail.
 //!
+//! **Which page the retry splits.** The failure names the page that did not compress, but
+//! that is not always a page the retry can split. When a pessimistic insert splits a page,
+//! the new right page takes half of its records and maybe the new one, all in the same mtr;
+//! if *that* page does not compress (the records that moved compress worse than those that
+//! stayed), the dropped mtr gives it back to the allocator and it is an empty, free page
+//! again. Splitting it is impossible, and retrying the insert repeats the same split. So the
+//! commit of a path that may have split (`BTree::commit_splits`) names the page that was
+//! split instead: the path page whose right sibling link points at the new page, or the root
+//! when a root raise made the new page. The retry then splits the old page by itself (a
+//! split that moves no new record), and the insert that follows finds a smaller page.
+//!
+//! **Other writers.** Between the failure and the retry's own mtr, other threads may split,
+//! empty or merge away the page that failed (two writers that fail on one page both split
+//! it, the second finding one record left). Finding nothing to split on the page as it is
+//! now therefore does not end the operation: it is tried again, and the retry gives up only
+//! when the operation fails on the same page twice with the page's LSN unchanged in between
+//! (nobody changed it, so nothing will change the outcome).
+//!
 //! Two more limits keep a single record from defeating the split: a record longer than about
 //! half of what a block holds has its long columns moved to overflow pages (InnoDB's
 //! `page_zip_rec_needs_ext`), and an overflow page of a compressed tree carries at most a
@@ -40,6 +58,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use minnow_buf::{BufError, BufferPool, Mtr};
 use minnow_page::{PageId, PageType, fil};
+use minnow_redo::Lsn;
 
 use super::descend::Level;
 use super::{BTree, TreeError};
@@ -246,6 +265,8 @@ impl BTree {
             return op();
         };
         let mut last = None;
+        // The page that nothing could be done for, and its LSN then (see the module docs).
+        let mut stuck = None;
         for _ in 0..MAX_ZIP_RETRIES {
             match op() {
                 Err(TreeError::Buf(BufError::CompressionFailure { page, block, .. })) => {
@@ -253,12 +274,24 @@ impl BTree {
                     last = Some((page, block));
                     // InnoDB's order: reorganize (deleted records' bytes become zeros), and
                     // split only if the page still does not compress.
-                    if !self.reorganize_for_zip(pool, page)?
-                        && !self.split_for_zip(pool, page, 0, Cut::Planned)?
-                        && !self.split_for_zip(pool, page, 0, Cut::Halve)?
+                    if self.reorganize_for_zip(pool, page)?
+                        || self.split_for_zip(pool, page, 0, Cut::Planned)?
+                        || self.split_for_zip(pool, page, 0, Cut::Halve)?
                     {
+                        stuck = None;
+                        continue;
+                    }
+                    // Nothing to do on the page as it is now; but other writers may have
+                    // changed it since the operation failed on it. Give up only when the
+                    // operation failed on it twice with the page unchanged in between.
+                    let lsn = pool
+                        .get_read(page)
+                        .ok()
+                        .and_then(|g| fil::page_lsn(&g).ok());
+                    if page.space != self.space || stuck == Some((page, lsn)) {
                         break;
                     }
+                    stuck = Some((page, lsn));
                 }
                 other => {
                     if other.is_ok() {
@@ -343,7 +376,7 @@ impl BTree {
         if !self.split_only(&mut mtr, &path, i, cut)? {
             return Ok(false);
         }
-        match mtr.commit() {
+        match self.commit_splits(mtr, &path) {
             Ok(_) => {
                 if let Some(z) = &self.zip {
                     z.zip_splits.fetch_add(1, Ordering::Relaxed);
@@ -356,6 +389,57 @@ impl BTree {
             }
             Err(BufError::CompressionFailure { .. }) => Ok(false),
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Commits `mtr`, which latched `path` and may have split its pages. If a page the mtr
+    /// allocated for a split (or a root raise) does not compress, the error names the page
+    /// that was split instead: the rollback gave the new page back to the allocator, so it
+    /// is nothing that the compression retry could reorganize or split (see the module
+    /// docs).
+    pub(crate) fn commit_splits(&self, mtr: Mtr<'_>, path: &[Level]) -> Result<Lsn, BufError> {
+        if self.zip.is_none() {
+            return mtr.commit();
+        }
+        // Pages the path latched; any other index page the mtr changed is a new one.
+        let mut known = Vec::new();
+        // (new page, the path page it was split from): a split links its new page as the
+        // right sibling of the page it splits.
+        let mut sources = Vec::new();
+        let mut raised = None;
+        for lvl in path {
+            let latched = [Some(lvl.page), lvl.left, lvl.right, lvl.right2];
+            known.extend(latched.iter().flatten().map(|l| l.no));
+            let page = mtr.page(lvl.page.h);
+            if let Ok(n) = super::page::next(page)
+                && n != super::page::NIL
+                && Some(n) != lvl.right.map(|r| r.no)
+            {
+                sources.push((n, lvl.page.no));
+            }
+            // A raised root: its records went to a new child, which may have split too.
+            if lvl.page.no == self.root && node::level(page).ok() != Some(lvl.level) {
+                raised = Some(lvl.page.no);
+            }
+        }
+        match mtr.commit() {
+            Err(BufError::CompressionFailure {
+                page,
+                block,
+                capacity,
+            }) if page.space == self.space && !known.contains(&page.page_no) => {
+                let source = sources
+                    .iter()
+                    .find(|(new, _)| *new == page.page_no)
+                    .map(|(_, from)| *from)
+                    .or(raised);
+                Err(BufError::CompressionFailure {
+                    page: source.map_or(page, |no| self.id(no)),
+                    block,
+                    capacity,
+                })
+            }
+            other => other,
         }
     }
 

@@ -139,3 +139,12 @@ fn reopen_at(_dir: &Path, data: &Path, redo: &Path, frames: usize) -> BufferPool
     .unwrap();
     pool
 }
+
+/// The number in environment variable `name` (a longer campaign asked for by hand), else
+/// `default` (what CI runs).
+pub fn env_count(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
