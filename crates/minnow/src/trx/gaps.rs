@@ -213,11 +213,23 @@ pub(super) fn scan_for_update(
             // The record may have changed or gone while this waited: read again.
             continue;
         }
-        drop(gaps);
         let Some(e) = entry.filter(|_| !past) else {
             break;
         };
         let pk = pk_of_entry(t, &e);
+        // The record as it is now that it is locked: it was read before the lock, and a
+        // writer that held the row then (a delete or an update takes no gap latch) may have
+        // changed it and committed in between. Under the gap latch it is still there.
+        let exact = Bound::Included(pk.clone());
+        let Some(e) = first_in(inner, t, (exact.clone(), exact), fetch.clone())? else {
+            return Err(Error::Corrupt {
+                what: format!(
+                    "table `{}`: record {pk:?} vanished under the gap latch",
+                    t.meta.name()
+                ),
+            });
+        };
+        drop(gaps);
         // Holding the lock, the record is this transaction's or committed.
         conflict(inner, t, trx.id, &e.values, &pk)?;
         if !e.deleted {
