@@ -60,10 +60,10 @@ pub(crate) struct TableEntry {
     /// shared, DDL and bulk load exclusively. One per table, carried from entry to entry
     /// when DDL replaces the entry (see `crate::trx::WriteGuard`).
     pub mdl: Arc<RwLock<()>>,
-    /// The gap latch: held across finding a clustered record's neighbour and locking by it
-    /// (see `crate::trx` gaps). One per table, carried from entry to entry when DDL replaces
-    /// the entry.
-    pub gaps: Arc<parking_lot::Mutex<()>>,
+    /// The gap latch: a stripe of it is held across finding a clustered record's neighbour
+    /// and locking by it (see `crate::trx` gaps). One per table, carried from entry to entry
+    /// when DDL replaces the entry.
+    pub gaps: Arc<crate::trx::GapLatch>,
 }
 
 /// What [`Database::check`] found.

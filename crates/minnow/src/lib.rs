@@ -257,8 +257,8 @@
 //! locking reads ([`Transaction::get_for_update`], [`Transaction::scan_for_update`]) also
 //! lock the gaps they read, as InnoDB's next-key locks do, and an insert waits while another
 //! transaction locks its gap: a locking read finds no phantom. Inserts of new records into
-//! one table take turns on its gap latch for the length of one B-tree insert (the `trx`
-//! gaps module).
+//! one gap (appends at the end of a table) take turns for the length of one B-tree insert;
+//! inserts into different gaps do not (the `trx` gaps module).
 //! [`Table::insert_many`] runs one transaction per row (each row atomic, the statement stops
 //! at its first failing row).
 //!

@@ -26,31 +26,100 @@
 //! Keys are hashed in the lock table, so the record *after* a key is found in the B-tree, and
 //! that answer must still hold when the lock is taken: InnoDB keeps the page latched across
 //! both. minnow's B-tree calls latch pages only inside themselves, so each table has a **gap
-//! latch** (`TableEntry::gaps`) held across each step that finds a neighbour and locks by it:
+//! latch** (`TableEntry::gaps`, a [`GapLatch`]): 64 mutexes, and the one a step takes is
+//! picked by the lock key of the record at the **right end of the gap** it works on (the
+//! record after the key, or the supremum). Every step that finds a neighbour and locks by it
+//! takes that stripe:
 //!
-//! - an insert of a new record: find its successor, check the insert intention, insert the
-//!   record, and let it inherit the successor's gap locks (`LockManager::record_inserted`);
-//! - a locking read's step: find the next record, lock it;
-//! - a removal (purge of a delete-marked record, the rollback of an insert): remove the record
-//!   and pass its locks to its successor as gap locks (`LockManager::record_removed`).
+//! - an insert of a new record: find its successor `n`, latch `n`'s stripe, check `n` is still
+//!   the successor, check the insert intention on `n`, insert the record, and let it inherit
+//!   `n`'s gap locks (`LockManager::record_inserted`);
+//! - a locking read's step: find the next record `n`, latch `n`'s stripe, check it is still the
+//!   next record, lock it, and read it again (a delete or update by the row's holder, which
+//!   takes no gap latch, may have changed it before the lock);
+//! - a removal of record `r` (purge of a delete-marked record, the rollback of an insert):
+//!   latch `r`'s stripe, remove it and pass its locks to its successor as gap locks
+//!   (`LockManager::record_removed`).
 //!
-//! Nothing waits for a row lock while holding the latch: a step that would wait lets the
-//! latch go, waits (as any row lock wait, with the statement's latches let go too), and then
-//! runs again from the start, since the neighbours may have changed meanwhile. Inserts of new
-//! records into one table take turns on the latch for the length of one B-tree insert;
-//! updates, deletes and inserts over delete-marked records do not take it.
+//! Whatever changes which record ends a gap latches that record's stripe: an insert into the
+//! gap before `n` latches `n`'s, the removal of `n` latches `n`'s. So while a step holds `n`'s
+//! stripe, `n` stays the end of its gap, and the lookup, the lock and the insert act as one.
+//! Inserts into different gaps (different threads' key ranges) take different stripes and
+//! run side by side; inserts into one gap (appends at the end of a table all end at the
+//! supremum) take turns, as InnoDB's appends take turns on the last leaf's latch.
+//!
+//! Nothing waits for a row lock while holding a stripe, and no step holds two: a step that
+//! would wait lets the stripe go, waits (as any row lock wait, with the statement's latches
+//! let go too), and then runs again from the start, since the neighbours may have changed
+//! meanwhile.
 
 use std::ops::Bound;
 
 use minnow_btree::record::Value;
 use minnow_btree::{Entry, ScanRange};
 use minnow_mvcc::{LockKey, LockMode, LockType, TrxLocks};
+use parking_lot::{Mutex, MutexGuard};
+use std::hash::Hash;
 
 use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::PRIMARY;
 
 use super::*;
+
+/// Stripes of a [`GapLatch`] (a power of two).
+const STRIPES: usize = 64;
+
+/// One stripe, alone on its cache line: threads latching different stripes share nothing.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Stripe(Mutex<()>);
+
+/// A table's gap latch: [`STRIPES`] mutexes, picked by the lock key of the record that ends
+/// the gap a step works on (see the module docs, "The gap latch"). One per table, carried
+/// from entry to entry when DDL replaces the entry.
+#[derive(Debug)]
+pub(crate) struct GapLatch {
+    stripes: Box<[Stripe]>,
+}
+
+impl Default for GapLatch {
+    fn default() -> GapLatch {
+        GapLatch {
+            stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
+        }
+    }
+}
+
+/// Keeps the one `u64` a [`LockKey`] hashes itself to (its precomputed hash).
+#[derive(Default)]
+struct KeyHash(u64);
+
+impl std::hash::Hasher for KeyHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+impl GapLatch {
+    /// Latches the stripe of the gap that `end` (a record's lock key, or the supremum) ends.
+    fn latch(&self, end: &LockKey) -> MutexGuard<'_, ()> {
+        let mut h = KeyHash::default();
+        end.hash(&mut h);
+        let n = h.0 ^ (h.0 >> 29);
+        // Masked below the stripe count, so always in bounds.
+        let i = (n as usize) & (STRIPES - 1);
+        self.stripes[i].0.lock()
+    }
+}
 
 /// The primary key of a clustered record: its leading fields.
 fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
@@ -108,8 +177,11 @@ pub(super) fn insert_into_gap<T>(
 ) -> Result<T> {
     let me = row_lock_key(t, pk)?;
     loop {
-        let gaps = t.gaps.lock();
         let next = successor_key(inner, t, pk)?;
+        let gaps = t.gaps.latch(&next);
+        if successor_key(inner, t, pk)? != next {
+            continue; // the gap changed before the latch: look again
+        }
         if locks_of(inner, trx)?.try_lock_as(&next, LockType::InsertIntention) {
             let out = insert(trx)?;
             inner.locks.record_inserted(&me, &next);
@@ -135,12 +207,21 @@ pub(super) fn lock_absent(
     if locks.skips_gap_locks() {
         return Ok(());
     }
-    let _gaps = t.gaps.lock();
-    let exact = Bound::Included(pk.to_vec());
-    let key = match first_in(inner, t, (exact.clone(), exact), Some(Vec::new()))? {
-        Some(_) => row_lock_key(t, pk)?,
-        None => successor_key(inner, t, pk)?,
+    let end = || -> Result<LockKey> {
+        let exact = Bound::Included(pk.to_vec());
+        match first_in(inner, t, (exact.clone(), exact), Some(Vec::new()))? {
+            Some(_) => row_lock_key(t, pk),
+            None => successor_key(inner, t, pk),
+        }
     };
+    let (key, _gaps) = loop {
+        let key = end()?;
+        let gaps = t.gaps.latch(&key);
+        if end()? == key {
+            break (key, gaps);
+        }
+    };
+    let locks = locks_of(inner, trx)?;
     // A gap-only request is granted at once: the answer is always yes.
     let granted = locks.try_lock_as(&key, LockType::Gap(LockMode::Exclusive));
     debug_assert!(granted, "a gap lock never waits");
@@ -159,7 +240,7 @@ pub(crate) fn remove_record<T>(
     remove: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
     let me = row_lock_key(t, pk)?;
-    let _gaps = t.gaps.lock();
+    let _gaps = t.gaps.latch(&me);
     let out = remove()?;
     let next = successor_key(inner, t, pk)?;
     match inserter {
@@ -190,8 +271,9 @@ pub(super) fn scan_for_update(
     let fetch = Some(t.meta.stored_fields(proj));
     let mut from = start;
     let mut rows = Vec::new();
-    while limit.is_none_or(|n| rows.len() < n) {
-        let gaps = t.gaps.lock();
+    // The next record from `from` on (within the range, else the first past it) and its
+    // lock key.
+    let next = |from: &Bound<Vec<Value>>| -> Result<(Option<Entry>, bool, LockKey)> {
         let (entry, past) = match first_in(inner, t, (from.clone(), end.clone()), fetch.clone())? {
             Some(e) => (Some(e), false),
             None => {
@@ -199,14 +281,23 @@ pub(super) fn scan_for_update(
                 (first_in(inner, t, rest, Some(Vec::new()))?, true)
             }
         };
-        let locks = locks_of(inner, trx)?;
-        if past && locks.skips_gap_locks() {
-            break;
-        }
         let key = match &entry {
             Some(e) => row_lock_key(t, &pk_of_entry(t, e))?,
             None => LockKey::supremum(t.meta.index_id),
         };
+        Ok((entry, past, key))
+    };
+    while limit.is_none_or(|n| rows.len() < n) {
+        let (_, _, guess) = next(&from)?;
+        let gaps = t.gaps.latch(&guess);
+        let (entry, past, key) = next(&from)?;
+        if key != guess {
+            continue; // the gap changed before the latch: look again
+        }
+        let locks = locks_of(inner, trx)?;
+        if past && locks.skips_gap_locks() {
+            break;
+        }
         if !locks.try_lock_as(&key, nk) {
             drop(gaps);
             lock_as(inner, t, trx, w, key, nk)?;

@@ -94,8 +94,8 @@ mod rollback;
 mod transaction;
 mod write;
 
-pub(crate) use gaps::remove_record;
 use gaps::*;
+pub(crate) use gaps::{GapLatch, remove_record};
 pub(crate) use locks::row_lock_key;
 use locks::*;
 use read::*;
