@@ -80,6 +80,14 @@ pub enum BufError {
         /// The page size.
         page_size: usize,
     },
+    /// [`crate::Mtr::release`] was asked to let go early of a page the mtr changed (or
+    /// created): its latch must be kept to commit, or another thread could see, and change,
+    /// a page whose change is not logged yet.
+    #[error("mtr cannot release page {page} before commit: it changed the page")]
+    ReleaseChanged {
+        /// The page.
+        page: PageId,
+    },
     /// A redo record could not be applied.
     #[error("redo record for page {page}: {source}")]
     Record {

@@ -10,7 +10,11 @@
 //!    page cleaner that needs them to free the space;
 //! 2. **latch**: each page to change is fixed with an exclusive latch ([`Mtr::get_write`],
 //!    [`Mtr::new_page`]) and kept latched until commit, so no other thread sees a half-done
-//!    state;
+//!    state. A page the mtr latched but did **not** change may be let go earlier
+//!    ([`Mtr::release`]; refused with [`BufError::ReleaseChanged`] for a changed page): the
+//!    B-tree's pessimistic descent latches ancestors it may have to change and releases
+//!    those that turn out safe. The redo group is unaffected: it holds every change, and
+//!    every changed page stays latched until the group is appended;
 //! 3. **change**: [`Mtr::write`], [`Mtr::memset`], [`Mtr::init_page`] change the frame at once
 //!    and append a redo [`Record`]; each change first saves the bytes it overwrites in the
 //!    mtr's undo buffer (a few bytes for a record insert, not a copy of the page);
@@ -46,7 +50,9 @@ use crate::{BufError, BufferPool};
 pub struct PageHandle(usize);
 
 struct Held<'a> {
-    guard: PageWriteGuard<'a>,
+    /// The latch; `None` once [`Mtr::release`] let go of the page (the slot stays, so the
+    /// other handles keep their indexes).
+    guard: Option<PageWriteGuard<'a>>,
     /// True once the mtr changed the page (it gets the commit LSN and joins the flush list).
     changed: bool,
     created: bool,
@@ -88,7 +94,7 @@ impl<'a> Mtr<'a> {
     fn held(&self, id: PageId) -> Option<PageHandle> {
         self.pages
             .iter()
-            .position(|h| h.guard.id == id)
+            .position(|h| h.guard.as_ref().is_some_and(|g| g.id == id))
             .map(PageHandle)
     }
 
@@ -101,7 +107,7 @@ impl<'a> Mtr<'a> {
         let shared = &*self.pool.shared;
         let frame = shared.fix(id, Mode::Exclusive)?;
         self.pages.push(Held {
-            guard: PageWriteGuard { shared, frame, id },
+            guard: Some(PageWriteGuard { shared, frame, id }),
             changed: false,
             created: false,
         });
@@ -117,7 +123,7 @@ impl<'a> Mtr<'a> {
                 let shared = &*self.pool.shared;
                 let (frame, created) = shared.create(id)?;
                 self.pages.push(Held {
-                    guard: PageWriteGuard { shared, frame, id },
+                    guard: Some(PageWriteGuard { shared, frame, id }),
                     changed: false,
                     created,
                 });
@@ -128,17 +134,54 @@ impl<'a> Mtr<'a> {
         Ok(h)
     }
 
-    /// The bytes of a held page.
+    /// The bytes of a held page (empty for a handle this mtr does not hold, or no longer
+    /// holds after [`Mtr::release`]).
     pub fn page(&self, h: PageHandle) -> &[u8] {
-        match self.pages.get(h.0) {
-            Some(held) => &held.guard,
+        match self.pages.get(h.0).and_then(|held| held.guard.as_ref()) {
+            Some(guard) => guard,
             None => &[],
         }
     }
 
-    /// The id of a held page.
+    /// The id of a held page (`None` once released).
     pub fn page_id(&self, h: PageHandle) -> Option<PageId> {
-        self.pages.get(h.0).map(|held| held.guard.id)
+        self.pages
+            .get(h.0)
+            .and_then(|held| held.guard.as_ref())
+            .map(|g| g.id)
+    }
+
+    /// True if this mtr holds `h` and has changed (or created) the page.
+    pub fn is_changed(&self, h: PageHandle) -> bool {
+        self.pages
+            .get(h.0)
+            .is_some_and(|held| held.guard.is_some() && (held.changed || held.created))
+    }
+
+    /// Lets go of page `h`'s exclusive latch before commit. Only a page this mtr has not
+    /// changed may go: its bytes are exactly what other threads may already see, so nothing
+    /// about the redo group changes (it still holds every change, and every changed page
+    /// stays latched until it is appended). A B-tree writer uses this to release ancestors
+    /// that turn out not to need a change ("safe" pages) while it works lower down.
+    ///
+    /// Fails with [`BufError::ReleaseChanged`] (and changes nothing) for a page the mtr
+    /// changed or created. Releasing a handle the mtr does not hold (never did, or already
+    /// released) does nothing. The handle is dead afterwards: [`Mtr::page`] gives an empty
+    /// slice, changes through it fail, and [`Mtr::get_write`] of the same page latches it
+    /// afresh (under a new handle) — which is only deadlock-free if it respects the caller's
+    /// latch order.
+    pub fn release(&mut self, h: PageHandle) -> Result<(), BufError> {
+        let Some(held) = self.pages.get_mut(h.0) else {
+            return Ok(());
+        };
+        let Some(guard) = &held.guard else {
+            return Ok(());
+        };
+        if held.changed || held.created {
+            return Err(BufError::ReleaseChanged { page: guard.id });
+        }
+        held.guard = None;
+        Ok(())
     }
 
     /// The held page's bytes `offset..offset + len` (already checked against the page size),
@@ -149,22 +192,28 @@ impl<'a> Mtr<'a> {
         offset: usize,
         len: usize,
     ) -> Result<(&mut [u8], PageId), BufError> {
-        let held = self.pages.get_mut(h.0).ok_or(BufError::OutOfPage {
-            offset: 0,
-            len: 0,
-            page_size: 0,
-        })?;
-        let id = held.guard.id;
-        let range =
-            held.guard
-                .bytes_mut()
-                .get_mut(offset..offset + len)
-                .ok_or(BufError::OutOfPage {
-                    offset,
-                    len,
-                    page_size: self.pool.shared.cfg.page_size.bytes(),
-                })?;
-        held.changed = true;
+        let (held, guard) = self
+            .pages
+            .get_mut(h.0)
+            .and_then(|held| {
+                let guard = held.guard.as_mut()?;
+                Some((&mut held.changed, guard))
+            })
+            .ok_or(BufError::OutOfPage {
+                offset: 0,
+                len: 0,
+                page_size: 0,
+            })?;
+        let id = guard.id;
+        let range = guard
+            .bytes_mut()
+            .get_mut(offset..offset + len)
+            .ok_or(BufError::OutOfPage {
+                offset,
+                len,
+                page_size: self.pool.shared.cfg.page_size.bytes(),
+            })?;
+        *held = true;
         self.undo.extend_from_slice(range);
         self.overwritten.push(Overwritten {
             page: h.0,
@@ -258,19 +307,20 @@ impl<'a> Mtr<'a> {
         let group = encode_group(&self.records);
         let gate = shared.gate.read();
         let (start, end) = log.append(&group)?;
-        for held in self.pages.iter_mut().filter(|h| h.changed) {
-            let _ = fil::set_page_lsn(held.guard.bytes_mut(), end.0);
-            shared.mark_dirty(held.guard.frame, start);
+        // A changed page is never released ([`Mtr::release`]), so each still has its guard.
+        for guard in self.changed_mut() {
+            let _ = fil::set_page_lsn(guard.bytes_mut(), end.0);
+            shared.mark_dirty(guard.frame, start);
         }
         drop(gate);
         for (i, block) in &mut zipped {
-            if let Some(held) = self.pages.get(*i) {
+            if let Some(guard) = self.pages.get(*i).and_then(|held| held.guard.as_ref()) {
                 // The block was compressed before the LSN was set: give it the page's header
                 // and trailer (stored verbatim), so a later zip hit restores the page exactly.
-                if minnow_zip::format::reheader(block, &held.guard[..]).is_ok() {
-                    shared.zip.put(shared, held.guard.id, block);
+                if minnow_zip::format::reheader(block, &guard[..]).is_ok() {
+                    shared.zip.put(shared, guard.id, block);
                 } else {
-                    shared.zip.invalidate(held.guard.id);
+                    shared.zip.invalidate(guard.id);
                 }
             }
         }
@@ -293,8 +343,9 @@ impl<'a> Mtr<'a> {
         if !shared.spaces.has_compressed() {
             return Ok(zipped);
         }
-        for (i, held) in self.pages.iter().enumerate().filter(|(_, h)| h.changed) {
-            let id = held.guard.id;
+        let changed = self.pages.iter().enumerate().filter(|(_, h)| h.changed);
+        for (i, guard) in changed.filter_map(|(i, h)| Some((i, h.guard.as_ref()?))) {
+            let id = guard.id;
             let Some(space) = shared.spaces.get(id.space) else {
                 continue;
             };
@@ -303,7 +354,7 @@ impl<'a> Mtr<'a> {
             }
             let mut block = vec![0u8; space.physical_page_bytes()];
             match space
-                .compress_body(&held.guard[..], &mut block)
+                .compress_body(&guard[..], &mut block)
                 .map_err(|e| BufError::from_io(id, e))?
             {
                 minnow_zip::Outcome::Fits { .. } => zipped.push((i, block)),
@@ -322,6 +373,14 @@ impl<'a> Mtr<'a> {
         Ok(zipped)
     }
 
+    /// The guards of the pages this mtr changed.
+    fn changed_mut(&mut self) -> impl Iterator<Item = &mut PageWriteGuard<'a>> {
+        self.pages
+            .iter_mut()
+            .filter(|h| h.changed)
+            .filter_map(|h| h.guard.as_mut())
+    }
+
     /// Undoes the in-memory changes (the mtr is being dropped uncommitted).
     fn rollback(&mut self) {
         while let Some(o) = self.overwritten.pop() {
@@ -329,14 +388,15 @@ impl<'a> Mtr<'a> {
             let range = self
                 .pages
                 .get_mut(o.page)
-                .and_then(|held| held.guard.bytes_mut().get_mut(o.offset..o.offset + o.len));
+                .and_then(|held| held.guard.as_mut())
+                .and_then(|guard| guard.bytes_mut().get_mut(o.offset..o.offset + o.len));
             if let Some(range) = range {
                 range.copy_from_slice(&saved);
             }
         }
         for held in self.pages.drain(..).rev() {
-            if held.created {
-                held.guard.discard();
+            if let (true, Some(guard)) = (held.created, held.guard) {
+                guard.discard();
             }
         }
     }

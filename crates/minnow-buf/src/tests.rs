@@ -338,6 +338,61 @@ fn dropped_mtr_restores_pages() {
     ));
 }
 
+/// An mtr lets go of a page it only looked at: another thread may latch it at once, while
+/// the mtr keeps the page it changed to commit; a changed page cannot be released.
+#[test]
+fn mtr_releases_an_unchanged_page_early() {
+    let e = env(32, 4 << 20);
+    let pool = open(&e, cfg(16));
+    create_pages(&pool, 3);
+    pool.flush_all().unwrap();
+    let mut m = pool.mtr().unwrap();
+    let looked = m.get_write(pid(1)).unwrap();
+    let changed = m.get_write(pid(2)).unwrap();
+    m.write(changed, 300, b"kept to commit").unwrap();
+    assert!(pool.optimistic(pid(1)).is_none(), "X-latched by the mtr");
+    assert!(!m.is_changed(looked) && m.is_changed(changed));
+    assert!(matches!(
+        m.release(changed),
+        Err(BufError::ReleaseChanged { page }) if page == pid(2)
+    ));
+    assert_eq!(
+        m.page_id(changed),
+        Some(pid(2)),
+        "a refused release changes nothing"
+    );
+    m.release(looked).unwrap();
+    assert!(pool.optimistic(pid(1)).is_some(), "no longer latched");
+    assert_eq!(m.page_id(looked), None);
+    assert!(m.page(looked).is_empty());
+    assert!(
+        m.write(looked, 300, b"x").is_err(),
+        "a released handle changes nothing"
+    );
+    m.release(looked).unwrap();
+    // Another thread reads and latches the released page while the mtr is still open.
+    std::thread::scope(|s| {
+        s.spawn(|| drop(pool.get_write(pid(1)).unwrap()))
+            .join()
+            .unwrap();
+    });
+    // The same page again: a fresh latch under a new handle.
+    let again = m.get_write(pid(1)).unwrap();
+    assert_ne!(again, looked);
+    assert_eq!(m.page_id(again), Some(pid(1)));
+    let end = m.commit().unwrap();
+    assert_eq!(pool.get_read(pid(2)).unwrap().lsn(), end);
+    assert_ne!(
+        pool.get_read(pid(1)).unwrap().lsn(),
+        end,
+        "only the changed page is stamped"
+    );
+    assert_eq!(
+        pool.flush_list().iter().map(|x| x.1).collect::<Vec<_>>(),
+        vec![pid(2)]
+    );
+}
+
 /// A writer that checks the WAL rule for every page it is given.
 #[derive(Debug)]
 struct Spy {
