@@ -232,6 +232,22 @@ impl RecordLayout {
         self.n_nullable.div_ceil(8)
     }
 
+    /// The longest record of this layout, in bytes (header and extra bytes included): every
+    /// field present at its maximum length and stored inline (a variable-length field at
+    /// most [`MAX_VAR_LEN`] bytes). A page with room for this many bytes takes any record of
+    /// the layout: the B-tree asks it of the node-pointer layout to know whether a page can
+    /// take whatever separator a split below it pushes up.
+    pub fn max_record_len(&self) -> usize {
+        let (lens, data) = self.fields.iter().fold((0, 0), |(lens, data), c| {
+            let len = c.ty.max_len().min(MAX_VAR_LEN);
+            match c.ty.fixed_len() {
+                Some(_) => (lens, data + len),
+                None => (lens + if len < 128 { 1 } else { 2 }, data + len),
+            }
+        });
+        HEADER_SIZE + self.null_bytes() + lens + data
+    }
+
     /// Encodes one value for field `i` into its stored bytes (`None` for NULL).
     pub fn encode_field(&self, i: usize, v: &Value) -> Result<Option<Vec<u8>>, RecordError> {
         let col = self.fields.get(i).ok_or(RecordError::ValueCount {

@@ -370,3 +370,44 @@ mod flat_key {
         assert!(null.flat_key(&key).is_none());
     }
 }
+
+#[test]
+fn max_record_len_is_the_length_of_the_longest_record() {
+    let l = RecordLayout::clustered(
+        vec![
+            Column::new(ColumnType::I64),
+            Column::nullable(ColumnType::Var(100)),
+        ],
+        vec![
+            Column::nullable(ColumnType::Var(300)),
+            Column::new(ColumnType::Fixed(3)),
+        ],
+    )
+    .unwrap();
+    let longest = l
+        .encode(&[
+            Value::Int(1),
+            Value::Bytes(vec![1; 100]),
+            Value::trx_id(1),
+            Value::roll_ptr(1),
+            Value::Bytes(vec![2; 300]),
+            Value::Bytes(vec![3; 3]),
+        ])
+        .unwrap();
+    assert_eq!(longest.len(), l.max_record_len());
+    let shorter = l
+        .encode(&[
+            Value::Int(1),
+            Value::Null,
+            Value::trx_id(1),
+            Value::roll_ptr(1),
+            Value::Bytes(vec![2; 127]),
+            Value::Bytes(vec![3; 3]),
+        ])
+        .unwrap();
+    assert!(shorter.len() < l.max_record_len());
+    // The node pointers: both key fields (a one-byte length for the 100-byte one) and the
+    // child page number.
+    let ptr = l.node_ptr();
+    assert_eq!(ptr.max_record_len(), HEADER_SIZE + 1 + 1 + 8 + 100 + 4);
+}

@@ -17,14 +17,27 @@
 use minnow_buf::{BufferPool, Mtr, PageHandle, PageReadGuard};
 use minnow_page::PageId;
 
-use super::page::{NIL, child_of, next, prev, validate};
-use super::{BTree, TreeError};
+use super::page::{NIL, capacity, child_of, next, prev, validate};
+use super::{BTree, MERGE_FILL, TreeError};
 use crate::node::{self, Cursor};
 use crate::record::SearchKey;
 
 /// More levels than this is taken as a corrupt root (a 4 KiB-page tree of 2^32 records is
 /// far lower).
 pub(crate) const MAX_LEVEL: u16 = 32;
+
+/// What a pessimistic descent is for, which decides the ancestors it may let go of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Intent {
+    /// An insert (or an update that grew a record): a node page is safe if it can take the
+    /// largest node pointer of the index without splitting.
+    Insert,
+    /// A delete: a node page is safe if it stays at least [`MERGE_FILL`] full after losing
+    /// the largest node pointer of the index, and keeps at least two records.
+    Delete,
+    /// Keep every latch to commit (the compression splits, which cut a page at any level).
+    Keep,
+}
 
 /// A page X-latched by an mtr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,9 +55,10 @@ pub(crate) struct Level {
     pub level: u16,
     /// The page on the path.
     pub page: Latched,
-    /// Its left sibling, if that has the same parent.
+    /// Its left sibling, if that has the same parent (`None` on a safe page: see
+    /// [`Intent`]).
     pub left: Option<Latched>,
-    /// Its right sibling (any parent).
+    /// Its right sibling (any parent; `None` on a safe page).
     pub right: Option<Latched>,
     /// True if the right sibling has the same parent.
     pub right_same_parent: bool,
@@ -148,15 +162,16 @@ impl BTree {
     }
 
     /// The start of every pessimistic operation: a new mtr, the X-latched path for `key`
-    /// ([`BTree::latch_path`]), the leaf's index in it and handle, and where `key` falls on
-    /// the leaf.
+    /// ([`BTree::latch_path`] for `intent`), the leaf's index in it and handle, and where
+    /// `key` falls on the leaf.
     pub(crate) fn latch_leaf<'p>(
         &self,
         pool: &'p BufferPool,
         key: &SearchKey,
+        intent: Intent,
     ) -> Result<PessimisticLeaf<'p>, TreeError> {
         let mut mtr = pool.mtr()?;
-        let path = self.latch_path(&mut mtr, key)?;
+        let path = self.latch_path(&mut mtr, key, intent)?;
         let last = path.len().saturating_sub(1);
         let leaf = self.handle(&path, last)?;
         let found = node::search(mtr.page(leaf), &self.leaf, key)?;
@@ -169,12 +184,52 @@ impl BTree {
         })
     }
 
-    /// Pessimistic descent for `key`: the path from the root (index 0) to the leaf, with the
-    /// siblings each level may need, all X-latched by `mtr`. See the module docs.
+    /// True if node page `page` cannot split or merge, whatever the operation `intent`
+    /// does below it (see [`Intent`]). Leaves are never judged: the operation itself decides
+    /// there.
+    fn is_safe(&self, page: &[u8], intent: Intent) -> Result<bool, TreeError> {
+        let max = self.node.max_record_len();
+        match intent {
+            Intent::Keep => Ok(false),
+            Intent::Insert => Ok(self.zip_room(page, max)?
+                && (node::fits(page, &self.node, max)? || node::fits_after_reorganize(page, max)?)),
+            Intent::Delete => {
+                let left = node::used_bytes(page)?.saturating_sub(max);
+                Ok(node::n_recs(page)? > 2
+                    && left as f64 >= MERGE_FILL * capacity(page.len()) as f64)
+            }
+        }
+    }
+
+    /// Releases every latch of `path` (pages the descent only looked at) and `also`.
+    fn release_all(
+        &self,
+        mtr: &mut Mtr<'_>,
+        path: &mut Vec<Level>,
+        also: Option<Latched>,
+    ) -> Result<(), TreeError> {
+        for l in path.drain(..) {
+            let pages = [l.left, Some(l.page), l.right, l.right2];
+            for p in pages.into_iter().flatten() {
+                mtr.release(p.h)?;
+            }
+        }
+        if let Some(p) = also {
+            mtr.release(p.h)?;
+        }
+        Ok(())
+    }
+
+    /// Pessimistic descent for `key`: the path from the topmost page the operation may change
+    /// (the root, unless a safe page let go of it: index 0) to the leaf, with the siblings
+    /// each level may need, all X-latched by `mtr`. A node page that is safe for `intent`
+    /// ([`BTree::is_safe`]) releases every latch above it and its left sibling, and its right
+    /// siblings are not latched at all. See the module docs.
     pub(crate) fn latch_path(
         &self,
         mtr: &mut Mtr<'_>,
         key: &SearchKey,
+        intent: Intent,
     ) -> Result<Vec<Level>, TreeError> {
         let h = mtr.get_write(self.id(self.root))?;
         let root = Latched { no: self.root, h };
@@ -202,6 +257,20 @@ impl BTree {
                 if l_next != child || page_prev != l.no {
                     return Err(self.corrupt(child, "sibling links disagree with the parent"));
                 }
+            }
+            if level > 0 && self.is_safe(mtr.page(page.h), intent)? {
+                // Nothing above `page` changes, and `page` neither splits nor merges: only
+                // it and what lies below stay latched.
+                self.release_all(mtr, &mut path, left)?;
+                path.push(Level {
+                    level,
+                    page,
+                    left: None,
+                    right: None,
+                    right_same_parent: false,
+                    right2: None,
+                });
+                continue;
             }
             let rno = next(mtr.page(page.h)).map_err(|e| self.corrupt(child, e.to_string()))?;
             let right = (rno != NIL)

@@ -4,7 +4,7 @@
 use minnow_buf::{BufferPool, Mtr};
 use minnow_redo::Lsn;
 
-use super::descend::{Latched, Level, PessimisticLeaf};
+use super::descend::{Intent, Latched, Level, PessimisticLeaf};
 use super::page::{NIL, capacity, child_of, fits_records, move_records, next, set_next, set_prev};
 use super::{BTree, MERGE_FILL, TreeError};
 use crate::node::{self, Cursor};
@@ -57,7 +57,7 @@ impl BTree {
             last,
             leaf: h,
             found,
-        } = self.latch_leaf(pool, key)?;
+        } = self.latch_leaf(pool, key, Intent::Delete)?;
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }
@@ -73,19 +73,27 @@ impl BTree {
 
     /// If the path page at index `i` is under-full, merges it with a sibling under the same
     /// parent (into the left one if they fit, else the right one into it), then rebalances the
-    /// parent; at the root, lowers it while it has a single child.
+    /// parent; at the root, lowers it while it has a single child. A page at index 0 that is
+    /// not the root was judged safe by the descent (it stays full enough, so nothing is done
+    /// to it): its parent is no longer latched.
     fn rebalance(&self, mtr: &mut Mtr<'_>, path: &[Level], i: usize) -> Result<(), TreeError> {
-        if i == 0 {
-            return self.lower_root(mtr, path);
-        }
-        let (Some(lvl), Some(up)) = (path.get(i), path.get(i - 1)) else {
+        let Some(lvl) = path.get(i) else {
             return Err(self.corrupt_path());
         };
+        if i == 0 && lvl.page.no == self.root {
+            return self.lower_root(mtr, path);
+        }
         let n = lvl.page;
         let layout = self.layout_at(lvl.level);
         if node::fill_factor(mtr.page(n.h))? >= MERGE_FILL {
             return Ok(());
         }
+        let Some(up) = i.checked_sub(1).and_then(|j| path.get(j)) else {
+            return Err(self.corrupt(
+                n.no,
+                "a page judged safe must merge, but its parent was released",
+            ));
+        };
         let left = match lvl.left {
             Some(l) if self.can_merge(mtr, l, n)? => Some(l),
             _ => None,

@@ -154,6 +154,8 @@ mod check;
 mod cursor;
 mod descend;
 mod hook;
+#[cfg(test)]
+mod latch_tests;
 mod merge;
 pub mod overflow;
 mod page;

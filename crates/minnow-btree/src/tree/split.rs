@@ -4,7 +4,7 @@
 use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_redo::Lsn;
 
-use super::descend::{Latched, Level, MAX_LEVEL, PessimisticLeaf};
+use super::descend::{Intent, Latched, Level, MAX_LEVEL, PessimisticLeaf};
 use super::overflow::Prepared;
 use super::page::{
     fits_records, init_index_page, move_records, next, node_ptr, set_next, set_prev,
@@ -71,7 +71,7 @@ impl BTree {
             last,
             leaf,
             found,
-        } = self.latch_leaf(pool, key)?;
+        } = self.latch_leaf(pool, key, Intent::Insert)?;
         if found.exact {
             return Err(self.duplicate(key));
         }
@@ -97,7 +97,7 @@ impl BTree {
             last,
             leaf: h,
             found,
-        } = self.latch_leaf(pool, key)?;
+        } = self.latch_leaf(pool, key, Intent::Insert)?;
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }
@@ -117,8 +117,10 @@ impl BTree {
             .ok_or_else(|| self.corrupt_path())
     }
 
-    /// Inserts `rec` into the path page at index `i` (0 is the root), splitting it (and its
-    /// ancestors, recursively) if it is full.
+    /// Inserts `rec` into the path page at index `i` (0 is the topmost latched page: the root,
+    /// or a safe page whose ancestors were released), splitting it (and its ancestors,
+    /// recursively) if it is full. Only the root splits at index 0 (upwards: the root raise);
+    /// a safe page that must split after all is an error, as its parent is no longer latched.
     pub(crate) fn insert_into(
         &self,
         mtr: &mut Mtr<'_>,
@@ -150,6 +152,12 @@ impl BTree {
         // direction, which the plan needs to split sequential loads at the insert point.
         let plan = self.plan_split(mtr.page(lvl.page.h), lvl.level, rec)?;
         if i == 0 {
+            if lvl.page.no != self.root {
+                return Err(self.corrupt(
+                    lvl.page.no,
+                    "a page judged safe must split, but its parent was released",
+                ));
+            }
             let child = self.root_raise(mtr, lvl.page, lvl.level)?;
             let sep = self.split(mtr, child, None, lvl.level, rec, plan)?;
             node::insert(&mut (&mut *mtr, lvl.page.h), &self.node, &sep)?;

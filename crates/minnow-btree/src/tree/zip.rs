@@ -60,7 +60,7 @@ use minnow_buf::{BufError, BufferPool, Mtr};
 use minnow_page::{PageId, PageType, fil};
 use minnow_redo::Lsn;
 
-use super::descend::Level;
+use super::descend::{Intent, Level};
 use super::{BTree, TreeError};
 use crate::node::{self, Cursor};
 
@@ -366,7 +366,7 @@ impl BTree {
             (level, self.layout_at(level).key_of(&g, first.origin())?)
         };
         let mut mtr = pool.mtr()?;
-        let path = self.latch_path(&mut mtr, &key)?;
+        let path = self.latch_path(&mut mtr, &key, Intent::Keep)?;
         let Some(i) = path.iter().position(|l| l.level == level) else {
             return Ok(true);
         };
