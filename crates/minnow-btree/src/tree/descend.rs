@@ -6,13 +6,19 @@
 //!   is latched *exclusively* through the caller's mtr. If the root is itself the leaf, it is
 //!   read shared first (to learn that), released, then latched exclusively and checked again:
 //!   a root raise in between sends the caller round again.
-//! - [`BTree::latch_path`] (pessimistic): exclusive latches from the root down, all held by the
+//! - [`BTree::latch_path`] (pessimistic): exclusive latches from the root down, held by the
 //!   mtr until it commits. On each level below the root it latches, left to right: the left
 //!   sibling if it has the same parent (a merge partner), the path page, its right sibling
 //!   (whose `PREV` a split or merge rewrites) and, when the right sibling has the same parent,
 //!   the right sibling's right sibling (a merge of the right sibling into this page rewrites
-//!   its `PREV`). A level is finished before the next
-//!   one starts, which keeps the global latch order top-down, left to right.
+//!   its `PREV`). A level is finished before the next one starts, which keeps the global
+//!   latch order top-down, left to right. A node page that is **safe** for the operation's
+//!   [`Intent`] (it can take the index's longest node pointer without a split, for an insert;
+//!   it stays above the merge threshold without it, for a delete) cannot pass a change
+//!   upwards: the mtr releases every latch above it and its left sibling
+//!   ([`minnow_buf::Mtr::release`]; none of them was changed), does not latch its right
+//!   siblings, and the path returned starts at it. The tree module's docs say why this is
+//!   sound without an index latch.
 
 use minnow_buf::{BufferPool, Mtr, PageHandle, PageReadGuard};
 use minnow_page::PageId;

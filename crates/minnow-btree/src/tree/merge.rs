@@ -42,8 +42,9 @@ impl BTree {
         Ok(Some(mtr.commit()?))
     }
 
-    /// The delete with exclusive latches from the root, merging as needed (unless `merge` is
-    /// false: a compressed tree whose merged page did not compress deletes without): one mtr.
+    /// The delete with exclusive latches from the root down (let go above a safe page: see
+    /// the `descend` module), merging as needed (unless `merge` is false: a compressed tree
+    /// whose merged page did not compress deletes without): one mtr.
     pub(crate) fn delete_pessimistic(
         &self,
         pool: &BufferPool,

@@ -44,10 +44,41 @@
 //! grandparent, up to the root. The writer cannot upgrade the shared latches it let go of, so
 //! it releases everything (its mtr made no change yet) and starts again **pessimistically**:
 //! exclusive latches from the root down, plus the siblings each level may need (see
-//! the `descend` module). Holding the root exclusively serialises structural changes of one tree, which
-//! is simple and rare: with 4 KiB pages of 50-byte records, one insert in about 80 splits.
-//! (InnoDB releases the ancestors that turn out to be *safe*, i.e. that will not split or
-//! merge whatever happens below; minnow's mtr keeps every latch to commit, so it does not.)
+//! the `descend` module). With 4 KiB pages of 50-byte records that is about one insert in 80.
+//!
+//! On the way down the pessimistic writer asks of every node page whether it is **safe**:
+//! whether it can neither split nor merge, whatever happens below it.
+//!
+//! - For an insert (or an update that grows a record) a page is safe if it has room for the
+//!   longest node pointer the index can have (the node-pointer layout's
+//!   [`RecordLayout::max_record_len`]): a split below pushes up exactly one pointer, and no
+//!   longer than that.
+//! - For a delete it is safe if it keeps more than two records and stays at least
+//!   [`MERGE_FILL`] full without that longest pointer: a merge below removes exactly one.
+//!
+//! Once a safe page is latched nothing above it will change, so the mini-transaction lets go
+//! of every latch above it, and of its left sibling (only its own merge would need that), with
+//! [`minnow_buf::Mtr::release`]; its right siblings are not latched at all. Only the safe page
+//! and the levels below it stay latched to commit, and readers and writers whose paths part
+//! from the writer's above the safe page (the other subtrees) go on while the split or merge
+//! runs: InnoDB's `btr_cur_will_modify_tree`. The released pages were only looked at, never
+//! changed (the mtr refuses to release a changed page), so the redo group is still whole:
+//! every page it changes stays latched from before its change until the group is in the log.
+//! Where no page is safe the root stays latched, as in a two-level tree whose root is the
+//! parent a leaf split changes. The compression splits (see [`zip`]) keep the whole path.
+//!
+//! **Why no index latch.** InnoDB 5.7 SX-latches the index (`dict_index_t::lock`) for every
+//! structure change: SX lets readers (S) through but admits one structure change per index at
+//! a time. It needs that because its tree changes find a page's parent by searching again
+//! from the root (`btr_page_get_father`) while holding latches on lower pages, against the
+//! top-down order; that is safe only while no other structure change can hold those upper
+//! pages. minnow's changes never climb: the descent keeps the path it latched, and a split or
+//! merge touches only pages of that path and the siblings latched with it, in order. So page
+//! latches alone keep the order, and two structure changes in different subtrees run at once.
+//! The price: a second pessimistic writer heading into the same subtree waits at the first
+//! one's safe page while holding its own latches above it (the root, when nothing above was
+//! safe for it either), and readers of other subtrees wait for it at the root until the first
+//! writer commits. Under InnoDB's SX it would wait on the index latch holding no page.
 //!
 //! ## Latch order: why there is no deadlock
 //!
@@ -57,9 +88,16 @@
 //! from the root, the path page's left sibling (if it has the same parent), the path page,
 //! its right sibling and, when needed, the right sibling's right sibling, finishing a level
 //! before starting the next. Pages it allocates (and page 0, the XDES and INODE pages, which
-//! hold the allocator: see [`crate::space`]) come last: nobody else can reach a page that is not yet in the tree. A wait-for cycle would need
-//! some thread to wait for a page *earlier* in the order than one it holds, which never
-//! happens.
+//! hold the allocator: see [`crate::space`]) come last: nobody else can reach a page that is
+//! not yet in the tree. A wait-for cycle would need some thread to wait for a page *earlier*
+//! in the order than one it holds, which never happens.
+//!
+//! Releasing the latches above a safe page keeps the rule: a thread that lets go of latches
+//! only holds less, and after the release the writer latches only pages below the safe page
+//! (and new or allocator pages), never one above or to the left of a page it still holds. It
+//! never latches a released page again: a split or merge touches only the kept part of the
+//! path, which is why a safe page that had to split or merge after all would be reported as
+//! an error rather than climb to its released parent.
 //!
 //! ## Splits, and the root raise
 //!
@@ -88,11 +126,12 @@
 //! ## One mini-transaction per structural change
 //!
 //! A split changes at least four pages (the page, the new page, the right neighbour's `PREV`,
-//! the parent) and the allocator's pages (page 0, an XDES or INODE page). If a crash left some of those changes on disk and
-//! not the others, the tree would be broken: a page with no parent pointer, a sibling link to
-//! nowhere. So every structural change is **one** mini-transaction: all its pages stay
-//! X-latched until commit, its redo records are appended as one group, and recovery replays a
-//! group whole or not at all. No other thread sees a half-done split (the latches), and no
+//! the parent) and the allocator's pages (page 0, an XDES or INODE page). If a crash left some
+//! of those changes on disk and not the others, the tree would be broken: a page with no
+//! parent pointer, a sibling link to nowhere. So every structural change is **one**
+//! mini-transaction: every page it changes stays X-latched until commit (the ancestors it
+//! only looked at may go earlier, see above), its redo records are appended as one group, and
+//! recovery replays a group whole or not at all. No other thread sees a half-done split (the latches), and no
 //! crash leaves one (the redo group). Every byte goes through [`crate::PageMut`] implemented for
 //! `(&mut Mtr, PageHandle)`, so no change escapes the log.
 //!

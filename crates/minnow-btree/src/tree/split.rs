@@ -57,7 +57,8 @@ impl BTree {
         }
     }
 
-    /// The insert with exclusive latches from the root, splitting as needed: one mtr.
+    /// The insert with exclusive latches from the root down (let go above a safe page: see
+    /// the `descend` module), splitting as needed: one mtr.
     pub(crate) fn insert_pessimistic(
         &self,
         pool: &BufferPool,
