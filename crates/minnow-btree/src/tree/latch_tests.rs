@@ -39,8 +39,13 @@ fn key(tree: &BTree, k: i64) -> SearchKey {
 const ROWS: i64 = 1000;
 
 fn tree(dir: &std::path::Path) -> (BufferPool, BTree) {
-    let pool =
-        BufferPool::create_scratch(dir, BufConfig::with_frames(256, PageSize::K4), 1).unwrap();
+    tree_with(dir, None)
+}
+
+/// A tree of [`ROWS`] rows, three levels high, in a tablespace compressed as `zip` says.
+fn tree_with(dir: &std::path::Path, zip: Option<minnow_zip::ZipConfig>) -> (BufferPool, BTree) {
+    let cfg = BufConfig::with_frames(256, PageSize::K4);
+    let pool = BufferPool::create_scratch_with(dir, cfg, 1, zip).unwrap();
     let (tree, _) = BTree::create(&pool, 1, 42, layout()).unwrap();
     for k in 0..ROWS {
         tree.insert(&pool, &row(k)).unwrap();
@@ -134,4 +139,42 @@ fn splits_and_merges_below_a_safe_page_leave_a_sound_tree() {
     let stats = tree.check(&pool).unwrap();
     assert_eq!(stats.records, ROWS as u64);
     assert_eq!(stats.height, 3);
+}
+
+/// A compressed tree's padding rises (another thread's failures) between the descent that
+/// judged a node page safe and the split below it: the safe page still takes the separator
+/// (the padding is only a hint to split early; a page that then does not compress fails the
+/// commit, which the compression retry handles), instead of needing its released parent.
+#[test]
+fn a_safe_page_takes_the_separator_when_the_padding_rose_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = minnow_zip::ZipConfig::new(
+        minnow_zip::KeyBlockSize::K2,
+        minnow_zip::Algorithm::default(),
+    );
+    let (pool, tree) = tree_with(dir.path(), Some(zip));
+    let state = tree.zip.clone().unwrap();
+    assert_eq!(state.pad(), 0);
+    let new = key(&tree, ROWS);
+    let mut leaf = tree.latch_leaf(&pool, &new, Intent::Insert).unwrap();
+    assert_eq!(leaf.path.len(), 2, "the last level-1 page is safe");
+    // Now no page has room by the padding: the leaf splits, the separator goes up.
+    state.set_pad(4096);
+    let rec = tree.layout().encode(&row(ROWS)).unwrap();
+    tree.insert_into(&mut leaf.mtr, &leaf.path, leaf.last, &rec)
+        .unwrap();
+    leaf.mtr.commit().unwrap();
+    state.set_pad(0);
+    let stats = tree.check(&pool).unwrap();
+    assert_eq!(stats.records, ROWS as u64 + 1);
+    assert_eq!(
+        tree.get(
+            &pool,
+            &[Value::Int(ROWS), Value::Bytes(vec![ROWS as u8; 120])]
+        )
+        .unwrap()
+        .unwrap()
+        .values,
+        row(ROWS)
+    );
 }

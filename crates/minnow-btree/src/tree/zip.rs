@@ -154,6 +154,12 @@ impl ZipState {
         self.pad.load(Ordering::Relaxed)
     }
 
+    /// Sets the padding, as another thread's failure rate would.
+    #[cfg(test)]
+    pub(crate) fn set_pad(&self, pad: usize) {
+        self.pad.store(pad, Ordering::Relaxed);
+    }
+
     /// The longest record kept on the page: about half of what a block holds, so two records
     /// of any content and a page's overhead still compress into it.
     pub(crate) fn max_record_len(&self) -> usize {
