@@ -65,7 +65,10 @@
 //! changed (the mtr refuses to release a changed page), so the redo group is still whole:
 //! every page it changes stays latched from before its change until the group is in the log.
 //! Where no page is safe the root stays latched, as in a two-level tree whose root is the
-//! parent a leaf split changes. The compression splits (see [`zip`]) keep the whole path.
+//! parent a leaf split changes. The compression splits (see [`zip`]) keep the whole path, and
+//! on a compressed tree a safe page takes the separator even if the padding rose meanwhile
+//! (the padding is a hint to split early; a page that then does not compress fails the commit,
+//! and the compression retry splits it).
 //!
 //! **Why no index latch.** InnoDB 5.7 SX-latches the index (`dict_index_t::lock`) for every
 //! structure change: SX lets readers (S) through but admits one structure change per index at
