@@ -1,4 +1,5 @@
-//! Concurrent writers on a tall tree: the model test run by several threads at once.
+//! Concurrent writers on a tall tree: the model test run by several threads at once, and a
+//! reader passing a pessimistic writer that is stopped in the middle of a merge.
 //!
 //! Four writers each insert, delete and update their own keys (thread `t` the keys `k` with
 //! `k % 4 == t`, so their keys share leaves and they split and merge the same pages), each
@@ -8,8 +9,10 @@
 //!
 //! The keys carry a 120-byte part, so node pointers are long (about 28 to a 4 KiB page) and a
 //! few thousand rows make a tree three or four levels high: splits and merges of node pages,
-//! root raises and root lowers all happen while other threads read and write, so this is where
-//! a latch-order slip (a deadlock) or a structure change seen half done would show.
+//! root raises and root lowers all happen while other threads read and write. A pessimistic
+//! writer lets go of the latches above a safe node page (see the `descend` module), so these
+//! tests are where a wrong safety judgement (a page that must split after all, with its
+//! parent released) or a latch-order slip (a deadlock) would show.
 //!
 //! The same run on a compressed tablespace (2 KiB blocks, values that hardly compress) makes
 //! the writers' compression failures, splits and retries meet on shared pages.
@@ -21,11 +24,13 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Condvar, Mutex};
 
 use common::{Env, Rng, SPACE};
 use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+use minnow_btree::tree::{Descent, Guess, SearchHook};
 use minnow_btree::{BTree, ScanRange, TreeError, node};
 use minnow_buf::BufferPool;
 use minnow_page::PageId;
@@ -349,5 +354,113 @@ fn grow_and_shrink(zip: Option<minnow_zip::ZipConfig>, default_ops: u64) {
         eprintln!("concurrent on a compressed tree: {z:?}");
         assert!(z.failures > 0 && z.zip_splits > 0, "{z:?}");
     }
+    pool.shutdown().unwrap();
+}
+
+/// What the paused writer tells the test.
+enum Event {
+    /// A merge is freeing a page: the writer holds its latches and waits for `go`.
+    Paused,
+    /// The writer's deletes are over (and no merge freed a page, if `Paused` did not come
+    /// first).
+    Finished,
+}
+
+/// A search hook whose only part is to stop the first merge that frees a leaf, inside the
+/// pessimistic mtr (every latch of the merge held), until the test says go.
+struct PauseOnFree {
+    events: Sender<Event>,
+    go: Mutex<Receiver<()>>,
+    armed: AtomicBool,
+    freed: AtomicU64,
+}
+
+impl std::fmt::Debug for PauseOnFree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PauseOnFree").finish_non_exhaustive()
+    }
+}
+
+impl SearchHook for PauseOnFree {
+    fn guess(&self, _key: &minnow_btree::record::SearchKey) -> Option<Guess> {
+        None
+    }
+    fn verified(&self, _guess: &Guess, _hit: bool) {}
+    fn descended(&self, _descent: &Descent<'_>) {}
+    fn page_freed(&self, _page_no: u32) {
+        self.freed.fetch_add(1, Ordering::Relaxed);
+        if self.armed.swap(false, Ordering::AcqRel) {
+            self.events.send(Event::Paused).unwrap();
+            self.go.lock().unwrap().recv().unwrap();
+        }
+    }
+}
+
+/// A delete merging leaves under the first level-1 page is stopped while it holds the
+/// merge's latches; meanwhile the root is not latched and a lookup and a scan under the last
+/// level-1 page complete. (With the whole path latched from the root, as before, the root
+/// would be X-latched here and the reader would wait for the writer.)
+#[test]
+fn a_reader_passes_a_pessimistic_writer_stopped_in_a_merge() {
+    const ROWS: i64 = 1000;
+    let env = Env::new(256);
+    let pool = env.create();
+    let (tree, _) = BTree::create(&pool, SPACE, 8, layout()).unwrap();
+    for k in 0..ROWS {
+        tree.insert(&pool, &row(k, &value(k, 1, 200))).unwrap();
+    }
+    assert_eq!(tree.check(&pool).unwrap().height, 3);
+    let (events, got) = channel();
+    let (go, wait) = channel();
+    let hook = Arc::new(PauseOnFree {
+        events: events.clone(),
+        go: Mutex::new(wait),
+        armed: AtomicBool::new(true),
+        freed: AtomicU64::new(0),
+    });
+    let hooked = tree.clone().with_search_hook(hook.clone());
+    let root = PageId::new(SPACE, tree.root());
+    let far = ROWS - 1;
+    let (root_free, seen) = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            // Deletes from the left until a merge frees a leaf (and was let go on).
+            for k in 0..ROWS / 4 {
+                hooked.delete(&pool, &key(k)).unwrap();
+                if hook.freed.load(Ordering::Relaxed) > 0 {
+                    break;
+                }
+            }
+            events.send(Event::Finished).unwrap();
+        });
+        let paused = matches!(got.recv().unwrap(), Event::Paused);
+        // Only look if the root is free: a reader that waited for the paused writer would
+        // wait for ever.
+        let root_free = paused && pool.optimistic(root).is_some();
+        let seen = root_free.then(|| {
+            let one = tree
+                .get(&pool, &key(far))
+                .unwrap()
+                .map(|e| split(&e.values));
+            let range = ScanRange::new(Bound::Included(key(far - 20)), Bound::Unbounded);
+            (one, scan(&tree, &pool, range).len())
+        });
+        if paused {
+            go.send(()).unwrap();
+        }
+        writer.join().unwrap();
+        (root_free, seen)
+    });
+    assert!(
+        hook.freed.load(Ordering::Relaxed) > 0,
+        "no merge freed a leaf"
+    );
+    assert!(
+        root_free,
+        "the root is X-latched by the writer stopped in a merge"
+    );
+    let (one, n) = seen.unwrap();
+    assert_eq!(one, Some((far, value(far, 1, 200))));
+    assert_eq!(n, 21);
+    tree.check(&pool).unwrap();
     pool.shutdown().unwrap();
 }
