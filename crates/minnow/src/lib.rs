@@ -244,8 +244,8 @@
 //! uncommitted ones leave no trace in any index.
 //!
 //! **Concurrency.** Writers of different rows run at the same time, in one table or several:
-//! nothing database-wide serialises them but two short appends, the undo record's and the redo
-//! log's. A write statement holds its table's metadata lock shared (DDL and `Table::load`
+//! nothing database-wide serialises them but the redo log's append and the transaction id
+//! counter at begin and commit (undo goes to 16 rollback segments, each with its own mutex). A write statement holds its table's metadata lock shared (DDL and `Table::load`
 //! take it exclusively, so they wait for running statements and statements wait for them),
 //! and the row locks of what it changes; purge runs beside writers, taking each row's lock
 //! while it cleans that row. Readers take no lock. Writers lock every row they change (and every unique key
