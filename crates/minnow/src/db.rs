@@ -58,7 +58,9 @@ pub(crate) struct TableEntry {
     pub autoinc: Option<Arc<AutoInc>>,
     /// The table's metadata lock (MySQL's MDL): every write statement on the table holds it
     /// shared, DDL and bulk load exclusively. One per table, carried from entry to entry
-    /// when DDL replaces the entry (see `crate::trx::WriteGuard`).
+    /// when DDL replaces the entry (see `crate::trx::WriteGuard`). Writers of different rows
+    /// hold it together (shared); only DDL on this table waits. Latch order: row 5 of
+    /// ARCHITECTURE.md's table, after the quiesce latch, never held across a row lock wait.
     pub mdl: Arc<RwLock<()>>,
     /// The gap latch: a stripe of it is held across finding a clustered record's neighbour
     /// and locking by it (see `crate::trx` gaps). One per table, carried from entry to entry
@@ -125,11 +127,14 @@ pub(crate) struct Inner {
     pub dict: BTree,
     pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
     /// The dictionary latch: one DDL statement (create, drop, create index, load) at a time.
-    /// Taken before any table's metadata lock; DML never takes it.
+    /// Taken before any table's metadata lock; DML never takes it. Latch order: row 3 of
+    /// ARCHITECTURE.md's table.
     pub ddl: Mutex<()>,
     /// Held shared by every write statement, commit, rollback and purge step, exclusively by
     /// [`Database::check`] and by close's counter write, which need a database nobody
     /// changes. Let go (with the metadata lock) while a statement waits for a row lock.
+    /// Writers share it and never wait for each other here (each statement writes its reader
+    /// count, one shared cache line). Latch order: row 4, after the dictionary latch.
     pub quiesce: RwLock<()>,
     pub(crate) next_index_id: Mutex<u64>,
     pub(crate) dir: PathBuf,

@@ -84,6 +84,13 @@ impl LockKey {
     pub fn key(&self) -> &[u8] {
         self.bytes.as_slice()
     }
+
+    /// The hash computed once at construction (what the lock table shards by): callers that
+    /// spread their own structures by key (the `minnow` crate's gap latch stripes) use it
+    /// instead of hashing the key again.
+    pub fn hash_value(&self) -> u64 {
+        self.hash
+    }
 }
 
 impl PartialEq for LockKey {

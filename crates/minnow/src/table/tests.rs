@@ -75,7 +75,8 @@ fn run_pausing_at<R: Send>(
     op: impl FnOnce() -> R + Send,
     during: impl FnOnce(),
 ) -> R {
-    // One hook slot: the tests that pause take turns.
+    // One hook slot (`HOOK`), so the tests that pause take turns: a test-only lock, held by
+    // the test thread around one paused operation, never by the engine.
     static TURN: Mutex<()> = Mutex::new(());
     let _turn = TURN
         .lock()

@@ -59,7 +59,6 @@ use minnow_btree::record::Value;
 use minnow_btree::{Entry, ScanRange};
 use minnow_mvcc::{LockKey, LockMode, LockType, TrxLocks};
 use parking_lot::{Mutex, MutexGuard};
-use std::hash::Hash;
 
 use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
@@ -70,7 +69,10 @@ use super::*;
 /// Stripes of a [`GapLatch`] (a power of two).
 const STRIPES: usize = 64;
 
-/// One stripe, alone on its cache line: threads latching different stripes share nothing.
+/// One stripe, alone on its cache line: threads latching different stripes share nothing. It
+/// guards one neighbour look-up and the lock (and insert or removal) that depends on it;
+/// latch order: row 6 of ARCHITECTURE.md's table (after the metadata lock, before the row
+/// locks, which are only tried under it), and a thread never holds two stripes.
 #[derive(Debug, Default)]
 #[repr(align(64))]
 struct Stripe(Mutex<()>);
@@ -91,30 +93,11 @@ impl Default for GapLatch {
     }
 }
 
-/// Keeps the one `u64` a [`LockKey`] hashes itself to (its precomputed hash).
-#[derive(Default)]
-struct KeyHash(u64);
-
-impl std::hash::Hasher for KeyHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
 impl GapLatch {
     /// Latches the stripe of the gap that `end` (a record's lock key, or the supremum) ends.
     fn latch(&self, end: &LockKey) -> MutexGuard<'_, ()> {
-        let mut h = KeyHash::default();
-        end.hash(&mut h);
-        let n = h.0 ^ (h.0 >> 29);
+        let h = end.hash_value();
+        let n = h ^ (h >> 29);
         // Masked below the stripe count, so always in bounds.
         let i = (n as usize) & (STRIPES - 1);
         self.stripes[i].0.lock()

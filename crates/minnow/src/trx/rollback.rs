@@ -11,6 +11,7 @@ use crate::error::{Result, from_tree};
 use crate::history::{Older, VersionWalk, older_in_log, sys_of, version_of};
 use crate::schema::PRIMARY;
 
+use super::write::clustered_record;
 use super::*;
 
 /// Rolls back a transaction found active at open; returns the records undone.
@@ -71,11 +72,7 @@ pub(super) fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64
     let meta = &t.meta;
     let pool = &inner.pool;
     let key = key_of_undo(&t, rec)?;
-    let Some(cur) = t
-        .clustered
-        .get(pool, &key)
-        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
-    else {
+    let Some(cur) = clustered_record(inner, &t, &key)? else {
         return Ok(());
     };
     let (_, cur_ptr) = sys_of(&t.meta, &cur.values)?;

@@ -6,9 +6,9 @@ use minnow_mvcc::{OpenView, ReadView};
 use minnow_redo::Durability;
 
 use crate::db::{Database, Inner, TableEntry};
-use crate::error::{Error, Result, from_tree};
-use crate::schema::PRIMARY;
+use crate::error::{Error, Result};
 
+use super::write::lock_and_read;
 use super::*;
 
 // ---- The public transaction ----
@@ -181,12 +181,7 @@ impl<'db> Transaction<'db> {
     ) -> Result<Option<Vec<Value>>> {
         self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
-            lock_row(inner, t, st, w, &key)?;
-            match t
-                .clustered
-                .get(&inner.pool, &key)
-                .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
-            {
+            match lock_and_read(inner, t, st, w, &key)? {
                 Some(e) if !e.deleted => {
                     // Holding the lock, the record is ours or committed.
                     conflict(inner, t, st.id, &e.values, &key)?;

@@ -122,6 +122,30 @@ pub(crate) fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
 
 // ---- Writes (the caller holds the statement's latches and runs them as a statement) ----
 
+/// The clustered record of primary key `pk`, delete-marked or not.
+pub(super) fn clustered_record(
+    inner: &Inner,
+    t: &TableEntry,
+    pk: &[Value],
+) -> Result<Option<minnow_btree::Entry>> {
+    t.clustered
+        .get(&inner.pool, pk)
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
+}
+
+/// Locks the row with primary key `pk` (waiting as [`lock_row`] does), then reads its
+/// clustered record: read after the lock, so it is this transaction's or committed.
+pub(super) fn lock_and_read(
+    inner: &Inner,
+    t: &TableEntry,
+    trx: &mut TrxState,
+    w: &mut WriteGuard<'_>,
+    pk: &[Value],
+) -> Result<Option<minnow_btree::Entry>> {
+    lock_row(inner, t, trx, w, pk)?;
+    clustered_record(inner, t, pk)
+}
+
 /// Inserts a checked, normalised row.
 pub(crate) fn insert(
     inner: &Inner,
@@ -133,11 +157,7 @@ pub(crate) fn insert(
     let meta = &t.meta;
     let pool = &inner.pool;
     let pk = meta.pk_of(row);
-    lock_row(inner, t, trx, w, &pk)?;
-    let mut existing = t
-        .clustered
-        .get(pool, &pk)
-        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    let mut existing = lock_and_read(inner, t, trx, w, &pk)?;
     if let Some(e) = &existing {
         conflict(inner, t, trx.id, &e.values, &pk)?;
         if !e.deleted {
@@ -151,10 +171,7 @@ pub(crate) fn insert(
     if trx.waits != waits && existing.is_some() {
         // The row is locked, so no writer changed it while the unique checks waited; but
         // purge may have removed the delete-marked record meanwhile.
-        existing = t
-            .clustered
-            .get(pool, &pk)
-            .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+        existing = clustered_record(inner, t, &pk)?;
     }
     check_entry_sizes(inner, t, row)?;
     match existing {
@@ -244,14 +261,8 @@ pub(crate) fn update(
     row: &[Value],
 ) -> Result<()> {
     let meta = &t.meta;
-    let pool = &inner.pool;
     let pk = meta.pk_of(row);
-    lock_row(inner, t, trx, w, &pk)?;
-    let old = match t
-        .clustered
-        .get(pool, &pk)
-        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
-    {
+    let old = match lock_and_read(inner, t, trx, w, &pk)? {
         Some(e) if !e.deleted => e,
         Some(e) => {
             conflict(inner, t, trx.id, &e.values, &pk)?;
@@ -306,13 +317,7 @@ pub(crate) fn delete(
     pk: &[Value],
 ) -> Result<bool> {
     let meta = &t.meta;
-    let pool = &inner.pool;
-    lock_row(inner, t, trx, w, pk)?;
-    let Some(old) = t
-        .clustered
-        .get(pool, pk)
-        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
-    else {
+    let Some(old) = lock_and_read(inner, t, trx, w, pk)? else {
         lock_absent(inner, t, trx, pk)?;
         return Ok(false);
     };
