@@ -148,6 +148,44 @@ fn forward_scan_ends_in_a_ring_of_leaves_whose_links_agree() {
     assert_corrupt(&e, &l[..3], "cycle");
 }
 
+/// Runs a count in a thread; the error it ended with.
+fn count_error(pool: &Arc<BufferPool>, tree: &BTree) -> TreeError {
+    let (pool, tree) = (pool.clone(), tree.clone());
+    within("the count", move || {
+        match tree.count_visible(&pool, &|_| true, &|_| true) {
+            Ok(c) => panic!("the count ended with {} rows and no error", c.visible),
+            Err(e) => e,
+        }
+    })
+}
+
+#[test]
+fn count_ends_at_a_next_link_that_goes_back() {
+    let (_d, pool, tree) = tree(100);
+    let l = leaves(&pool);
+    assert_eq!(
+        tree.count_visible(&pool, &|_| true, &|_| true)
+            .unwrap()
+            .visible,
+        100
+    );
+    poke(&pool, l[2], fil::NEXT, &l[0].to_be_bytes());
+    assert_corrupt(
+        &count_error(&pool, &tree),
+        &[l[0]],
+        &format!("PREV {}", fil::FIL_NULL),
+    );
+}
+
+#[test]
+fn count_ends_in_a_ring_of_leaves_whose_links_agree() {
+    let (_d, pool, tree) = tree(100);
+    let l = leaves(&pool);
+    poke(&pool, l[2], fil::NEXT, &l[0].to_be_bytes());
+    poke(&pool, l[0], fil::PREV, &l[2].to_be_bytes());
+    assert_corrupt(&count_error(&pool, &tree), &l[..3], "cycle");
+}
+
 #[test]
 fn backward_scan_ends_in_a_ring_of_leaves_whose_links_agree() {
     let (_d, pool, tree) = tree(100);

@@ -279,6 +279,7 @@ impl Database {
             autoinc: t.autoinc.clone(),
             mdl: Arc::clone(&t.mdl),
             gaps: Arc::clone(&t.gaps),
+            counted: Default::default(),
         });
         inner.tables.write().insert(table.to_owned(), entry);
         // Handles on the old entry read through the new one from now on: a later drop marks
@@ -387,6 +388,7 @@ impl Table<'_> {
                 autoinc: t.autoinc.clone(),
                 mdl: Arc::clone(&t.mdl),
                 gaps: Arc::clone(&t.gaps),
+                counted: Default::default(),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),

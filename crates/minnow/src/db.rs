@@ -66,6 +66,9 @@ pub(crate) struct TableEntry {
     /// and locking by it (see `crate::trx` gaps). One per table, carried from entry to entry
     /// when DDL replaces the entry.
     pub gaps: Arc<crate::trx::GapLatch>,
+    /// The change counter and last reusable `count()` (see `table::count`); new with every
+    /// entry.
+    pub counted: crate::table::CountCache,
 }
 
 /// What [`Database::check`] found.
@@ -697,6 +700,7 @@ impl Database {
                 autoinc,
                 mdl: Arc::default(),
                 gaps: Arc::default(),
+                counted: Default::default(),
             }
             .hooked(&inner.ahi)
             .zip_padded(inner.config.zip_pad()),
@@ -997,6 +1001,7 @@ impl TableEntry {
             autoinc,
             mdl: Arc::default(),
             gaps: Arc::default(),
+            counted: Default::default(),
         })
     }
 }

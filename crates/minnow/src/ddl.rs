@@ -278,6 +278,7 @@ impl Database {
             autoinc: entry.autoinc.clone(),
             mdl: Arc::clone(&entry.mdl),
             gaps: Arc::clone(&entry.gaps),
+            counted: Default::default(),
         });
         entry.dropped.store(true, Ordering::Release);
         inner.tables.write().insert(table.to_owned(), new);

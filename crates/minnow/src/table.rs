@@ -22,7 +22,9 @@ pub struct Table<'db> {
     pub(crate) t: Arc<TableEntry>,
 }
 
+mod count;
 mod scan;
+pub(crate) use count::CountCache;
 pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
 
@@ -265,7 +267,10 @@ impl<'db> Table<'db> {
         };
         #[cfg(test)]
         tests::hook(tests::Point::StatementLatched);
-        f(inner, t, &mut w)
+        let r = f(inner, t, &mut w);
+        // After the statement's changes and before its transaction can commit (`count`).
+        t.counted.changed();
+        r
     }
 
     /// Inserts a row (one value per column, in table order). A row whose primary key exists

@@ -13,6 +13,8 @@
 //! out, changing nothing, or do what the model says. At the end the table equals the last
 //! committed state through every index, no lock is held and `check()` passes.
 //!
+//! Every primary-key scan step also checks `count()` (by the snapshot of the same slot).
+//!
 //! `snapshots_see_whole_generations` (threads): writer threads each commit or roll back
 //! transactions that give every row of the table one new generation number (by updates,
 //! or a delete and a re-insert), which changes every row's secondary key; reader threads take
@@ -464,6 +466,13 @@ fn run_case(steps: &[Step]) -> Result<(), TestCaseError> {
                 }
                 let got = read(slot.and_then(|s| txs[s].as_mut()), &t, None, scan, true);
                 prop_assert_eq!(got, want, "{}", ctx);
+                // count() walks the narrowest index (by_a here) and must agree with the model.
+                let rows = model.read(slot).len() as u64;
+                let n = match slot.and_then(|s| txs[s].as_mut()) {
+                    Some(tx) => tx.count(&t).unwrap(),
+                    None => t.count().unwrap(),
+                };
+                prop_assert_eq!(n, rows, "{}: count", ctx);
             }
             Action::ScanA(lo, hi, covering) => {
                 let (lo, hi) = (*lo.min(hi), *lo.max(hi));
@@ -637,6 +646,9 @@ fn one_generation(what: &str, rows: &[Vec<Value>]) -> i64 {
 fn read_generation<'db>(tx: &mut Transaction<'db>, t: &Table<'db>, stable: bool) -> Vec<i64> {
     let pk = collect(tx.scan(t, Scan::all()));
     let g = one_generation("primary key scan", &pk);
+    // Every generation has every row: a count (through by_gen, whose leaves the writers keep
+    // changing) sees all of them, whichever generation its snapshot holds.
+    assert_eq!(tx.count(t).unwrap(), pk.len() as u64, "count");
     let mut seen = vec![g];
     let cov: Vec<Vec<Value>> =
         collect(tx.scan_index(t, "by_gen", Scan::all().columns(&["k", "gen"])));

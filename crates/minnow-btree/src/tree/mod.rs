@@ -193,6 +193,7 @@
 
 mod bulk;
 mod check;
+mod count;
 mod cursor;
 mod descend;
 mod hook;
@@ -208,6 +209,7 @@ pub mod zip;
 pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
+pub use count::Counted;
 pub use cursor::{RangeScan, ScanRange};
 pub use hook::{Descent, Guess, SearchHook};
 pub use segs::Segments;

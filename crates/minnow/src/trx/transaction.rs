@@ -265,6 +265,14 @@ impl<'db> Transaction<'db> {
         table.scan_in(snap, scan)
     }
 
+    /// The number of rows of `table` this transaction sees: its own changes included, others'
+    /// as its read view says (see [`crate::Table::count`]).
+    pub fn count(&mut self, table: &crate::Table<'db>) -> Result<u64> {
+        table.belongs_to(self.db)?;
+        let snap = self.snapshot()?;
+        table.count_in(&snap)
+    }
+
     /// A secondary-index scan as this transaction sees the table (see
     /// [`crate::Table::scan_index`]).
     pub fn scan_index(

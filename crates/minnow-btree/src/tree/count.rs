@@ -1,0 +1,181 @@
+//! Counting records without decoding them: one walk along the leaf level.
+//!
+//! `SELECT COUNT(*)` in InnoDB (`row_scan_index_for_mysql` over the smallest index) reads every
+//! leaf record, because MVCC means no page header can say how many rows a given reader sees:
+//! `PAGE_N_RECS` counts delete-marked records and records written by transactions the reader
+//! must not see. What it can skip is the *decoding*. A record is counted from two facts that
+//! sit at fixed places:
+//!
+//! - its **delete mark**, one bit in the 5-byte record header just below the origin;
+//! - **who wrote it**: on a clustered leaf the record's own `DB_TRX_ID` (at a fixed offset from
+//!   the origin when every primary-key column is fixed-width, otherwise found by walking the
+//!   key's lengths); on a secondary leaf nothing per record, but the page's `PAGE_MAX_TRX_ID`
+//!   bounds every writer of every record on it.
+//!
+//! So the walk asks the caller two questions, both about transaction ids: does the reader see
+//! a page whose `PAGE_MAX_TRX_ID` is `m` (secondary leaves), and does it see a record written by
+//! `t` (clustered leaves)? Where the answer is yes the record counts unless delete-marked.
+//! Where it is no, the record's newest version is not the one the reader sees, and only the
+//! caller can rebuild the older one (from undo, or through the clustered index for a secondary
+//! entry): the walk decodes exactly those records and hands them back in
+//! [`Counted::unresolved`], to be decided after every latch is released.
+//!
+//! The walk descends once to the leftmost leaf and then couples rightwards along the `NEXT`
+//! links (latch the right sibling, then let go of the leaf: the order every reader and writer
+//! of one level follows, see the `cursor` module), so it holds at most two shared latches and
+//! never sees a page between two halves of a split. Each sibling's `PREV` must name the page
+//! the walk came from, and a [`CycleGuard`] stops a ring of corrupt links: a damaged leaf level
+//! ends the count with [`TreeError::Corrupt`], never a wrong number or an endless loop.
+
+use minnow_buf::BufferPool;
+use minnow_page::walk::CycleGuard;
+use minnow_page::{bytes, fil};
+
+use super::page::{NIL, validate};
+use super::{BTree, Entry, TreeError};
+use crate::node::{self, Cursor};
+
+/// The outcome of [`BTree::count_visible`].
+#[derive(Debug, Default)]
+pub struct Counted {
+    /// Records the reader sees as they are and that are not delete-marked.
+    pub visible: u64,
+    /// Records whose newest version the reader may not see, decoded (every field, off-page
+    /// ones left as [`crate::record::Value::Null`]) for the caller to decide.
+    pub unresolved: Vec<Entry>,
+    /// Leaves walked.
+    pub leaves: u64,
+    /// The largest transaction id behind the records counted in `visible` (or skipped as
+    /// delete-marked): a clustered record's `DB_TRX_ID`, a trusted secondary leaf's
+    /// `PAGE_MAX_TRX_ID`. A reader that sees every transaction up to it sees those records
+    /// exactly as this count did (what lets a caller reuse the count).
+    pub max_trx_id: u64,
+}
+
+impl BTree {
+    /// Counts the leaf records a reader sees without decoding them; see the module docs.
+    /// `sees_page(m)`: does the reader see every change on a leaf whose `PAGE_MAX_TRX_ID` is
+    /// `m` (asked of secondary leaves); `sees_trx(t)`: does it see a record whose
+    /// `DB_TRX_ID` is `t` (asked of clustered records).
+    pub fn count_visible(
+        &self,
+        pool: &BufferPool,
+        sees_page: &dyn Fn(u64) -> bool,
+        sees_trx: &dyn Fn(u64) -> bool,
+    ) -> Result<Counted, TreeError> {
+        let mut out = Counted::default();
+        let mut g = self.leaf_for_read(pool, None)?;
+        let mut guard = CycleGuard::new();
+        loop {
+            let no = g.page_id().page_no;
+            out.leaves += 1;
+            self.count_leaf(pool, &g, sees_page, sees_trx, &mut out)?;
+            let bad = |e: minnow_page::PageError| self.corrupt(no, e.to_string());
+            let next = super::page::next(&g).map_err(bad)?;
+            if next == NIL {
+                return Ok(out);
+            }
+            if next == no {
+                return Err(self.corrupt(no, "the leaf's NEXT names the leaf itself"));
+            }
+            let right = pool.get_read(self.id(next))?;
+            validate(&right, self.id(next), self.index_id, Some(0))?;
+            let back = super::page::prev(&right).map_err(|e| self.corrupt(next, e.to_string()))?;
+            if back != no {
+                return Err(self.corrupt(
+                    next,
+                    format!("leaf reached from leaf {no} has PREV {back}, expected {no}"),
+                ));
+            }
+            if !guard.step(next) {
+                return Err(self.corrupt(
+                    next,
+                    "the leaf level's sibling links form a cycle through this page \
+                     (a count came back to it)",
+                ));
+            }
+            g = right; // the left leaf's latch goes only now: coupling
+        }
+    }
+
+    /// Adds one leaf's records to `out`.
+    fn count_leaf(
+        &self,
+        pool: &BufferPool,
+        page: &[u8],
+        sees_page: &dyn Fn(u64) -> bool,
+        sees_trx: &dyn Fn(u64) -> bool,
+        out: &mut Counted,
+    ) -> Result<(), TreeError> {
+        let max_trx_id = node::max_trx_id(page)?;
+        let trx_field = self.leaf.trx_id_field();
+        // Secondary leaf whose every change the reader sees: its records are the truth.
+        let trusted = trx_field.is_none() && sees_page(max_trx_id);
+        if trusted {
+            out.max_trx_id = out.max_trx_id.max(max_trx_id);
+        }
+        let fixed_trx_at = trx_field.and_then(|t| self.leaf.fixed_offset(t));
+        for c in node::records(page) {
+            let c = c?;
+            let deleted = node::header_at(page, c)?.deleted();
+            let decided = match trx_field {
+                None => trusted,
+                Some(t) => {
+                    let writer = self.trx_id_at(page, c, t, fixed_trx_at)?;
+                    let seen = sees_trx(writer);
+                    if seen {
+                        out.max_trx_id = out.max_trx_id.max(writer);
+                    }
+                    seen
+                }
+            };
+            if decided {
+                out.visible += u64::from(!deleted);
+                continue;
+            }
+            out.unresolved.push(Entry {
+                values: self.decode_leaf(pool, page, c.origin(), Some(&[]))?,
+                deleted,
+                page_max_trx_id: max_trx_id,
+            });
+        }
+        Ok(())
+    }
+
+    /// The `DB_TRX_ID` (field `field`) of the clustered record at `c`: read at `fixed` from the
+    /// origin when the key is fixed-width, otherwise found by walking the key fields.
+    fn trx_id_at(
+        &self,
+        page: &[u8],
+        c: Cursor,
+        field: usize,
+        fixed: Option<usize>,
+    ) -> Result<u64, TreeError> {
+        let origin = c.origin();
+        let bytes = match fixed {
+            Some(off) => bytes::slice(page, origin + off, 6).ok(),
+            None => self
+                .leaf
+                .walk(page, origin)
+                .nth(field)
+                .transpose()?
+                .flatten(),
+        };
+        bytes
+            .and_then(trx_id_of)
+            .ok_or_else(|| self.corrupt_rec(page, origin, "DB_TRX_ID missing or not 6 bytes"))
+    }
+
+    fn corrupt_rec(&self, page: &[u8], origin: usize, what: &str) -> TreeError {
+        let no = bytes::read_u32(page, fil::PAGE_NO).unwrap_or(0);
+        self.corrupt(no, format!("record at offset {origin}: {what}"))
+    }
+}
+
+/// A stored `DB_TRX_ID`: 6 bytes, big-endian.
+fn trx_id_of(b: &[u8]) -> Option<u64> {
+    let b: &[u8; 6] = b.try_into().ok()?;
+    let mut a = [0u8; 8];
+    a[2..].copy_from_slice(b);
+    Some(u64::from_be_bytes(a))
+}

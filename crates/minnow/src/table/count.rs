@@ -1,0 +1,295 @@
+//! `count()`: how many rows a snapshot sees, from the smallest index, without decoding rows.
+//!
+//! A table keeps no row count: with MVCC every reader may see a different number (InnoDB's
+//! `SELECT COUNT(*)` is a scan for the same reason). What makes minnow's count cheap is that
+//! it asks the B-tree to count records from their delete mark and writer alone
+//! ([`minnow_btree::BTree::count_visible`]), leaf after leaf, and decodes only the records whose
+//! newest version the snapshot may not see:
+//!
+//! - on the **clustered index** a record written by a transaction the snapshot sees is its
+//!   own visible version: it counts unless delete-marked. Any other record is rebuilt from undo
+//!   as a consistent read would ([`trx::visible`]) and counts if a visible version exists.
+//! - on a **secondary index** entries carry no transaction id, but a leaf whose
+//!   `PAGE_MAX_TRX_ID` the snapshot sees holds only changes it sees, so its entries count
+//!   unless delete-marked. Entries of any other leaf are checked against the clustered record
+//!   exactly as a secondary scan checks them (the visible version must exist and have this
+//!   entry), so each row counts once even while an update moves its entry.
+//!
+//! Every row has exactly one entry in every index, so any index gives the same answer; the
+//! count walks the one with the narrowest records (InnoDB also picks the smallest secondary
+//! index), which means the fewest leaves. Records to decide are collected during the walk and
+//! decided after its latches are gone (deciding reads other pages: undo, the clustered index).
+//! Like a scan, a count racing DDL that replaces or drops the table ends with
+//! [`crate::Error::TableChanged`].
+//!
+//! ## Counting twice costs nothing
+//!
+//! redb and LMDB answer a count from a number kept in the tree; with MVCC there is no such
+//! number, but there is one that holds for a while. A walk that had to decide nothing (every
+//! record's writer seen, so every writer committed before the reader's view was opened) and
+//! whose writers are all older than the view's oldest active transaction counted a state that
+//! any view seeing those writers sees too, until the table is written again. So each table keeps
+//! [`CountCache`]: a change counter that every write statement bumps when it ends (before its
+//! transaction can commit), and the last such count with the counter it was taken at and the
+//! largest writer id behind it. A count whose counter matches, by a view that sees that writer
+//! (`PAGE_MAX_TRX_ID`'s test: below the view's up limit), returns the number without a walk.
+//! Why the order of the bump matters: a change a view can see was committed before the view
+//! opened, and its bump came before its commit, so the view reads a counter past the cached
+//! one. A change made while a walk runs, behind its position, bumps the counter after the walk
+//! may have read it unchanged; the cached count (without the change) is then keyed to the old
+//! counter, which no later reader sees.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use minnow_btree::BTree;
+use minnow_btree::tree::Counted;
+
+use super::Table;
+use crate::ddl::EntryState;
+use crate::error::{Result, from_tree};
+use crate::schema::PRIMARY;
+use crate::trx::{self, Snapshot};
+
+/// A table's change counter and its last reusable count (see the module docs). One per table
+/// entry: DDL that replaces the entry starts a new one.
+#[derive(Debug, Default)]
+pub(crate) struct CountCache {
+    /// Write statements ended on the table.
+    changes: AtomicU64,
+    /// The last count that any view seeing `max_trx_id` may reuse while `changes` is the same.
+    last: Mutex<Option<Cached>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Cached {
+    changes: u64,
+    rows: u64,
+    max_trx_id: u64,
+}
+
+impl CountCache {
+    /// Called when a write statement on the table ends, before its transaction can commit.
+    pub(crate) fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn last(&self) -> Option<Cached> {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn keep(&self, c: Cached) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(c);
+    }
+}
+
+impl<'db> Table<'db> {
+    /// The number of rows in the table: every committed row (a consistent read, as
+    /// [`Table::scan`] sees the table). Walks the leaves of the table's narrowest index
+    /// counting records from their headers; rows changed by transactions that have not
+    /// committed are rebuilt from undo. Cost: one pass over the leaves of the narrowest
+    /// index (secondary or clustered), no row decoded unless a transaction the read view
+    /// cannot see changed it.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .primary_key(&["id"]))?;
+    /// for i in 0..10u64 {
+    ///     t.insert(&[Value::UInt(i)])?;
+    /// }
+    /// let mut tx = db.begin()?;
+    /// tx.delete(&t, &[Value::UInt(3)])?;
+    /// assert_eq!(tx.count(&t)?, 9); // the transaction sees its own delete
+    /// assert_eq!(t.count()?, 10); // others do not until it commits
+    /// tx.commit()?;
+    /// assert_eq!(t.count()?, 9);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn count(&self) -> Result<u64> {
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
+        self.count_in(&snap)
+    }
+
+    /// [`Table::count`] as `snap` sees the table.
+    pub(crate) fn count_in(&self, snap: &Snapshot) -> Result<u64> {
+        self.read(|t| t.count_entry(snap))
+    }
+
+    /// [`Table::count_in`] on this handle's entry, validated after the walk.
+    fn count_entry(&self, snap: &Snapshot) -> Result<u64> {
+        let mut admitted = self.db.admit();
+        admitted.row();
+        let inner = self.db.inner()?;
+        let cache = &self.t.counted;
+        let changes = cache.changes.load(Ordering::Acquire);
+        if let Some(c) = cache.last()
+            && c.changes == changes
+            && snap.sees_page(c.max_trx_id)
+        {
+            return Ok(c.rows);
+        }
+        let (index, tree) = self.narrowest_index();
+        let counted: Counted = tree
+            .count_visible(
+                &inner.pool,
+                &|max_trx_id| snap.sees_page(max_trx_id),
+                &|trx| snap.sees(trx),
+            )
+            .map_err(|e| {
+                let name = index.map_or(PRIMARY, |i| self.t.meta.secondary[i].name.as_str());
+                from_tree(e, self.name(), name)
+            })?;
+        let reusable = counted.unresolved.is_empty() && snap.sees_page(counted.max_trx_id);
+        let mut rows = counted.visible;
+        for e in counted.unresolved {
+            rows += u64::from(self.resolve(snap, index, e)?);
+        }
+        if self.t.state() != EntryState::Live {
+            return Err(self.changed());
+        }
+        if reusable && cache.changes.load(Ordering::Acquire) == changes {
+            cache.keep(Cached {
+                changes,
+                rows,
+                max_trx_id: counted.max_trx_id,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// True if the record `e` of `index` (`None`: the clustered index), whose newest version
+    /// `snap` may not see, stands for a row `snap` sees.
+    fn resolve(
+        &self,
+        snap: &Snapshot,
+        index: Option<usize>,
+        e: minnow_btree::Entry,
+    ) -> Result<bool> {
+        let inner = self.db.inner()?;
+        let meta = &self.t.meta;
+        let Some(i) = index else {
+            return Ok(trx::visible(inner, &self.t, snap, e.values, e.deleted)?.is_some());
+        };
+        let s = &meta.secondary[i];
+        let pk = e.values.get(s.cols.len()..).unwrap_or_default();
+        let Some(rec) = self
+            .t
+            .clustered
+            .get(&inner.pool, pk)
+            .map_err(|err| from_tree(err, meta.name(), PRIMARY))?
+        else {
+            return Ok(false);
+        };
+        let Some(v) = trx::visible(inner, &self.t, snap, rec.values, rec.deleted)? else {
+            return Ok(false);
+        };
+        Ok(meta.has_secondary_entry(s, &meta.row_of(v)?, &e.values))
+    }
+
+    /// The index whose leaf records are narrowest (`None` in the pair: the clustered index),
+    /// and its tree. Widths are estimated from the column types: fixed-width columns count
+    /// their width, variable-width ones half their maximum.
+    fn narrowest_index(&self) -> (Option<usize>, &BTree) {
+        let width = |tree: &BTree| -> usize {
+            tree.layout()
+                .fields()
+                .iter()
+                .map(|c| c.ty.fixed_len().unwrap_or(c.ty.max_len() / 2))
+                .sum()
+        };
+        let mut best = (None, &self.t.clustered, width(&self.t.clustered));
+        for (i, tree) in self.t.secondary.iter().enumerate() {
+            let w = width(tree);
+            if w < best.2 {
+                best = (Some(i), tree, w);
+            }
+        }
+        (best.0, best.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use minnow_btree::record::Value;
+
+    use super::Cached;
+    use crate::{ColumnDef, ColumnType, Config, Database, TableDef};
+
+    fn db() -> (tempfile::TempDir, Database) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path(), Config::default()).unwrap();
+        let t = db
+            .create_table(
+                TableDef::new("t")
+                    .column(ColumnDef::new("id", ColumnType::U64))
+                    .primary_key(&["id"]),
+            )
+            .unwrap();
+        for i in 0..100u64 {
+            t.insert(&[Value::UInt(i)]).unwrap();
+        }
+        (dir, db)
+    }
+
+    #[test]
+    fn a_second_count_reuses_the_first_until_the_table_is_written() {
+        let (_d, db) = db();
+        let t = db.table("t").unwrap();
+        assert_eq!(t.count().unwrap(), 100);
+        let c =
+            t.t.counted
+                .last()
+                .expect("a count with nothing to decide is kept");
+        assert_eq!(c.rows, 100);
+        // Reuse is real: a planted number comes back while nothing is written...
+        t.t.counted.keep(Cached { rows: 7, ..c });
+        assert_eq!(t.count().unwrap(), 7);
+        // ...and the next write statement ends its use.
+        t.insert(&[Value::UInt(1000)]).unwrap();
+        assert_eq!(t.count().unwrap(), 101);
+        // A failed statement counts as a write too (it may have changed and undone rows).
+        assert!(t.insert(&[Value::UInt(1000)]).is_err());
+        t.t.counted.keep(Cached {
+            rows: 7,
+            ..t.t.counted.last().unwrap()
+        });
+        t.insert(&[Value::UInt(1001)]).unwrap();
+        assert_eq!(t.count().unwrap(), 102);
+    }
+
+    #[test]
+    fn a_view_that_cannot_see_the_writers_behind_a_kept_count_walks() {
+        let (_d, db) = db();
+        let t = db.table("t").unwrap();
+        let mut old = db.begin().unwrap();
+        assert_eq!(old.count(&t).unwrap(), 100);
+        t.insert(&[Value::UInt(500)]).unwrap();
+        assert_eq!(t.count().unwrap(), 101);
+        assert_eq!(t.t.counted.last().unwrap().rows, 101);
+        assert_eq!(
+            old.count(&t).unwrap(),
+            100,
+            "REPEATABLE READ: not the kept 101"
+        );
+        old.commit().unwrap();
+    }
+
+    #[test]
+    fn a_transactions_own_changes_are_never_kept() {
+        let (_d, db) = db();
+        let t = db.table("t").unwrap();
+        let mut tx = db.begin().unwrap();
+        tx.insert(&t, &[Value::UInt(500)]).unwrap();
+        tx.delete(&t, &[Value::UInt(3)]).unwrap();
+        tx.delete(&t, &[Value::UInt(4)]).unwrap();
+        assert_eq!(tx.count(&t).unwrap(), 99);
+        assert!(t.t.counted.last().is_none_or(|c| c.rows != 99));
+        tx.rollback().unwrap();
+        assert_eq!(t.count().unwrap(), 100);
+    }
+}
