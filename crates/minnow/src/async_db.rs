@@ -323,6 +323,12 @@ impl AsyncDatabase {
         self.run(move |db| db.table(&table)?.get(&key)).await
     }
 
+    /// [`crate::Table::count`] on table `table`.
+    pub async fn count(&self, table: &str) -> Result<u64> {
+        let table = table.to_owned();
+        self.run(move |db| db.table(&table)?.count()).await
+    }
+
     /// [`crate::Table::insert`] on table `table`.
     pub async fn insert(&self, table: &str, row: Vec<Value>) -> Result<Durability> {
         let table = table.to_owned();

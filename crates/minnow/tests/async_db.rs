@@ -281,6 +281,7 @@ fn a_current_thread_runtime_runs_the_engine_elsewhere() -> TestResult {
         // Other tasks make progress on the same thread meanwhile.
         assert_eq!(db.get("t", vec![Value::UInt(7)]).await?, Some(row(7)));
         assert_eq!(reader.await??, 500);
+        assert_eq!(db.count("t").await?, 500);
         db.close().await?;
         Ok(())
     })

@@ -12,7 +12,11 @@ use minnow::{
 const ROWS: u64 = 3000;
 
 fn scanned(t: &Table<'_>) -> u64 {
-    let rows: Vec<_> = t.scan(Scan::all()).unwrap().collect::<Result<_, _>>().unwrap();
+    let rows: Vec<_> = t
+        .scan(Scan::all())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     rows.len() as u64
 }
 
