@@ -1,0 +1,131 @@
+//! Instruction counts of the row operations the peer comparison times (docs/COMPARE.md), for
+//! callgrind: `peer_ops OP ROWS N` loads ROWS rows of redb's benchmark shape (24-byte random
+//! keys, 150-byte values) with `Table::load`, then runs N operations of kind OP inside one
+//! function, `measured`, so that callgrind can count that function alone:
+//!
+//! ```sh
+//! cargo build --release -p minnow --example peer_ops
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*measured*' \
+//!     target/release/examples/peer_ops get 100000 20000
+//! ```
+//!
+//! and divide the total (`Ir`) by N. OP is `get` (`Table::get` of a random existing key),
+//! `get_tx` (the same in one REPEATABLE READ transaction), `scan10` (`Table::scan` of 10
+//! rows from a random key), `insert_tx` (N inserts of new random keys in one transaction,
+//! committed with the default durability) or `count` (`Table::count`, after one write so
+//! that each count walks). Keys come from a fixed seed, so every run does the same work.
+
+use std::ops::Bound;
+
+use minnow::{ColumnDef, ColumnType, Config, Database, Scan, Table, TableDef, Value};
+
+const KEY: usize = 24;
+const VALUE: usize = 150;
+
+/// SplitMix64: the keys, from a fixed seed.
+struct Keys(u64);
+
+impl Keys {
+    fn next_key(&mut self) -> Vec<u8> {
+        let mut k = Vec::with_capacity(KEY);
+        while k.len() < KEY {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            k.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+        }
+        k.truncate(KEY);
+        k
+    }
+}
+
+fn row(key: Vec<u8>) -> [Value; 2] {
+    let value = vec![key[0]; VALUE];
+    [Value::Bytes(key), Value::Bytes(value)]
+}
+
+/// The timed part: `n` operations of kind `op` on `t`, over the loaded `keys`.
+#[inline(never)]
+fn measured(
+    db: &Database,
+    t: &Table<'_>,
+    op: &str,
+    keys: &[Vec<u8>],
+    n: usize,
+) -> Result<u64, Box<dyn std::error::Error>> {
+    let mut seen = 0u64;
+    let pick = |i: usize| keys[(i.wrapping_mul(2_654_435_761)) % keys.len()].clone();
+    match op {
+        "get" => {
+            for i in 0..n {
+                seen += u64::from(t.get(&[Value::Bytes(pick(i))])?.is_some());
+            }
+        }
+        "get_tx" => {
+            let mut tx = db.begin()?;
+            for i in 0..n {
+                seen += u64::from(tx.get(t, &[Value::Bytes(pick(i))])?.is_some());
+            }
+            tx.commit()?;
+        }
+        "scan10" => {
+            for i in 0..n {
+                let from = Bound::Included(vec![Value::Bytes(pick(i))]);
+                for r in t.scan(Scan::range(from, Bound::Unbounded).limit(10))? {
+                    r?;
+                    seen += 1;
+                }
+            }
+        }
+        "insert_tx" => {
+            let mut fresh = Keys(99);
+            let mut tx = db.begin()?;
+            for _ in 0..n {
+                tx.insert(t, &row(fresh.next_key()))?;
+                seen += 1;
+            }
+            tx.commit()?;
+        }
+        "count" => {
+            for i in 0..n {
+                t.insert(&row(Keys(1_000 + i as u64).next_key()))?;
+                seen += t.count()?;
+            }
+        }
+        other => {
+            return Err(format!(
+                "unknown operation {other:?}: get, get_tx, scan10, insert_tx or count"
+            )
+            .into());
+        }
+    }
+    Ok(seen)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let op = args.next().unwrap_or_else(|| "get".to_owned());
+    let mut num = |default: usize| -> Result<usize, Box<dyn std::error::Error>> {
+        Ok(args.next().map(|a| a.parse()).transpose()?.unwrap_or(default))
+    };
+    let (rows, n) = (num(100_000)?, num(20_000)?);
+    let dir = tempfile::tempdir()?;
+    let db = Database::create(dir.path(), Config::default())?;
+    let t = db.create_table(
+        TableDef::new("kv")
+            .column(ColumnDef::new("key", ColumnType::Fixed(KEY as u16)))
+            .column(ColumnDef::new("value", ColumnType::Fixed(VALUE as u16)))
+            .primary_key(&["key"]),
+    )?;
+    let mut gen_ = Keys(7);
+    let mut keys: Vec<Vec<u8>> = (0..rows).map(|_| gen_.next_key()).collect();
+    keys.sort();
+    keys.dedup();
+    t.load(keys.iter().map(|k| row(k.clone())))?;
+    let seen = measured(&db, &t, &op, &keys, n)?;
+    println!("{op}: {n} operations over {} rows, {seen} rows seen", keys.len());
+    drop(t);
+    db.close()?;
+    Ok(())
+}
