@@ -106,15 +106,6 @@ impl Default for SbSizes {
 }
 
 impl SbSizes {
-    /// sysbench's usual 1M-row table.
-    pub fn full() -> SbSizes {
-        SbSizes {
-            rows: 1_000_000,
-            points: 200_000,
-            ..SbSizes::default()
-        }
-    }
-
     /// A handful of each (the smoke test).
     pub fn tiny() -> SbSizes {
         SbSizes {
