@@ -222,7 +222,7 @@ pub struct Figure {
 /// The phases of [`run`], in order, with the unit of their figure.
 pub fn phase_names(s: &Sizes) -> Vec<String> {
     let mut names = vec![
-        format!("bulk load ({} keys, 1 batch), µs/key", s.bulk),
+        format!("bulk load ({} keys, 1 transaction), µs/key", s.bulk),
         format!(
             "individual writes ({}, durable each), ms/commit",
             s.individual
@@ -245,7 +245,7 @@ pub fn phase_names(s: &Sizes) -> Vec<String> {
         ));
     }
     names.push(format!(
-        "removals ({} keys, 1 batch), µs/key",
+        "removals ({} keys, 1 transaction), µs/key",
         s.total() / 2
     ));
     names.push("size after removals (closed), MiB".into());

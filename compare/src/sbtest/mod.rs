@@ -155,7 +155,7 @@ pub fn make_rows(s: &SbSizes, seed: u64) -> Vec<SbRow> {
 /// The phases of [`run`], with the unit of their figure.
 pub fn phase_names(s: &SbSizes) -> Vec<String> {
     vec![
-        format!("sbtest load ({} rows, 1 batch), µs/row", s.rows),
+        format!("sbtest load ({} rows, 1 transaction), µs/row", s.rows),
         format!("point select by id ({}), µs", s.points),
         format!("range of 10 by id ({}), µs", s.ranges10),
         format!("range of 100 by id ({}), µs", s.ranges100),
