@@ -45,7 +45,8 @@ pub(crate) fn commit(tx: Transaction<'_>) -> Result<()> {
 }
 
 impl Minnow {
-    /// Creates the database in `dir` with [`config`]`(cache)`.
+    /// Creates the database in `dir` with the default config and a buffer pool of `cache`
+    /// bytes.
     pub fn create(dir: &Path, cache: usize) -> Result<Minnow> {
         let config = config(cache);
         let db = Database::create(dir, config.clone())?;

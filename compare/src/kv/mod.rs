@@ -274,8 +274,8 @@ pub fn written_names(s: &Sizes) -> Vec<String> {
         ));
     }
     names.push(format!("removals ({} keys), MiB written", s.total() / 2));
-    names.push("clean close after removals, MiB written".into());
-    names.push("compaction (and its close), MiB written".into());
+    names.push("clean close and reopen after removals, MiB written".into());
+    names.push("compaction (with its close and reopen), MiB written".into());
     names.push("all phases, MiB written".into());
     names.push("all phases ÷ size after removals (write amplification)".into());
     names.push("bulk load ÷ size after removals".into());
