@@ -35,6 +35,19 @@ pub fn mismatch(what: impl Into<String>) -> Error {
     what.into().into()
 }
 
+/// Bytes this process (all its threads, live or ended) has caused to be sent to storage so
+/// far: `write_bytes` of `/proc/self/io`. The kernel counts a buffered write when it dirties
+/// a page of the page cache (so a page written twice before writeback counts once, and once
+/// more after each sync cleans it) and a direct write when it is submitted; the file system's
+/// own journal is not counted. `None` where the file is missing (not Linux, or a kernel
+/// without task IO accounting).
+pub fn write_bytes() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Sum of the lengths of the files in `dir` (not recursive: every engine here keeps its
 /// files in one directory), in bytes.
 pub fn dir_size(dir: &std::path::Path) -> Result<u64> {

@@ -2,17 +2,23 @@
 //! (counts, range contents, index lookups), and every value read must be the one written
 //! (the phases check that themselves and fail otherwise).
 //!
-//! Not run by CI (this crate is outside the workspace): run it with
-//! `cargo test --manifest-path compare/Cargo.toml`.
+//! CI runs it (`.ci/run`): `cargo test --manifest-path compare/Cargo.toml`. The databases go
+//! under cargo's per-target temporary directory, on the disk the build is on: a tmpfs `/tmp`
+//! would make the bytes-written figures zero.
 
 use minnow_compare::kv::{self, Sizes, Workload};
 use minnow_compare::sbtest::{self, SbSizes};
 
 const CACHE: usize = 16 << 20;
 
+/// A fresh directory on the build's disk.
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
 #[test]
 fn kv_engines_agree() {
-    let root = tempfile::tempdir().unwrap();
+    let root = tempdir();
     let sizes = Sizes::tiny();
     let w = Workload::new(sizes.total(), 3).unwrap();
     let names = kv::phase_names(&sizes);
@@ -20,8 +26,8 @@ fn kv_engines_agree() {
     for (id, _) in kv::ENGINES {
         let dir = kv::fresh_dir(root.path(), id).unwrap();
         let mut e = kv::open(id, &dir, CACHE).unwrap();
-        let (figs, digest) =
-            kv::run(&mut *e, &w, &sizes, 3).unwrap_or_else(|err| panic!("{id}: {err}"));
+        let out = kv::run(&mut *e, &w, &sizes, 3).unwrap_or_else(|err| panic!("{id}: {err}"));
+        let figs = &out.figs;
         assert_eq!(figs.len(), names.len(), "{id}: one figure per phase");
         assert!(
             figs.iter()
@@ -29,13 +35,37 @@ fn kv_engines_agree() {
                 .all(|f| f.value.is_finite() && f.value >= 0.0),
             "{id}: {figs:?}"
         );
-        assert_eq!(digest.count, sizes.total() as u64, "{id}");
+        // Every engine has a size after removals; minnow alone has no compaction.
+        let size = figs[names.len() - 2].expect("size after removals").value;
+        assert!(size > 0.0, "{id}: empty files after removals");
+        assert_eq!(figs[names.len() - 1].is_none(), id == "minnow", "{id}");
+        let d = &out.digest;
+        assert_eq!(d.count, sizes.total() as u64, "{id}");
         assert_eq!(
-            digest.count_after_removals,
+            d.count_after_removals,
             (sizes.total() - sizes.total() / 2) as u64,
             "{id}"
         );
-        digests.push((id, digest));
+        // Every range read returned its full `scan_len` pairs but those near the end.
+        assert!(
+            d.scans > ((sizes.scans - sizes.scans / 10) * sizes.scan_len) as u64,
+            "{id}: {} pairs from {} range reads",
+            d.scans,
+            sizes.scans
+        );
+        // A durable bulk load writes at least its keys and values to disk once (the other
+        // tests of this binary run in parallel and may add to the figure, never take away).
+        let written = kv::written_names(&sizes);
+        assert_eq!(out.written.len(), written.len(), "{id}");
+        let data = (sizes.bulk * (kv::KEY_LEN + kv::VALUE_LEN)) as f64 / (1024.0 * 1024.0);
+        let bulk = out.written[0].expect("/proc/self/io is readable on Linux");
+        assert!(
+            bulk >= data,
+            "{id}: bulk load wrote {bulk} MiB < {data} MiB of data"
+        );
+        let all = out.written[written.len() - 3].expect("a total");
+        assert!(all >= bulk, "{id}");
+        digests.push((id, out.digest));
     }
     for (id, d) in &digests[1..] {
         assert_eq!(d, &digests[0].1, "{id} disagrees with {}", digests[0].0);
@@ -44,7 +74,7 @@ fn kv_engines_agree() {
 
 #[test]
 fn sbtest_engines_agree() {
-    let root = tempfile::tempdir().unwrap();
+    let root = tempdir();
     let sizes = SbSizes::tiny();
     let rows = sbtest::make_rows(&sizes, 3);
     let names = sbtest::phase_names(&sizes);
@@ -102,8 +132,11 @@ fn a_wrong_engine_is_caught() {
         fn reader(&self) -> minnow_compare::Result<Box<dyn kv::KvReader + '_>> {
             Ok(Box::new(LossyReader(self.0.reader()?)))
         }
-        fn quiesce(&mut self) -> minnow_compare::Result<()> {
-            self.0.quiesce()
+        fn close(&mut self) -> minnow_compare::Result<()> {
+            self.0.close()
+        }
+        fn reopen(&mut self) -> minnow_compare::Result<()> {
+            self.0.reopen()
         }
         fn compact(&mut self) -> minnow_compare::Result<bool> {
             self.0.compact()
@@ -112,10 +145,11 @@ fn a_wrong_engine_is_caught() {
             self.0.dir()
         }
     }
-    let root = tempfile::tempdir().unwrap();
+    let root = tempdir();
     let sizes = Sizes::tiny();
     let w = Workload::new(sizes.total(), 3).unwrap();
     let dir = kv::fresh_dir(root.path(), "lmdb").unwrap();
     let mut e = Lossy(kv::open("lmdb", &dir, CACHE).unwrap());
-    assert!(kv::run(&mut e, &w, &sizes, 3).is_err());
+    let err = kv::run(&mut e, &w, &sizes, 3).expect_err("a lossy engine must fail the run");
+    assert!(err.to_string().contains("wrong or missing"), "{err}");
 }

@@ -23,7 +23,7 @@ fn open(dir: &Path, map_size: usize) -> Result<Env<WithTls>> {
     // SAFETY: heed makes `open` unsafe because opening one environment twice in a process,
     // or while another process changes it unsafely, is undefined behaviour. Each engine
     // instance owns a fresh directory of its own, and it reopens the environment only after
-    // closing it (`compact`).
+    // closing it (`close`, then `reopen`).
     let env = unsafe {
         EnvOpenOptions::new()
             .map_size(map_size)
@@ -106,30 +106,38 @@ impl KvEngine for Lmdb {
         }))
     }
 
-    fn quiesce(&mut self) -> Result<()> {
+    fn close(&mut self) -> Result<()> {
+        if let Some(env) = self.env.take() {
+            env.prepare_for_closing().wait();
+        }
+        Ok(())
+    }
+
+    fn reopen(&mut self) -> Result<()> {
+        if self.env.is_some() {
+            return Ok(());
+        }
+        let env = open(&self.dir, self.map_size)?;
+        let tx = env.read_txn()?;
+        self.db = env
+            .open_database(&tx, None)?
+            .ok_or_else(|| mismatch("lmdb: database gone after reopening"))?;
+        drop(tx);
+        self.env = Some(env);
         Ok(())
     }
 
     fn compact(&mut self) -> Result<bool> {
         // LMDB compacts by copying: write a compacted copy, close, swap the files, reopen.
-        let env = self
-            .env
-            .take()
-            .ok_or_else(|| mismatch("lmdb: environment closed"))?;
+        let env = self.env()?;
         let copy = self.dir.join("data.compact.mdb");
         let mut f = File::create_new(&copy)?;
         env.copy_to_file(&mut f, CompactionOption::Enabled)?;
         f.sync_all()?;
         drop(f);
-        env.prepare_for_closing().wait();
+        self.close()?;
         std::fs::rename(&copy, self.dir.join("data.mdb"))?;
-        let env = open(&self.dir, self.map_size)?;
-        let tx = env.read_txn()?;
-        self.db = env
-            .open_database(&tx, None)?
-            .ok_or_else(|| mismatch("lmdb: database gone after compaction"))?;
-        drop(tx);
-        self.env = Some(env);
+        self.reopen()?;
         Ok(true)
     }
 

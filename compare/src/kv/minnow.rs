@@ -1,67 +1,85 @@
-//! minnow through its public API: one table `kv (key BINARY(24) PRIMARY KEY, value
-//! BINARY(150))`.
+//! minnow through its public API, as an application writes it: one table `kv (key BINARY(24)
+//! PRIMARY KEY, value BINARY(150))`, every write batch one [`Transaction`], every commit
+//! synced (`flush_log_at_trx_commit=1`, the default).
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
-use minnow::redo::FlushAtCommit;
-use minnow::{ColumnDef, ColumnType, Config, Database, Scan, Table, TableDef, Value};
+use minnow::{
+    ColumnDef, ColumnType, Config, Database, Durability, Scan, Table, TableDef, Transaction, Value,
+};
 
 use super::{KEY_LEN, KvEngine, KvReader, VALUE_LEN};
 use crate::{Result, mismatch};
 
 const TABLE: &str = "kv";
 
-/// minnow with `flush_log_at_trx_commit=0` and an explicit redo sync at every commit point.
-///
-/// minnow has no multi-statement transactions yet and `flush_log_at_trx_commit` is fixed per
-/// database, so a write batch is a run of single-statement inserts whose redo stays in the
-/// log buffer, then one [`commit`]: the same `Log::commit(lsn, Sync)` call that
-/// `flush_log_at_trx_commit=1` makes after every statement, here made once per batch. An
-/// individual write is one statement and one such commit, which is exactly
-/// `flush_log_at_trx_commit=1`. A batch is durable as a whole when `commit` returns, but not
-/// atomic: a crash in the middle keeps the statements before it.
+/// minnow with its default durability: a write batch is one transaction (`db.begin()`, the
+/// statements, `commit()`), and `commit` returns once the redo log is synced
+/// (`flush_log_at_trx_commit=1`). Reads run in one REPEATABLE READ transaction per reader.
 pub struct Minnow {
-    db: Database,
+    db: Option<Database>,
     dir: PathBuf,
+    config: Config,
 }
 
-/// Makes every statement so far durable: one write and sync of the redo log up to its
-/// current end, through the public buffer pool handle.
-pub(crate) fn commit(db: &Database) -> Result<()> {
-    let pool = db.buffer_pool()?;
-    let log = pool
-        .log()
-        .ok_or_else(|| mismatch("minnow: the buffer pool has no redo log"))?;
-    pool.commit_durable(log.current_lsn(), FlushAtCommit::Sync)?;
-    Ok(())
+/// The config every minnow of the comparison runs with: the defaults (16 KiB pages,
+/// doublewrite on, crc32 checksums, `flush_log_at_trx_commit=1`, the default redo log size),
+/// with a buffer pool of `cache` bytes.
+pub(crate) fn config(cache: usize) -> Config {
+    Config {
+        buffer_pool_size: cache,
+        ..Config::default()
+    }
+}
+
+/// Commits `tx` and checks that the commit is synced, as the default durability promises:
+/// a comparison of durable engines must not count a commit that is not.
+pub(crate) fn commit(tx: Transaction<'_>) -> Result<()> {
+    match tx.commit()? {
+        Durability::Synced => Ok(()),
+        other => Err(mismatch(format!(
+            "minnow: a commit returned {other:?}, not Synced"
+        ))),
+    }
 }
 
 impl Minnow {
-    /// Creates the database in `dir` with a buffer pool of `cache` bytes (every other knob at
-    /// its default: 16 KiB pages, doublewrite on, crc32 page checksums, a 48 MiB redo log).
+    /// Creates the database in `dir` with the default config and a buffer pool of `cache`
+    /// bytes.
     pub fn create(dir: &Path, cache: usize) -> Result<Minnow> {
-        let config = Config {
-            buffer_pool_size: cache,
-            flush_log_at_trx_commit: FlushAtCommit::Lazy,
-            ..Config::default()
-        };
-        let db = Database::create(dir, config)?;
+        let config = config(cache);
+        let db = Database::create(dir, config.clone())?;
         db.create_table(
             TableDef::new(TABLE)
                 .column(ColumnDef::new("key", ColumnType::Fixed(KEY_LEN as u16)))
                 .column(ColumnDef::new("value", ColumnType::Fixed(VALUE_LEN as u16)))
                 .primary_key(&["key"]),
         )?;
-        commit(&db)?;
         Ok(Minnow {
-            db,
+            db: Some(db),
             dir: dir.to_path_buf(),
+            config,
         })
     }
 
-    fn table(&self) -> Result<Table<'_>> {
-        Ok(self.db.table(TABLE)?)
+    fn db(&self) -> Result<&Database> {
+        self.db
+            .as_ref()
+            .ok_or_else(|| mismatch("minnow: the database is closed"))
+    }
+
+    /// Runs `f` in one transaction on the table and commits it (synced).
+    fn write(
+        &self,
+        f: impl FnOnce(&mut Transaction<'_>, &Table<'_>) -> Result<u64>,
+    ) -> Result<u64> {
+        let db = self.db()?;
+        let t = db.table(TABLE)?;
+        let mut tx = db.begin()?;
+        let n = f(&mut tx, &t)?;
+        commit(tx)?;
+        Ok(n)
     }
 }
 
@@ -71,46 +89,61 @@ impl KvEngine for Minnow {
     }
 
     fn notes(&self) -> Vec<String> {
-        vec![
-            "minnow: every commit point syncs the redo log (`Log::commit(lsn, Sync)`, what \
-             `flush_log_at_trx_commit=1` does per statement); doublewrite on, 16 KiB pages"
-                .into(),
-            "minnow batch: N single-statement inserts (or deletes) with \
-             `flush_log_at_trx_commit=0`, then one redo sync: durable as a whole, not atomic \
-             (no multi-statement transactions yet); no compaction"
-                .into(),
-        ]
+        vec![format!(
+            "minnow: public API only, `Config::default()` but a {} MiB buffer pool \
+             (flush_log_at_trx_commit=1: every commit syncs the redo log; doublewrite on, \
+             16 KiB pages, {} MiB redo log); batch = one transaction (`db.begin()` .. \
+             `commit()`, checked to return `Durability::Synced`); readers = one REPEATABLE \
+             READ transaction each (`Transaction::get` / `Transaction::scan`); count = a scan \
+             of the primary key in that transaction (no `count()` in the API yet); no \
+             compaction",
+            self.config.buffer_pool_size >> 20,
+            self.config.log_file_size >> 20,
+        )]
     }
 
     fn insert(&mut self, pairs: &mut dyn Iterator<Item = (&[u8], &[u8])>) -> Result<u64> {
-        let t = self.table()?;
-        let mut n = 0;
-        for (k, v) in pairs {
-            t.insert(&[Value::Bytes(k.to_vec()), Value::Bytes(v.to_vec())])?;
-            n += 1;
-        }
-        commit(&self.db)?;
-        Ok(n)
+        self.write(|tx, t| {
+            let mut n = 0;
+            for (k, v) in pairs {
+                tx.insert(t, &[Value::Bytes(k.to_vec()), Value::Bytes(v.to_vec())])?;
+                n += 1;
+            }
+            Ok(n)
+        })
     }
 
     fn remove(&mut self, keys: &mut dyn Iterator<Item = &[u8]>) -> Result<u64> {
-        let t = self.table()?;
-        let mut n = 0;
-        for k in keys {
-            if t.delete(&[Value::Bytes(k.to_vec())])?.is_some() {
-                n += 1;
+        self.write(|tx, t| {
+            let mut n = 0;
+            for k in keys {
+                if tx.delete(t, &[Value::Bytes(k.to_vec())])? {
+                    n += 1;
+                }
             }
-        }
-        commit(&self.db)?;
-        Ok(n)
+            Ok(n)
+        })
     }
 
     fn reader(&self) -> Result<Box<dyn KvReader + '_>> {
-        Ok(Box::new(MinnowReader { t: self.table()? }))
+        let db = self.db()?;
+        Ok(Box::new(MinnowReader {
+            t: db.table(TABLE)?,
+            tx: db.begin()?,
+        }))
     }
 
-    fn quiesce(&mut self) -> Result<()> {
-        self.db.buffer_pool()?.flush_all()?;
+    fn close(&mut self) -> Result<()> {
+        if let Some(db) = self.db.take() {
+            db.close()?;
+        }
+        Ok(())
+    }
+
+    fn reopen(&mut self) -> Result<()> {
+        if self.db.is_none() {
+            self.db = Some(Database::open(&self.dir, self.config.clone())?);
+        }
         Ok(())
     }
 
@@ -125,6 +158,7 @@ impl KvEngine for Minnow {
 
 struct MinnowReader<'db> {
     t: Table<'db>,
+    tx: Transaction<'db>,
 }
 
 fn bytes(v: &Value) -> Result<&[u8]> {
@@ -137,9 +171,9 @@ fn bytes(v: &Value) -> Result<&[u8]> {
 impl KvReader for MinnowReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        match self.t.get(&[Value::Bytes(key.to_vec())])? {
+        match self.tx.get(&self.t, &[Value::Bytes(key.to_vec())])? {
             Some(row) => {
-                out.extend_from_slice(bytes(&row[1])?);
+                out.extend_from_slice(bytes(row.get(1).unwrap_or(&Value::Null))?);
                 Ok(true)
             }
             None => Ok(false),
@@ -158,9 +192,17 @@ impl KvReader for MinnowReader<'_> {
         )
         .limit(n);
         let mut seen = 0;
-        for row in self.t.scan(scan)? {
+        for row in self.tx.scan(&self.t, scan)? {
             let row = row?;
-            visit(bytes(&row[0])?, bytes(&row[1])?);
+            match row.as_slice() {
+                [k, v] => visit(bytes(k)?, bytes(v)?),
+                other => {
+                    return Err(mismatch(format!(
+                        "minnow: a row of {} columns",
+                        other.len()
+                    )));
+                }
+            }
             seen += 1;
         }
         Ok(seen)
@@ -168,7 +210,7 @@ impl KvReader for MinnowReader<'_> {
 
     fn count(&mut self) -> Result<u64> {
         let mut n = 0;
-        for row in self.t.scan(Scan::all().columns(&["key"]))? {
+        for row in self.tx.scan(&self.t, Scan::all().columns(&["key"]))? {
             row?;
             n += 1;
         }

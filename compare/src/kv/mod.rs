@@ -13,11 +13,18 @@
 //!    key on.
 //! 7. **reads at N threads**: every key read once, split across N threads.
 //! 8. **removals**: half of the keys removed in one write batch, made durable.
-//! 9. **size** of the engine's files before and after the engine's own compaction.
+//! 9. **size** of the engine's files, closed, after the removals and after the engine's own
+//!    compaction.
 //!
-//! What a "write batch" is differs per engine and is stated by [`KvEngine::notes`]: a real
-//! transaction for SQLite, redb and LMDB; a run of single-statement inserts followed by one
-//! redo log sync for minnow, which has no multi-statement transactions yet.
+//! A write batch is one real transaction on every engine, committed with the engine's default
+//! (durable) setting; [`KvEngine::notes`] says what that is per engine.
+//!
+//! Besides the time, every phase measures the **bytes the process wrote to storage** during
+//! it ([`crate::write_bytes`], before and after the phase). All engines run in this one
+//! process one after the other, so the figure is the engine's own; but work an engine's
+//! background threads do after a phase returns (minnow's page cleaners writing the pages a
+//! load dirtied) lands in the phases after it, and the clean close writes what is still
+//! dirty. The total over all phases, against the final size, is the write amplification.
 
 mod lmdb;
 pub(crate) mod minnow;
@@ -58,11 +65,15 @@ pub trait KvEngine: Sync {
     /// whole phase. Several readers may run on several threads at once.
     fn reader(&self) -> Result<Box<dyn KvReader + '_>>;
 
-    /// Brings the files to rest so their size means something: what a clean shutdown would
-    /// write (minnow: the dirty pages; SQLite: the WAL checkpointed into the database).
-    fn quiesce(&mut self) -> Result<()>;
+    /// Closes the database cleanly (minnow: `Database::close`, which writes every dirty page
+    /// and checkpoints; SQLite: closing the last connection checkpoints and deletes the WAL),
+    /// so the size of its files means something. Only [`KvEngine::reopen`] may follow.
+    fn close(&mut self) -> Result<()>;
 
-    /// Runs the engine's compaction; `false` if it has none.
+    /// Opens the database again after [`KvEngine::close`].
+    fn reopen(&mut self) -> Result<()>;
+
+    /// Runs the engine's compaction (on the open database); `false` if it has none.
     fn compact(&mut self) -> Result<bool>;
 
     /// The directory that holds all of the engine's files.
@@ -86,8 +97,7 @@ pub trait KvReader {
     fn count(&mut self) -> Result<u64>;
 }
 
-/// The sizes of one run. [`Sizes::default`] runs in a few minutes on 2 cores; [`Sizes::full`]
-/// is the 1M-key size of the targets.
+/// The sizes of one run. [`Sizes::default`] is the published size, redb's: 1M keys loaded.
 #[derive(Debug, Clone)]
 pub struct Sizes {
     /// Keys inserted by the bulk load.
@@ -111,25 +121,25 @@ pub struct Sizes {
 impl Default for Sizes {
     fn default() -> Sizes {
         Sizes {
-            bulk: 200_000,
+            bulk: 1_000_000,
             individual: 1_000,
             batches: 100,
             batch_size: 1_000,
-            reads: 200_000,
-            scans: 100_000,
+            reads: 1_000_000,
+            scans: 500_000,
             scan_len: 10,
-            threads: vec![1, 2, 4, 8],
+            threads: vec![1, 2, 4],
         }
     }
 }
 
 impl Sizes {
-    /// The 1M-key size (reads and scans as in redb's benchmark).
-    pub fn full() -> Sizes {
+    /// The default with `keys` keys loaded, `keys` point reads and `keys / 2` range reads.
+    pub fn with_keys(keys: usize) -> Sizes {
         Sizes {
-            bulk: 1_000_000,
-            reads: 1_000_000,
-            scans: 500_000,
+            bulk: keys,
+            reads: keys,
+            scans: keys / 2,
             ..Sizes::default()
         }
     }
@@ -212,7 +222,7 @@ pub struct Figure {
 /// The phases of [`run`], in order, with the unit of their figure.
 pub fn phase_names(s: &Sizes) -> Vec<String> {
     let mut names = vec![
-        format!("bulk load ({} keys, 1 batch), µs/key", s.bulk),
+        format!("bulk load ({} keys, 1 transaction), µs/key", s.bulk),
         format!(
             "individual writes ({}, durable each), ms/commit",
             s.individual
@@ -235,12 +245,95 @@ pub fn phase_names(s: &Sizes) -> Vec<String> {
         ));
     }
     names.push(format!(
-        "removals ({} keys, 1 batch), µs/key",
+        "removals ({} keys, 1 transaction), µs/key",
         s.total() / 2
     ));
-    names.push("size after removals, MiB".into());
-    names.push("size after compaction, MiB".into());
+    names.push("size after removals (closed), MiB".into());
+    names.push("size after compaction (closed), MiB".into());
     names
+}
+
+/// The rows of [`Outcome::written`]: MiB written to storage during each phase, then the
+/// total and the write amplification.
+pub fn written_names(s: &Sizes) -> Vec<String> {
+    let mut names = vec![
+        format!("bulk load ({} keys, 1 transaction), MiB written", s.bulk),
+        format!("individual writes ({}), MiB written", s.individual),
+        format!(
+            "batch writes ({} × {} keys), MiB written",
+            s.batches, s.batch_size
+        ),
+        "count, MiB written".into(),
+        "random reads, MiB written".into(),
+        "random range reads, MiB written".into(),
+    ];
+    for t in &s.threads {
+        names.push(format!(
+            "random reads, {t} thread{}, MiB written",
+            if *t == 1 { "" } else { "s" }
+        ));
+    }
+    names.push(format!("removals ({} keys), MiB written", s.total() / 2));
+    names.push("clean close and reopen after removals, MiB written".into());
+    names.push("compaction (with its close and reopen), MiB written".into());
+    names.push("all phases, MiB written".into());
+    names.push("all phases ÷ size after removals (write amplification)".into());
+    names.push("bulk load ÷ size after removals".into());
+    names
+}
+
+/// What [`run`] measured on one engine.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// One figure per [`phase_names`] entry (`None` where the engine cannot do the phase).
+    pub figs: Vec<Option<Figure>>,
+    /// One figure per [`written_names`] entry (`None`: not measured, no `/proc/self/io`, or
+    /// no compaction).
+    pub written: Vec<Option<f64>>,
+    /// What the engine held and returned.
+    pub digest: Digest,
+}
+
+/// Bytes written per phase, from [`crate::write_bytes`] read at each phase boundary.
+struct Meter {
+    last: Option<u64>,
+    phases: Vec<Option<u64>>,
+}
+
+impl Meter {
+    fn start() -> Meter {
+        Meter {
+            last: crate::write_bytes(),
+            phases: Vec::new(),
+        }
+    }
+
+    /// Ends a phase: records what was written since the last mark.
+    fn mark(&mut self) {
+        let now = crate::write_bytes();
+        self.phases.push(match (self.last, now) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        });
+        self.last = now;
+    }
+
+    /// Records a phase that did not happen.
+    fn none(&mut self) {
+        self.phases.push(None);
+    }
+
+    /// The rows of [`written_names`], given the size after removals in bytes.
+    fn finish(self, size: u64) -> Vec<Option<f64>> {
+        let all: Option<u64> = self.phases.iter().flatten().copied().reduce(|a, b| a + b);
+        let ratio = |b: Option<u64>| b.map(|b| b as f64 / size.max(1) as f64);
+        let bulk_bytes = self.phases.first().copied().flatten();
+        let mut rows: Vec<Option<f64>> = self.phases.iter().map(|b| b.map(mib)).collect();
+        rows.push(all.map(mib));
+        rows.push(ratio(all));
+        rows.push(ratio(bulk_bytes));
+        rows
+    }
 }
 
 /// What a run checked, for comparing engines with each other (the smoke test): counts and a
@@ -251,15 +344,8 @@ pub struct Digest {
     pub count: u64,
     /// `count` after the removals.
     pub count_after_removals: u64,
-    /// FNV-1a over every key and value the range reads visited, in order.
+    /// Pairs the range reads returned (each checked against the keys in sorted order).
     pub scans: u64,
-}
-
-fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01B3);
-    }
-    h
 }
 
 fn secs(t: Instant) -> f64 {
@@ -282,22 +368,26 @@ fn read_all(r: &mut dyn KvReader, w: &Workload, order: &[u32]) -> Result<()> {
     Ok(())
 }
 
-/// Runs every phase on `e` (a fresh, empty database); one [`Figure`] per [`phase_names`]
-/// entry (`None` where the engine cannot do the phase), and the [`Digest`].
-pub fn run(
-    e: &mut dyn KvEngine,
-    w: &Workload,
-    s: &Sizes,
-    seed: u64,
-) -> Result<(Vec<Option<Figure>>, Digest)> {
+/// The size of the engine's files while it is closed: closes it, measures, reopens it.
+fn closed_size(e: &mut dyn KvEngine) -> Result<u64> {
+    e.close()?;
+    let size = crate::dir_size(e.dir());
+    e.reopen()?;
+    size
+}
+
+/// Runs every phase on `e` (a fresh, empty database).
+pub fn run(e: &mut dyn KvEngine, w: &Workload, s: &Sizes, seed: u64) -> Result<Outcome> {
     let total = s.total();
     let mut figs: Vec<Option<Figure>> = Vec::new();
     let fig = |value: f64, secs: f64| Some(Figure { value, secs });
+    let mut meter = Meter::start();
 
     // 1. bulk load
     let t = Instant::now();
     e.insert(&mut w.pairs(0, s.bulk))?;
     let d = secs(t);
+    meter.mark();
     figs.push(fig(d * 1e6 / s.bulk as f64, d));
 
     // 2. individual writes
@@ -306,6 +396,7 @@ pub fn run(
         e.insert(&mut w.pairs(i, i + 1))?;
     }
     let d = secs(t);
+    meter.mark();
     figs.push(fig(d * 1e3 / s.individual.max(1) as f64, d));
 
     // 3. batch writes
@@ -316,12 +407,14 @@ pub fn run(
         e.insert(&mut w.pairs(at, at + s.batch_size))?;
     }
     let d = secs(t);
+    meter.mark();
     figs.push(fig(d * 1e3 / s.batches.max(1) as f64, d));
 
     // 4. count
     let t = Instant::now();
     let count = e.reader()?.count()?;
     let d = secs(t);
+    meter.mark();
     if count != total as u64 {
         return Err(mismatch(format!(
             "{}: count {count}, expected {total}",
@@ -345,39 +438,50 @@ pub fn run(
         let d = secs(t);
         figs.push(fig(d * 1e6 / s.reads.max(1) as f64, d));
     }
+    meter.mark();
 
-    // 6. random range reads
+    // 6. random range reads: each must return exactly the next `scan_len` pairs in key order.
     let starts: Vec<u32> = (0..s.scans)
         .map(|_| rng.below(total as u64) as u32)
         .collect();
-    let mut digest = 0xCBF2_9CE4_8422_2325u64;
+    let mut sorted: Vec<u32> = (0..total as u32).collect();
+    sorted.sort_unstable_by_key(|&i| w.key(i as usize));
+    let mut rank = vec![0u32; total];
+    for (r, &i) in sorted.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    let mut visited = 0u64;
     {
         let mut r = e.reader()?;
-        let mut first_ok = true;
+        let mut wrong = None;
         let t = Instant::now();
         for &i in &starts {
-            let (k, v) = (w.key(i as usize), w.value(i as usize));
-            let mut first = true;
-            let n = r.range(k, s.scan_len, &mut |rk, rv| {
-                if first {
-                    first_ok &= rk == k && rv == v;
-                    first = false;
+            let from = rank[i as usize] as usize;
+            let want = &sorted[from..(from + s.scan_len).min(total)];
+            let mut j = 0;
+            let n = r.range(w.key(i as usize), s.scan_len, &mut |rk, rv| {
+                match want.get(j) {
+                    Some(&x) if rk == w.key(x as usize) && rv == w.value(x as usize) => {}
+                    _ => wrong = Some(i),
                 }
-                digest = fnv(fnv(digest, rk), rv);
+                j += 1;
             })?;
-            if n == 0 {
-                first_ok = false;
+            if n != want.len() || j != want.len() {
+                wrong = Some(i);
             }
+            visited += n as u64;
         }
         let d = secs(t);
-        if !first_ok {
+        if let Some(i) = wrong {
             return Err(mismatch(format!(
-                "{}: a range read did not start at its key",
-                e.name()
+                "{}: the range read from key #{i} did not return the next {} pairs",
+                e.name(),
+                s.scan_len
             )));
         }
         figs.push(fig(d * 1e6 / s.scans.max(1) as f64, d));
     }
+    meter.mark();
 
     // 7. reads at N threads: every key once, the shuffled order split in N slices.
     for &n in &s.threads {
@@ -401,6 +505,7 @@ pub fn run(
             Ok(())
         })?;
         let d = secs(t);
+        meter.mark();
         figs.push(fig(d * 1e6 / total as f64, d));
     }
 
@@ -409,6 +514,7 @@ pub fn run(
     let t = Instant::now();
     let removed = e.remove(&mut (0..half).map(|i| w.key(i)))?;
     let d = secs(t);
+    meter.mark();
     if removed != half as u64 {
         return Err(mismatch(format!(
             "{}: removed {removed}, expected {half}",
@@ -416,31 +522,35 @@ pub fn run(
         )));
     }
     figs.push(fig(d * 1e6 / half.max(1) as f64, d));
+
+    // 9. sizes, closed
+    let size = closed_size(e)?;
+    meter.mark();
+    figs.push(fig(mib(size), 0.0));
+    if e.compact()? {
+        figs.push(fig(mib(closed_size(e)?), 0.0));
+        meter.mark();
+    } else {
+        figs.push(None);
+        meter.none();
+    }
+
+    // What is left after closing (and compacting) must be exactly the second half.
     let after = e.reader()?.count()?;
     if after != (total - half) as u64 {
         return Err(mismatch(format!(
-            "{}: {after} keys after removals, expected {}",
+            "{}: {after} keys after removals and reopening, expected {}",
             e.name(),
             total - half
         )));
     }
-
-    // 9. sizes
-    e.quiesce()?;
-    figs.push(fig(mib(crate::dir_size(e.dir())?), 0.0));
-    if e.compact()? {
-        figs.push(fig(mib(crate::dir_size(e.dir())?), 0.0));
-    } else {
-        figs.push(None);
-    }
-    // The data must have survived compaction.
     {
         let mut r = e.reader()?;
         let mut out = Vec::new();
         for i in [half, total - 1] {
             if !r.get(w.key(i), &mut out)? || out != w.value(i) {
                 return Err(mismatch(format!(
-                    "{}: key #{i} lost by compaction",
+                    "{}: key #{i} lost by closing or compaction",
                     e.name()
                 )));
             }
@@ -453,14 +563,15 @@ pub fn run(
         }
     }
 
-    Ok((
+    Ok(Outcome {
         figs,
-        Digest {
+        written: meter.finish(size),
+        digest: Digest {
             count,
             count_after_removals: after,
-            scans: digest,
+            scans: visited,
         },
-    ))
+    })
 }
 
 /// A fresh directory `name` under `root` for one engine's database (removed first if left

@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadOnlyTable, ReadableDatabase, ReadableTableMetadata, TableDefinition};
 
 use super::{KvEngine, KvReader};
-use crate::Result;
+use crate::{Result, mismatch};
 
 const KV: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
 
 /// redb with its default durability: every commit is durable when it returns.
 pub struct Redb {
-    db: Database,
+    db: Option<Database>,
     dir: PathBuf,
     cache: usize,
 }
@@ -26,10 +26,18 @@ impl Redb {
         tx.open_table(KV)?;
         tx.commit()?;
         Ok(Redb {
-            db,
+            db: Some(db),
             dir: dir.to_path_buf(),
             cache,
         })
+    }
+}
+
+impl Redb {
+    fn db(&self) -> Result<&Database> {
+        self.db
+            .as_ref()
+            .ok_or_else(|| mismatch("redb: the database is closed"))
     }
 }
 
@@ -48,7 +56,7 @@ impl KvEngine for Redb {
     }
 
     fn insert(&mut self, pairs: &mut dyn Iterator<Item = (&[u8], &[u8])>) -> Result<u64> {
-        let tx = self.db.begin_write()?;
+        let tx = self.db()?.begin_write()?;
         let mut n = 0;
         {
             let mut t = tx.open_table(KV)?;
@@ -62,7 +70,7 @@ impl KvEngine for Redb {
     }
 
     fn remove(&mut self, keys: &mut dyn Iterator<Item = &[u8]>) -> Result<u64> {
-        let tx = self.db.begin_write()?;
+        let tx = self.db()?.begin_write()?;
         let mut n = 0;
         {
             let mut t = tx.open_table(KV)?;
@@ -77,16 +85,32 @@ impl KvEngine for Redb {
     }
 
     fn reader(&self) -> Result<Box<dyn KvReader + '_>> {
-        let t = self.db.begin_read()?.open_table(KV)?;
+        let t = self.db()?.begin_read()?.open_table(KV)?;
         Ok(Box::new(RedbReader { t }))
     }
 
-    fn quiesce(&mut self) -> Result<()> {
+    fn close(&mut self) -> Result<()> {
+        // Dropping the last handle closes the file (redb has no explicit close).
+        self.db = None;
+        Ok(())
+    }
+
+    fn reopen(&mut self) -> Result<()> {
+        if self.db.is_none() {
+            self.db = Some(
+                Database::builder()
+                    .set_cache_size(self.cache)
+                    .open(self.dir.join("kv.redb"))?,
+            );
+        }
         Ok(())
     }
 
     fn compact(&mut self) -> Result<bool> {
-        self.db.compact()?;
+        self.db
+            .as_mut()
+            .ok_or_else(|| mismatch("redb: the database is closed"))?
+            .compact()?;
         Ok(true)
     }
 

@@ -131,16 +131,25 @@ impl KvEngine for Sqlite {
         }))
     }
 
-    fn quiesce(&mut self) -> Result<()> {
-        let c = self.take()?;
-        let r = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-            r.get::<_, i64>(0)
-        });
-        self.give(c);
-        match r? {
-            0 => Ok(()),
-            _ => Err(mismatch("sqlite: the WAL checkpoint was blocked")),
+    fn close(&mut self) -> Result<()> {
+        // Every reader has given its connection back by now; closing the last connection
+        // checkpoints the WAL into the database and deletes it (SQLite's clean close).
+        let conns = std::mem::take(
+            &mut *self
+                .pool
+                .lock()
+                .map_err(|_| mismatch("sqlite: pool lock poisoned"))?,
+        );
+        for c in conns {
+            c.close().map_err(|(_, e)| e)?;
         }
+        Ok(())
+    }
+
+    fn reopen(&mut self) -> Result<()> {
+        let c = connect(&self.path, self.cache_kib)?;
+        self.give(c);
+        Ok(())
     }
 
     fn compact(&mut self) -> Result<bool> {
@@ -148,7 +157,6 @@ impl KvEngine for Sqlite {
         let r = c.execute_batch("VACUUM");
         self.give(c);
         r?;
-        self.quiesce()?;
         Ok(true)
     }
 

@@ -2,15 +2,14 @@
 
 use std::ops::Bound;
 
-use minnow::redo::FlushAtCommit;
-use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, Table, TableDef, Value};
+use minnow::{ColumnDef, ColumnType, Database, IndexDef, Scan, Table, TableDef, Value};
 
 use super::{C_LEN, PAD_LEN, SbEngine, SbRow};
-use crate::kv::minnow::commit;
+use crate::kv::minnow::{commit, config};
 use crate::{Result, mismatch};
 
-/// minnow's `sbtest`: `flush_log_at_trx_commit=0` plus a redo sync at every commit point,
-/// as [`crate::kv::Minnow`].
+/// minnow's `sbtest` with the default durability, as [`crate::kv::Minnow`]: every write is a
+/// transaction whose commit syncs the redo log.
 pub struct MinnowSb {
     db: Database,
 }
@@ -18,12 +17,7 @@ pub struct MinnowSb {
 impl MinnowSb {
     /// Creates the database in `dir` with a buffer pool of `cache` bytes.
     pub fn create(dir: &std::path::Path, cache: usize) -> Result<MinnowSb> {
-        let config = Config {
-            buffer_pool_size: cache,
-            flush_log_at_trx_commit: FlushAtCommit::Lazy,
-            ..Config::default()
-        };
-        let db = Database::create(dir, config)?;
+        let db = Database::create(dir, config(cache))?;
         db.create_table(
             TableDef::new("sbtest")
                 .column(ColumnDef::new("id", ColumnType::U32))
@@ -33,7 +27,6 @@ impl MinnowSb {
                 .primary_key(&["id"])
                 .index(IndexDef::new("k_1", &["k"])),
         )?;
-        commit(&db)?;
         Ok(MinnowSb { db })
     }
 
@@ -85,17 +78,19 @@ impl SbEngine for MinnowSb {
     }
 
     fn notes(&self) -> String {
-        "minnow sbtest: each write statement followed by a redo sync (= flush_log_at_trx_commit=1); \
-         the update is get + update of the whole row (the API has no `SET k = k + 1`)"
+        "minnow sbtest: default durability (flush_log_at_trx_commit=1); load in one transaction; \
+         each update and insert its own transaction (the update is `get_for_update` + `update` \
+         of the whole row: the API has no `SET k = k + 1`); reads are autocommit `Table` reads"
             .into()
     }
 
     fn load(&mut self, rows: &[SbRow]) -> Result<()> {
         let t = self.t()?;
+        let mut tx = self.db.begin()?;
         for r in rows {
-            t.insert(&row_values(r))?;
+            tx.insert(&t, &row_values(r))?;
         }
-        commit(&self.db)
+        commit(tx)
     }
 
     fn point(&mut self, id: u32, out: &mut Vec<u8>) -> Result<bool> {
@@ -127,17 +122,23 @@ impl SbEngine for MinnowSb {
 
     fn update_k(&mut self, id: u32) -> Result<bool> {
         let t = self.t()?;
-        let Some(mut row) = t.get(&[Value::UInt(id as u64)])? else {
+        let mut tx = self.db.begin()?;
+        let Some(mut row) = tx.get_for_update(&t, &[Value::UInt(id as u64)])? else {
             return Ok(false);
         };
-        row[1] = Value::UInt(uint(&row[1])? as u64 + 1);
-        t.update(&row)?;
-        commit(&self.db)?;
+        let k = row
+            .get_mut(1)
+            .ok_or_else(|| mismatch("minnow: sbtest row without k"))?;
+        *k = Value::UInt(uint(k)? as u64 + 1);
+        tx.update(&t, &row)?;
+        commit(tx)?;
         Ok(true)
     }
 
     fn insert(&mut self, row: &SbRow) -> Result<()> {
-        self.t()?.insert(&row_values(row))?;
-        commit(&self.db)
+        let t = self.t()?;
+        let mut tx = self.db.begin()?;
+        tx.insert(&t, &row_values(row))?;
+        commit(tx)
     }
 }

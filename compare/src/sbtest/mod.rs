@@ -106,15 +106,6 @@ impl Default for SbSizes {
 }
 
 impl SbSizes {
-    /// sysbench's usual 1M-row table.
-    pub fn full() -> SbSizes {
-        SbSizes {
-            rows: 1_000_000,
-            points: 200_000,
-            ..SbSizes::default()
-        }
-    }
-
     /// A handful of each (the smoke test).
     pub fn tiny() -> SbSizes {
         SbSizes {
@@ -164,7 +155,7 @@ pub fn make_rows(s: &SbSizes, seed: u64) -> Vec<SbRow> {
 /// The phases of [`run`], with the unit of their figure.
 pub fn phase_names(s: &SbSizes) -> Vec<String> {
     vec![
-        format!("sbtest load ({} rows, 1 batch), µs/row", s.rows),
+        format!("sbtest load ({} rows, 1 transaction), µs/row", s.rows),
         format!("point select by id ({}), µs", s.points),
         format!("range of 10 by id ({}), µs", s.ranges10),
         format!("range of 100 by id ({}), µs", s.ranges100),
