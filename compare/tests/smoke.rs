@@ -2,8 +2,8 @@
 //! (counts, range contents, index lookups), and every value read must be the one written
 //! (the phases check that themselves and fail otherwise).
 //!
-//! CI runs it (`.ci/run`): `cargo test --manifest-path compare/Cargo.toml`. The databases go
-//! under cargo's per-target temporary directory, on the disk the build is on: a tmpfs `/tmp`
+//! It runs with the README's test command (`cargo test --workspace`; alone:
+//! `cargo test -p minnow-compare`). The databases go under cargo's per-target temporary directory, on the disk the build is on: a tmpfs `/tmp`
 //! would make the bytes-written figures zero.
 
 use minnow_compare::kv::{self, Sizes, Workload};

@@ -107,7 +107,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let op = args.next().unwrap_or_else(|| "get".to_owned());
     let mut num = |default: usize| -> Result<usize, Box<dyn std::error::Error>> {
-        Ok(args.next().map(|a| a.parse()).transpose()?.unwrap_or(default))
+        Ok(args
+            .next()
+            .map(|a| a.parse())
+            .transpose()?
+            .unwrap_or(default))
     };
     let (rows, n) = (num(100_000)?, num(20_000)?);
     let dir = tempfile::tempdir()?;
@@ -124,7 +128,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     keys.dedup();
     t.load(keys.iter().map(|k| row(k.clone())))?;
     let seen = measured(&db, &t, &op, &keys, n)?;
-    println!("{op}: {n} operations over {} rows, {seen} rows seen", keys.len());
+    println!(
+        "{op}: {n} operations over {} rows, {seen} rows seen",
+        keys.len()
+    );
     drop(t);
     db.close()?;
     Ok(())
