@@ -195,6 +195,7 @@ mod bulk;
 mod check;
 mod cursor;
 mod descend;
+mod get;
 mod hook;
 #[cfg(test)]
 mod latch_tests;
@@ -209,6 +210,7 @@ pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use cursor::{RangeScan, ScanRange};
+pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
 pub use segs::Segments;
 pub use zip::{ZipIndexStats, ZipPadConfig};
@@ -464,12 +466,6 @@ impl BTree {
             });
         }
         Ok(self.leaf.search_key(key)?)
-    }
-
-    /// The record with key `key`, delete-marked or not, off-page fields fetched.
-    pub fn get(&self, pool: &BufferPool, key: &[Value]) -> Result<Option<Entry>, TreeError> {
-        let k = self.key(key)?;
-        self.get_key(pool, &k, None)
     }
 
     /// Inserts a record (one value per stored field of the leaf layout); fails with
