@@ -392,7 +392,7 @@ pub use status::{
     BufferPoolStatus, CompressionStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE,
     Status, TransactionStatus, ZipSpaceStatus,
 };
-pub use table::{Rows, Scan, Table};
+pub use table::{RowView, Rows, Scan, Table};
 pub use trx::{Isolation, Transaction};
 
 // Services share one `Database` between threads (and `AsyncDatabase` moves it to tokio's

@@ -5,6 +5,8 @@
 //! and a **root page** (fixed for the tree's life); the definition together with those is
 //! one dictionary record, encoded as described in [`encode`]'s docs.
 
+use std::borrow::Cow;
+
 use minnow_btree::record::types::canonical_double;
 use minnow_btree::record::{Column, ColumnType, Date, DateTime, RecordLayout, Value};
 
@@ -459,6 +461,12 @@ impl TableMeta {
     /// columns and `UInt` for unsigned ones (as the record decoder returns them), so that
     /// rows compare equal to what reads return.
     pub fn normalise(&self, i: usize, v: &Value) -> Result<Value> {
+        self.normalise_cow(i, v).map(Cow::into_owned)
+    }
+
+    /// [`TableMeta::normalise`], borrowing `v` where it is already in its normal form (the
+    /// common case: no copy of a byte value).
+    pub fn normalise_cow<'v>(&self, i: usize, v: &'v Value) -> Result<Cow<'v, Value>> {
         let Some(c) = self.def.columns.get(i) else {
             return Err(self.mismatch("", "no such column position".into()));
         };
@@ -478,21 +486,26 @@ impl TableMeta {
             ColumnType::U64 => (0, u64::MAX.into()),
             _ => (0, -1),
         };
-        let int = |x: i128| -> Result<Value> {
+        let int = |x: i128| -> Result<Cow<'v, Value>> {
             if lo > hi {
                 return fail(format!("{:?} column given an integer", c.ty));
             }
             if x < lo || x > hi {
                 return fail(format!("{x} is out of range for {:?}", c.ty));
             }
-            Ok(if signed {
+            let n = if signed {
                 Value::Int(i64::try_from(x).unwrap_or_default())
             } else {
                 Value::UInt(u64::try_from(x).unwrap_or_default())
+            };
+            Ok(if n == *v {
+                Cow::Borrowed(v)
+            } else {
+                Cow::Owned(n)
             })
         };
         match v {
-            Value::Null if c.nullable => Ok(Value::Null),
+            Value::Null if c.nullable => Ok(Cow::Borrowed(v)),
             Value::Null => fail("NULL in a NOT NULL column".into()),
             Value::Int(x) => int(i128::from(*x)),
             Value::UInt(x) => int(i128::from(*x)),
@@ -513,16 +526,17 @@ impl TableMeta {
                     fail("TEXT value is not UTF-8".into())
                 }
                 ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text => {
-                    Ok(v.clone())
+                    Ok(Cow::Borrowed(v))
                 }
                 _ => fail(format!("{:?} column given bytes", c.ty)),
             },
             Value::Double(x) if c.ty == ColumnType::Double => match canonical_double(*x) {
-                Ok(x) => Ok(Value::Double(x)),
+                Ok(d) if d.to_bits() == x.to_bits() => Ok(Cow::Borrowed(v)),
+                Ok(d) => Ok(Cow::Owned(Value::Double(d))),
                 Err(_) => fail("NaN cannot be stored in a DOUBLE column".into()),
             },
-            Value::Date(_) if c.ty == ColumnType::Date => Ok(v.clone()),
-            Value::DateTime(_) if c.ty == ColumnType::DateTime => Ok(v.clone()),
+            Value::Date(_) if c.ty == ColumnType::Date => Ok(Cow::Borrowed(v)),
+            Value::DateTime(_) if c.ty == ColumnType::DateTime => Ok(Cow::Borrowed(v)),
             Value::Double(_) | Value::Date(_) | Value::DateTime(_) => {
                 fail(format!("{:?} column given {v:?}", c.ty))
             }
@@ -557,16 +571,35 @@ impl TableMeta {
 
     /// Checks and normalises values for the columns at `cols`.
     pub fn normalise_key(&self, cols: &[usize], key: &[Value]) -> Result<Vec<Value>> {
+        self.normalise_key_cow(cols, key).map(Cow::into_owned)
+    }
+
+    /// [`TableMeta::normalise_key`], borrowing `key` when every value is already in its
+    /// normal form (a point read then copies nothing).
+    pub fn normalise_key_cow<'k>(
+        &self,
+        cols: &[usize],
+        key: &'k [Value],
+    ) -> Result<Cow<'k, [Value]>> {
         if key.len() != cols.len() {
             return Err(self.mismatch(
                 "",
                 format!("{} key values for {} key columns", key.len(), cols.len()),
             ));
         }
-        cols.iter()
-            .zip(key)
-            .map(|(&i, v)| self.normalise(i, v))
-            .collect()
+        let mut owned: Option<Vec<Value>> = None;
+        for (n, (&i, v)) in cols.iter().zip(key).enumerate() {
+            match (self.normalise_cow(i, v)?, &mut owned) {
+                (Cow::Borrowed(_), None) => {}
+                (c, Some(o)) => o.push(c.into_owned()),
+                (Cow::Owned(c), None) => {
+                    let mut o = key.get(..n).unwrap_or_default().to_vec();
+                    o.push(c);
+                    owned = Some(o);
+                }
+            }
+        }
+        Ok(owned.map_or(Cow::Borrowed(key), Cow::Owned))
     }
 
     /// The smallest and largest value of column `i` in the key order.

@@ -23,8 +23,10 @@ pub struct Table<'db> {
 }
 
 mod count;
+mod get;
 mod scan;
 pub(crate) use count::CountCache;
+pub use get::RowView;
 pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
 
@@ -68,7 +70,7 @@ impl<'db> Table<'db> {
     /// racing a drop"): if DDL dropped the entry meanwhile, the answer (or the error: a page
     /// that belongs to another index) is [`Error::TableChanged`]; if a load replaced it,
     /// the read runs again on the new entry.
-    fn read<T>(&self, f: impl Fn(&Table<'db>) -> Result<T>) -> Result<T> {
+    fn read<T>(&self, mut f: impl FnMut(&Table<'db>) -> Result<T>) -> Result<T> {
         let mut fresh: Option<Table<'db>> = None;
         loop {
             let t = fresh.as_ref().unwrap_or(self);
@@ -134,52 +136,6 @@ impl<'db> Table<'db> {
         self.t.meta.name()
     }
 
-    /// The row with primary key `key` (one value per primary key column), all columns in
-    /// table order.
-    pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.read(|t| t.get_entry(key))
-    }
-
-    /// [`Table::get`] on this handle's entry, unvalidated ([`Table::read`] validates).
-    fn get_entry(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        let mut admitted = self.db.admit();
-        admitted.row();
-        let inner = self.db.inner()?;
-        let meta = &self.t.meta;
-        let key = meta.normalise_key(&meta.pk, key)?;
-        // The fast path: the row's columns straight from the record, in table order, plus
-        // its DB_TRX_ID. A writer below the bound of ended transactions has committed, so the
-        // record is the latest committed version (no view needed). The bound is read before
-        // the record: read after it, a writer that rolled back in between (restoring the row
-        // and leaving the active set) would pass for committed, and its value would be read.
-        let committed_below = inner.trx_sys.oldest_active();
-        #[cfg(test)]
-        tests::hook(tests::Point::FastGetBoundTaken);
-        let found = self
-            .t
-            .clustered
-            .get_projected(&inner.pool, &key, &meta.row_fields_trx)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
-        let Some((mut row, deleted)) = found else {
-            self.db.count_rows(RowOp::Read, 0);
-            return Ok(None);
-        };
-        let writer = match row.pop() {
-            Some(Value::Bytes(b)) => minnow_mvcc::trx_id_from_field(&b),
-            _ => None,
-        };
-        #[cfg(test)]
-        tests::hook(tests::Point::FastGetRead);
-        let found = if writer.is_some_and(|w| w < committed_below) {
-            (!deleted).then_some(row)
-        } else {
-            // A writer that may not have committed: the latest committed version, from undo.
-            self.get_in_entry(&Snapshot::View(inner.trx_sys.open_view(0)), &key)?
-        };
-        self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
-        Ok(found)
-    }
-
     /// The clustered record with primary key `key`, delete-marked or not, whatever its
     /// writer: the newest version, which consistent reads and [`Table::history`] start from.
     fn clustered_record(&self, key: &[Value]) -> Result<Option<minnow_btree::Entry>> {
@@ -192,22 +148,46 @@ impl<'db> Table<'db> {
             .map_err(|e| from_tree(e, self.name(), PRIMARY))
     }
 
-    /// The row with primary key `key` as `snap` sees it.
-    pub(crate) fn get_in(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.read(|t| t.get_in_entry(snap, key))
+    /// The columns `cols` (all of them: `None`) of the row with primary key `key` as `snap`
+    /// sees it.
+    pub(crate) fn get_in(
+        &self,
+        snap: &Snapshot,
+        key: &[Value],
+        cols: Option<&[&str]>,
+    ) -> Result<Option<Vec<Value>>> {
+        if let Some(names) = cols {
+            self.t.meta.check_names(names)?;
+        }
+        let cols = cols.map_or(get::Cols::All, get::Cols::Named);
+        self.snapshot_read(snap, key, |meta, found| meta.project(found, cols))
     }
 
-    /// [`Table::get_in`] on this handle's entry, unvalidated.
-    fn get_in_entry(&self, snap: &Snapshot, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        let inner = self.db.inner()?;
-        let meta = &self.t.meta;
-        let Some(e) = self.clustered_record(key)? else {
-            return Ok(None);
-        };
-        match trx::visible(inner, &self.t, snap, e.values, e.deleted)? {
-            Some(v) => Ok(Some(meta.row_of(v)?)),
-            None => Ok(None),
-        }
+    /// [`crate::Transaction::get_with`]: `f` on the row with primary key `key` as `snap`
+    /// sees it.
+    pub(crate) fn get_in_with<R>(
+        &self,
+        snap: &Snapshot,
+        key: &[Value],
+        f: impl FnOnce(&RowView<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let mut f = Some(f);
+        self.snapshot_read(snap, key, |meta, found| get::with_view(meta, found, &mut f))
+    }
+
+    /// A consistent point read through `snap`, validated against DDL.
+    fn snapshot_read<R>(
+        &self,
+        snap: &Snapshot,
+        key: &[Value],
+        mut f: impl FnMut(&crate::schema::TableMeta, get::Found<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        self.read(|t| {
+            let inner = t.db.inner()?;
+            let meta = &t.t.meta;
+            let key = meta.normalise_key_cow(&meta.pk, key)?;
+            t.read_row(inner, &key, get::Reader::Snap(snap), &mut f)
+        })
     }
 
     /// The version chain of the row with primary key `key`, newest first: every version the

@@ -1,7 +1,5 @@
 //! [`RecordLayout`]: encoding, checked decoding and comparison of records.
 
-use std::cmp::Ordering;
-
 use minnow_page::bytes;
 
 use super::types::{self, Date, DateTime};
@@ -32,82 +30,6 @@ pub struct RecordLayout {
     /// fields are fixed-width and NOT NULL: such fields sit at fixed offsets, so
     /// [`RecordLayout::compare`] reads them directly instead of walking the extra bytes.
     fixed_key_ends: Vec<usize>,
-}
-
-/// Up to 8 bytes as a big-endian integer, left-aligned (the first byte is the most
-/// significant), so integer order is `memcmp` order for byte strings of one length.
-fn be_word(b: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    for (d, s) in w.iter_mut().zip(b) {
-        *d = *s;
-    }
-    u64::from_be_bytes(w)
-}
-
-/// A search key made of fixed-width fields, flattened for fast comparison
-/// ([`RecordLayout::flat_key`]).
-#[derive(Debug, Clone)]
-pub struct FlatKey<'l> {
-    /// Bytes in the key.
-    len: usize,
-    /// The key as a left-aligned big-endian word, when it has at most 8 bytes.
-    word: Option<u64>,
-    /// The key's bytes, when it has more than 8 (else empty).
-    bytes: Vec<u8>,
-    /// Where each key field ends, relative to the record origin.
-    ends: &'l [usize],
-}
-
-impl FlatKey<'_> {
-    /// Number of key fields.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// The key as a left-aligned big-endian word, if it has at most 8 bytes: two such keys of
-    /// one layout and one field count order as their words do (a cheap sort key).
-    pub fn word(&self) -> Option<u64> {
-        self.word
-    }
-
-    /// True for a key with no fields.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// Compares the key with the record at `origin` (which must be a record of the layout the
-    /// key was made for): the order of the key relative to the record and the number of
-    /// leading fields that matched, as [`RecordLayout::compare`].
-    #[inline]
-    pub fn compare(&self, page: &[u8], origin: usize) -> Result<(Ordering, usize), RecordError> {
-        let n = self.len;
-        let (ord, diff_at) = match self.word {
-            Some(k) => {
-                // The key's `n` bytes against the record's first `n`, as left-aligned words;
-                // eight bytes are read at once where the page has them.
-                let mask = if n == 0 { 0 } else { u64::MAX << (64 - 8 * n) };
-                let r = match page.get(origin..origin + 8) {
-                    Some(eight) => u64::from_be_bytes(eight.try_into().unwrap_or([0; 8])),
-                    None => be_word(bytes::slice(page, origin, n)?),
-                } & mask;
-                (k.cmp(&r), ((k ^ r).leading_zeros() / 8) as usize)
-            }
-            None => {
-                let stored = bytes::slice(page, origin, n)?;
-                let d = self
-                    .bytes
-                    .iter()
-                    .zip(stored)
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(n);
-                (self.bytes.as_slice().cmp(stored), d)
-            }
-        };
-        if ord == Ordering::Equal {
-            return Ok((ord, self.ends.len()));
-        }
-        Ok((ord, self.ends.iter().take_while(|&&e| e <= diff_at).count()))
-    }
 }
 
 /// The end offsets of the leading fixed-width, NOT NULL fields among the first `n_key`.
@@ -255,6 +177,27 @@ impl RecordLayout {
             got: i + 1,
         })?;
         encode_value(i, *col, v)
+    }
+
+    /// Appends the stored bytes of value `v` for field `i` to `out`; false (nothing appended)
+    /// for NULL. What [`RecordLayout::encode_field`] returns, without a buffer of its own.
+    pub(super) fn encode_field_into(
+        &self,
+        i: usize,
+        v: &Value,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, RecordError> {
+        let col = self.fields.get(i).ok_or(RecordError::ValueCount {
+            expected: self.fields.len(),
+            got: i + 1,
+        })?;
+        match encode_stored(i, *col, v)?.as_slice() {
+            Some(b) => {
+                out.extend_from_slice(b);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     /// Encodes a record from one value per stored field.
@@ -479,60 +422,6 @@ impl RecordLayout {
             .collect()
     }
 
-    /// Encodes a search key from up to [`RecordLayout::n_key`] leading key values.
-    pub fn search_key(&self, values: &[Value]) -> Result<SearchKey, RecordError> {
-        if values.len() > self.n_key {
-            return Err(RecordError::ValueCount {
-                expected: self.n_key,
-                got: values.len(),
-            });
-        }
-        let fields = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| self.encode_field(i, v))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(SearchKey { fields })
-    }
-
-    /// The key of the record at `origin` as a search key.
-    pub fn key_of(&self, page: &[u8], origin: usize) -> Result<SearchKey, RecordError> {
-        let fields = self
-            .walk(page, origin)
-            .take(self.n_key)
-            .map(|f| f.map(|o| o.map(<[u8]>::to_vec)))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(SearchKey { fields })
-    }
-
-    /// Compares `key` with the record at `origin`, skipping the first `skip` fields (already
-    /// known to match). Returns the order of the key relative to the record and the number of
-    /// leading fields that matched (InnoDB's `low_match`/`up_match`).
-    pub fn compare(
-        &self,
-        key: &SearchKey,
-        page: &[u8],
-        origin: usize,
-        skip: usize,
-    ) -> Result<(Ordering, usize), RecordError> {
-        for (i, field) in self.walk(page, origin).take(key.fields.len()).enumerate() {
-            let field = field?;
-            if i < skip {
-                continue;
-            }
-            let ord = match (key.fields.get(i).and_then(Option::as_deref), field) {
-                (None, None) => Ordering::Equal,
-                (None, Some(_)) => Ordering::Less,
-                (Some(_), None) => Ordering::Greater,
-                (Some(a), Some(b)) => a.cmp(b),
-            };
-            if ord != Ordering::Equal {
-                return Ok((ord, i));
-            }
-        }
-        Ok((Ordering::Equal, key.fields.len()))
-    }
-
     /// The offset of field `i` from the record origin, if every field before it is a
     /// fixed-width NOT NULL key field (so the offset is the same in every record): for
     /// example the child page number of a node pointer with an integer key.
@@ -543,58 +432,9 @@ impl RecordLayout {
         }
     }
 
-    /// `key` prepared for fast comparison, if each of its fields is non-NULL and its column
-    /// fixed-width and NOT NULL: such fields lie at fixed offsets from the origin, so the key
-    /// compares with one `memcmp` of its concatenated bytes (one integer comparison for keys of
-    /// up to 8 bytes) instead of a walk through the record's extra bytes.
-    pub fn flat_key<'l>(&'l self, key: &SearchKey) -> Option<FlatKey<'l>> {
-        let ends = self.fixed_key_ends.get(..key.fields.len())?;
-        let mut len = 0;
-        for (f, &end) in key.fields.iter().zip(ends) {
-            len += f.as_deref()?.len();
-            if len != end {
-                return None;
-            }
-        }
-        let mut all = key.fields.iter().flatten().flatten().copied();
-        let (word, bytes) = if len <= 8 {
-            let mut w = [0u8; 8];
-            for (d, b) in w.iter_mut().zip(all) {
-                *d = b;
-            }
-            (Some(u64::from_be_bytes(w)), Vec::new())
-        } else {
-            (None, all.by_ref().collect())
-        };
-        Some(FlatKey {
-            len,
-            word,
-            bytes,
-            ends,
-        })
-    }
-}
-
-/// A key to search for: stored bytes of the leading key fields.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SearchKey {
-    fields: Vec<Option<Vec<u8>>>,
-}
-
-impl SearchKey {
-    /// Number of fields in the key.
-    pub fn len(&self) -> usize {
-        self.fields.len()
-    }
-
-    /// True for a key with no fields (it compares equal to every record).
-    pub fn is_empty(&self) -> bool {
-        self.fields.is_empty()
-    }
-
-    /// The stored bytes of each field (`None` for NULL).
-    pub fn fields(&self) -> &[Option<Vec<u8>>] {
-        &self.fields
+    /// Where each leading fixed-width NOT NULL key field ends, relative to the origin.
+    pub(super) fn fixed_key_ends(&self) -> &[usize] {
+        &self.fixed_key_ends
     }
 }
 
@@ -642,6 +482,19 @@ impl FieldWalk<'_> {
         let b = bytes::slice(self.page, pos, 1)?;
         self.len_pos = Some(pos);
         Ok(b.first().copied().unwrap_or(0))
+    }
+
+    /// The next field's position on the page, checked to lie on it: `(start, len)`, or
+    /// `None` for NULL; `None` (no item) after the last field or an error.
+    pub(super) fn next_pos(&mut self) -> Option<Result<Option<(usize, usize)>, RecordError>> {
+        let col = *self.layout.fields.get(self.field)?;
+        let r = self.next_field(col);
+        self.field = if r.is_err() {
+            usize::MAX // stop after an error
+        } else {
+            self.field + 1
+        };
+        Some(r)
     }
 
     /// Decodes the next field's position: `(start, len)`, or `None` for NULL.
@@ -706,18 +559,11 @@ impl<'p> Iterator for FieldWalk<'p> {
     type Item = Result<Option<&'p [u8]>, RecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let col = *self.layout.fields.get(self.field)?;
         let page: &'p [u8] = self.page;
-        let r = self.next_field(col).and_then(|o| match o {
+        Some(self.next_pos()?.and_then(|o| match o {
             None => Ok(None),
             Some((start, len)) => Ok(Some(bytes::slice(page, start, len)?)),
-        });
-        self.field = if r.is_err() {
-            usize::MAX // stop after an error
-        } else {
-            self.field + 1
-        };
-        Some(r)
+        }))
     }
 }
 

@@ -160,6 +160,14 @@ pub enum RecordError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A field index past the record's fields ([`RecordView::field`]).
+    #[error("asked for field {field} of a {fields}-field record")]
+    NoField {
+        /// The index asked for.
+        field: usize,
+        /// Fields the record has.
+        fields: usize,
+    },
     /// A layout that cannot be built.
     #[error("bad layout: {0}")]
     BadLayout(&'static str),
@@ -591,11 +599,15 @@ impl RecordBuf {
     }
 }
 
+mod key;
 mod layout;
 pub mod types;
+mod view;
 
-pub use layout::{Field, FieldWalk, FlatKey, RecordLayout, SearchKey, decode_value};
+pub use key::{FlatKey, SearchKey};
+pub use layout::{Field, FieldWalk, RecordLayout, decode_value};
 pub use types::{Date, DateTime};
+pub use view::{FieldRef, RecordView};
 
 #[cfg(test)]
 mod tests;

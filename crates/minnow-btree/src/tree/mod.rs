@@ -196,6 +196,7 @@ mod check;
 mod count;
 mod cursor;
 mod descend;
+mod get;
 mod hook;
 #[cfg(test)]
 mod latch_tests;
@@ -211,6 +212,7 @@ pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use count::Counted;
 pub use cursor::{RangeScan, ScanRange};
+pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
 pub use segs::Segments;
 pub use zip::{ZipIndexStats, ZipPadConfig};
@@ -466,12 +468,6 @@ impl BTree {
             });
         }
         Ok(self.leaf.search_key(key)?)
-    }
-
-    /// The record with key `key`, delete-marked or not, off-page fields fetched.
-    pub fn get(&self, pool: &BufferPool, key: &[Value]) -> Result<Option<Entry>, TreeError> {
-        let k = self.key(key)?;
-        self.get_key(pool, &k, None)
     }
 
     /// Inserts a record (one value per stored field of the leaf layout); fails with

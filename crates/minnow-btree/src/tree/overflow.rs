@@ -72,11 +72,9 @@ use minnow_page::walk::CycleGuard;
 use minnow_page::{PageId, PageType, bytes, fil};
 
 use super::page::{NIL, fits_records};
-use super::{BTree, Entry, TreeError};
-use crate::node;
+use super::{BTree, TreeError};
 use crate::record::{
-    EXTERN_REF_LEN, HEADER_SIZE, MAX_VAR_LEN, RecordBuf, RecordLayout, SearchKey, Value,
-    decode_value,
+    EXTERN_REF_LEN, HEADER_SIZE, MAX_VAR_LEN, RecordBuf, RecordLayout, Value, decode_value,
 };
 
 /// Offset of the BLOB header in an overflow page (FIL_PAGE_DATA).
@@ -513,7 +511,7 @@ impl BTree {
 
     /// An off-page field `i` of the record on leaf `leaf` whose reference is `r`: its chain
     /// read and decoded with the column's type.
-    fn fetch_external(
+    pub(super) fn fetch_external(
         &self,
         pool: &BufferPool,
         leaf: u32,
@@ -536,22 +534,6 @@ impl BTree {
         let data = self.read_chain(pool, leaf, r)?;
         let ty = col.map_or(crate::record::ColumnType::Blob, |c| c.ty);
         decode_value(ty, &data).map_err(|what| self.corrupt(leaf, what))
-    }
-
-    /// Where each stored field of the leaf record at `origin` is: its bytes (`None` for NULL)
-    /// and whether they are an off-page reference. One walk of the extra bytes.
-    fn stored_fields<'p>(
-        &'p self,
-        page: &'p [u8],
-        origin: usize,
-    ) -> Result<Vec<Stored<'p>>, TreeError> {
-        let mut raw = Vec::with_capacity(self.leaf.fields().len());
-        let mut w = self.leaf.walk(page, origin);
-        while let Some(f) = w.next() {
-            let external = w.is_external();
-            raw.push(f?.map(|b| (b, external)));
-        }
-        Ok(raw)
     }
 
     /// Field `i` of the record at `origin` on leaf `leaf`, from its stored bytes: decoded with
@@ -608,66 +590,6 @@ impl BTree {
             out.push(self.decode_stored(pool, leaf, origin, i, stored, wanted)?);
         }
         Ok(out)
-    }
-
-    /// The stored fields `fields` (indexes into the leaf layout, in the order wanted; the
-    /// same field may appear twice) of the record with key `key`, off-page ones fetched, and
-    /// whether it is delete-marked; `None` if there is no such record. Only the requested
-    /// fields are decoded: a table's row read skips `DB_TRX_ID` and `DB_ROLL_PTR` and comes
-    /// back in column order without a second copy.
-    pub fn get_projected(
-        &self,
-        pool: &BufferPool,
-        key: &[Value],
-        fields: &[usize],
-    ) -> Result<Option<(Vec<Value>, bool)>, TreeError> {
-        let k = self.key(key)?;
-        let Some((g, cursor)) = self.find_exact(pool, &k)? else {
-            return Ok(None);
-        };
-        let origin = cursor.origin();
-        let leaf = g.page_id().page_no;
-        let raw = self.stored_fields(&g, origin)?;
-        let mut out = Vec::with_capacity(fields.len());
-        for &i in fields {
-            let Some(&stored) = raw.get(i) else {
-                return Err(self.corrupt(
-                    leaf,
-                    format!("asked for field {i} of a {}-field record", raw.len()),
-                ));
-            };
-            out.push(self.decode_stored(pool, leaf, origin, i, stored, true)?);
-        }
-        Ok(Some((out, node::header_at(&g, cursor)?.deleted())))
-    }
-
-    /// [`BTree::get`] fetching only the off-page fields in `fetch` (indexes of stored
-    /// fields of the leaf layout); other off-page fields come back as [`Value::Null`].
-    /// Fields stored on the page always come back.
-    pub fn get_fields(
-        &self,
-        pool: &BufferPool,
-        key: &[Value],
-        fetch: &[usize],
-    ) -> Result<Option<Entry>, TreeError> {
-        let k = self.key(key)?;
-        self.get_key(pool, &k, Some(fetch))
-    }
-
-    pub(crate) fn get_key(
-        &self,
-        pool: &BufferPool,
-        k: &SearchKey,
-        fetch: Option<&[usize]>,
-    ) -> Result<Option<Entry>, TreeError> {
-        let Some((g, cursor)) = self.find_exact(pool, k)? else {
-            return Ok(None);
-        };
-        Ok(Some(Entry {
-            values: self.decode_leaf(pool, &g, cursor.origin(), fetch)?,
-            deleted: node::header_at(&g, cursor)?.deleted(),
-            page_max_trx_id: node::max_trx_id(&g)?,
-        }))
     }
 
     /// Checks the overflow chains of the leaf record at `origin` of page `leaf`: page types,

@@ -162,7 +162,61 @@ impl<'db> Transaction<'db> {
     pub fn get(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<Option<Vec<Value>>> {
         table.belongs_to(self.db)?;
         let snap = self.snapshot()?;
-        table.get_in(&snap, key)
+        table.get_in(&snap, key, None)
+    }
+
+    /// The columns `columns` (by name, in the order wanted) of the row with primary key
+    /// `key` as this transaction sees it: [`Transaction::get`] decoding only those columns
+    /// (see [`crate::Table::get_columns`]). When the newest version of the row is one this
+    /// transaction does not see (an uncommitted change, or one committed after its read
+    /// view), the columns come from the version it sees.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(
+    ///     TableDef::new("acct")
+    ///         .column(ColumnDef::new("id", ColumnType::U64))
+    ///         .column(ColumnDef::new("owner", ColumnType::Var(20)))
+    ///         .column(ColumnDef::new("balance", ColumnType::I64))
+    ///         .primary_key(&["id"]),
+    /// )?;
+    /// t.insert(&[Value::UInt(1), Value::text("ada"), Value::Int(10)])?;
+    /// let mut reader = db.begin()?;
+    /// let mut writer = db.begin()?;
+    /// writer.update(&t, &[Value::UInt(1), Value::text("ada"), Value::Int(99)])?;
+    /// // The writer has not committed: the reader sees the committed balance.
+    /// let got = reader.get_columns(&t, &[Value::UInt(1)], &["balance"])?;
+    /// assert_eq!(got, Some(vec![Value::Int(10)]));
+    /// writer.commit()?;
+    /// reader.commit()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_columns(
+        &mut self,
+        table: &crate::Table<'_>,
+        key: &[Value],
+        columns: &[&str],
+    ) -> Result<Option<Vec<Value>>> {
+        table.belongs_to(self.db)?;
+        let snap = self.snapshot()?;
+        table.get_in(&snap, key, Some(columns))
+    }
+
+    /// Runs `f` on the row with primary key `key` as this transaction sees it, read in
+    /// place ([`crate::Table::get_with`], with its rules: `f` runs under the leaf's latch,
+    /// must be short and must not call into the database).
+    pub fn get_with<R>(
+        &mut self,
+        table: &crate::Table<'_>,
+        key: &[Value],
+        f: impl FnOnce(&crate::RowView<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        table.belongs_to(self.db)?;
+        let snap = self.snapshot()?;
+        table.get_in_with(&snap, key, f)
     }
 
     /// A locking read (`SELECT ... FOR UPDATE`): takes the row's exclusive lock, waiting as

@@ -1,0 +1,238 @@
+//! Search keys: the stored bytes of a key's leading fields, how they compare with records,
+//! and how a point lookup reuses one key's buffers instead of allocating per search.
+//!
+//! A [`SearchKey`] holds one byte string per key field, encoded exactly as the record stores
+//! it, so a search compares bytes with bytes ([`RecordLayout::compare`]). Where every key
+//! field is fixed-width and NOT NULL the fields sit at fixed offsets from the origin, and
+//! [`RecordLayout::flat_key`] turns the key into one byte string (or one integer, up to 8
+//! bytes) compared with a single `memcmp`. A single-field key is borrowed, not copied, so a
+//! descent that flattens the key on every level allocates nothing for it.
+//!
+//! [`SearchKey::set`] re-encodes a key into the buffers of an existing one: a point lookup
+//! keeps one key per thread and encodes each search into it, so after the first lookup no
+//! key costs a heap allocation.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use minnow_page::bytes;
+
+use super::{RecordError, RecordLayout, Value};
+
+/// Up to 8 bytes as a big-endian integer, left-aligned (the first byte is the most
+/// significant), so integer order is `memcmp` order for byte strings of one length.
+fn be_word(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    for (d, s) in w.iter_mut().zip(b) {
+        *d = *s;
+    }
+    u64::from_be_bytes(w)
+}
+
+/// A search key made of fixed-width fields, flattened for fast comparison
+/// ([`RecordLayout::flat_key`]).
+#[derive(Debug, Clone)]
+pub struct FlatKey<'l> {
+    /// Bytes in the key.
+    len: usize,
+    /// The key as a left-aligned big-endian word, when it has at most 8 bytes.
+    word: Option<u64>,
+    /// The key's bytes, when it has more than 8 (else empty): borrowed from a one-field key,
+    /// concatenated for a longer one.
+    bytes: Cow<'l, [u8]>,
+    /// Where each key field ends, relative to the record origin.
+    ends: &'l [usize],
+}
+
+impl FlatKey<'_> {
+    /// Number of key fields.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The key as a left-aligned big-endian word, if it has at most 8 bytes: two such keys of
+    /// one layout and one field count order as their words do (a cheap sort key).
+    pub fn word(&self) -> Option<u64> {
+        self.word
+    }
+
+    /// True for a key with no fields.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Compares the key with the record at `origin` (which must be a record of the layout the
+    /// key was made for): the order of the key relative to the record and the number of
+    /// leading fields that matched, as [`RecordLayout::compare`].
+    #[inline]
+    pub fn compare(&self, page: &[u8], origin: usize) -> Result<(Ordering, usize), RecordError> {
+        let n = self.len;
+        let (ord, diff_at) = match self.word {
+            Some(k) => {
+                // The key's `n` bytes against the record's first `n`, as left-aligned words;
+                // eight bytes are read at once where the page has them.
+                let mask = if n == 0 { 0 } else { u64::MAX << (64 - 8 * n) };
+                let r = match page.get(origin..origin + 8) {
+                    Some(eight) => u64::from_be_bytes(eight.try_into().unwrap_or([0; 8])),
+                    None => be_word(bytes::slice(page, origin, n)?),
+                } & mask;
+                (k.cmp(&r), ((k ^ r).leading_zeros() / 8) as usize)
+            }
+            None => {
+                let stored = bytes::slice(page, origin, n)?;
+                let key: &[u8] = &self.bytes;
+                let ord = key.cmp(stored);
+                let d = if ord == Ordering::Equal {
+                    n
+                } else {
+                    key.iter()
+                        .zip(stored)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(n)
+                };
+                (ord, d)
+            }
+        };
+        if ord == Ordering::Equal {
+            return Ok((ord, self.ends.len()));
+        }
+        Ok((ord, self.ends.iter().take_while(|&&e| e <= diff_at).count()))
+    }
+}
+
+impl RecordLayout {
+    /// Encodes a search key from up to [`RecordLayout::n_key`] leading key values.
+    pub fn search_key(&self, values: &[Value]) -> Result<SearchKey, RecordError> {
+        let mut key = SearchKey::default();
+        key.set(self, values)?;
+        Ok(key)
+    }
+
+    /// The key of the record at `origin` as a search key.
+    pub fn key_of(&self, page: &[u8], origin: usize) -> Result<SearchKey, RecordError> {
+        let fields = self
+            .walk(page, origin)
+            .take(self.n_key())
+            .map(|f| f.map(|o| o.map(<[u8]>::to_vec)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SearchKey { fields })
+    }
+
+    /// Compares `key` with the record at `origin`, skipping the first `skip` fields (already
+    /// known to match). Returns the order of the key relative to the record and the number of
+    /// leading fields that matched (InnoDB's `low_match`/`up_match`).
+    pub fn compare(
+        &self,
+        key: &SearchKey,
+        page: &[u8],
+        origin: usize,
+        skip: usize,
+    ) -> Result<(Ordering, usize), RecordError> {
+        for (i, field) in self.walk(page, origin).take(key.fields.len()).enumerate() {
+            let field = field?;
+            if i < skip {
+                continue;
+            }
+            let ord = match (key.fields.get(i).and_then(Option::as_deref), field) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Less,
+                (Some(_), None) => Ordering::Greater,
+                (Some(a), Some(b)) => a.cmp(b),
+            };
+            if ord != Ordering::Equal {
+                return Ok((ord, i));
+            }
+        }
+        Ok((Ordering::Equal, key.fields.len()))
+    }
+
+    /// `key` prepared for fast comparison, if each of its fields is non-NULL and its column
+    /// fixed-width and NOT NULL: such fields lie at fixed offsets from the origin, so the key
+    /// compares with one `memcmp` of its concatenated bytes (one integer comparison for keys of
+    /// up to 8 bytes) instead of a walk through the record's extra bytes. A key of one field
+    /// is borrowed, not copied.
+    pub fn flat_key<'l>(&'l self, key: &'l SearchKey) -> Option<FlatKey<'l>> {
+        let ends = self.fixed_key_ends().get(..key.fields.len())?;
+        let mut len = 0;
+        for (f, &end) in key.fields.iter().zip(ends) {
+            len += f.as_deref()?.len();
+            if len != end {
+                return None;
+            }
+        }
+        let (word, bytes) = match key.fields.as_slice() {
+            _ if len <= 8 => {
+                let mut w = [0u8; 8];
+                let all = key.fields.iter().flatten().flatten();
+                for (d, b) in w.iter_mut().zip(all) {
+                    *d = *b;
+                }
+                (Some(u64::from_be_bytes(w)), Cow::Borrowed(&[][..]))
+            }
+            [Some(one)] => (None, Cow::Borrowed(one.as_slice())),
+            more => (
+                None,
+                Cow::Owned(more.iter().flatten().flatten().copied().collect()),
+            ),
+        };
+        Some(FlatKey {
+            len,
+            word,
+            bytes,
+            ends,
+        })
+    }
+}
+
+/// A key to search for: stored bytes of the leading key fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SearchKey {
+    fields: Vec<Option<Vec<u8>>>,
+}
+
+impl SearchKey {
+    /// Number of fields in the key.
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// True for a key with no fields (it compares equal to every record).
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The stored bytes of each field (`None` for NULL).
+    pub fn fields(&self) -> &[Option<Vec<u8>>] {
+        &self.fields
+    }
+
+    /// Makes this the search key of `values` (up to [`RecordLayout::n_key`] leading key
+    /// values of `layout`), reusing this key's buffers: encoding a key of the same shape
+    /// again allocates nothing. On an error the key is left empty.
+    pub fn set(&mut self, layout: &RecordLayout, values: &[Value]) -> Result<(), RecordError> {
+        let r = self.fill(layout, values);
+        if r.is_err() {
+            self.fields.clear();
+        }
+        r
+    }
+
+    fn fill(&mut self, layout: &RecordLayout, values: &[Value]) -> Result<(), RecordError> {
+        if values.len() > layout.n_key() {
+            return Err(RecordError::ValueCount {
+                expected: layout.n_key(),
+                got: values.len(),
+            });
+        }
+        self.fields.truncate(values.len());
+        self.fields.resize(values.len(), None);
+        for (i, (v, slot)) in values.iter().zip(&mut self.fields).enumerate() {
+            let mut buf = slot.take().unwrap_or_default();
+            buf.clear();
+            if layout.encode_field_into(i, v, &mut buf)? {
+                *slot = Some(buf);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,387 @@
+//! Point reads by primary key: [`Table::get`], [`Table::get_columns`], [`Table::get_with`]
+//! and their [`crate::Transaction`] twins, all through one path.
+//!
+//! A point read descends the clustered index to the leaf and reads the record **in place**
+//! while the leaf is shared-latched ([`minnow_btree::BTree::get_with`]): the record's extra
+//! bytes are walked once, its `DB_TRX_ID` is read as a number, and only the columns asked
+//! for are decoded (or, through [`Table::get_with`], handed to the caller as slices of the
+//! page). Whether the record itself is the version the reader may see is decided under the
+//! same latch:
+//!
+//! - an autocommit read ([`Table::get`]) sees the record if its writer is below the bound of
+//!   ended transactions read *before* the record (such a writer has committed; read after,
+//!   a writer that rolled back in between would pass for committed);
+//! - a transaction's read sees it if the writer is visible to its read view.
+//!
+//! Otherwise (a writer still active, or one the view does not see), the latch is let go and
+//! the visible version is rebuilt from undo as an owned row, and the projection or the
+//! closure runs on that. The caller cannot tell the two apart, except by speed.
+//!
+//! Off-page (BLOB and TEXT) columns are read from their overflow pages into owned bytes,
+//! under the leaf latch, only when asked for.
+
+use std::borrow::Cow;
+
+use minnow_btree::LeafRecord;
+use minnow_btree::record::{ColumnType, Value};
+
+use super::Table;
+use crate::db::Inner;
+use crate::error::{Error, Result, from_tree};
+use crate::schema::{PRIMARY, TableMeta};
+use crate::status::RowOp;
+use crate::trx::{self, Snapshot};
+
+/// One row of a table, read by [`Table::get_with`] or [`crate::Transaction::get_with`]:
+/// columns by their position in the table ([`crate::TableDef::column_index`] finds it by
+/// name). Usually the row is read in place on its page, which stays latched while the
+/// closure runs; when the newest version is not the one the reader sees, it is a version
+/// rebuilt from undo. Either way byte columns are borrowed, not copied.
+#[derive(Debug)]
+pub struct RowView<'a> {
+    meta: &'a TableMeta,
+    src: Src<'a>,
+}
+
+#[derive(Debug)]
+enum Src<'a> {
+    /// The clustered record on its latched leaf.
+    Page(&'a LeafRecord<'a>),
+    /// An older version, in table order.
+    Owned(&'a [Value]),
+}
+
+impl<'a> RowView<'a> {
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.meta.def.columns.len()
+    }
+
+    /// Always false: a table has at least one column.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn no_column(&self, col: usize) -> Error {
+        self.meta.mismatch(
+            "",
+            format!("no column at position {col} (the table has {})", self.len()),
+        )
+    }
+
+    /// The stored field of column `col` in the clustered record.
+    fn field(&self, col: usize) -> Result<usize> {
+        match self.meta.row_fields_trx.get(col) {
+            Some(&f) if col < self.len() => Ok(f),
+            _ => Err(self.no_column(col)),
+        }
+    }
+
+    /// Column `col` as an owned value (a byte column is copied; see [`RowView::bytes`]).
+    pub fn value(&self, col: usize) -> Result<Value> {
+        match self.src {
+            Src::Page(rec) => rec
+                .value(self.field(col)?)
+                .map_err(|e| from_tree(e, self.meta.name(), PRIMARY)),
+            Src::Owned(row) => row.get(col).cloned().ok_or_else(|| self.no_column(col)),
+        }
+    }
+
+    /// Column `col` of a byte type (`Fixed`, `Var`, `Blob`, `Text`) as its bytes, `None` for
+    /// NULL: borrowed, without a copy, except an off-page BLOB or TEXT value, which is read
+    /// from its overflow pages. [`Error::TypeMismatch`] for a column of another type.
+    pub fn bytes(&self, col: usize) -> Result<Option<Cow<'a, [u8]>>> {
+        let c = self
+            .meta
+            .def
+            .columns
+            .get(col)
+            .ok_or_else(|| self.no_column(col))?;
+        if !matches!(
+            c.ty,
+            ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text
+        ) {
+            return Err(self
+                .meta
+                .mismatch(&c.name, format!("{:?} column read as bytes", c.ty)));
+        }
+        match self.src {
+            Src::Page(rec) => rec
+                .bytes(self.field(col)?)
+                .map_err(|e| from_tree(e, self.meta.name(), PRIMARY)),
+            Src::Owned(row) => match row.get(col) {
+                Some(Value::Bytes(b)) => Ok(Some(Cow::Borrowed(b.as_slice()))),
+                Some(Value::Null) => Ok(None),
+                _ => Err(Error::Corrupt {
+                    what: format!(
+                        "table `{}`: column `{}` of an old version is not bytes",
+                        self.meta.name(),
+                        c.name
+                    ),
+                }),
+            },
+        }
+    }
+}
+
+/// Which version of a row a point read returns.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Reader<'s> {
+    /// The latest committed version: a record whose writer is below this bound (of ended
+    /// transactions, read before the record) has committed.
+    Latest(u64),
+    /// The version this snapshot sees.
+    Snap(&'s Snapshot),
+}
+
+/// What a point read found: the record in place, or an older version as a row.
+pub(super) enum Found<'a> {
+    Page(&'a LeafRecord<'a>),
+    Row(Vec<Value>),
+}
+
+/// What the read under the latch decided.
+enum Step<R> {
+    /// The record is the visible version: here is the answer (`None`: it is deleted).
+    Done(Option<R>),
+    /// The record is too new for the reader: rebuild the visible version from undo.
+    Older,
+}
+
+impl TableMeta {
+    /// The positions of the columns `names`, in that order; [`Error::NoSuchColumn`] for a
+    /// name the table does not have.
+    pub(crate) fn positions_of<'n>(
+        &'n self,
+        names: &'n [&'n str],
+    ) -> impl Iterator<Item = Result<usize>> + 'n {
+        names.iter().map(move |n| {
+            self.def.column_index(n).ok_or_else(|| Error::NoSuchColumn {
+                table: self.def.name.clone(),
+                column: (*n).to_owned(),
+            })
+        })
+    }
+
+    /// The columns at `cols` of what a point read found, in that order.
+    pub(super) fn project(&self, found: Found<'_>, cols: Cols<'_>) -> Result<Vec<Value>> {
+        match found {
+            Found::Page(rec) => {
+                let field = |c: usize| -> Result<Value> {
+                    let f = self.row_fields_trx.get(c).copied().unwrap_or(usize::MAX);
+                    rec.value(f).map_err(|e| from_tree(e, self.name(), PRIMARY))
+                };
+                match cols {
+                    Cols::All => (0..self.def.columns.len()).map(field).collect(),
+                    Cols::Named(names) => self.positions_of(names).map(|c| field(c?)).collect(),
+                }
+            }
+            Found::Row(row) => match cols {
+                Cols::All => Ok(row),
+                Cols::Named(names) => self
+                    .positions_of(names)
+                    .map(|c| {
+                        let v = row.get(c?).cloned();
+                        v.ok_or_else(|| self.mismatch("", "column out of range".into()))
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// [`Error::NoSuchColumn`] if a name in `names` is not a column of the table.
+    pub(super) fn check_names(&self, names: &[&str]) -> Result<()> {
+        self.positions_of(names).try_for_each(|c| c.map(|_| ()))
+    }
+}
+
+/// Which columns a point read returns.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Cols<'n> {
+    /// Every column in table order.
+    All,
+    /// The named ones, in the order named.
+    Named(&'n [&'n str]),
+}
+
+impl<'db> Table<'db> {
+    /// The row with primary key `key` (one value per primary key column), all columns in
+    /// table order.
+    pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        self.point(key, |meta, found| meta.project(found, Cols::All))
+    }
+
+    /// The columns `columns` (by name, in the order wanted; a name may repeat) of the row
+    /// with primary key `key`: the projection of [`Table::get`], which decodes only those
+    /// columns (a BLOB or TEXT column stored off-page is read from its overflow pages only
+    /// if it is named). [`Error::NoSuchColumn`] for a name the table does not have.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(
+    ///     TableDef::new("users")
+    ///         .column(ColumnDef::new("id", ColumnType::U64))
+    ///         .column(ColumnDef::new("name", ColumnType::Var(40)))
+    ///         .column(ColumnDef::nullable("bio", ColumnType::Text))
+    ///         .primary_key(&["id"]),
+    /// )?;
+    /// t.insert(&[Value::UInt(7), Value::text("ada"), Value::text(&"x".repeat(50_000))])?;
+    /// // Only `name` is decoded; the 50 KB `bio` on its overflow pages is not read.
+    /// assert_eq!(t.get_columns(&[Value::UInt(7)], &["name"])?, Some(vec![Value::text("ada")]));
+    /// assert_eq!(t.get_columns(&[Value::UInt(8)], &["name"])?, None);
+    /// assert!(t.get_columns(&[Value::UInt(7)], &["age"]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_columns(&self, key: &[Value], columns: &[&str]) -> Result<Option<Vec<Value>>> {
+        self.t.meta.check_names(columns)?;
+        self.point(key, |meta, found| meta.project(found, Cols::Named(columns)))
+    }
+
+    /// Runs `f` on the row with primary key `key`, read in place: `f` gets a [`RowView`]
+    /// whose byte columns are slices of the page, and returns what it needs from them
+    /// (nothing of the row outlives the call: the borrow ends with it). `None` if there is
+    /// no such row. Which version it sees is [`Table::get`]'s.
+    ///
+    /// `f` runs while the row's leaf page is latched (shared): keep it short, and do not
+    /// call into the database from it (no reads, writes or transactions: a write to the
+    /// same leaf would wait for this latch forever). Reading the view's columns is all it
+    /// should do.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(
+    ///     TableDef::new("kv")
+    ///         .column(ColumnDef::new("k", ColumnType::U64))
+    ///         .column(ColumnDef::new("v", ColumnType::Var(100)))
+    ///         .primary_key(&["k"]),
+    /// )?;
+    /// t.insert(&[Value::UInt(1), Value::text("hello, world")])?;
+    /// // The length of `v`, read without copying it out of the page.
+    /// let len = t.get_with(&[Value::UInt(1)], |row| {
+    ///     Ok(row.bytes(1)?.map_or(0, |b| b.len()))
+    /// })?;
+    /// assert_eq!(len, Some(12));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_with<R>(
+        &self,
+        key: &[Value],
+        f: impl FnOnce(&RowView<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let mut f = Some(f);
+        self.point(key, |meta, found| with_view(meta, found, &mut f))
+    }
+
+    /// An autocommit point read: admission, the read of the latest committed version
+    /// ([`Reader::Latest`]) validated against DDL, and the row counter.
+    fn point<R>(
+        &self,
+        key: &[Value],
+        mut f: impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let mut admitted = self.db.admit();
+        admitted.row();
+        let found = self.read(|t| {
+            let inner = t.db.inner()?;
+            let meta = &t.t.meta;
+            let key = meta.normalise_key_cow(&meta.pk, key)?;
+            let committed_below = inner.trx_sys.oldest_active();
+            #[cfg(test)]
+            super::tests::hook(super::tests::Point::FastGetBoundTaken);
+            t.read_row(inner, &key, Reader::Latest(committed_below), &mut f)
+        })?;
+        self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
+        Ok(found)
+    }
+
+    /// The row with the normalised primary key `key`, as `reader` sees it, given to `f`
+    /// (see the module docs). On this handle's entry, unvalidated.
+    pub(super) fn read_row<R>(
+        &self,
+        inner: &Inner,
+        key: &[Value],
+        reader: Reader<'_>,
+        f: &mut impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let meta = &self.t.meta;
+        let tree_err = |e| from_tree(e, self.name(), PRIMARY);
+        let step = self
+            .t
+            .clustered
+            .get_with(&inner.pool, key, |rec| -> Result<Step<R>> {
+                let trx = rec.trx_id().map_err(tree_err)?.unwrap_or(u64::MAX);
+                let sees = match reader {
+                    Reader::Latest(bound) => trx < bound,
+                    Reader::Snap(s) => s.sees(trx),
+                };
+                if !sees {
+                    return Ok(Step::Older);
+                }
+                if rec.deleted() {
+                    return Ok(Step::Done(None));
+                }
+                Ok(Step::Done(Some(f(meta, Found::Page(rec))?)))
+            })
+            .map_err(tree_err)?
+            .transpose()?;
+        #[cfg(test)]
+        if matches!(reader, Reader::Latest(_)) {
+            super::tests::hook(super::tests::Point::FastGetRead);
+        }
+        match step {
+            None => Ok(None),
+            Some(Step::Done(r)) => Ok(r),
+            Some(Step::Older) => {
+                // A writer that may not have committed (or one the view does not see): the
+                // visible version, from undo.
+                let fresh;
+                let snap = match reader {
+                    Reader::Snap(s) => s,
+                    Reader::Latest(_) => {
+                        fresh = Snapshot::View(inner.trx_sys.open_view(0));
+                        &fresh
+                    }
+                };
+                let Some(e) = self.clustered_record(key)? else {
+                    return Ok(None);
+                };
+                match trx::visible(inner, &self.t, snap, e.values, e.deleted)? {
+                    Some(v) => f(meta, Found::Row(meta.row_of(v)?)).map(Some),
+                    None => Ok(None),
+                }
+            }
+        }
+    }
+}
+
+/// Calls the user's closure (once) on a [`RowView`] of what a point read found.
+pub(super) fn with_view<R>(
+    meta: &TableMeta,
+    found: Found<'_>,
+    f: &mut Option<impl FnOnce(&RowView<'_>) -> Result<R>>,
+) -> Result<R> {
+    // Taken already: the read ran on this handle's entry, then found that a load replaced
+    // the table meanwhile and read again. The closure saw a row of the old table.
+    let f = f.take().ok_or_else(|| Error::TableChanged {
+        table: meta.name().to_owned(),
+    })?;
+    match found {
+        Found::Page(rec) => f(&RowView {
+            meta,
+            src: Src::Page(rec),
+        }),
+        Found::Row(row) => f(&RowView {
+            meta,
+            src: Src::Owned(&row),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;
