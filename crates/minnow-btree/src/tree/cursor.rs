@@ -15,13 +15,13 @@
 //! A caller above the tree often has a limit the tree cannot apply: a table scan's limit
 //! counts *visible* rows, and the tree does not know which versions a read view sees or that
 //! a delete-marked record will be skipped. Such a caller passes its limit as a **batch**
-//! ([`ScanRange::batch`]) instead: the first leaf visit decodes at most that many records,
-//! and each later one twice as many as the one before (1x, 2x, 4x, ...). A visit that fills
-//! its batch stops inside the leaf and remembers the last record it took; the next visit
-//! latches the leaf again and, if its LSN is unchanged, continues right after (or, going
-//! backward, right before) that record, otherwise it restores from the root as below. A scan
-//! that skips nothing decodes exactly its limit; one that skips `s` records decodes fewer
-//! than twice `s` plus the limit. [`ScanRange::fields`] cuts the work per record the other
+//! ([`ScanRange::batch`]) instead: the scan decodes that many records (across a leaf
+//! boundary if need be) and, only if the caller asks for more, a batch twice as big, and so
+//! on (1x, 2x, 4x, ...). A visit that fills its batch stops inside the leaf and remembers the
+//! last record it took; the next visit latches the leaf again and, if its LSN is unchanged,
+//! continues right after (or, going backward, right before) that record, otherwise it
+//! restores from the root as below. A scan that skips nothing decodes exactly its limit `l`;
+//! one that skips `s` records decodes fewer than `3l + 2s`. [`ScanRange::fields`] cuts the work per record the other
 //! way: fields not asked for are stepped over in the record header, never decoded or copied.
 //!
 //! ## Bounds are key prefixes
@@ -106,10 +106,10 @@ pub struct ScanRange {
     /// The stored fields to decode, by index (`None`: all); the others come back as
     /// [`Value::Null`] without being read, on the page or off it.
     pub fields: Option<Vec<usize>>,
-    /// How many records the caller expects to want (`None`: all of them): the first leaf
-    /// visit decodes at most this many, each later visit twice as many as the one before.
+    /// How many records the caller expects to want (`None`: all of them): the scan decodes
+    /// this many, and a batch twice as big each time the caller wants more than it has read.
     /// Unlike `limit` it is no bound: a caller that skips some records (invisible versions)
-    /// keeps reading, a few more records at a time.
+    /// keeps reading, a few more records at a time (see the module docs).
     pub batch: Option<usize>,
 }
 
@@ -205,8 +205,10 @@ pub struct RangeScan<'p> {
     fetch: Option<Vec<usize>>,
     /// Which stored fields to decode (`None`: all).
     fields: Option<Vec<bool>>,
-    /// The most records the next leaf visit takes.
+    /// The size of the batch being read.
     batch: usize,
+    /// What is left of it (a batch may span leaves).
+    budget: usize,
     /// Records decoded so far.
     decoded: u64,
     buf: VecDeque<Entry>,
@@ -329,6 +331,7 @@ impl<'p> RangeScan<'p> {
             fetch: range.fetch,
             fields,
             batch: range.batch.map_or(usize::MAX, |n| n.max(1)),
+            budget: range.batch.map_or(usize::MAX, |n| n.max(1)),
             decoded: 0,
             buf: VecDeque::new(),
             last: None,
@@ -555,10 +558,14 @@ impl<'p> RangeScan<'p> {
             return Ok(());
         };
         let limit = self.remaining.unwrap_or(usize::MAX);
-        let cap = limit.min(self.batch);
-        // The next visit may take twice as many: a caller that skips records keeps going
-        // at a cost that grows with what it skipped, not with what the leaf holds.
-        self.batch = self.batch.saturating_mul(2);
+        if self.budget == 0 {
+            // The caller used up a whole batch and wants more (it skipped records): the next
+            // one is twice as big, so what it costs grows with what was skipped, not with
+            // what the leaf holds.
+            self.batch = self.batch.saturating_mul(2);
+            self.budget = self.batch;
+        }
+        let cap = limit.min(self.budget);
         let mut last = None;
         let mut full = false;
         if self.reverse {
@@ -612,6 +619,7 @@ impl<'p> RangeScan<'p> {
         if full && cap >= limit {
             self.done = true;
         }
+        self.budget = self.budget.saturating_sub(self.buf.len());
         if let Some(c) = last {
             self.last = Some(self.tree.leaf.key_of(&g, c.origin())?);
         }
