@@ -172,7 +172,7 @@ impl<'db> Table<'db> {
             (!deleted).then_some(row)
         } else {
             // A writer that may not have committed: the latest committed version, from undo.
-            self.get_in_entry(&Snapshot::View(inner.trx_sys.open_view(0)), &key)?
+            self.get_in_entry(&Snapshot::View(inner.trx_sys.statement_view()), &key)?
         };
         self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
         Ok(found)

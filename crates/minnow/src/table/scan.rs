@@ -338,7 +338,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
         self.scan_in(snap, scan)
     }
 
@@ -415,7 +415,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
         self.scan_index_in(snap, index, scan)
     }
 

@@ -129,3 +129,46 @@ fn a_projected_scan_returns_its_columns() {
     assert_eq!(rows, [vec![Value::Int(-12)]]);
     writer.commit().unwrap();
 }
+
+/// Statement views are reused while no transaction begins or ends: a scan that starts after
+/// a commit was acknowledged (here: published through an atomic by the writer) must still
+/// see it, from another thread.
+#[test]
+fn a_scan_sees_every_commit_acknowledged_before_it_began() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let (_dir, db) = evens();
+    let acked = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let t = db.table("t").unwrap();
+            for v in 1..=200u64 {
+                t.update(&[Value::UInt(0), Value::Int(v as i64), Value::text("w")])
+                    .unwrap();
+                acked.store(v, Ordering::SeqCst);
+            }
+        });
+        let t = db.table("t").unwrap();
+        loop {
+            let before = acked.load(Ordering::SeqCst);
+            let rows: Vec<_> = t
+                .scan(from(0).limit(1).columns(&["v"]))
+                .unwrap()
+                .collect::<crate::Result<_>>()
+                .unwrap();
+            let seen = match rows.as_slice() {
+                [r] => match r.as_slice() {
+                    [Value::Int(v)] => *v,
+                    other => panic!("unexpected row {other:?}"),
+                },
+                other => panic!("unexpected rows {other:?}"),
+            };
+            assert!(
+                seen >= before as i64,
+                "saw {seen} after {before} was acknowledged"
+            );
+            if before == 200 {
+                break;
+            }
+        }
+    });
+}
