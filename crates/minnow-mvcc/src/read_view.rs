@@ -22,14 +22,16 @@
 //!   visible: < 42, 43, 44, 46, 47 (and the creator's own)      invisible: 42, 45, >= 48
 //! ```
 
-/// A read view.
+use std::sync::Arc;
+
+/// A read view. Cloning one shares its list of active ids rather than copying it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadView {
     low_limit: u64,
     low_limit_no: u64,
     up_limit: u64,
     creator: u64,
-    ids: Vec<u64>,
+    ids: Arc<[u64]>,
 }
 
 impl ReadView {
@@ -42,7 +44,7 @@ impl ReadView {
             low_limit_no: low_limit,
             up_limit,
             creator,
-            ids,
+            ids: ids.into(),
         }
     }
 

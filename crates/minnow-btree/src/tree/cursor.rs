@@ -10,6 +10,20 @@
 //! return: a 10-row scan costs about one point lookup plus ten decodes, whatever the leaf
 //! holds.
 //!
+//! ## Batches: a limit that skipped records may stretch
+//!
+//! A caller above the tree often has a limit the tree cannot apply: a table scan's limit
+//! counts *visible* rows, and the tree does not know which versions a read view sees or that
+//! a delete-marked record will be skipped. Such a caller passes its limit as a **batch**
+//! ([`ScanRange::batch`]) instead: the scan decodes that many records (across a leaf
+//! boundary if need be) and, only if the caller asks for more, a batch twice as big, and so
+//! on (1x, 2x, 4x, ...). A visit that fills its batch stops inside the leaf and remembers the
+//! last record it took; the next visit latches the leaf again and, if its LSN is unchanged,
+//! continues right after (or, going backward, right before) that record, otherwise it
+//! restores from the root as below. A scan that skips nothing decodes exactly its limit `l`;
+//! one that skips `s` records decodes fewer than `3l + 2s`. [`ScanRange::fields`] cuts the work per record the other
+//! way: fields not asked for are stepped over in the record header, never decoded or copied.
+//!
 //! ## Bounds are key prefixes
 //!
 //! A bound may have fewer values than the index key: it then stands for every key that starts
@@ -89,6 +103,14 @@ pub struct ScanRange {
     /// The off-page fields to fetch, by stored field index (`None`: all); see
     /// [`crate::tree::overflow`].
     pub fetch: Option<Vec<usize>>,
+    /// The stored fields to decode, by index (`None`: all); the others come back as
+    /// [`Value::Null`] without being read, on the page or off it.
+    pub fields: Option<Vec<usize>>,
+    /// How many records the caller expects to want (`None`: all of them): the scan decodes
+    /// this many, and a batch twice as big each time the caller wants more than it has read.
+    /// Unlike `limit` it is no bound: a caller that skips some records (invisible versions)
+    /// keeps reading, a few more records at a time (see the module docs).
+    pub batch: Option<usize>,
 }
 
 impl ScanRange {
@@ -100,6 +122,8 @@ impl ScanRange {
             limit: None,
             reverse: false,
             fetch: None,
+            fields: None,
+            batch: None,
         }
     }
 
@@ -122,6 +146,18 @@ impl ScanRange {
     /// [`Value::Null`]; fields stored on the page always come back).
     pub fn fetch(mut self, fields: Vec<usize>) -> ScanRange {
         self.fetch = Some(fields);
+        self
+    }
+
+    /// The same range, decoding only these stored fields (see [`ScanRange::fields`]).
+    pub fn fields(mut self, fields: Vec<usize>) -> ScanRange {
+        self.fields = Some(fields);
+        self
+    }
+
+    /// The same range, read `n` records at a time at first (see [`ScanRange::batch`]).
+    pub fn batch(mut self, n: usize) -> ScanRange {
+        self.batch = Some(n);
         self
     }
 
@@ -152,6 +188,9 @@ struct Pos {
     lsn: Lsn,
     prev: u32,
     next: u32,
+    /// The last record taken, if the leaf may hold more records to return (the batch was
+    /// full): the next visit continues after (forward) or before (backward) it.
+    at: Option<Cursor>,
 }
 
 /// A range scan ([`BTree::scan`]): an iterator of [`Entry`] (delete-marked records included,
@@ -164,6 +203,14 @@ pub struct RangeScan<'p> {
     reverse: bool,
     remaining: Option<usize>,
     fetch: Option<Vec<usize>>,
+    /// Which stored fields to decode (`None`: all).
+    fields: Option<Vec<bool>>,
+    /// The size of the batch being read.
+    batch: usize,
+    /// What is left of it (a batch may span leaves).
+    budget: usize,
+    /// Records decoded so far.
+    decoded: u64,
     buf: VecDeque<Entry>,
     /// The key of the last record buffered (where to restore from).
     last: Option<SearchKey>,
@@ -180,6 +227,7 @@ impl std::fmt::Debug for RangeScan<'_> {
             .field("index_id", &self.tree.index_id)
             .field("reverse", &self.reverse)
             .field("buffered", &self.buf.len())
+            .field("decoded", &self.decoded)
             .field("done", &self.done)
             .finish()
     }
@@ -264,6 +312,15 @@ impl<'p> RangeScan<'p> {
     ) -> Result<RangeScan<'p>, TreeError> {
         let start = map_bound(&tree, range.start)?;
         let end = map_bound(&tree, range.end)?;
+        let fields = range.fields.map(|f| {
+            let mut mask = vec![false; tree.leaf.fields().len()];
+            for i in f {
+                if let Some(m) = mask.get_mut(i) {
+                    *m = true;
+                }
+            }
+            mask
+        });
         Ok(RangeScan {
             tree,
             pool,
@@ -272,6 +329,10 @@ impl<'p> RangeScan<'p> {
             reverse: range.reverse,
             remaining: range.limit,
             fetch: range.fetch,
+            fields,
+            batch: range.batch.map_or(usize::MAX, |n| n.max(1)),
+            budget: range.batch.map_or(usize::MAX, |n| n.max(1)),
+            decoded: 0,
             buf: VecDeque::new(),
             last: None,
             pos: None,
@@ -352,6 +413,17 @@ impl<'p> RangeScan<'p> {
         let unchanged = |g: &PageReadGuard<'_>, tree: &BTree| {
             validate(g, tree.id(p.page), tree.index_id, Some(0)).is_ok() && g.lsn() == p.lsn
         };
+        if let Some(at) = p.at {
+            // The last visit stopped inside the leaf: continue there if it is unchanged.
+            let g = self.pool.get_read(self.tree.id(p.page))?;
+            if unchanged(&g, &self.tree) {
+                let c = if self.reverse { before(&g, at)? } else { at };
+                return Ok(Some((g, c)));
+            }
+            drop(g);
+            self.guard.reset();
+            return Ok(Some(self.tree.seek_leaf(self.pool, self.restore_seek())?));
+        }
         let (name, link) = if self.reverse {
             ("PREV", p.prev)
         } else {
@@ -421,36 +493,81 @@ impl<'p> RangeScan<'p> {
         })
     }
 
-    /// Buffers the record at `c`; true (and the scan done) once the buffer holds `cap`.
+    /// Buffers the record at `c`; true once the buffer holds `cap`.
     fn take(&mut self, page: &[u8], c: Cursor, cap: usize) -> Result<bool, TreeError> {
         let e = self.entry(page, c)?;
         self.buf.push_back(e);
-        if self.buf.len() >= cap {
-            self.done = true;
-            return Ok(true);
-        }
-        Ok(false)
+        Ok(self.buf.len() >= cap)
     }
 
-    fn entry(&self, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
-        Ok(Entry {
-            values: self
+    fn entry(&mut self, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
+        self.decoded += 1;
+        let values = match &self.fields {
+            None => self
                 .tree
                 .decode_leaf(self.pool, page, c.origin(), self.fetch.as_deref())?,
+            Some(mask) => self.decode_fields(page, c.origin(), mask)?,
+        };
+        Ok(Entry {
+            values,
             deleted: node::header_at(page, c)?.deleted(),
             page_max_trx_id: node::max_trx_id(page)?,
         })
     }
 
+    /// The record at `origin` with only the fields `mask` marks decoded (off-page ones
+    /// fetched if `fetch` allows), the others [`Value::Null`]: one walk over the header.
+    fn decode_fields(
+        &self,
+        page: &[u8],
+        origin: usize,
+        mask: &[bool],
+    ) -> Result<Vec<Value>, TreeError> {
+        let leaf = minnow_page::bytes::read_u32(page, minnow_page::fil::PAGE_NO).unwrap_or(0);
+        let mut out = Vec::with_capacity(mask.len());
+        let mut walk = self.tree.leaf.walk(page, origin);
+        while let Some(f) = walk.next() {
+            let i = out.len();
+            if !mask.get(i).copied().unwrap_or(false) {
+                f?;
+                out.push(Value::Null);
+                continue;
+            }
+            let stored = f?.map(|b| (b, walk.is_external()));
+            let wanted = self.fetch.as_ref().is_none_or(|w| w.contains(&i));
+            out.push(
+                self.tree
+                    .decode_stored(self.pool, leaf, origin, i, stored, wanted)?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Records decoded so far (each record this scan returned or holds to return next,
+    /// and no other): what a limit or a batch saves is visible here.
+    pub fn decoded(&self) -> u64 {
+        self.decoded
+    }
+
     /// Copies the records to return from the next leaf into the buffer: at most as many as
-    /// the limit still allows, starting at the position the leaf was reached with.
+    /// the limit still allows and the batch asks for, starting at the position the leaf was
+    /// reached with.
     fn fill(&mut self) -> Result<(), TreeError> {
         let Some((g, at)) = self.next_leaf()? else {
             self.done = true;
             return Ok(());
         };
-        let cap = self.remaining.unwrap_or(usize::MAX);
+        let limit = self.remaining.unwrap_or(usize::MAX);
+        if self.budget == 0 {
+            // The caller used up a whole batch and wants more (it skipped records): the next
+            // one is twice as big, so what it costs grows with what was skipped, not with
+            // what the leaf holds.
+            self.batch = self.batch.saturating_mul(2);
+            self.budget = self.batch;
+        }
+        let cap = limit.min(self.budget);
         let mut last = None;
+        let mut full = false;
         if self.reverse {
             // Records link forwards only: collect the origins up to the position, then walk
             // them backwards.
@@ -474,6 +591,7 @@ impl<'p> RangeScan<'p> {
                 }
                 last = Some(c);
                 if self.take(&g, c, cap)? {
+                    full = true;
                     break;
                 }
             }
@@ -493,10 +611,15 @@ impl<'p> RangeScan<'p> {
                 }
                 last = Some(c);
                 if self.take(&g, c, cap)? {
+                    full = true;
                     break;
                 }
             }
         }
+        if full && cap >= limit {
+            self.done = true;
+        }
+        self.budget = self.budget.saturating_sub(self.buf.len());
         if let Some(c) = last {
             self.last = Some(self.tree.leaf.key_of(&g, c.origin())?);
         }
@@ -507,9 +630,28 @@ impl<'p> RangeScan<'p> {
             lsn: g.lsn(),
             prev: super::page::prev(&g).map_err(bad)?,
             next: super::page::next(&g).map_err(bad)?,
+            at: if full { last } else { None },
         });
         Ok(())
     }
+}
+
+/// The record before `c` on `page` (the infimum if `c` is the first): where a backward
+/// visit that stopped at `c` continues.
+fn before(page: &[u8], c: Cursor) -> Result<Cursor, TreeError> {
+    let mut prev = Cursor::INFIMUM;
+    for r in node::records(page) {
+        let r = r?;
+        if r == c {
+            return Ok(prev);
+        }
+        prev = r;
+    }
+    // `c` is gone although the leaf is unchanged: only a corrupt page does that.
+    Err(TreeError::Node(node::NodeError::BadCursor {
+        at: c.origin(),
+        what: "a scan's last record is not on its unchanged leaf",
+    }))
 }
 
 impl Iterator for RangeScan<'_> {

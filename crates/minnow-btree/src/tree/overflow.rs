@@ -538,7 +538,7 @@ impl BTree {
 
     /// Field `i` of the record at `origin` on leaf `leaf`, from its stored bytes: decoded with
     /// the column's type; an off-page field read from its chain if `fetch`, else NULL.
-    fn decode_stored(
+    pub(super) fn decode_stored(
         &self,
         pool: &BufferPool,
         leaf: u32,

@@ -75,6 +75,15 @@
 //! it may be needed. A transaction that stays open (or a read view that does) therefore pins
 //! every undo page written after it, which is why long transactions make undo grow.
 //!
+//! ## Statement views
+//!
+//! A statement outside a transaction reads through a view of its own. While no transaction
+//! begins or ends, every such view is the same, so the last one built is kept with the
+//! **view epoch** it was built at (a counter each change of the active set, the next id or
+//! the committing set moves, under the `ids` mutex) and shared by the statements that find
+//! the epoch unchanged: [`TrxSys::statement_view`] (`statement.rs` explains why a shared view
+//! still sees every acknowledged commit, and why it never holds purge back).
+//!
 //! ## Where the code is
 //!
 //! This file holds the ids, the active set, read views and the purge view, and opens and
@@ -101,6 +110,7 @@ use crate::undo::record::{UndoAddr, UndoKind};
 mod history;
 pub mod page;
 mod rseg;
+mod statement;
 mod store;
 
 pub use history::UndoCheck;
@@ -295,6 +305,11 @@ pub struct TrxSys {
     /// The smallest active transaction id, `u64::MAX` if none: a record whose writer is
     /// below it is committed, which is all an autocommit read needs to know (no view).
     oldest_active: AtomicU64,
+    /// Moved forward (under `ids`) by every change of what a view is made of: an id or a
+    /// commit number handed out, a transaction ending (see [`statement`]).
+    view_epoch: AtomicU64,
+    /// The last statement view built and the epoch it was built at (see [`statement`]).
+    statement: Mutex<Option<statement::Cached>>,
 }
 
 impl TrxSys {
@@ -367,6 +382,8 @@ impl TrxSys {
             mirror: Arc::new(mirror),
             purge_limit: Mutex::new(purge_limit),
             oldest_active: AtomicU64::new(oldest),
+            view_epoch: AtomicU64::new(0),
+            statement: Mutex::new(None),
         }
     }
 
@@ -434,6 +451,12 @@ impl TrxSys {
         self.rsegs.iter().map(|r| r.page).collect()
     }
 
+    /// Records (under the `ids` mutex, which `_ids` proves is held) that what views are made
+    /// of changed: a statement view built before is not reused.
+    fn changed(&self, _ids: &Ids) {
+        self.view_epoch.fetch_add(1, Ordering::Release);
+    }
+
     /// Takes the next number from the counter, moving the persisted mark first if needed.
     fn take_number(&self, pool: &BufferPool, ids: &mut Ids) -> Result<u64> {
         if ids.next >= ids.mark {
@@ -446,6 +469,7 @@ impl TrxSys {
         }
         let n = ids.next;
         ids.next += 1;
+        self.changed(ids);
         Ok(n)
     }
 
@@ -477,6 +501,7 @@ impl TrxSys {
         if let Some(no) = trx_no {
             ids.committing.remove(&no);
         }
+        self.changed(&ids);
         self.publish_oldest(&ids);
     }
 
@@ -507,7 +532,13 @@ impl TrxSys {
     /// Opens a read view for a transaction whose id is `creator` (0 if it has none yet),
     /// registered until the last clone of it is dropped: purge keeps what it may need.
     pub fn open_view(&self, creator: u64) -> OpenView {
+        self.open_view_at(creator).0
+    }
+
+    /// [`TrxSys::open_view`], and the view epoch it was built at.
+    fn open_view_at(&self, creator: u64) -> (OpenView, u64) {
         let mut ids = self.ids.lock();
+        let epoch = self.view_epoch.load(Ordering::Acquire);
         let view = ids.view(creator);
         let seq = ids.view_seq;
         ids.view_seq += 1;
@@ -518,14 +549,15 @@ impl TrxSys {
         ids.views.insert(seq, registered);
         publish_views(&ids, &self.mirror);
         drop(ids);
-        OpenView {
+        let view = OpenView {
             view,
             _guard: Arc::new(ViewGuard {
                 ids: Arc::clone(&self.ids),
                 mirror: Arc::clone(&self.mirror),
                 seq,
             }),
-        }
+        };
+        (view, epoch)
     }
 
     /// The purge view: a copy of the oldest open view, or a view of the system now if none
@@ -534,6 +566,8 @@ impl TrxSys {
     /// [`ReadView::low_limit_no`] is needed by none. It also becomes the limit of
     /// [`TrxSys::undo_may_be_gone`], before purge frees anything.
     pub fn purge_view(&self) -> ReadView {
+        // A cached statement view no statement uses any more must not hold purge back.
+        self.drop_stale_statement_view();
         let view = {
             let ids = self.ids.lock();
             match ids.views.values().next() {
@@ -561,9 +595,18 @@ impl TrxSys {
 
     /// Counters for status output, from atomics: takes no lock writers or readers take.
     pub fn status(&self) -> TrxStatus {
+        self.drop_stale_statement_view();
+        // The cached statement view, held by no statement, is no reader's: not counted. It
+        // is current (the stale one is gone), so no other open view is newer than it.
+        let cache_only = u64::from(self.statement_view_unused());
         let m = &self.mirror;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let oldest = load(&m.oldest_view);
+        let views = load(&m.views).saturating_sub(cache_only);
+        let oldest = if views == 0 {
+            u64::MAX
+        } else {
+            load(&m.oldest_view)
+        };
         let (history_len, undo_pages) = self
             .rsegs
             .iter()
@@ -575,7 +618,7 @@ impl TrxSys {
             history_len,
             undo_pages,
             undo_pages_freed: load(&m.pages_freed),
-            open_views: load(&m.views),
+            open_views: views,
             oldest_view_low_limit: (oldest != u64::MAX).then_some(oldest),
         }
     }

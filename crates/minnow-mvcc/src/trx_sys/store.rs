@@ -230,7 +230,9 @@ impl TrxSys {
             Ok(end) => end,
             Err(e) => {
                 // Not committed: not committing either, or purge would wait for it forever.
-                self.ids.lock().committing.remove(&trx_no);
+                let mut ids = self.ids.lock();
+                ids.committing.remove(&trx_no);
+                self.changed(&ids);
                 return Err(e);
             }
         };

@@ -111,7 +111,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count(&self) -> Result<u64> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
         self.count_in(&snap)
     }
 

@@ -344,7 +344,7 @@ impl<'db> Table<'db> {
                 let snap = match reader {
                     Reader::Snap(s) => s,
                     Reader::Latest(_) => {
-                        fresh = Snapshot::View(inner.trx_sys.open_view(0));
+                        fresh = Snapshot::View(inner.trx_sys.statement_view());
                         &fresh
                     }
                 };

@@ -125,6 +125,13 @@ impl Rows<'_> {
         self.covering
     }
 
+    /// Records the B-tree scan decoded so far (returned, skipped as invisible, or
+    /// buffered to return next).
+    #[cfg(test)]
+    pub(crate) fn decoded(&self) -> u64 {
+        self.inner.decoded()
+    }
+
     /// [`Error::TableChanged`] if DDL dropped or replaced the scan's table entry since the
     /// scan began: what it read since may come from pages the table no longer owns.
     fn stale(&self) -> Option<Error> {
@@ -331,7 +338,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
         self.scan_in(snap, scan)
     }
 
@@ -347,10 +354,19 @@ impl<'db> Table<'db> {
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
         let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
-        let mut range =
-            ScanRange::new(b(scan.start)?, b(scan.end)?).fetch(meta.stored_fields(&proj));
+        let wanted = meta.stored_fields(&proj);
+        let mut range = ScanRange::new(b(scan.start)?, b(scan.end)?);
+        if scan.columns.is_some() {
+            // Only the requested columns are decoded, and the system columns the
+            // visibility check reads (an older version comes whole from undo).
+            let npk = meta.pk.len();
+            range = range.fields(wanted.iter().copied().chain([npk, npk + 1]).collect());
+        }
+        range = range.fetch(wanted);
         // The limit counts visible rows, so it is applied here, not by the B-tree (which
-        // would count delete-marked records and invisible versions).
+        // would count delete-marked records and invisible versions); the B-tree only reads
+        // as many records as the limit at first, and more, lazily, if some are skipped.
+        range.batch = scan.limit;
         range.reverse = scan.reverse;
         let inner = self
             .t
@@ -399,7 +415,7 @@ impl<'db> Table<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.open_view(0));
+        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
         self.scan_index_in(snap, index, scan)
     }
 
@@ -439,7 +455,9 @@ impl<'db> Table<'db> {
         let end = prefix_bound(meta, &cols, scan.end)?;
         let mut range = ScanRange::new(start, end);
         // The limit counts visible rows, so it is applied here, not by the B-tree (which
-        // would count delete-marked records and invisible versions).
+        // would count delete-marked records and invisible versions), which reads as many
+        // entries as the limit at first and more, lazily, if some are skipped.
+        range.batch = scan.limit;
         range.reverse = scan.reverse;
         let inner = self.t.secondary[i]
             .scan(self.pool()?, range)
@@ -459,3 +477,6 @@ impl<'db> Table<'db> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
