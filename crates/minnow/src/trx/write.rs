@@ -201,7 +201,8 @@ pub(crate) fn insert(
                         index_id: meta.index_id,
                         old_trx_id: 0,
                         old_roll_ptr: RollPtr::NONE,
-                        fields: undo_fields(t, &meta.clustered_values(row), true)?,
+                        // The key alone: the clustered record's leading fields are `pk`.
+                        fields: undo_fields(t, &pk, true)?,
                     },
                 )?;
                 trx.end = t
