@@ -277,6 +277,7 @@ impl BTree {
         pool: &'p BufferPool,
         seek: Seek<'_>,
     ) -> Result<(PageReadGuard<'p>, Cursor), TreeError> {
+        super::descend::count_descent();
         let rid = self.id(self.root);
         let mut g = pool.get_read(rid)?;
         let mut level = validate(&g, rid, self.index_id, None)?;

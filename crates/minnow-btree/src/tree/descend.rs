@@ -28,6 +28,24 @@ use super::{BTree, MERGE_FILL, TreeError};
 use crate::node::{self, Cursor};
 use crate::record::SearchKey;
 
+thread_local! {
+    /// Descents from the root this thread has started (see [`descents`]).
+    static DESCENTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many descents from the root (shared, optimistic or pessimistic, in any tree) the
+/// calling thread has started so far. Tests compare two readings to prove how many times an
+/// operation walked down a tree; a hinted insert or a probe's re-check by page number walks
+/// none.
+pub fn descents() -> u64 {
+    DESCENTS.with(|d| d.get())
+}
+
+/// Counts one descent for [`descents`].
+pub(crate) fn count_descent() {
+    DESCENTS.with(|d| d.set(d.get() + 1));
+}
+
 /// More levels than this is taken as a corrupt root (a 4 KiB-page tree of 2^32 records is
 /// far lower).
 pub(crate) const MAX_LEVEL: u16 = 32;
@@ -114,6 +132,7 @@ impl BTree {
         pool: &'p BufferPool,
         key: Option<&SearchKey>,
     ) -> Result<PageReadGuard<'p>, TreeError> {
+        count_descent();
         let mut g = pool.get_read(self.id(self.root))?;
         let mut level = self.root_level(&g)?;
         while level > 0 {
@@ -135,6 +154,7 @@ impl BTree {
         mtr: &mut Mtr<'_>,
         key: &SearchKey,
     ) -> Result<Option<PageHandle>, TreeError> {
+        count_descent();
         let rid = self.id(self.root);
         let mut g = pool.get_read(rid)?;
         let mut level = self.root_level(&g)?;
@@ -237,6 +257,7 @@ impl BTree {
         key: &SearchKey,
         intent: Intent,
     ) -> Result<Vec<Level>, TreeError> {
+        count_descent();
         let h = mtr.get_write(self.id(self.root))?;
         let root = Latched { no: self.root, h };
         let mut level = self.root_level(mtr.page(root.h))?;

@@ -203,6 +203,7 @@ mod latch_tests;
 mod merge;
 pub mod overflow;
 mod page;
+mod probe;
 mod segs;
 mod split;
 pub mod zip;
@@ -212,8 +213,10 @@ pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use count::Counted;
 pub use cursor::{RangeScan, ScanRange};
+pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
+pub use probe::{InsertProbe, LeafHint};
 pub use segs::Segments;
 pub use zip::{ZipIndexStats, ZipPadConfig};
 
@@ -490,14 +493,14 @@ impl BTree {
         trx_id: u64,
     ) -> Result<Lsn, TreeError> {
         let p = self.prepare(pool, values)?;
-        self.zip_retry(pool, || self.insert_prepared(pool, &p, trx_id))
+        self.zip_retry(pool, || self.insert_prepared(pool, &p, trx_id, None))
     }
 
     /// [`BTree::insert`] of an encoded leaf record (stored as given: no field moves
     /// off-page).
     pub fn insert_rec(&self, pool: &BufferPool, rec: &RecordBuf) -> Result<Lsn, TreeError> {
         let p = overflow::Prepared::inline(rec.clone());
-        self.zip_retry(pool, || self.insert_prepared(pool, &p, 0))
+        self.zip_retry(pool, || self.insert_prepared(pool, &p, 0, None))
     }
 
     fn insert_prepared(
@@ -505,9 +508,10 @@ impl BTree {
         pool: &BufferPool,
         p: &overflow::Prepared,
         trx_id: u64,
+        hint: Option<&probe::LeafHint>,
     ) -> Result<Lsn, TreeError> {
         let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
-        if let Some(end) = self.insert_optimistic(pool, p, &key, trx_id)? {
+        if let Some(end) = self.insert_optimistic(pool, p, &key, trx_id, hint)? {
             return Ok(end);
         }
         self.insert_pessimistic(pool, p, &key, trx_id)

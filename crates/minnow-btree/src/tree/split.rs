@@ -9,6 +9,7 @@ use super::overflow::Prepared;
 use super::page::{
     fits_records, init_index_page, move_records, next, node_ptr, set_next, set_prev,
 };
+use super::probe::LeafHint;
 use super::{BTree, TreeError};
 use crate::node::{self, Cursor, NodeError, SplitAt};
 use crate::record::{INFO_MIN_REC, RecordBuf, SearchKey};
@@ -28,11 +29,20 @@ impl BTree {
         p: &Prepared,
         key: &SearchKey,
         trx_id: u64,
+        hint: Option<&LeafHint>,
     ) -> Result<Option<Lsn>, TreeError> {
         let rec = &p.rec;
         let mut mtr = pool.mtr()?;
-        let Some(h) = self.leaf_for_write(pool, &mut mtr, key)? else {
-            return Ok(None);
+        let hinted = match hint {
+            Some(hint) => self.latch_hinted(&mut mtr, hint, key)?,
+            None => None,
+        };
+        let h = match hinted {
+            Some(h) => h,
+            None => match self.leaf_for_write(pool, &mut mtr, key)? {
+                Some(h) => h,
+                None => return Ok(None),
+            },
         };
         let page = mtr.page(h);
         if node::search(page, &self.leaf, key)?.exact {

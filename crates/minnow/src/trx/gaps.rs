@@ -31,9 +31,12 @@
 //! record after the key, or the supremum). Every step that finds a neighbour and locks by it
 //! takes that stripe:
 //!
-//! - an insert of a new record: find its successor `n`, latch `n`'s stripe, check `n` is still
-//!   the successor, check the insert intention on `n`, insert the record, and let it inherit
-//!   `n`'s gap locks (`LockManager::record_inserted`);
+//! - an insert of a new record: find its successor `n` (in the same descent as the duplicate
+//!   check: `BTree::probe_insert`), latch `n`'s stripe, check `n` is still the successor (by
+//!   the LSNs of the leaves the probe read; only if one moved, by probing again), check the
+//!   insert intention on `n`, insert the record (into the probed leaf if it has not changed,
+//!   without a second descent), and let it inherit `n`'s gap locks
+//!   (`LockManager::record_inserted`);
 //! - a locking read's step: find the next record `n`, latch `n`'s stripe, check it is still the
 //!   next record, lock it, and read it again (a delete or update by the row's holder, which
 //!   takes no gap latch, may have changed it before the lock);
@@ -56,6 +59,7 @@
 use std::ops::Bound;
 
 use minnow_btree::record::Value;
+use minnow_btree::tree::{InsertProbe, LeafHint};
 use minnow_btree::{Entry, ScanRange};
 use minnow_mvcc::{LockKey, LockMode, LockType, TrxLocks};
 use parking_lot::{Mutex, MutexGuard};
@@ -146,33 +150,53 @@ pub(super) fn locks_of<'a>(inner: &Inner, trx: &'a mut TrxState) -> Result<&'a m
     trx.locks.as_mut().ok_or(Error::TransactionEnded)
 }
 
+/// The lock key of the record that ends the gap `probe` found (its successor), or the
+/// index's supremum.
+fn gap_end(t: &TableEntry, probe: &InsertProbe) -> Result<LockKey> {
+    match &probe.successor {
+        Some(k) => Ok(stored_lock_key(t.meta.index_id, k.fields())),
+        None => Ok(LockKey::supremum(t.meta.index_id)),
+    }
+}
+
 /// Inserts the new clustered record of primary key `pk` by running `insert` (which writes the
-/// undo record and the record), after the insert intention on its successor: if another
-/// transaction locks the gap, this waits (the latch let go) and looks again. The new record
-/// inherits the gap locks of its successor (granted since the check, or the inserter's own).
+/// undo record and the record, given the leaf hint), after the insert intention on its
+/// successor: if another transaction locks the gap, this waits (the latch let go) and looks
+/// again. The new record inherits the gap locks of its successor (granted since the check, or
+/// the inserter's own).
+///
+/// `found` is the probe the caller made (one descent, [`super::write::probe`]). Under the
+/// stripe its answer is checked by the LSNs of the pages it read, without a descent
+/// ([`InsertProbe::still_valid`]); only if one moved does the probe run again, and if the
+/// successor changed the step starts over with the new one's stripe.
 pub(super) fn insert_into_gap<T>(
     inner: &Inner,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
     pk: &[Value],
-    insert: impl FnOnce(&mut TrxState) -> Result<T>,
+    mut found: InsertProbe,
+    insert: impl FnOnce(&mut TrxState, &LeafHint) -> Result<T>,
 ) -> Result<T> {
     let me = row_lock_key(t, pk)?;
     loop {
-        let next = successor_key(inner, t, pk)?;
+        let next = gap_end(t, &found)?;
         let gaps = t.gaps.latch(&next);
-        if successor_key(inner, t, pk)? != next {
-            continue; // the gap changed before the latch: look again
+        if !found.still_valid(&t.clustered, &inner.pool) {
+            found = super::write::probe(inner, t, pk)?;
+            if gap_end(t, &found)? != next {
+                continue; // the gap changed before the latch: look again
+            }
         }
         if locks_of(inner, trx)?.try_lock_as(&next, LockType::InsertIntention) {
-            let out = insert(trx)?;
+            let out = insert(trx, found.hint())?;
             inner.locks.record_inserted(&me, &next);
             drop(gaps);
             return Ok(out);
         }
         drop(gaps);
         lock_as(inner, t, trx, w, next, LockType::InsertIntention)?;
+        found = super::write::probe(inner, t, pk)?;
     }
 }
 

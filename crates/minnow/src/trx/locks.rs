@@ -44,21 +44,30 @@ pub(super) fn lock_key(
     values: &[Value],
 ) -> Result<LockKey> {
     let layout = tree.layout();
+    let fields = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| layout.encode_field(i, v))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| from_tree(e.into(), t.meta.name(), index))?;
+    Ok(stored_lock_key(index_id, &fields))
+}
+
+/// The lock key of a key given as the index stores its fields (what a B-tree search key
+/// holds): the same bytes [`lock_key`] builds from values.
+pub(super) fn stored_lock_key(index_id: u64, fields: &[Option<Vec<u8>>]) -> LockKey {
     let mut bytes = Vec::with_capacity(16);
-    for (i, v) in values.iter().enumerate() {
-        match layout
-            .encode_field(i, v)
-            .map_err(|e| from_tree(e.into(), t.meta.name(), index))?
-        {
+    for f in fields {
+        match f {
             None => bytes.push(0),
             Some(f) => {
                 bytes.push(1);
                 bytes.extend_from_slice(&(f.len() as u32).to_be_bytes());
-                bytes.extend_from_slice(&f);
+                bytes.extend_from_slice(f);
             }
         }
     }
-    Ok(LockKey::new(index_id, &bytes))
+    LockKey::new(index_id, &bytes)
 }
 
 /// Takes `ty` on `key` for the transaction, waiting (with the statement's latches let go,

@@ -3,6 +3,7 @@
 //! anything is written.
 
 use minnow_btree::record::{Value, decode_value};
+use minnow_btree::tree::InsertProbe;
 use minnow_btree::{BTree, TreeError};
 use minnow_mvcc::{NewRecord, RollPtr, UndoKind, UndoRecord};
 
@@ -146,7 +147,19 @@ pub(super) fn lock_and_read(
     clustered_record(inner, t, pk)
 }
 
-/// Inserts a checked, normalised row.
+/// Probes the clustered index for an insert of primary key `pk`: one descent that finds the
+/// record with the key (if any), the record after it and the leaf it goes to
+/// ([`minnow_btree::BTree::probe_insert`]).
+pub(super) fn probe(inner: &Inner, t: &TableEntry, pk: &[Value]) -> Result<InsertProbe> {
+    t.clustered
+        .probe_insert(&inner.pool, pk)
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
+}
+
+/// Inserts a checked, normalised row. The clustered index is searched once
+/// ([`probe`]): the same descent answers the duplicate check, names the gap the record
+/// enters, and leaves the leaf as a hint the insert goes straight to (see `gaps`,
+/// [`insert_into_gap`]).
 pub(crate) fn insert(
     inner: &Inner,
     t: &TableEntry,
@@ -157,8 +170,10 @@ pub(crate) fn insert(
     let meta = &t.meta;
     let pool = &inner.pool;
     let pk = meta.pk_of(row);
-    let mut existing = lock_and_read(inner, t, trx, w, &pk)?;
-    if let Some(e) = &existing {
+    // Locked before the probe reads, so what it finds is this transaction's or committed.
+    lock_row(inner, t, trx, w, &pk)?;
+    let mut found = probe(inner, t, &pk)?;
+    if let Some(e) = &found.existing {
         conflict(inner, t, trx.id, &e.values, &pk)?;
         if !e.deleted {
             return Err(dup(t, PRIMARY, pk));
@@ -168,16 +183,16 @@ pub(crate) fn insert(
     for i in 0..meta.secondary.len() {
         check_unique(inner, t, trx, w, i, row, None)?;
     }
-    if trx.waits != waits && existing.is_some() {
+    if trx.waits != waits {
         // The row is locked, so no writer changed it while the unique checks waited; but
-        // purge may have removed the delete-marked record meanwhile.
-        existing = clustered_record(inner, t, &pk)?;
+        // purge may have removed the delete-marked record meanwhile, and the gap moved.
+        found = probe(inner, t, &pk)?;
     }
     check_entry_sizes(inner, t, row)?;
-    match existing {
+    match found.existing.take() {
         None => {
             // A new record: it enters a gap, which another transaction may have locked.
-            insert_into_gap(inner, t, trx, w, &pk, |trx| {
+            insert_into_gap(inner, t, trx, w, &pk, found, |trx, hint| {
                 let ptr = trx.append(
                     inner,
                     NewRecord {
@@ -186,12 +201,13 @@ pub(crate) fn insert(
                         index_id: meta.index_id,
                         old_trx_id: 0,
                         old_roll_ptr: RollPtr::NONE,
-                        fields: undo_fields(t, &meta.clustered_values(row), true)?,
+                        // The key alone: the clustered record's leading fields are `pk`.
+                        fields: undo_fields(t, &pk, true)?,
                     },
                 )?;
                 trx.end = t
                     .clustered
-                    .insert(pool, &stamped(t, row, trx.id, ptr))
+                    .insert_hinted(pool, &stamped(t, row, trx.id, ptr), 0, hint)
                     .map_err(|e| match e {
                         TreeError::Duplicate { .. } => dup(t, PRIMARY, pk.clone()),
                         e => from_tree(e, meta.name(), PRIMARY),
