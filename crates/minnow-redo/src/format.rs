@@ -11,6 +11,9 @@
 //!               the block holding LSN x lives at 4096 + (x - x % 512) % capacity
 //! ```
 //!
+//! The file may end before the data area does: it grows as redo reaches it (see the `log`
+//! module), and whatever lies beyond its end reads as zeroes.
+//!
 //! Checkpoints alternate between the two slots, so a power cut while one slot is being written
 //! leaves the other one intact: recovery takes the valid slot with the higher checkpoint number.
 //! Every structure ends in a CRC-32C of its other bytes, so a torn or zeroed block is never
