@@ -33,6 +33,26 @@ pub const fn checkpoint_offset(slot: usize) -> u64 {
 /// File offset of the data area.
 pub const DATA_AREA: u64 = 4096;
 
+/// How much the log file grows at a time: 1/32 of the capacity (at least 64 blocks, at most
+/// the capacity), in whole blocks. The file is always `DATA_AREA` plus a multiple of this, or
+/// `DATA_AREA + capacity` once it is full.
+pub fn growth_step(capacity: u64) -> u64 {
+    let block = BLOCK_SIZE as u64;
+    (capacity / 32)
+        .div_ceil(block)
+        .saturating_mul(block)
+        .max(64 * block)
+        .min(capacity)
+}
+
+/// True if a log file of `len` bytes is one the log could have grown to (see
+/// [`growth_step`]): anything else was cut short or extended by something else.
+pub fn is_grown_length(capacity: u64, len: u64) -> bool {
+    let full = DATA_AREA.saturating_add(capacity);
+    let step = growth_step(capacity).max(1);
+    len == full || (len > DATA_AREA && len < full && (len - DATA_AREA).is_multiple_of(step))
+}
+
 /// Errors in the log's fixed structures.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {

@@ -77,7 +77,7 @@
 //! returns [`LogError::Poisoned`] until the database is reopened.
 
 use crate::block::{BLOCK_SIZE, DATA_END, HEADER_SIZE, Lsn};
-use crate::format::{self, BlockHeader, Checkpoint, DATA_AREA, FileHeader};
+use crate::format::{self, BlockHeader, Checkpoint, DATA_AREA, FileHeader, growth_step};
 use minnow_io::{AlignedBuf, FileIo, IoError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -763,17 +763,6 @@ impl Drop for Leadership<'_> {
         *lock(&self.0.leader) = false;
         self.0.leader_done.notify_all();
     }
-}
-
-/// How much the file grows at a time: 1/32 of the capacity (at least 64 blocks, at most the
-/// capacity), in whole blocks.
-pub(crate) fn growth_step(capacity: u64) -> u64 {
-    let block = BLOCK_SIZE as u64;
-    (capacity / 32)
-        .div_ceil(block)
-        .saturating_mul(block)
-        .max(64 * block)
-        .min(capacity)
 }
 
 fn aligned(len: usize) -> Result<AlignedBuf, LogError> {

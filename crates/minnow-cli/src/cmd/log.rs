@@ -304,7 +304,16 @@ fn scan(file: &File, name: &str, limit: usize, r: &mut LogReport) -> Result<(), 
         s.newest = s.slot == newest_slot;
     }
     // A file shorter than its data area is normal: the log grows as redo reaches it (FORMAT.md
-    // §6), and the scan below ends at the end of the file, as recovery's does.
+    // §6), a step at a time, and the scan below ends at the end of the file, as recovery's
+    // does. A length between steps means the file was cut.
+    if !minnow_redo::format::is_grown_length(capacity, len) {
+        r.problems.push(format!(
+            "the file is {len} bytes: the log grows to 4096 bytes plus a multiple of {} (at \
+             most {}), so it was cut short",
+            minnow_redo::format::growth_step(capacity),
+            DATA_AREA.saturating_add(capacity)
+        ));
+    }
     if capacity > u64::MAX / 4 || checkpoint.lsn.0 > u64::MAX / 4 {
         r.problems.push(format!(
             "capacity {capacity} or checkpoint LSN {} is implausibly large",
