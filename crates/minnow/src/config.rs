@@ -169,8 +169,8 @@ pub struct Config {
     /// oldest change, so a workload that keeps changing a set of pages writes each of them
     /// about once per lap of the log. A log smaller than the pool's dirty pages turns one
     /// large transaction into many rewrites of the same pages (a 1M-row load in one
-    /// transaction wrote 13x the table's size with the old default of 48 MiB, 4.5x with
-    /// 1 GiB; see "Redo capacity and bulk loads" in `docs/EXPERIMENTS.md`).
+    /// transaction wrote 13x the table's size with the old default of 48 MiB, 4.1-4.7x
+    /// with 1 GiB; see "Redo capacity and bulk loads" in `docs/EXPERIMENTS.md`).
     pub log_file_size: u64,
     /// `innodb_doublewrite` (default on).
     pub doublewrite: DoublewriteMode,
