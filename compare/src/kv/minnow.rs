@@ -92,13 +92,13 @@ impl KvEngine for Minnow {
         vec![format!(
             "minnow: public API only, `Config::default()` but a {} MiB buffer pool \
              (flush_log_at_trx_commit=1: every commit syncs the redo log; doublewrite on, \
-             16 KiB pages, {} MiB redo log); batch = one transaction (`db.begin()` .. \
+             16 KiB pages, a {} MiB redo capacity: the default, the buffer pool's size); batch = one transaction (`db.begin()` .. \
              `commit()`, checked to return `Durability::Synced`); readers = one REPEATABLE \
              READ transaction each (`Transaction::get` / `Transaction::scan`); count = \
              `Transaction::count` in that transaction (a walk of the leaves the first time, \
              which is the one timed); no compaction",
             self.config.buffer_pool_size >> 20,
-            self.config.log_file_size >> 20,
+            self.config.redo_capacity() >> 20,
         )]
     }
 

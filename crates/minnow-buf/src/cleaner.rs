@@ -9,9 +9,12 @@
 //! - **checkpoint age** (current LSN − checkpoint, as a share of the log capacity): from 10 %
 //!   on, `age_factor * sqrt(age_factor) / 7.5` percent of `io_capacity` (InnoDB's formula,
 //!   with the age measured against 7/8 of the capacity), which rises steeply as the log fills;
-//! - **sync flush**: when the log asks for a checkpoint ([`minnow_redo::Log::free_check`] calls
-//!   the requester the pool installs), every page older than the requested LSN is written
-//!   now, whatever `io_capacity` says: otherwise commits would stall on a full log;
+//! - **checkpoint requests**: when the log asks for a checkpoint ([`minnow_redo::Log::free_check`]
+//!   calls the requester the pool installs, without waiting once the checkpoint age passes
+//!   7/8 of the capacity and waiting once the log is nearly full), every page older than the
+//!   requested LSN is written now, whatever `io_capacity` says: otherwise commits would stall
+//!   on a full log. The request asks for the age to come back to 13/16 of the capacity, so one
+//!   request is one large batch of writes and syncs, not one per few mtrs;
 //! - **LRU tail**: when an instance's free list runs low, dirty pages near the LRU tail are
 //!   written so that the next read can evict them instead of writing in the user's thread.
 //!

@@ -649,6 +649,47 @@ fn a_full_log_is_made_room_for_by_the_requester() {
     }
 }
 
+#[test]
+fn a_log_many_laps_long_flushes_in_large_steps() {
+    // 400 pages changed round-robin, 2 KB each time, for ten laps of a 512 KiB log: a page
+    // comes round again only after 800 KB of redo, so the flush list's oldest changes are
+    // spread over the whole log and a request frees only what it asks for. Flushing is done
+    // only when the log asks (no cleaner thread: the requester flushes in the mtr's thread).
+    // Each request frees at least 1/16 of the log, so there are at most about sixteen
+    // checkpoints (each a flush batch and its syncs) per lap, where asking for just the
+    // room the next mtr needs made one per 32 KiB (25 per lap measured); and a page is
+    // written at most once per 13/16 lap.
+    let capacity = 512u64 << 10;
+    let hot = 400u32;
+    let e = env(hot + 8, capacity);
+    let pool = open(&e, cfg(hot as usize + 64));
+    create_pages(&pool, hot);
+    pool.flush_all().unwrap();
+    let checkpoints = || e.log.stats().checkpoints.load(Ordering::Relaxed);
+    let (c0, w0, lsn0) = (
+        checkpoints(),
+        pool.stats().flush_list_flushed,
+        e.log.current_lsn(),
+    );
+    let laps = 10;
+    let mut i = 0u32;
+    while e.log.current_lsn().0 - lsn0.0 < laps * capacity {
+        let mut m = pool.mtr().unwrap();
+        let h = m.get_write(pid(1 + i % hot)).unwrap();
+        m.write(h, 600, &[i as u8; 2000]).unwrap();
+        m.commit().unwrap();
+        i += 1;
+    }
+    let (made, written) = (checkpoints() - c0, pool.stats().flush_list_flushed - w0);
+    assert!(made >= laps, "{made} checkpoints in {laps} laps");
+    assert!(made <= 17 * laps, "{made} checkpoints in {laps} laps");
+    assert!(
+        written <= u64::from(hot) * (laps * 16 / 13 + 2),
+        "{written} page writes"
+    );
+    pool.shutdown().unwrap();
+}
+
 /// The lock-free page-hash lookup under fire: threads fix a few hot pages (shared and
 /// exclusive latches, optimistic views) while other threads read cold pages through a pool
 /// far too small for them all, so frames are evicted and reused for other pages all the

@@ -11,6 +11,9 @@
 //!               the block holding LSN x lives at 4096 + (x - x % 512) % capacity
 //! ```
 //!
+//! The file may end before the data area does: it grows as redo reaches it (see the `log`
+//! module), and whatever lies beyond its end reads as zeroes.
+//!
 //! Checkpoints alternate between the two slots, so a power cut while one slot is being written
 //! leaves the other one intact: recovery takes the valid slot with the higher checkpoint number.
 //! Every structure ends in a CRC-32C of its other bytes, so a torn or zeroed block is never
@@ -29,6 +32,26 @@ pub const fn checkpoint_offset(slot: usize) -> u64 {
 }
 /// File offset of the data area.
 pub const DATA_AREA: u64 = 4096;
+
+/// How much the log file grows at a time: 1/32 of the capacity (at least 64 blocks, at most
+/// the capacity), in whole blocks. The file is always `DATA_AREA` plus a multiple of this, or
+/// `DATA_AREA + capacity` once it is full.
+pub fn growth_step(capacity: u64) -> u64 {
+    let block = BLOCK_SIZE as u64;
+    (capacity / 32)
+        .div_ceil(block)
+        .saturating_mul(block)
+        .max(64 * block)
+        .min(capacity)
+}
+
+/// True if a log file of `len` bytes is one the log could have grown to (see
+/// [`growth_step`]): anything else was cut short or extended by something else.
+pub fn is_grown_length(capacity: u64, len: u64) -> bool {
+    let full = DATA_AREA.saturating_add(capacity);
+    let step = growth_step(capacity).max(1);
+    len == full || (len > DATA_AREA && len < full && (len - DATA_AREA).is_multiple_of(step))
+}
 
 /// Errors in the log's fixed structures.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

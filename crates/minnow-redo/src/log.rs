@@ -37,17 +37,47 @@
 //! the log before `c` is no longer needed, and [`Log::checkpoint`] records `c` in the next of
 //! the two checkpoint slots. Redo that is not yet covered by a checkpoint is never overwritten:
 //! an append that would need it fails with [`LogError::LogFull`]. Callers avoid that by calling
-//! [`Log::free_check`] *before* they latch any page, which waits (asking the checkpoint
-//! requester to flush pages) until there is room. Waiting while holding page latches could
+//! [`Log::free_check`] *before* they latch any page. Waiting while holding page latches could
 //! deadlock with the page cleaner that needs those latches, which is why InnoDB does the same
 //! check at mtr start.
+//!
+//! `free_check` works with two marks on the **checkpoint age** (bytes between the checkpoint
+//! and the end of the log), as InnoDB's `log_free_check` with `max_modified_age_async` and
+//! `_sync` does:
+//!
+//! ```text
+//!   age:  0 ............ 7/8 capacity (async) ........ capacity - margin (sync) .. capacity
+//!         nothing to do | ask for a checkpoint, go on  | ask, and wait for room
+//! ```
+//!
+//! Either way the checkpoint asked for is [`Log::flush_target`]: the LSN that brings the age
+//! back to 13/16 of the capacity. Asking for a real step matters: a request that freed only
+//! what the next mtr needs would come again a few mtrs later, and each one costs the page
+//! flusher a batch with its syncs and a checkpoint, and blocks the mtr that asked. With the
+//! async mark and the 13/16 target each request frees at least 1/16 of the log (about sixteen
+//! requests per lap of a long load) and the mtrs go on while the pages are written; the price
+//! is that a page is flushed once it has been dirty for 13/16 of a lap rather than a whole
+//! one. A page changed all the time is written about once per lap either way: how often it
+//! must be is set by the capacity alone, which is why the default capacity grows with the
+//! buffer pool (see `minnow`'s `Config::log_file_size`).
+//!
+//! ## The file grows as it is used
+//!
+//! [`Log::create`] does not preallocate the whole data area (a six-row database need not own a
+//! 100 MiB file): it allocates the header and the first 1/32 of the capacity, and a write that
+//! reaches beyond the allocated end first allocates the next 1/32 (as InnoDB 8.0.30 creates
+//! its redo files of capacity/32 as they are needed). After the first lap the file has its
+//! full size and stays so. A write beyond the old end is made durable by the same
+//! `fdatasync` as any other (it syncs the size and extents needed to read the data back), and
+//! recovery reads the part of the data area beyond the end of a short file as zeroes: never
+//! a valid block, so the log ends there.
 //!
 //! A failed sync **poisons** the log: the kernel may have dropped the dirty pages it could not
 //! write, so nothing after that can be trusted to be durable, and every later append or write
 //! returns [`LogError::Poisoned`] until the database is reopened.
 
 use crate::block::{BLOCK_SIZE, DATA_END, HEADER_SIZE, Lsn};
-use crate::format::{self, BlockHeader, Checkpoint, DATA_AREA, FileHeader};
+use crate::format::{self, BlockHeader, Checkpoint, DATA_AREA, FileHeader, growth_step};
 use minnow_io::{AlignedBuf, FileIo, IoError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -192,6 +222,10 @@ impl AppendState {
 pub struct Log {
     file: Arc<dyn FileIo>,
     capacity: u64,
+    /// Bytes of the file allocated so far (header included); only a write leader grows it.
+    allocated: AtomicU64,
+    /// The largest checkpoint LSN asked of the requester without waiting (see `free_check`).
+    asked: AtomicU64,
     append: Mutex<AppendState>,
     /// Signalled when a checkpoint frees space.
     space: Condvar,
@@ -240,7 +274,8 @@ impl Log {
             start_lsn: crate::block::START_LSN,
             creator: format!("minnow {}", env!("CARGO_PKG_VERSION")),
         };
-        file.allocate(DATA_AREA + capacity)?;
+        let allocated = DATA_AREA + growth_step(capacity);
+        file.allocate(allocated)?;
         let mut head = aligned(DATA_AREA as usize)?;
         head[..BLOCK_SIZE].copy_from_slice(&header.encode());
         let first = Checkpoint {
@@ -250,17 +285,26 @@ impl Log {
         head[BLOCK_SIZE..2 * BLOCK_SIZE].copy_from_slice(&first.encode());
         file.write_at(&head, 0)?;
         file.sync_all()?;
-        Ok(Log::resume(file, capacity, first, Lsn::FIRST, None))
+        Ok(Log::resume(
+            file,
+            capacity,
+            first,
+            Lsn::FIRST,
+            None,
+            allocated,
+        ))
     }
 
     /// A log positioned after recovery: appends continue at `end`, and `tail` holds the bytes
-    /// of the block containing `end` (up to `end`), which the next write rewrites.
+    /// of the block containing `end` (up to `end`), which the next write rewrites. The file
+    /// is `allocated` bytes long.
     pub(crate) fn resume(
         file: Arc<dyn FileIo>,
         capacity: u64,
         checkpoint: Checkpoint,
         end: Lsn,
         tail: Option<[u8; BLOCK_SIZE]>,
+        allocated: u64,
     ) -> Log {
         let block = end.block_start();
         let mut state = AppendState {
@@ -281,6 +325,8 @@ impl Log {
         Log {
             file,
             capacity,
+            allocated: AtomicU64::new(allocated),
+            asked: AtomicU64::new(0),
             append: Mutex::new(state),
             space: Condvar::new(),
             leader: Mutex::new(false),
@@ -362,29 +408,59 @@ impl Log {
         self.capacity.saturating_sub(self.used(self.current_lsn()))
     }
 
-    /// Waits until at least `margin` bytes are free, asking the checkpoint requester to make
-    /// room. Call it before latching pages. Fails with [`LogError::LogFull`] if no requester is
-    /// installed, or none made progress for `timeout`.
+    /// The checkpoint a request made when the log ends at `lsn` asks for: the one that brings
+    /// the checkpoint age down to 13/16 of the capacity (and frees at least `2 * margin`).
+    pub fn flush_target(&self, lsn: Lsn, margin: u64) -> Lsn {
+        let keep =
+            (self.capacity - self.capacity / 16 * 3).min(self.capacity.saturating_sub(2 * margin));
+        Lsn(lsn.0.saturating_sub(keep)).max(self.checkpoint_lsn())
+    }
+
+    /// Past the async mark: asks for `target` without waiting, unless an earlier request is
+    /// still being worked on (the checkpoint has not reached it yet), so that the requester
+    /// hears once per step rather than once per mtr.
+    fn ask_async(&self, target: Lsn) {
+        let prev = self.asked.load(Ordering::Acquire);
+        if prev > self.checkpoint_lsn().0 || prev >= target.0 {
+            return;
+        }
+        if self
+            .asked
+            .compare_exchange(prev, target.0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+            && let Some(request) = lock(&self.requester).as_ref()
+        {
+            request(target);
+        }
+    }
+
+    /// Makes sure at least `margin` bytes are free. Call it before latching pages. Past the
+    /// async mark (checkpoint age above 7/8 of the capacity) it asks the checkpoint requester
+    /// for [`Log::flush_target`] and goes on; with less than `margin` free it asks and waits.
+    /// Fails with [`LogError::LogFull`] if no requester is installed, or none made progress for
+    /// `timeout`.
     pub fn free_check(&self, margin: u64, timeout: Duration) -> Result<(), LogError> {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             self.check_poison()?;
-            let (lsn, free) = {
+            let (lsn, used) = {
                 let st = lock(&self.append);
-                (st.lsn, self.capacity.saturating_sub(self.used(st.lsn)))
+                (st.lsn, self.used(st.lsn))
             };
+            let free = self.capacity.saturating_sub(used);
+            let target = self.flush_target(lsn, margin);
             if free >= margin {
+                if used > self.capacity - self.capacity / 8 {
+                    self.ask_async(target);
+                }
                 return Ok(());
             }
             let now = std::time::Instant::now();
             let has_requester = {
                 let r = lock(&self.requester);
                 if let Some(request) = r.as_ref() {
-                    // Ask for a checkpoint that frees twice the margin, to avoid asking again at once.
-                    let target = Lsn(lsn
-                        .0
-                        .saturating_sub(self.capacity.saturating_sub(2 * margin)));
-                    request(target.max(self.checkpoint_lsn()));
+                    self.asked.fetch_max(target.0, Ordering::AcqRel);
+                    request(target);
                     true
                 } else {
                     false
@@ -522,6 +598,7 @@ impl Log {
             let room = ((self.capacity - pos) / BLOCK_SIZE as u64) as usize;
             let n = room.min(blocks - done_blocks);
             let bytes = &out[done_blocks * BLOCK_SIZE..(done_blocks + n) * BLOCK_SIZE];
+            self.grow_to(DATA_AREA + pos + bytes.len() as u64)?;
             if let Err(e) = self.file.write_at(bytes, DATA_AREA + pos) {
                 self.poisoned.store(true, Ordering::Release);
                 return Err(e.into());
@@ -547,6 +624,28 @@ impl Log {
             st.buf_start = keep_from;
         }
         Ok(())
+    }
+
+    /// Allocates the file up to at least `end` bytes, a growth step at a time (never beyond
+    /// the data area). Called by the write leader only. A failed allocation (a full disk)
+    /// loses nothing: the write is not attempted and its callers get the error.
+    fn grow_to(&self, end: u64) -> Result<(), LogError> {
+        let have = self.allocated.load(Ordering::Acquire);
+        if end <= have {
+            return Ok(());
+        }
+        let step = growth_step(self.capacity);
+        let full = DATA_AREA + self.capacity;
+        let want = (end - DATA_AREA).div_ceil(step).saturating_mul(step);
+        let new = (DATA_AREA + want).min(full).max(end);
+        self.file.allocate(new)?;
+        self.allocated.store(new, Ordering::Release);
+        Ok(())
+    }
+
+    /// Bytes of the file allocated so far (header included): at most 4096 + capacity.
+    pub fn allocated(&self) -> u64 {
+        self.allocated.load(Ordering::Acquire)
     }
 
     /// Makes a commit whose redo ends at `end` as durable as `policy` asks, and says what it

@@ -140,23 +140,34 @@ pub enum RecoveryError {
     },
 }
 
-/// Reads blocks of the circular data area in large chunks.
+/// Reads blocks of the circular data area in large chunks. The file may end before the data
+/// area does (the log grows as it is used): blocks beyond its end read as zeroes, which is
+/// never a valid block.
 struct BlockReader<'a> {
     file: &'a dyn FileIo,
     capacity: u64,
+    /// The file's length.
+    len: u64,
 }
 
 impl BlockReader<'_> {
     /// Reads `count` blocks starting at block LSN `from` (wrapping), into `out`.
     fn read(&self, from: Lsn, count: usize, out: &mut AlignedBuf) -> Result<(), LogError> {
+        let block = BLOCK_SIZE as u64;
         let mut done = 0;
         while done < count {
             let lsn = from.0 + (done * BLOCK_SIZE) as u64;
             let pos = lsn % self.capacity;
-            let room = ((self.capacity - pos) / BLOCK_SIZE as u64) as usize;
+            let room = ((self.capacity - pos) / block) as usize;
             let n = room.min(count - done);
             let dst = &mut out[done * BLOCK_SIZE..(done + n) * BLOCK_SIZE];
-            self.file.read_at(dst, DATA_AREA + pos)?;
+            // Whole blocks the file holds from here on; the rest of `dst` reads as zeroes.
+            let present = (self.len.saturating_sub(DATA_AREA + pos) / block).min(n as u64);
+            let (head, rest) = dst.split_at_mut(present as usize * BLOCK_SIZE);
+            if !head.is_empty() {
+                self.file.read_at(head, DATA_AREA + pos)?;
+            }
+            rest.fill(0);
             done += n;
         }
         Ok(())
@@ -231,9 +242,11 @@ impl Log {
             .max_by_key(|c| c.no)
             .ok_or_else(|| RecoveryError::NoCheckpoint { path: path.clone() })?;
         let capacity = header.capacity;
+        let len = file.len().map_err(LogError::from)?;
         let reader = BlockReader {
             file: file.as_ref(),
             capacity,
+            len,
         };
         let lap_blocks = (capacity / BLOCK_SIZE as u64) as usize;
         let mut buf = AlignedBuf::new(CHUNK_BLOCKS * BLOCK_SIZE).map_err(LogError::from)?;
@@ -347,7 +360,7 @@ impl Log {
         } else {
             None
         };
-        let log = Log::resume(file, capacity, checkpoint, end, tail);
+        let log = Log::resume(file, capacity, checkpoint, end, tail, len);
         Ok((
             log,
             Recovered {

@@ -440,3 +440,106 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn the_file_grows_a_step_at_a_time_and_a_short_file_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("redo.log");
+    let capacity = 1u64 << 20;
+    let step = capacity / 32;
+    let log = Log::create(open(&SyncBackend, &path, true), capacity).unwrap();
+    let len = || std::fs::metadata(&path).unwrap().len();
+    // Nothing but the header and the first step up front.
+    assert_eq!(len(), DATA_AREA + step);
+    let mut n = 0;
+    while log.current_lsn().0 - Lsn::FIRST.0 < 3 * step {
+        let (_, end) = log.append(&encode_group(&group(n))).unwrap();
+        log.commit(end, FlushAtCommit::Sync).unwrap();
+        n += 1;
+    }
+    let written = log.current_lsn().0 % capacity + BLOCK_SIZE as u64;
+    assert!(len() >= DATA_AREA + written, "{} < {written}", len());
+    assert!(
+        len() <= DATA_AREA + written + step,
+        "grew more than a step ahead"
+    );
+    assert_eq!(len(), log.allocated());
+    drop(log);
+    // Recovery reads the missing part of the data area as zeroes: the log ends where its
+    // synced data ends, whether the file stops a step later or right after the last block.
+    for cut in [None, Some(DATA_AREA + written)] {
+        if let Some(at) = cut {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_len(at)
+                .unwrap();
+        }
+        let (log, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+        assert_eq!(groups.len() as u64, n, "cut at {cut:?}");
+        for (i, g) in groups.iter().enumerate() {
+            assert_eq!(g.records, group(i as u64));
+        }
+        assert_eq!(log.allocated(), len());
+    }
+    // Appending on after recovery grows the file again; a whole lap leaves it full size.
+    let (log, _) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let start = log.current_lsn();
+    while log.current_lsn().0 - start.0 < capacity + 8 * step {
+        let g = encode_group(&group(n));
+        if log.free_space() < 2 * g.len() as u64 + 2 * BLOCK_SIZE as u64 {
+            log.write_up_to(log.current_lsn(), true).unwrap();
+            log.checkpoint(log.flushed_lsn()).unwrap();
+        }
+        log.append(&g).unwrap();
+        n += 1;
+    }
+    log.write_up_to(log.current_lsn(), true).unwrap();
+    assert_eq!(len(), DATA_AREA + capacity);
+}
+
+#[test]
+fn free_check_asks_early_and_in_large_steps() {
+    // A requester that checkpoints exactly where it is asked to (as far as the log is
+    // durable): each request frees at least 1/16 of the log, so a stream of appends many laps
+    // long asks about sixteen times per lap (asking for just the next mtr's room asked 64
+    // times), never waits, and never finds the log full.
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = 256 * BLOCK_SIZE as u64;
+    let log = Arc::new(
+        Log::create(
+            open(&SyncBackend, &dir.path().join("redo.log"), true),
+            capacity,
+        )
+        .unwrap(),
+    );
+    let asked = Arc::new(std::sync::Mutex::new(Vec::<(Lsn, Lsn)>::new()));
+    let weak = Arc::downgrade(&log);
+    let seen = Arc::clone(&asked);
+    log.set_checkpoint_requester(Box::new(move |target| {
+        if let Some(log) = weak.upgrade() {
+            seen.lock().unwrap().push((log.current_lsn(), target));
+            log.write_up_to(log.current_lsn(), true).unwrap();
+            log.checkpoint(target.min(log.flushed_lsn())).unwrap();
+        }
+    }));
+    let margin = 2 * BLOCK_SIZE as u64;
+    let g = encode_group(&group(5));
+    let laps = 20;
+    while log.current_lsn().0 - Lsn::FIRST.0 < laps * capacity {
+        log.free_check(margin, Duration::ZERO).unwrap();
+        log.append(&g).unwrap();
+    }
+    let asked = asked.lock().unwrap();
+    for &(at, target) in asked.iter() {
+        // The async mark was passed, and the target keeps at most 13/16 of the log.
+        assert!(at.0 - target.0 <= capacity * 13 / 16, "{at} -> {target}");
+    }
+    assert!(
+        asked.len() as u64 <= 17 * laps,
+        "{} requests for {laps} laps",
+        asked.len()
+    );
+    assert!(asked.len() as u64 >= laps, "{} requests", asked.len());
+}

@@ -12,7 +12,7 @@
 //! | `page_size` | `innodb_page_size` | create (open checks it matches the files) |
 //! | `flush_log_at_trx_commit` | `innodb_flush_log_at_trx_commit` | every statement |
 //! | `flush_log_at_timeout` | `innodb_flush_log_at_timeout`: how often the background log flusher syncs under 0 and 2 | every open |
-//! | `log_file_size` | `innodb_log_file_size` (whole circular log) | create |
+//! | `log_file_size` | `innodb_log_file_size` / `innodb_redo_log_capacity` (whole circular log; default: sized from the buffer pool) | create |
 //! | `doublewrite` | `innodb_doublewrite` (on, off, detect_only) | every open |
 //! | `doublewrite_pages` | `innodb_doublewrite_pages` | every open |
 //! | `flush_method` | `innodb_flush_method` (fsync, O_DIRECT, O_DSYNC) | every open |
@@ -158,8 +158,19 @@ pub struct Config {
     /// this often, so a commit is durable at most about this long after it returned, with
     /// or without later activity. Under 1 every commit syncs and no thread is started.
     pub flush_log_at_timeout: Duration,
-    /// `innodb_log_file_size`: bytes of the circular redo log (default 48 MiB). Used at
-    /// create; an existing log keeps its size.
+    /// `innodb_log_file_size` / `innodb_redo_log_capacity`: bytes of the circular redo log.
+    /// The default, 0, sizes it from the buffer pool: the larger of 100 MiB (InnoDB's
+    /// `innodb_redo_log_capacity` default since 8.0.30) and `buffer_pool_size` (see
+    /// [`Config::redo_capacity`]). Used at create; an existing log keeps its size. The file
+    /// is not preallocated: it grows 1/32 of the capacity at a time as redo reaches it, so
+    /// a small database keeps a small log.
+    ///
+    /// Why it grows with the pool: a page must be written before the log wraps past its
+    /// oldest change, so a workload that keeps changing a set of pages writes each of them
+    /// about once per lap of the log. A log smaller than the pool's dirty pages turns one
+    /// large transaction into many rewrites of the same pages (a 1M-row load in one
+    /// transaction wrote 13x the table's size with the old default of 48 MiB, 4.1-4.7x
+    /// with 1 GiB; see "Redo capacity and bulk loads" in `docs/EXPERIMENTS.md`).
     pub log_file_size: u64,
     /// `innodb_doublewrite` (default on).
     pub doublewrite: DoublewriteMode,
@@ -261,7 +272,7 @@ impl Default for Config {
             page_size: PageSize::K16,
             flush_log_at_trx_commit: FlushAtCommit::Sync,
             flush_log_at_timeout: Duration::from_secs(1),
-            log_file_size: 48 << 20,
+            log_file_size: 0,
             doublewrite: DoublewriteMode::On,
             doublewrite_pages: 64,
             flush_method: FlushMethod::Fsync,
@@ -294,6 +305,31 @@ impl Default for Config {
     }
 }
 
+/// The redo capacity `log_file_size = 0` stands for at least: `innodb_redo_log_capacity`'s
+/// default.
+pub const DEFAULT_REDO_CAPACITY: u64 = 100 << 20;
+
+impl Config {
+    /// The redo log's capacity a create uses: `log_file_size`, or with 0 (the default) the
+    /// larger of [`DEFAULT_REDO_CAPACITY`] and `buffer_pool_size`.
+    ///
+    /// ```
+    /// use minnow::Config;
+    ///
+    /// assert_eq!(Config::default().redo_capacity(), 100 << 20);
+    /// let big = Config { buffer_pool_size: 1 << 30, ..Config::default() };
+    /// assert_eq!(big.redo_capacity(), 1 << 30);
+    /// let set = Config { log_file_size: 8 << 20, ..big };
+    /// assert_eq!(set.redo_capacity(), 8 << 20);
+    /// ```
+    pub fn redo_capacity(&self) -> u64 {
+        match self.log_file_size {
+            0 => DEFAULT_REDO_CAPACITY.max(self.buffer_pool_size as u64),
+            n => n,
+        }
+    }
+}
+
 /// The smallest redo log accepted (the log must hold the largest mini-transaction with room
 /// to spare).
 pub const MIN_LOG_FILE_SIZE: u64 = 64 << 10;
@@ -313,7 +349,7 @@ impl Config {
         if self.buffer_pool_instances == 0 {
             return bad("innodb_buffer_pool_instances", "must be at least 1".into());
         }
-        if self.log_file_size < MIN_LOG_FILE_SIZE {
+        if self.log_file_size != 0 && self.log_file_size < MIN_LOG_FILE_SIZE {
             return bad(
                 "innodb_log_file_size",
                 format!(

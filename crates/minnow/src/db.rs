@@ -380,7 +380,7 @@ impl Database {
             &dir.join(REDO_LOG),
             &OpenOptions::new(config.flush_method).create(true),
         )?;
-        let log = Arc::new(Log::create(log_file, config.log_file_size)?);
+        let log = Arc::new(Log::create(log_file, config.redo_capacity())?);
         let w = writer(&*backend, dir, &config)?;
         let pool = BufferPool::open(config.buf_config(Some(dir)), spaces, log, w)?;
         let (dict, _) = BTree::create(&pool, SYSTEM_SPACE_ID, DICT_INDEX_ID, dict_layout()?)

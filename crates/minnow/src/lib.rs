@@ -83,7 +83,7 @@
 //! |---|---|
 //! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), page 1 (the first INODE page), the dictionary B-tree (root page 2), the undo log, and every uncompressed table's indexes |
 //! | `zip8k_zlib-6.ibd`, `zip4k_lz4.ibd`, ... | shared compressed tablespaces, one per block size and algorithm, created by the first compressed table that needs one: every index of every table with that setting (see "Compressed tables") |
-//! | `ib_logfile0` | the circular redo log (`innodb_log_file_size`) |
+//! | `ib_logfile0` | the circular redo log (`innodb_log_file_size`; grows to its capacity as redo reaches it) |
 //! | `dblwr.0`, `dblwr.1`, ... | doublewrite segments, one per page cleaner plus one for user-thread flushes |
 //! | `ib_buffer_pool` | the buffer pool dump, written at close and loaded at open |
 //!
@@ -372,7 +372,7 @@ pub use admission::AdmissionStats;
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
 pub use compression::Compression;
-pub use config::{AutoIncLockMode, Config, IoBackend, MIN_LOG_FILE_SIZE};
+pub use config::{AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, MIN_LOG_FILE_SIZE};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
     SYSTEM_TABLESPACE, TRX_SYS_PAGE, dict_layout,

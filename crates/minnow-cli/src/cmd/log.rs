@@ -303,9 +303,14 @@ fn scan(file: &File, name: &str, limit: usize, r: &mut LogReport) -> Result<(), 
     for s in &mut r.checkpoints {
         s.newest = s.slot == newest_slot;
     }
-    if len < DATA_AREA.saturating_add(capacity) {
+    // A file shorter than its data area is normal: the log grows as redo reaches it (FORMAT.md
+    // §6), a step at a time, and the scan below ends at the end of the file, as recovery's
+    // does. A length between steps means the file was cut.
+    if !minnow_redo::format::is_grown_length(capacity, len) {
         r.problems.push(format!(
-            "the file is {len} bytes but its header promises {} (data area of {capacity} bytes)",
+            "the file is {len} bytes: the log grows to 4096 bytes plus a multiple of {} (at \
+             most {}), so it was cut short",
+            minnow_redo::format::growth_step(capacity),
             DATA_AREA.saturating_add(capacity)
         ));
     }

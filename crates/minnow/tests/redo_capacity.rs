@@ -1,0 +1,126 @@
+//! The redo log's capacity: transactions whose redo is many times the log's capacity commit,
+//! survive a power cut (committed) or are rolled back by recovery (in flight); and the log
+//! file of a small database stays small, whatever its capacity.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{all_rows, crash_config};
+use minnow::io::{Backend, CrashSim, SyncBackend};
+use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+
+fn def() -> TableDef {
+    TableDef::new("t")
+        .column(ColumnDef::new("id", ColumnType::U64))
+        .column(ColumnDef::new("pad", ColumnType::Var(120)))
+        .primary_key(&["id"])
+}
+
+fn row(id: u64) -> Vec<Value> {
+    // Keys spread over the key space, so the inserts land all over the tree.
+    let key = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16;
+    vec![
+        Value::UInt(key),
+        Value::Bytes((0..100).map(|i| (id as u8).wrapping_add(i)).collect()),
+    ]
+}
+
+#[test]
+fn transactions_many_logs_long_commit_and_survive_a_power_cut() {
+    const CAPACITY: u64 = 256 << 10;
+    const ROWS: u64 = 3000;
+    let dir = tempfile::tempdir().unwrap();
+    let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
+    let backend: Arc<dyn Backend> = sim.clone();
+    let config = || Config {
+        log_file_size: CAPACITY,
+        ..crash_config(Arc::clone(&backend))
+    };
+    {
+        let db = Database::create(dir.path(), config()).unwrap();
+        let t = db.create_table(def()).unwrap();
+        let log = Arc::clone(db.buffer_pool().unwrap().log().unwrap());
+        assert_eq!(log.capacity(), CAPACITY);
+        let start = log.current_lsn();
+        let mut tx = db.begin().unwrap();
+        for id in 0..ROWS {
+            tx.insert(&t, &row(id)).unwrap();
+        }
+        tx.commit().unwrap();
+        let laps = (log.current_lsn().0 - start.0) / CAPACITY;
+        assert!(
+            laps >= 3,
+            "the committed transaction's redo is {laps} laps of the log"
+        );
+        // A second one, as long, still running when the power goes.
+        let start = log.current_lsn();
+        let mut tx = db.begin().unwrap();
+        for id in ROWS..2 * ROWS {
+            tx.insert(&t, &row(id)).unwrap();
+        }
+        let laps = (log.current_lsn().0 - start.0) / CAPACITY;
+        assert!(
+            laps >= 3,
+            "the open transaction's redo is {laps} laps of the log"
+        );
+        // The device dies: neither the rollback of the dropped transaction nor the close
+        // reaches the disk.
+        sim.arm(0);
+        drop(tx);
+        drop(t);
+        drop(db);
+    }
+    let report = sim.power_cut(7).unwrap();
+    let db = Database::open(dir.path(), config())
+        .unwrap_or_else(|e| panic!("open after the power cut: {e}\n{report}"));
+    assert!(
+        db.open_report().undo_records_applied > 0,
+        "recovery rolled the open transaction back"
+    );
+    let t = db.table("t").unwrap();
+    let mut want: Vec<Vec<Value>> = (0..ROWS).map(row).collect();
+    want.sort_by_key(|r| match r[0] {
+        Value::UInt(k) => k,
+        _ => unreachable!("the key is a UInt"),
+    });
+    assert_eq!(all_rows(&t), want, "the committed rows, and only those");
+    db.check().unwrap();
+    drop(t);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_small_database_keeps_a_small_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = || Config {
+        buffer_pool_dump_at_shutdown: false,
+        ..Config::default()
+    };
+    let capacity = config().redo_capacity();
+    assert_eq!(capacity, minnow::DEFAULT_REDO_CAPACITY);
+    {
+        let db = Database::create(dir.path(), config()).unwrap();
+        let t = db.create_table(def()).unwrap();
+        for id in 0..6 {
+            t.insert(&row(id)).unwrap();
+        }
+        drop(t);
+        db.close().unwrap();
+    }
+    let log_len = std::fs::metadata(dir.path().join(minnow::REDO_LOG))
+        .unwrap()
+        .len();
+    // The header and the first 1/32 of the capacity, not the whole circular area.
+    assert!(
+        log_len <= 4096 + capacity / 32,
+        "a six-row database has a {log_len}-byte redo log"
+    );
+    let db = Database::open(dir.path(), config()).unwrap();
+    assert_eq!(
+        db.buffer_pool().unwrap().log().unwrap().capacity(),
+        capacity
+    );
+    assert_eq!(all_rows(&db.table("t").unwrap()).len(), 6);
+    db.close().unwrap();
+}
