@@ -15,9 +15,9 @@
 //!
 //! An entry ([`Slot`]) names a leaf record: the index, the page, the record's offset and the
 //! page's LSN when the entry was made. A side table, sharded by page number, keeps for every
-//! leaf page the descents that could have used the hash (`helps`, InnoDB's `n_hash_helps`)
+//! leaf page the descents that saw it unchanged (`helps`, after InnoDB's `n_hash_helps`)
 //! and, once the page is hashed, the folds of its entries: dropping a page's entries (when it
-//! is rebuilt, merged away, or its index dropped) then costs one removal per entry and no
+//! is found stale, merged away, or its index dropped) then costs one removal per entry and no
 //! scan of the table, and no re-folding of records that may no longer be on the page.
 //!
 //! Lock order: a page shard, then partitions one at a time. Lookups take only a partition.
