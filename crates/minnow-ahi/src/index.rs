@@ -17,11 +17,12 @@ use crate::info::SearchInfo;
 /// times `2^level` for a page whose builds were wasted (see [`MAX_LEVEL`]).
 pub const PAGE_BUILD_LIMIT: usize = 16;
 
-/// The most a page's build threshold backs off: `2^MAX_LEVEL` times the base, about `n_recs`
-/// unchanged descents. After that many, the descents already paid for cost as much as a
-/// build (folding and inserting `n_recs` records), so building then never costs more than
-/// twice what the hash could have saved (the ski-rental bound).
-pub const MAX_LEVEL: u8 = 4;
+/// The most a page's build threshold backs off: `2^MAX_LEVEL` times the base, about
+/// `n_recs / 4` unchanged descents. A build (folding, inserting and later removing `n_recs`
+/// entries) costs about as much as that many descents, so after them building never costs
+/// more than twice what the hash could have saved (the ski-rental bound), and a page whose
+/// writer went quiet is hashed again soon.
+pub const MAX_LEVEL: u8 = 2;
 
 /// What the adaptive hash index keeps per index.
 #[derive(Debug)]

@@ -55,7 +55,7 @@
 //! later remove them), so a page whose builds go to waste backs off: when a build is
 //! dropped, the entries lookups probed meanwhile are counted (each entry has a flag that
 //! the first probe sets; later probes only read it). Under a quarter of the page's keys:
-//! the page's threshold doubles, up to [`MAX_LEVEL`] doublings (about `n_recs` unchanged
+//! the page's threshold doubles, up to [`MAX_LEVEL`] doublings (about `n_recs / 4` unchanged
 //! descents, after which the descents already paid for cost as much as a build). A quarter
 //! or more: it halves again. A page read between a background writer's changes (purge
 //! removing delete-marked rows during a read phase) thus stops being rebuilt after a few
