@@ -15,9 +15,9 @@
 //!
 //! An entry ([`Slot`]) names a leaf record: the index, the page, the record's offset and the
 //! page's LSN when the entry was made. A side table, sharded by page number, keeps for every
-//! leaf page the descents that could have used the hash (`helps`, InnoDB's `n_hash_helps`)
+//! leaf page the descents that saw it unchanged (`helps`, after InnoDB's `n_hash_helps`)
 //! and, once the page is hashed, the folds of its entries: dropping a page's entries (when it
-//! is rebuilt, merged away, or its index dropped) then costs one removal per entry and no
+//! is found stale, merged away, or its index dropped) then costs one removal per entry and no
 //! scan of the table, and no re-folding of records that may no longer be on the page.
 //!
 //! Lock order: a page shard, then partitions one at a time. Lookups take only a partition.
@@ -65,6 +65,34 @@ pub struct Slot {
     pub lsn: u64,
 }
 
+/// An entry in a partition: the slot, and whether a lookup has probed it since it was last
+/// written. The flag is set by the first probe only (a load, and a store when it was
+/// clear), so a hot entry costs its readers no further writes; when a page's build is
+/// dropped, the flags say how many of its keys it served.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub slot: Slot,
+    pub used: AtomicBool,
+}
+
+impl Entry {
+    fn new(slot: Slot) -> Entry {
+        Entry {
+            slot,
+            used: AtomicBool::new(false),
+        }
+    }
+
+    /// The slot, marking the entry used.
+    #[inline]
+    pub fn probe(&self) -> Slot {
+        if !self.used.load(Ordering::Relaxed) {
+            self.used.store(true, Ordering::Relaxed);
+        }
+        self.slot
+    }
+}
+
 /// Bytes an entry costs, for the memory limit: the map's key and value and control byte at
 /// a 7/8 load factor, plus the fold kept in its page's list, rounded up.
 pub const ENTRY_BYTES: usize = 64;
@@ -76,13 +104,13 @@ pub const PAGE_BYTES: usize = 64;
 #[derive(Debug, Default)]
 #[repr(align(128))]
 pub(crate) struct Partition {
-    pub map: RwLock<FoldMap<Slot>>,
-    pub lookups: AtomicU64,
+    pub map: RwLock<FoldMap<Entry>>,
     pub hits: AtomicU64,
     pub misses: AtomicU64,
 }
 
-/// A hashed page: the prefix it was hashed with, its LSN then, and the folds it inserted.
+/// A hashed page: the prefix it was hashed with, its LSN then, and the folds it inserted
+/// (sorted).
 #[derive(Debug, Clone)]
 pub(crate) struct Hashed {
     pub n_fields: u16,
@@ -98,6 +126,12 @@ pub(crate) struct PageInfo {
     pub helps: u32,
     /// The recommendation `helps` counts for.
     pub n_fields: u16,
+    /// The page's LSN at the descents `helps` counts (a change restarts the count).
+    pub seen_lsn: u64,
+    /// Back-off: a build needs `(n_recs / 16 + 1) << level` unchanged descents. Up by one
+    /// when a build is dropped having answered under a quarter of its keys, down by one
+    /// when it answered more.
+    pub level: u8,
     pub hashed: Option<Hashed>,
 }
 
@@ -107,6 +141,8 @@ impl PageInfo {
             index_id,
             helps: 0,
             n_fields: 0,
+            seen_lsn: 0,
+            level: 0,
             hashed: None,
         }
     }
@@ -127,6 +163,8 @@ pub(crate) struct Shared {
     pub pages_hashed: AtomicUsize,
     pub pages_tracked: AtomicUsize,
     pub pages_built: AtomicU64,
+    /// Builds dropped whole because their page changed.
+    pub pages_dropped: AtomicU64,
     pub refused: AtomicU64,
 }
 
@@ -143,6 +181,7 @@ impl Shared {
             pages_hashed: AtomicUsize::new(0),
             pages_tracked: AtomicUsize::new(0),
             pages_built: AtomicU64::new(0),
+            pages_dropped: AtomicU64::new(0),
             refused: AtomicU64::new(0),
         }
     }
@@ -181,12 +220,12 @@ impl Shared {
                 }
                 i += 1;
                 if let Some(old) = map.get_mut(&f) {
-                    *old = slot;
+                    *old = Entry::new(slot);
                     done.push(f);
                 } else if self.entries.load(Ordering::Relaxed)
                     < self.max_entries.load(Ordering::Relaxed)
                 {
-                    map.insert(f, slot);
+                    map.insert(f, Entry::new(slot));
                     self.entries.fetch_add(1, Ordering::Relaxed);
                     done.push(f);
                 } else {
@@ -197,8 +236,10 @@ impl Shared {
         done
     }
 
-    /// Removes the entries `folds` that still point at page `page_no` of `space`.
-    pub fn remove_page(&self, mut folds: Vec<u64>, space: u32, page_no: u32) {
+    /// Removes the entries `folds` that still point at page `page_no` of `space`; returns
+    /// how many of them lookups had probed.
+    pub fn remove_page(&self, mut folds: Vec<u64>, space: u32, page_no: u32) -> usize {
+        let mut used = 0;
         folds.sort_unstable();
         let mut i = 0;
         while let Some(&first) = folds.get(i) {
@@ -214,13 +255,15 @@ impl Shared {
                 i += 1;
                 if map
                     .get(&f)
-                    .is_some_and(|s| s.space == space && s.page_no == page_no)
+                    .is_some_and(|e| e.slot.space == space && e.slot.page_no == page_no)
+                    && let Some(e) = map.remove(&f)
                 {
-                    map.remove(&f);
+                    used += usize::from(e.used.load(Ordering::Relaxed));
                     self.entries.fetch_sub(1, Ordering::Relaxed);
                 }
             }
         }
+        used
     }
 
     /// Removes entry `fold` if `pred` holds for it.
@@ -229,7 +272,7 @@ impl Shared {
             return;
         };
         let mut map = part.map.write();
-        if map.get(&fold).is_some_and(pred) {
+        if map.get(&fold).is_some_and(|e| pred(&e.slot)) {
             map.remove(&fold);
             self.entries.fetch_sub(1, Ordering::Relaxed);
         }
@@ -272,7 +315,7 @@ impl Shared {
         for part in self.parts.iter() {
             let mut map = part.map.write();
             let before = map.len();
-            map.retain(|_, s| !doomed(s.index_id));
+            map.retain(|_, e| !doomed(e.slot.index_id));
             self.entries
                 .fetch_sub(before - map.len(), Ordering::Relaxed);
         }

@@ -9,12 +9,20 @@ use minnow_btree::record::{RecordLayout, SearchKey};
 use minnow_btree::tree::{Descent, Guess, SearchHook};
 
 use crate::fold::fold;
-use crate::hash::{Hashed, PageInfo, Shared, Slot};
+use crate::hash::{self, Hashed, PageInfo, Shared, Slot};
 use crate::info::SearchInfo;
 
 /// A page is hashed once more than `n_recs / PAGE_BUILD_LIMIT` descents that the hash could
-/// have served ended on it (InnoDB's `BTR_SEARCH_PAGE_BUILD_LIMIT`).
+/// have served ended on it with the page unchanged (InnoDB's `BTR_SEARCH_PAGE_BUILD_LIMIT`),
+/// times `2^level` for a page whose builds were wasted (see [`MAX_LEVEL`]).
 pub const PAGE_BUILD_LIMIT: usize = 16;
+
+/// The most a page's build threshold backs off: `2^MAX_LEVEL` times the base, about
+/// `n_recs / 4` unchanged descents. A build (folding, inserting and later removing `n_recs`
+/// entries) costs about as much as that many descents, so after them building never costs
+/// more than twice what the hash could have saved (the ski-rental bound), and a page whose
+/// writer went quiet is hashed again soon.
+pub const MAX_LEVEL: u8 = 2;
 
 /// What the adaptive hash index keeps per index.
 #[derive(Debug)]
@@ -62,13 +70,16 @@ impl IndexHook {
         let mut pending: Option<(u64, usize)> = None;
         for c in node::records(d.page) {
             let origin = c.ok()?.origin();
-            let fields = st
-                .layout
-                .walk(d.page, origin)
-                .take(n)
-                .collect::<Result<Vec<_>, _>>()
-                .ok()?;
-            let f = fold(st.index_id, fields.into_iter());
+            // Folded straight from the walk: no list of fields per record.
+            let mut bad = false;
+            let fields = st.layout.walk(d.page, origin).take(n);
+            let f = fold(
+                st.index_id,
+                fields.map_while(|r| r.map_err(|_| bad = true).ok()),
+            );
+            if bad {
+                return None;
+            }
             if let Some((pf, po)) = pending
                 && pf != f
             {
@@ -82,23 +93,76 @@ impl IndexHook {
         Some(out)
     }
 
-    /// Hashes the page of `d` with an `n`-field prefix, replacing its old entries.
+    /// Hashes the page of `d` with an `n`-field prefix, replacing its old entries: the new
+    /// ones overwrite the old under the same folds (the records mostly stayed), and only old
+    /// folds the page no longer yields are removed.
     fn build(&self, d: &Descent<'_>, n: usize, pi: &mut PageInfo) {
         let sh = &self.shared;
-        if let Some(old) = pi.hashed.take() {
+        let old = pi.hashed.take();
+        if old.is_some() {
             sh.pages_hashed.fetch_sub(1, Ordering::Relaxed);
-            sh.remove_page(old.folds, self.state.space, d.page_no);
         }
-        let Some(entries) = self.page_entries(d, n) else {
-            return;
+        let mut folds = match self.page_entries(d, n) {
+            Some(entries) => sh.insert(entries),
+            None => Vec::new(),
         };
-        let folds = sh.insert(entries);
+        folds.sort_unstable();
+        if let Some(old) = old {
+            let gone = old
+                .folds
+                .into_iter()
+                .filter(|f| folds.binary_search(f).is_err())
+                .collect();
+            sh.remove_page(gone, self.state.space, d.page_no);
+        }
+        if folds.is_empty() {
+            return;
+        }
         sh.pages_built.fetch_add(1, Ordering::Relaxed);
         sh.pages_hashed.fetch_add(1, Ordering::Relaxed);
         pi.hashed = Some(Hashed {
             n_fields: n as u16,
             lsn: d.lsn,
             folds,
+        });
+    }
+
+    /// A guess failed before descent `d`. If its page changed since the guess's LSN and the
+    /// page's hash was built at that LSN, the whole build is stale: its entries go now, in
+    /// one batch, and the page is unhashed until it has been stable long enough to earn a
+    /// new build (the lazy drop). Otherwise only this entry goes, and only if it still says
+    /// what the guess said.
+    fn forget_failed(&self, d: &Descent<'_>, g: &Guess) {
+        let st = &self.state;
+        if d.guess_page_changed
+            && let Some(shard) = self.shared.page_shard(st.space, g.page_no)
+        {
+            let mut pages = shard.lock();
+            if let Some(pi) = pages.get_mut(&(st.space, g.page_no))
+                && pi.index_id == st.index_id
+                && pi.hashed.as_ref().is_some_and(|h| h.lsn == g.lsn)
+                && let Some(h) = pi.hashed.take()
+            {
+                self.shared.pages_dropped.fetch_add(1, Ordering::Relaxed);
+                self.shared.pages_hashed.fetch_sub(1, Ordering::Relaxed);
+                let n = h.folds.len();
+                // The failing probe marked one entry itself.
+                let used = self
+                    .shared
+                    .remove_page(h.folds, st.space, g.page_no)
+                    .saturating_sub(1);
+                // Paid off if it answered at least a quarter of its keys: a build and its
+                // drop cost about as much as that many descents.
+                pi.level = if used >= n.div_ceil(4) {
+                    pi.level.saturating_sub(1)
+                } else {
+                    (pi.level + 1).min(MAX_LEVEL)
+                };
+                return;
+            }
+        }
+        self.shared.remove_if(g.token, |s| {
+            (s.space, s.page_no, s.origin, s.lsn) == (st.space, g.page_no, g.origin as u32, g.lsn)
         });
     }
 }
@@ -116,8 +180,7 @@ impl SearchHook for IndexHook {
         }
         let f = self.key_fold(key, n);
         let part = self.shared.part(f)?;
-        part.lookups.fetch_add(1, Ordering::Relaxed);
-        let slot = part.map.read().get(&f).copied();
+        let slot = part.map.read().get(&f).map(hash::Entry::probe);
         // The slot's index id is not checked here: the tree verifies the page itself, and a
         // foreign entry under this fold (a collision, or damage) gets repaired that way.
         match slot {
@@ -154,6 +217,14 @@ impl SearchHook for IndexHook {
         } else {
             st.info.get()
         };
+        if let Some(g) = d.failed_guess {
+            self.forget_failed(d, g);
+        }
+        // Until the index is ready no page is built, so nothing per page is worth counting
+        // (and no page lock is taken).
+        if !r.ready() {
+            return;
+        }
         let n = usize::from(r.n_fields);
         let Some(shard) = self.shared.page_shard(st.space, d.page_no) else {
             return;
@@ -175,50 +246,44 @@ impl SearchHook for IndexHook {
             }
             *pi = PageInfo::new(st.index_id);
         }
-        if let Some(g) = d.failed_guess {
-            let stale = Slot {
-                index_id: st.index_id,
-                space: st.space,
-                page_no: g.page_no,
-                origin: g.origin as u32,
-                lsn: g.lsn,
-            };
-            let same_prefix = n > 0 && self.key_fold(d.key, n) == g.token;
-            match &mut pi.hashed {
-                // Repair in place (InnoDB's btr_search_update_hash_ref): the key is here now.
-                Some(h) if d.found.exact && same_prefix && usize::from(h.n_fields) == n => {
-                    let fresh = Slot {
-                        page_no: d.page_no,
-                        origin: d.found.cursor.origin() as u32,
-                        lsn: d.lsn,
-                        ..stale
-                    };
-                    if !self.shared.insert(vec![(g.token, fresh)]).is_empty()
-                        && !h.folds.contains(&g.token)
-                    {
-                        h.folds.push(g.token);
-                    }
-                }
-                _ => self.shared.remove_if(g.token, |s| {
-                    (s.page_no, s.origin, s.lsn) == (stale.page_no, stale.origin, stale.lsn)
-                }),
-            }
-        }
-        if n == 0 {
-            return;
-        }
-        if usize::from(pi.n_fields) == n {
-            pi.helps = pi.helps.saturating_add(1);
-        } else {
-            pi.helps = 1;
-            pi.n_fields = n as u16;
-        }
-        let n_recs = node::n_recs(d.page).unwrap_or(0);
-        let stale = pi
+        let current = pi
             .hashed
             .as_ref()
-            .is_none_or(|h| usize::from(h.n_fields) != n || h.lsn != d.lsn);
-        if r.ready() && stale && pi.helps as usize > n_recs / PAGE_BUILD_LIMIT {
+            .is_some_and(|h| usize::from(h.n_fields) == n && h.lsn == d.lsn);
+        if current {
+            // Hashed as it is now, yet this key needed a descent: its entry was missing or
+            // wrong. Repair it in place (InnoDB's btr_search_update_hash_ref).
+            if let (true, Some(g), Some(h)) = (d.found.exact, d.failed_guess, pi.hashed.as_mut())
+                && self.key_fold(d.key, n) == g.token
+            {
+                let fresh = Slot {
+                    index_id: st.index_id,
+                    space: st.space,
+                    page_no: d.page_no,
+                    origin: d.found.cursor.origin() as u32,
+                    lsn: d.lsn,
+                };
+                if !self.shared.insert(vec![(g.token, fresh)]).is_empty()
+                    && let Err(at) = h.folds.binary_search(&g.token)
+                {
+                    h.folds.insert(at, g.token);
+                }
+            }
+            return;
+        }
+        // `helps` counts the descents that saw the page at one LSN: exactly the lookups a
+        // build at the first of them would have answered. A page that changes between
+        // lookups (bulk deletes, an update load) starts again at every change and is never
+        // built; its stale build, if any, waits for its first failed guess to be dropped.
+        if usize::from(pi.n_fields) != n || pi.seen_lsn != d.lsn {
+            pi.helps = 0;
+            pi.n_fields = n as u16;
+            pi.seen_lsn = d.lsn;
+        }
+        pi.helps = pi.helps.saturating_add(1);
+        let n_recs = node::n_recs(d.page).unwrap_or(0);
+        let limit = (n_recs / PAGE_BUILD_LIMIT + 1) << pi.level;
+        if pi.helps as usize >= limit {
             pi.helps = 0;
             self.build(d, n, pi);
         }

@@ -17,10 +17,15 @@
 //!    yes, `n_hash_potential` grows; if not, a new `n` is recommended from how many fields
 //!    the key shared with the records around it. The index is *ready* once the potential
 //!    reaches 100 ([`info::BUILD_LIMIT`]).
-//! 2. **Per page, whether.** Each leaf page counts the descents that ended on it with the
-//!    current recommendation (`helps`). When the index is ready and a page's helps exceed
-//!    `n_recs / 16` ([`PAGE_BUILD_LIMIT`]), the page is hashed: every record's prefix is
-//!    folded ([`fold`]) and an entry inserted. Pages nobody looks up twice are never hashed.
+//! 2. **Per page, whether.** Once the index is ready, each leaf page counts the descents
+//!    that ended on it **with the page unchanged** (`helps`, reset whenever the page's LSN
+//!    differs from the previous descent's). When `helps` exceeds `n_recs / 16`
+//!    ([`PAGE_BUILD_LIMIT`]), the page is hashed: every record's prefix is folded ([`fold`])
+//!    and an entry inserted. The count is exactly the number of lookups a build at the
+//!    first of those descents would have answered, since an entry is only good while its
+//!    page keeps its LSN: pages nobody looks up twice, and pages written between lookups
+//!    (an update load, a bulk delete reading each row before deleting it), are never
+//!    hashed, so such loads pay no builds.
 //! 3. **Per lookup, whether to try.** A lookup probes the hash only while its index is ready.
 //!
 //! ## Entries point at records, and every hit is verified
@@ -29,18 +34,42 @@
 //! hashed. The tree verifies each guess under the page's shared latch: same LSN (every page
 //! change is a mini-transaction that moves the LSN, so the offset still holds the hashed
 //! record), an INDEX leaf of this index, a user record at the offset, and its key equal to
-//! the key searched. Otherwise it descends and the hook repairs the entry (the key's record
-//! is on the leaf the descent found) or drops it.
+//! the key searched. Otherwise it descends, and the hook drops the entry, or the page's whole
+//! stale build (see below).
 //!
 //! This is how the hash keeps in step with **splits, merges and reorganisation** without being
 //! told about them: each of those changes the LSN of every page it touches, so all entries of
-//! those pages become stale at once and are never trusted again. What it costs: after a page
-//! changes, each hashed key on it pays one failed guess (a probe and a page latch) before
-//! its descent, then the entry is repaired; once `n_recs / 16` descents ended on the changed
-//! page it is hashed again wholesale. A page **evicted** from the buffer pool needs nothing at
-//! all: read back, it has the same bytes and the same LSN, so its entries are still right. A
-//! page **freed** by a merge has its entries dropped at once ([`SearchHook::page_freed`]),
-//! for memory; if it were reused its LSN would have moved anyway.
+//! those pages become stale at once and are never trusted again.
+//!
+//! ## Upkeep that pays for itself
+//!
+//! Nothing is done when a page changes. The first lookup that trips on a stale entry (the
+//! tree reports that the page's LSN moved, [`minnow_btree::tree::Descent::guess_page_changed`])
+//! drops that page's **whole** build in one batch, so the page's other keys stop probing
+//! entries that cannot verify; a page that changes and is never looked up again costs
+//! nothing until its entries are overwritten or its page freed. A lookup that fails on an
+//! entry whose page did not change (a wrong or planted entry) removes only that entry, or
+//! repairs it in place when its page is hashed as it is now.
+//!
+//! A build costs about as much as a few dozen descents (fold and insert every record, and
+//! later remove them), so a page whose builds go to waste backs off: when a build is
+//! dropped, the entries lookups probed meanwhile are counted (each entry has a flag that
+//! the first probe sets; later probes only read it). Under a quarter of the page's keys:
+//! the page's threshold doubles, up to [`MAX_LEVEL`] doublings (about `n_recs / 4` unchanged
+//! descents, after which the descents already paid for cost as much as a build). A quarter
+//! or more: it halves again. A page read between a background writer's changes (purge
+//! removing delete-marked rows during a read phase) thus stops being rebuilt after a few
+//! tries.
+//!
+//! What the lookup path writes to shared memory: the partition lock taken shared, one hit
+//! or miss counter in the same partition (the probe count is their sum), and an entry's
+//! used flag on its first probe only. A descent that misses the hash also updates its page's
+//! counter under a page-shard lock, but only once the index is ready.
+//!
+//! A page **evicted** from the buffer pool needs nothing at all: read back, it has the same
+//! bytes and the same LSN, so its entries are still right. A page **freed** by a merge has
+//! its entries dropped at once ([`SearchHook::page_freed`]), for memory; if it were reused its
+//! LSN would have moved anyway.
 //!
 //! InnoDB instead updates entries on every row insert and delete and drops a page's entries
 //! on every split, merge and eviction, so the hash never holds a stale pointer (its entries
@@ -116,7 +145,7 @@ use minnow_btree::tree::SearchHook;
 use parking_lot::Mutex;
 
 pub use hash::{ENTRY_BYTES, PAGE_BYTES, Slot};
-pub use index::{IndexHook, PAGE_BUILD_LIMIT};
+pub use index::{IndexHook, MAX_LEVEL, PAGE_BUILD_LIMIT};
 
 use hash::Shared;
 use index::IndexState;
@@ -163,6 +192,9 @@ pub struct AhiStats {
     pub pages_hashed: u64,
     /// Page hash builds so far (a page rebuilt after it changed counts again).
     pub pages_built: u64,
+    /// Page hashes dropped whole because their page changed after the build (found out
+    /// lazily, by the first lookup that failed on one of its entries).
+    pub pages_dropped: u64,
     /// Leaf pages with bookkeeping (hashed or counting helps).
     pub pages_tracked: u64,
     /// Entries in the hash now.
@@ -267,9 +299,8 @@ impl Ahi {
     /// The current counters and sizes.
     pub fn stats(&self) -> AhiStats {
         let sh = &self.shared;
-        let (mut lookups, mut hits, mut misses) = (0, 0, 0);
+        let (mut hits, mut misses) = (0, 0);
         for p in sh.parts.iter() {
-            lookups += p.lookups.load(Ordering::Relaxed);
             hits += p.hits.load(Ordering::Relaxed);
             misses += p.misses.load(Ordering::Relaxed);
         }
@@ -277,12 +308,14 @@ impl Ahi {
         let pages_tracked = sh.pages_tracked.load(Ordering::Relaxed) as u64;
         AhiStats {
             enabled: self.enabled(),
-            lookups,
+            // Every probe ends as exactly one hit or one miss: one counter less to bump.
+            lookups: hits + misses,
             hits,
             misses,
             descents_avoided: hits,
             pages_hashed: sh.pages_hashed.load(Ordering::Relaxed) as u64,
             pages_built: sh.pages_built.load(Ordering::Relaxed),
+            pages_dropped: sh.pages_dropped.load(Ordering::Relaxed),
             pages_tracked,
             entries,
             refused: sh.refused.load(Ordering::Relaxed),
@@ -305,7 +338,7 @@ impl Ahi {
     pub fn entries(&self) -> Vec<Slot> {
         let mut out = Vec::new();
         for p in self.shared.parts.iter() {
-            out.extend(p.map.read().values().copied());
+            out.extend(p.map.read().values().map(|e| e.slot));
         }
         out
     }

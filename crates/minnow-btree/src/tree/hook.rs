@@ -26,7 +26,10 @@
 //! searched. Anything else (the page changed, split, merged, was freed and reused, or the
 //! entry is simply wrong) makes the tree fall back to the descent, so a stale or corrupt hash
 //! entry costs time, never a wrong answer. The tree calls [`SearchHook::verified`] with the
-//! outcome, and the descent's [`Descent::failed_guess`] lets the hook repair or drop the entry.
+//! outcome, and the descent's [`Descent::failed_guess`] lets the hook repair or drop the entry;
+//! [`Descent::guess_page_changed`] tells it whether the page moved on since the entry was
+//! made (then every entry made at that LSN is stale and can go at once) or the entry alone
+//! was wrong.
 
 use std::fmt::Debug;
 
@@ -67,6 +70,11 @@ pub struct Descent<'a> {
     pub found: &'a SearchResult,
     /// The guess tried before this descent, if one was tried and failed verification.
     pub failed_guess: Option<&'a Guess>,
+    /// Whether the failed guess's page no longer carried the LSN the guess named (or could
+    /// not be read): the page changed since the entry was made, so every entry made with
+    /// that LSN is stale, not just this one. `false` when the page was unchanged and the
+    /// entry itself was wrong, and when no guess failed.
+    pub guess_page_changed: bool,
 }
 
 /// A hash index over one tree's leaf records, consulted by [`BTree::get`],
@@ -113,11 +121,13 @@ impl BTree {
             return Ok(found.exact.then_some((g, found.cursor)));
         };
         let guess = hook.guess(k);
+        let mut guess_page_changed = false;
         if let Some(guess) = &guess {
             let verified = self.verify_guess(pool, k, guess);
-            hook.verified(guess, verified.is_some());
-            if let Some(hit) = verified {
-                return Ok(Some(hit));
+            hook.verified(guess, verified.is_ok());
+            match verified {
+                Ok(hit) => return Ok(Some(hit)),
+                Err(changed) => guess_page_changed = changed,
             }
         }
         let g = self.leaf_for_read(pool, Some(k))?;
@@ -129,38 +139,48 @@ impl BTree {
             lsn: g.lsn().0,
             found: &found,
             failed_guess: guess.as_ref(),
+            guess_page_changed,
         });
         Ok(found.exact.then_some((g, found.cursor)))
     }
 
     /// Checks `guess` against the page (see the module docs). Any error reading or decoding
-    /// the page counts as a failed guess: the descent that follows reports real damage.
+    /// the page counts as a failed guess: the descent that follows reports real damage. A
+    /// failure says whether the page changed (or could not be read) since the guess's LSN.
     fn verify_guess<'p>(
         &self,
         pool: &'p BufferPool,
         k: &SearchKey,
         guess: &Guess,
-    ) -> Option<(PageReadGuard<'p>, Cursor)> {
+    ) -> Result<(PageReadGuard<'p>, Cursor), bool> {
         if k.len() != self.leaf.n_key() {
-            return None;
+            return Err(false);
         }
         let id = self.id(guess.page_no);
-        let g = pool.get_read(id).ok()?;
+        let g = pool.get_read(id).map_err(|_| true)?;
         if g.lsn().0 != guess.lsn {
-            return None;
+            return Err(true);
         }
-        page::validate(&g, id, self.index_id, Some(0)).ok()?;
+        self.check_guess(&g, k, guess).ok_or(false)?;
+        Ok((g, Cursor::at(guess.origin)))
+    }
+
+    /// Whether the record at the guess's origin on `g` (whose LSN matched) is a user record
+    /// of this index's leaf whose key equals `k`.
+    fn check_guess(&self, g: &PageReadGuard<'_>, k: &SearchKey, guess: &Guess) -> Option<()> {
+        let id = self.id(guess.page_no);
+        page::validate(g, id, self.index_id, Some(0)).ok()?;
         let c = Cursor::at(guess.origin);
-        let heap_top = usize::from(node::Hdr::read(&g).ok()?.heap_top);
+        let heap_top = usize::from(node::Hdr::read(g).ok()?.heap_top);
         if !c.is_user() || guess.origin < node::SUPREMUM_END || guess.origin >= heap_top {
             return None;
         }
-        let h = node::header_at(&g, c).ok()?;
+        let h = node::header_at(g, c).ok()?;
         if h.status != self.leaf.status() || h.info_bits & INFO_MIN_REC != 0 {
             return None;
         }
-        match self.leaf.compare(k, &g, guess.origin, 0) {
-            Ok((std::cmp::Ordering::Equal, m)) if m == k.len() => Some((g, c)),
+        match self.leaf.compare(k, g, guess.origin, 0) {
+            Ok((std::cmp::Ordering::Equal, m)) if m == k.len() => Some(()),
             _ => None,
         }
     }
