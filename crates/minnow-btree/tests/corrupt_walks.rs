@@ -187,6 +187,26 @@ fn count_ends_in_a_ring_of_leaves_whose_links_agree() {
 }
 
 #[test]
+fn count_ends_at_a_record_list_that_loops_inside_a_leaf() {
+    let (_d, pool, tree) = tree(100);
+    let l = leaves(&pool);
+    // The first record of the second leaf links back to the infimum: the list never reaches
+    // the supremum.
+    let inf_next = {
+        let g = pool.get_read(PageId::new(SPACE, l[1])).unwrap();
+        bytes::read_u16(&g, 99 - 2).unwrap()
+    };
+    let first = usize::from(99u16.wrapping_add(inf_next));
+    let back = 99u16.wrapping_sub(first as u16);
+    poke(&pool, l[1], first - 2, &back.to_be_bytes());
+    assert_corrupt(
+        &count_error(&pool, &tree),
+        &[l[1]],
+        "more records than the heap",
+    );
+}
+
+#[test]
 fn backward_scan_ends_in_a_ring_of_leaves_whose_links_agree() {
     let (_d, pool, tree) = tree(100);
     let l = leaves(&pool);
