@@ -18,7 +18,7 @@
 //!   │                secondary-index entries whose row was looked up in the clustered
 //!   │                index, and entries that were not (INNODB_METRICS sec_rec_cluster_reads
 //!   │                and sec_rec_cluster_reads_avoided)
-//!   ├─ adaptive_hash_index  lookups, hits, misses, pages hashed, entries, memory and limit
+//!   ├─ adaptive_hash_index  lookups, hits, misses, pages hashed, built and dropped, entries, memory and limit
 //!   ├─ transactions  TRANSACTIONS: next transaction id, active transactions, history list
 //!   │                length, open read views and the oldest one's age, undo pages, purge's
 //!   │                counters (logs, records, entries removed, undo pages freed)
@@ -549,6 +549,7 @@ impl Status {
             s.num("descents_avoided", a.descents_avoided);
             s.num("pages_hashed", a.pages_hashed);
             s.num("pages_built", a.pages_built);
+            s.num("pages_dropped", a.pages_dropped);
             s.num("entries", a.entries);
             s.num("refused", a.refused);
             s.num("memory_bytes", a.memory_bytes);
@@ -881,6 +882,10 @@ mod tests {
         );
         assert!(j.ends_with("\n  }\n}"), "{j}");
         assert!(j.contains("\"tablespaces\": []"), "{j}");
+        assert!(
+            j.contains("\"pages_built\": 0,\n    \"pages_dropped\": 0,"),
+            "{j}"
+        );
         let off = Status::default().to_json(None);
         assert!(!off.contains("doublewrite"), "{off}");
         assert!(off.contains("\"not_built\": []"), "{off}");
