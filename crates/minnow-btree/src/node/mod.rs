@@ -627,20 +627,7 @@ impl Iterator for Records<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let at = self.at?;
-        let r = next_of(self.page, at).and_then(|n| {
-            if n == SUPREMUM {
-                return Ok(None);
-            }
-            if self.left == 0 {
-                return Err(NodeError::Corrupt {
-                    at: n,
-                    what: "the record list has more records than the heap",
-                });
-            }
-            self.left -= 1;
-            Ok(Some(n))
-        });
-        match r {
+        match step(self.page, at, &mut self.left) {
             Ok(Some(n)) => {
                 self.at = Some(n);
                 Some(Ok(Cursor(n)))
@@ -655,6 +642,26 @@ impl Iterator for Records<'_> {
             }
         }
     }
+}
+
+/// One step along the record list: the user record after the one at `at` (the infimum to
+/// start), `None` at the supremum. `left` is how many more records the heap can hold (start
+/// from `PAGE_N_HEAP`): each step spends one, so a list that loops is an error after at most
+/// that many steps, never an endless walk. The one checked step of [`records`] and of walks
+/// that read more of each record than its cursor.
+pub fn step(page: &[u8], at: usize, left: &mut usize) -> Result<Option<usize>, NodeError> {
+    let n = next_of(page, at)?;
+    if n == SUPREMUM {
+        return Ok(None);
+    }
+    if *left == 0 {
+        return Err(NodeError::Corrupt {
+            at: n,
+            what: "the record list has more records than the heap",
+        });
+    }
+    *left -= 1;
+    Ok(Some(n))
 }
 
 #[cfg(test)]

@@ -120,26 +120,12 @@ impl BTree {
         let mut left = node::Hdr::read(page).map_or(0, |h| usize::from(h.n_heap));
         let mut at = node::INFIMUM;
         loop {
-            // One read of the 5-byte header gives both the delete mark and the next record
-            // (the checks of `node::records`: in the record area, at most `n_heap` records).
-            let h: [u8; HEADER_SIZE] = at
-                .checked_sub(HEADER_SIZE)
-                .and_then(|from| page.get(from..at))
-                .and_then(|b| b.try_into().ok())
-                .ok_or_else(|| self.corrupt_rec(page, at, "record header outside the page"))?;
-            let rel = u16::from_be_bytes([h[3], h[4]]);
-            let next = usize::from((at as u16).wrapping_add(rel));
-            if rel == 0 || !(node::INFIMUM..page.len()).contains(&next) {
-                return Err(self.corrupt_rec(page, at, "next pointer outside the record area"));
-            }
-            if next == node::SUPREMUM {
-                return Ok(());
-            }
-            if left == 0 {
-                return Err(self.corrupt_rec(page, next, "more records than the heap holds"));
-            }
-            left -= 1;
-            at = next;
+            // The checked step of `node::records`, then the delete mark from the header.
+            at = match node::step(page, at, &mut left) {
+                Ok(Some(next)) => next,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(self.corrupt_rec(page, at, &e.to_string())),
+            };
             let deleted = page
                 .get(at - HEADER_SIZE)
                 .is_some_and(|b| b & INFO_DELETED != 0);
