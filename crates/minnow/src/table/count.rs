@@ -177,12 +177,7 @@ impl<'db> Table<'db> {
         };
         let s = &meta.secondary[i];
         let pk = e.values.get(s.cols.len()..).unwrap_or_default();
-        let Some(rec) = self
-            .t
-            .clustered
-            .get(&inner.pool, pk)
-            .map_err(|err| from_tree(err, meta.name(), PRIMARY))?
-        else {
+        let Some(rec) = self.clustered_record(pk)? else {
             return Ok(false);
         };
         let Some(v) = trx::visible(inner, &self.t, snap, rec.values, rec.deleted)? else {
