@@ -51,7 +51,7 @@
 //! few queries.
 
 mod common;
-use common::{bench_dir, criterion_dir, env_num, median};
+use common::{bench_dir, criterion_dir, env_num, median, write_csv};
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -255,9 +255,7 @@ fn e3(c: &mut Criterion) {
         "e3: {:<7} {:>12} {:>14} {:>7} {:>7} {:>7} {:>7} {:>7}",
         "algo", "compress µs", "decompress µs", "ratio", "fit 8K", "fit 4K", "fit 2K", "fit 1K"
     );
-    let mut csv = String::from(
-        "algorithm,pages,compress_us,decompress_us,ratio,fit_8k,fit_4k,fit_2k,fit_1k\n",
-    );
+    let mut rows = Vec::new();
     for r in &table {
         eprintln!(
             "e3: {:<7} {:>12.1} {:>14.1} {:>7.3} {:>6.0}% {:>6.0}% {:>6.0}% {:>6.0}%",
@@ -270,25 +268,24 @@ fn e3(c: &mut Criterion) {
             r.fits[2] * 100.0,
             r.fits[3] * 100.0
         );
-        csv.push_str(&format!(
-            "{},{},{:.2},{:.2},{:.4},{:.4},{:.4},{:.4},{:.4}\n",
-            r.algorithm,
-            pages.len(),
-            r.compress_us,
-            r.decompress_us,
-            r.ratio,
-            r.fits[0],
-            r.fits[1],
-            r.fits[2],
-            r.fits[3]
-        ));
+        rows.push(vec![
+            r.algorithm.to_string(),
+            pages.len().to_string(),
+            format!("{:.2}", r.compress_us),
+            format!("{:.2}", r.decompress_us),
+            format!("{:.4}", r.ratio),
+            format!("{:.4}", r.fits[0]),
+            format!("{:.4}", r.fits[1]),
+            format!("{:.4}", r.fits[2]),
+            format!("{:.4}", r.fits[3]),
+        ]);
     }
-    let out = criterion_dir().join("e3_compression");
-    let path = out.join("results.csv");
-    match std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&path, csv)) {
-        Ok(()) => eprintln!("e3: wrote {}", path.display()),
-        Err(e) => eprintln!("e3: could not write {}: {e}", path.display()),
-    }
+    write_csv(
+        "e3",
+        &criterion_dir().join("e3_compression").join("results.csv"),
+        "algorithm,pages,compress_us,decompress_us,ratio,fit_8k,fit_4k,fit_2k,fit_1k",
+        &rows,
+    );
 }
 
 /// The IO-bound part: both layouts loaded once, then Criterion's group and the same-run
@@ -394,9 +391,7 @@ fn e3_io(c: &mut Criterion) {
         "zip miss",
         "µs/unzip"
     );
-    let mut csv = String::from(
-        "workload,layout,seconds,queries,rows,qps,user_s,sys_s,readers_blocked_s,pages_read,zip_hits,zip_misses,decompress_ops,decompress_us\n",
-    );
+    let mut rows = Vec::new();
     for r in &runs {
         eprintln!(
             "e3_io: {:<10} {:<12} {:>10.1} {:>8.2} {:>10.2} {:>8} {:>9} {:>9} {:>8.1}",
@@ -410,30 +405,29 @@ fn e3_io(c: &mut Criterion) {
             r.zip_misses,
             r.decompress_us
         );
-        csv.push_str(&format!(
-            "{},{},{:.3},{},{},{:.1},{:.2},{:.2},{:.2},{},{},{},{},{:.2}\n",
-            r.workload.name(),
-            r.layout.name(),
-            r.seconds,
-            r.queries,
-            r.rows,
-            r.qps,
-            r.cpu.user_s,
-            r.cpu.sys_s,
-            r.cpu.readers_blocked_s,
-            r.pages_read + r.read_ahead,
-            r.zip_hits,
-            r.zip_misses,
-            r.decompress_ops,
-            r.decompress_us
-        ));
+        rows.push(vec![
+            r.workload.name().to_string(),
+            r.layout.name().to_string(),
+            format!("{:.3}", r.seconds),
+            r.queries.to_string(),
+            r.rows.to_string(),
+            format!("{:.1}", r.qps),
+            format!("{:.2}", r.cpu.user_s),
+            format!("{:.2}", r.cpu.sys_s),
+            format!("{:.2}", r.cpu.readers_blocked_s),
+            (r.pages_read + r.read_ahead).to_string(),
+            r.zip_hits.to_string(),
+            r.zip_misses.to_string(),
+            r.decompress_ops.to_string(),
+            format!("{:.2}", r.decompress_us),
+        ]);
     }
-    let out = criterion_dir().join("e3_io");
-    let path = out.join("results.csv");
-    match std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&path, csv)) {
-        Ok(()) => eprintln!("e3_io: wrote {}", path.display()),
-        Err(e) => eprintln!("e3_io: could not write {}: {e}", path.display()),
-    }
+    write_csv(
+        "e3_io",
+        &criterion_dir().join("e3_io").join("results.csv"),
+        "workload,layout,seconds,queries,rows,qps,user_s,sys_s,readers_blocked_s,pages_read,zip_hits,zip_misses,decompress_ops,decompress_us",
+        &rows,
+    );
 }
 
 criterion_group!(benches, e3, e3_io);

@@ -31,7 +31,10 @@
 //! `cargo bench --bench e2_reads -- --test` (CI) runs each query once per organisation and a
 //! one-thread sweep of a few milliseconds per point on a 1,000-row table.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{criterion_dir, write_csv};
+
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -100,16 +103,6 @@ fn bench_dir() -> tempfile::TempDir {
     .unwrap_or_else(|e| panic!("cannot create a bench directory: {e}"))
 }
 
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return PathBuf::from(home);
-    }
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(t) => PathBuf::from(t).join("criterion"),
-        None => PathBuf::from("target/criterion"),
-    }
-}
-
 fn load<'db>(db: &'db Database, dir: &Path, s: &Settings) -> Vec<(Organisation, NormalTable<'db>)> {
     Organisation::ALL
         .into_iter()
@@ -160,7 +153,7 @@ fn sweep(s: &Settings, tables: &[(Organisation, NormalTable<'_>)]) {
         seed: 0,
     };
     let stop = AtomicBool::new(false);
-    let mut csv = String::from("organisation,query,threads,queries,rows,seconds,qps\n");
+    let mut rows = Vec::new();
     eprintln!(
         "e2: sweep, {} rows, {:.2} s per point\n{:<30} {:>7} {:>14} {:>14} {:>15}",
         s.rows, s.secs, "query", "threads", "clustered q/s", "heap q/s", "clustered/heap"
@@ -171,16 +164,7 @@ fn sweep(s: &Settings, tables: &[(Organisation, NormalTable<'_>)]) {
             for (org, t) in tables {
                 let p = reads2007::run_point(t, *org, q, n, &cfg, &stop)
                     .unwrap_or_else(|e| panic!("{}: {e}", q.name()));
-                csv.push_str(&format!(
-                    "{},{},{},{},{},{:.3},{:.1}\n",
-                    org.name(),
-                    p.query,
-                    p.threads,
-                    p.queries,
-                    p.rows,
-                    p.seconds,
-                    p.qps
-                ));
+                rows.push(p.csv_record().to_vec());
                 qps.push(p.qps);
             }
             eprintln!(
@@ -193,12 +177,8 @@ fn sweep(s: &Settings, tables: &[(Organisation, NormalTable<'_>)]) {
             );
         }
     }
-    let out = criterion_dir().join("e2_reads");
-    let path = out.join("results.csv");
-    match std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&path, csv)) {
-        Ok(()) => eprintln!("e2: written to {}", path.display()),
-        Err(e) => eprintln!("e2: cannot write {}: {e}", path.display()),
-    }
+    let path = criterion_dir().join("e2_reads").join("results.csv");
+    write_csv("e2", &path, reads2007::Point::CSV_HEADER, &rows);
 }
 
 fn e2(c: &mut Criterion) {

@@ -5,7 +5,7 @@
 //! only some of the helpers leaves the others unused.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `name` parsed as a number (underscores allowed: `1_000_000`), or `default` when unset; a
 /// value that does not parse stops the bench with its name and the reason.
@@ -57,6 +57,28 @@ pub fn criterion_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(t) => PathBuf::from(t).join("criterion"),
         None => PathBuf::from("target/criterion"),
+    }
+}
+
+/// Writes a bench's same-run results file through the `csv` crate: the `header` (its
+/// comma-separated column names), then `rows`; says on stderr, after `tag`, where it went or
+/// why it could not be written (a results file never stops a bench).
+pub fn write_csv(tag: &str, path: &Path, header: &str, rows: &[Vec<String>]) {
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(csv::Error::from)
+        .and_then(|()| {
+            let mut w = csv::Writer::from_path(path)?;
+            w.write_record(header.split(','))?;
+            for r in rows {
+                w.write_record(r)?;
+            }
+            Ok(w.flush()?)
+        });
+    match written {
+        Ok(()) => eprintln!("{tag}: wrote {}", path.display()),
+        Err(e) => eprintln!("{tag}: could not write {}: {e}", path.display()),
     }
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates every plot in docs/plots from the CSV files in docs/plots/data with `minnow plot`
-# (crates/minnow-workload/src/plot.rs: plain SVG, no dependencies). Run from the repository root:
+# (crates/minnow-workload/src/plot.rs: plain SVG). Run from the repository root:
 #   sh docs/plots/make.sh
 # docs/plots/data/e2.csv is the thread sweep `cargo bench --bench e2_reads` writes to
 # <criterion dir>/e2_reads/results.csv (or `minnow bench reads2007 --csv`); mvcc.csv is the

@@ -1,5 +1,11 @@
-//! Charts of benchmark results as SVG, with no dependencies: what `minnow plot` draws for
-//! docs/EXPERIMENTS.md.
+//! Charts of benchmark results as SVG: what `minnow plot` draws for docs/EXPERIMENTS.md.
+//!
+//! The SVG is written here rather than through a plotting crate: the work of a chart is in
+//! choosing its ticks, panels and legend (below), and `plotters`, tried on E2's sweep, drew
+//! log axes with ticks at 1, 10, 100 instead of the thread counts, no label at all on a
+//! panel whose values span less than a factor of ten, legends over the lines, and has
+//! neither facets nor grouped bars; the few lines that emit SVG elements are the easy part.
+//! The CSV is read with the `csv` crate.
 //!
 //! A result file is a CSV table with a header row (what the benches and `minnow bench ...
 //! --csv` write). A [`ChartSpec`] names the columns to draw: `x` and `y`, optionally a
@@ -12,8 +18,14 @@
 //! - [`Kind::Bar`]: `x` is a category (kept in first-seen order), one bar per series in each
 //!   group.
 //!
-//! `y` starts at zero unless `log_y` is set. Values are drawn as read; rows whose `y` is not a
-//! number are an error naming the row, so a chart never silently drops data.
+//! What every chart gets: x ticks at the data's own x values (1, 2, 4, 8, 16 threads, or
+//! every category; round steps only past ten distinct values), a legend even for a single
+//! series (named by the series value, or by the y column when there is no series column),
+//! and y labels in every panel: `y` starts at zero unless `log_y` is set; a log axis is
+//! labelled at 1, 2, 5 times powers of ten, or at round linear steps where its range is too
+//! narrow for three of those, and reaches a little below the smallest value so that its bar
+//! still shows. Values are drawn as read; rows whose `y` is not a number are an error naming
+//! the row, so a chart never silently drops data.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -63,56 +75,62 @@ pub enum PlotError {
     Empty,
 }
 
-/// Splits one CSV line into fields (double quotes around a field allowed, `""` inside).
-fn fields(line: &str, n: usize) -> Result<Vec<String>, PlotError> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            (c, _) => cur.push(c),
+/// The table of a result file: from its first non-empty line up to the next blank line, with
+/// the 1-based line number it starts on.
+fn table_part(text: &str) -> (usize, &str) {
+    let mut start = None;
+    let mut offset = 0;
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        let blank = line.trim().is_empty();
+        match start {
+            None if !blank => start = Some((n + 1, offset)),
+            Some((first, from)) if blank => return (first, text.get(from..offset).unwrap_or("")),
+            _ => {}
         }
+        offset += line.len();
     }
-    if quoted {
-        return Err(PlotError::Csv {
-            line: n,
-            reason: "an unterminated quote".into(),
-        });
-    }
-    out.push(cur);
-    Ok(out.into_iter().map(|f| f.trim().to_owned()).collect())
+    start.map_or((1, ""), |(first, from)| {
+        (first, text.get(from..).unwrap_or(""))
+    })
+}
+
+/// A `csv` crate error as a [`PlotError::Csv`] on `line`.
+fn csv_error(e: &csv::Error, line: usize) -> PlotError {
+    let reason = match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields, the header has {expected_len}"),
+        _ => e.to_string(),
+    };
+    PlotError::Csv { line, reason }
 }
 
 impl Csv {
-    /// Parses CSV text: the first non-empty line is the header; blank lines end the table
-    /// (what follows, like `minnow bench oltp --csv`'s summary, is ignored).
+    /// Parses CSV text with the `csv` crate (RFC 4180 quoting, fields trimmed): the first
+    /// non-empty line is the header; a blank line ends the table (what follows, like `minnow
+    /// bench oltp --csv`'s `metric,value` summary, is ignored). A row with another number of
+    /// fields than the header is an error naming its line; an unterminated quote runs to the
+    /// end of the table, so it shows as such a short row (or as a value that is not a number).
     pub fn parse(text: &str) -> Result<Csv, PlotError> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .skip_while(|(_, l)| l.trim().is_empty());
-        let (hn, h) = lines.next().ok_or(PlotError::Empty)?;
-        let header = fields(h, hn + 1)?;
+        let (first_line, table) = table_part(text);
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .trim(csv::Trim::All)
+            .from_reader(table.as_bytes());
+        let mut records = reader.records();
+        let line_of = |e: &csv::Error| {
+            let at = e.position().map_or(1, |p| p.line()) as usize;
+            first_line + at.saturating_sub(1)
+        };
+        let header: Vec<String> = match records.next() {
+            None => return Err(PlotError::Empty),
+            Some(Err(e)) => return Err(csv_error(&e, line_of(&e))),
+            Some(Ok(r)) => r.iter().map(str::to_owned).collect(),
+        };
         let mut rows = Vec::new();
-        for (i, l) in lines {
-            if l.trim().is_empty() {
-                break;
-            }
-            let r = fields(l, i + 1)?;
-            if r.len() != header.len() {
-                return Err(PlotError::Csv {
-                    line: i + 1,
-                    reason: format!("{} fields, the header has {}", r.len(), header.len()),
-                });
-            }
-            rows.push(r);
+        for r in records {
+            let r = r.map_err(|e| csv_error(&e, line_of(&e)))?;
+            rows.push(r.iter().map(str::to_owned).collect());
         }
         if rows.is_empty() {
             return Err(PlotError::Empty);
@@ -353,7 +371,7 @@ pub fn render(csv: &Csv, spec: &ChartSpec) -> Result<String, PlotError> {
         let c = COLOURS[i % COLOURS.len()];
         let _ = writeln!(
             svg,
-            r#"<rect x="{lx}" y="{ly}" width="12" height="12" fill="{c}"/><text x="{}" y="{}">{}</text>"#,
+            r#"<rect x="{lx}" y="{ly}" width="12" height="12" fill="{c}"/><text class="key" x="{}" y="{}">{}</text>"#,
             lx + 16.0,
             ly + 10.0,
             esc(s)
@@ -364,10 +382,42 @@ pub fn render(csv: &Csv, spec: &ChartSpec) -> Result<String, PlotError> {
     for (k, (name, data)) in panels.iter().enumerate() {
         let ox = 10.0 + shift + (k % ncol) as f64 * pw;
         let oy = top + (k / ncol) as f64 * ph;
+        svg.push_str("<g class=\"panel\">\n");
         draw_panel(&mut svg, spec, name, data, &series, &cats, ox, oy, pw, ph);
+        svg.push_str("</g>\n");
     }
     svg.push_str("</svg>\n");
     Ok(svg)
+}
+
+/// A panel's y axis from its values: the range drawn and the values that get a label.
+///
+/// Linear: from zero (or a negative minimum) to a round value above the maximum. Logarithmic:
+/// the values' range widened a little on both sides (bars more below, so the smallest bar
+/// still shows), labelled at 1, 2, 5 times powers of ten, or at round linear steps where fewer
+/// than three of those fall inside (a range narrower than a factor of 2.5 would otherwise get
+/// one label or none).
+fn y_axis(ys: &[f64], log: bool, bars: bool) -> (f64, f64, Vec<f64>) {
+    let max = ys.iter().copied().fold(f64::MIN, f64::max);
+    let min = ys.iter().copied().fold(f64::MAX, f64::min);
+    if log {
+        let decades = (max / min).log10();
+        let (share, least) = if bars { (0.25, 0.15) } else { (0.06, 0.02) };
+        let pad = 10f64.powf((decades * share).max(least));
+        let (lo, hi) = (min / pad, max * pad);
+        let mut t = ticks(lo, hi, true);
+        if t.len() < 3 {
+            t = ticks(lo, hi, false);
+            t.retain(|&v| v > 0.0);
+        }
+        return (lo, hi, t);
+    }
+    let lo = if min < 0.0 { min * 1.05 } else { 0.0 };
+    let hi = if max > 0.0 { max * 1.05 } else { 1.0 };
+    let t = ticks(lo, hi, false);
+    let lo = t.first().copied().unwrap_or(lo).min(lo);
+    let hi = t.last().copied().unwrap_or(hi).max(hi);
+    (lo, hi, t)
 }
 
 /// Where each legend key goes (x, y of its colour box): left to right from x = 20, y = 32,
@@ -405,22 +455,7 @@ fn draw_panel(
         .iter()
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .collect();
-    let ymax = ys.iter().copied().fold(f64::MIN, f64::max);
-    let ymin = ys.iter().copied().fold(f64::MAX, f64::min);
-    let (ylo, yhi) = if spec.log_y {
-        (ymin, ymax.max(ymin * 1.0001))
-    } else {
-        (0.0, if ymax > 0.0 { ymax * 1.05 } else { 1.0 })
-    };
-    let yt = ticks(ylo, yhi, spec.log_y);
-    let (ylo, yhi) = if spec.log_y {
-        (
-            yt.first().copied().unwrap_or(ylo).min(ylo),
-            yt.last().copied().unwrap_or(yhi).max(yhi),
-        )
-    } else {
-        (0.0, yt.last().copied().unwrap_or(yhi).max(yhi))
-    };
+    let (ylo, yhi, yt) = y_axis(&ys, spec.log_y, spec.kind == Kind::Bar);
     let fy = |v: f64| {
         let f = if spec.log_y {
             (v.log10() - ylo.log10()) / (yhi.log10() - ylo.log10()).max(1e-12)
@@ -440,8 +475,9 @@ fn draw_panel(
         let y = fy(*v);
         let _ = writeln!(
             svg,
-            r##"<line x1="{l}" y1="{y:.1}" x2="{r}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            l - 4.0,
+            r##"<line x1="{}" y1="{y:.1}" x2="{r}" y2="{y:.1}" stroke="#ddd"/><text class="ytick" x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            l - 3.0,
+            l - 5.0,
             y + 4.0,
             label(*v)
         );
@@ -488,11 +524,12 @@ fn draw_panel(
                 xt = ticks(xmin, xmax, spec.log_x);
             }
             for v in xt {
+                let x = fx(v);
                 let _ = writeln!(
                     svg,
-                    r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
-                    fx(v),
-                    b + 14.0,
+                    r##"<line x1="{x:.1}" y1="{b}" x2="{x:.1}" y2="{}" stroke="#333"/><text class="xtick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                    b + 4.0,
+                    b + 15.0,
                     label(v)
                 );
             }
@@ -526,7 +563,7 @@ fn draw_panel(
                 let gx = l + ci as f64 * gw;
                 let _ = writeln!(
                     svg,
-                    r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                    r#"<text class="xtick" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
                     gx + gw / 2.0,
                     b + 14.0,
                     esc(c)
@@ -559,118 +596,4 @@ fn draw_panel(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const E2: &str = "organisation,query,threads,qps\nclustered,A,1,100\nheap,A,1,80\nclustered,A,4,180\nheap,A,4,90\nclustered,B,1,5\nheap,B,1,\"7\"\n\nmetric,value\n";
-
-    #[test]
-    fn parses_and_stops_at_a_blank_line() {
-        let c = Csv::parse(E2).unwrap();
-        assert_eq!(c.header, ["organisation", "query", "threads", "qps"]);
-        assert_eq!(c.rows.len(), 6);
-        assert_eq!(c.rows[5][3], "7");
-        assert!(matches!(
-            Csv::parse("a,b\n1\n"),
-            Err(PlotError::Csv { line: 2, .. })
-        ));
-        assert_eq!(Csv::parse(""), Err(PlotError::Empty));
-        assert!(Csv::parse("a\n\"x\n").is_err());
-    }
-
-    #[test]
-    fn line_chart_with_facets_and_series() {
-        let c = Csv::parse(E2).unwrap();
-        let mut s = ChartSpec::new(Kind::Line, "threads", "qps");
-        s.series = Some("organisation".into());
-        s.facet = Some("query".into());
-        s.log_x = true;
-        s.title = "E2 <test>".into();
-        let svg = render(&c, &s).unwrap();
-        assert!(svg.starts_with("<svg"));
-        assert!(svg.trim_end().ends_with("</svg>"));
-        assert!(svg.contains("E2 &lt;test&gt;"));
-        // Two panels, two series each: four polylines plus two axes.
-        assert_eq!(svg.matches("stroke-width=\"2\"").count(), 4);
-        assert_eq!(svg.matches("<circle").count(), 6);
-        assert!(svg.contains(">clustered<") && svg.contains(">heap<"));
-    }
-
-    #[test]
-    fn bar_chart_and_filters() {
-        let c = Csv::parse(E2).unwrap();
-        let mut s = ChartSpec::new(Kind::Bar, "query", "qps");
-        s.series = Some("organisation".into());
-        s.filter = vec![("threads".into(), "1".into())];
-        let svg = render(&c, &s).unwrap();
-        assert_eq!(
-            svg.matches("<rect x=").count(),
-            4 + 2,
-            "4 bars and 2 legend keys"
-        );
-        s.filter = vec![("threads".into(), "99".into())];
-        assert_eq!(render(&c, &s), Err(PlotError::Empty));
-    }
-
-    #[test]
-    fn bad_requests_are_named() {
-        let c = Csv::parse("x,y\n1,abc\n").unwrap();
-        let s = ChartSpec::new(Kind::Line, "x", "y");
-        assert!(matches!(
-            render(&c, &s),
-            Err(PlotError::NotNumber { row: 1, .. })
-        ));
-        let s = ChartSpec::new(Kind::Line, "x", "nope");
-        assert_eq!(render(&c, &s), Err(PlotError::NoColumn("nope".into())));
-        let c = Csv::parse("x,y\n1,0\n").unwrap();
-        let mut s = ChartSpec::new(Kind::Line, "x", "y");
-        s.log_y = true;
-        assert!(matches!(render(&c, &s), Err(PlotError::NotNumber { .. })));
-    }
-
-    #[test]
-    fn a_long_legend_wraps_and_a_long_title_widens_the_chart() {
-        let names: Vec<String> = (0..6).map(|i| format!("series number {i}, long")).collect();
-        let keys = legend(&names, 400.0);
-        assert_eq!(keys[0], (20.0, 32.0));
-        assert!(
-            keys.iter()
-                .all(|&(x, _)| x + 30.0 + 7.0 * 22.0 <= 390.0 || x == 20.0)
-        );
-        let rows = keys.iter().filter(|k| k.0 == 20.0).count();
-        assert!(rows >= 3, "{keys:?}");
-        assert_eq!(keys.last().unwrap().1, 32.0 + 16.0 * (rows - 1) as f64);
-        // Short legends stay on one row.
-        assert_eq!(legend(&["a".into(), "b".into()], 400.0)[1], (57.0, 32.0));
-
-        let mut text = String::from("who,x,y\n");
-        for n in &names {
-            text.push_str(&format!("\"{n}\",1,2\n"));
-        }
-        let c = Csv::parse(&text).unwrap();
-        let mut s = ChartSpec::new(Kind::Line, "x", "y");
-        s.series = Some("who".into());
-        s.title = "t".repeat(100);
-        let svg = render(&c, &s).unwrap();
-        // 100 title characters need 890 px; one line panel alone is 360.
-        assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" width="890""#));
-        // Six 184 px keys in 890 px: two rows, so the panel (its title 14 px below its top)
-        // starts one row lower than the usual 56.
-        assert_eq!(legend(&names, 890.0).last().unwrap().1, 48.0);
-        assert!(svg.contains(r#"y="86" font-size="12""#), "{svg}");
-    }
-
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(
-            ticks(0.0, 100.0, false),
-            [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
-        );
-        assert_eq!(
-            ticks(1.0, 1000.0, true),
-            [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
-        );
-        assert_eq!(label(12_500.0), "12.5k");
-        assert_eq!(label(0.25), "0.25");
-    }
-}
+mod tests;

@@ -663,6 +663,25 @@ pub struct Point {
     pub qps: f64,
 }
 
+impl Point {
+    /// The header of the result file the sweeps write (`minnow bench reads2007 --csv`,
+    /// `benches/e2_reads.rs`): the columns of [`Point::csv_record`].
+    pub const CSV_HEADER: &'static str = "organisation,query,threads,queries,rows,seconds,qps";
+
+    /// This point as a CSV record: seconds to the millisecond, queries per second to a tenth.
+    pub fn csv_record(&self) -> [String; 7] {
+        [
+            self.organisation.name().to_owned(),
+            self.query.to_owned(),
+            self.threads.to_string(),
+            self.queries.to_string(),
+            self.rows.to_string(),
+            format!("{:.3}", self.seconds),
+            format!("{:.1}", self.qps),
+        ]
+    }
+}
+
 /// How long each point runs, and which points.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepConfig {

@@ -56,7 +56,7 @@
 //! intervals, summary); `--csv` prints one row per interval as it ends, then the summary as
 //! `metric,value` rows after a blank line.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,10 +65,12 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use minnow::{Config, Database};
 use minnow_workload::io_stats::IoSnapshot;
-use minnow_workload::oltp::{self, IntervalReport, Mode, OltpConfig, Progress, RandType, Summary};
+use minnow_workload::oltp::{self, IntervalReport, Mode, OltpConfig, RandType, Summary};
 use minnow_workload::{WorkloadError, knobs};
 use serde::Serialize;
 
+use super::bench_csv;
+use super::bench_progress::Bar;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -358,9 +360,25 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
     }
 
     // Prepare, with a progress bar on stderr.
-    let mut bar = ProgressBar::new();
-    let prepared = oltp::prepare(&db, &cfg, &mut |p| bar.show(&p)).map_err(workload_err)?;
-    bar.finish(&prepared);
+    let bar = Bar::new(cfg.table_size.saturating_mul(cfg.tables as u64), "rows");
+    let prepared = oltp::prepare(&db, &cfg, &mut |p| {
+        let table = format!("loading sbtest{}/{}", p.table, p.tables);
+        bar.set(
+            table,
+            p.total_rows,
+            format!("{:.0} rows/s", p.rows_per_sec()),
+        );
+    })
+    .map_err(workload_err)?;
+    bar.finish();
+    let _ = writeln!(
+        std::io::stderr(),
+        "loaded {} table(s), {} rows in {:.2} s ({:.0} rows/s)",
+        prepared.tables,
+        prepared.total_rows,
+        prepared.elapsed.as_secs_f64(),
+        prepared.rows_per_sec()
+    );
     let prepare = PrepareReport {
         rows: prepared.total_rows,
         seconds: prepared.elapsed.as_secs_f64(),
@@ -380,9 +398,9 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         return Ok(status);
     }
     if format == Format::Csv {
-        writeln!(
+        bench_csv::header(
             out,
-            "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s"
+            "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s",
         )?;
     }
     out.flush()?;
@@ -405,18 +423,19 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                 r.p95_ms,
                 r.errors_per_sec
             ),
-            Format::Csv => writeln!(
+            Format::Csv => bench_csv::row(
                 out,
-                "{:.3},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.2}",
-                r.elapsed.as_secs_f64(),
-                r.threads,
-                r.tps,
-                r.qps,
-                r.reads_per_sec,
-                r.writes_per_sec,
-                r.other_per_sec,
-                r.p95_ms,
-                r.errors_per_sec
+                [
+                    format!("{:.3}", r.elapsed.as_secs_f64()),
+                    r.threads.to_string(),
+                    format!("{:.2}", r.tps),
+                    format!("{:.2}", r.qps),
+                    format!("{:.2}", r.reads_per_sec),
+                    format!("{:.2}", r.writes_per_sec),
+                    format!("{:.2}", r.other_per_sec),
+                    format!("{:.3}", r.p95_ms),
+                    format!("{:.2}", r.errors_per_sec),
+                ],
             ),
             Format::Json => Ok(()),
         }
@@ -522,15 +541,17 @@ fn finish_load_only(
     };
     match format {
         Format::Json => emit_json(out, &r)?,
-        Format::Csv => {
-            writeln!(out, "metric,value")?;
-            writeln!(out, "checksum_algorithm,{}", r.checksum_algorithm)?;
-            writeln!(out, "rows,{}", r.rows)?;
-            writeln!(out, "load_s,{:.4}", r.load_seconds)?;
-            writeln!(out, "flush_s,{:.4}", r.flush_seconds)?;
-            writeln!(out, "rows_per_s,{:.1}", r.rows_per_sec)?;
-            writeln!(out, "pages_flushed,{}", r.pages_flushed)?;
-        }
+        Format::Csv => bench_csv::metrics(
+            out,
+            [
+                ("checksum_algorithm", r.checksum_algorithm.clone()),
+                ("rows", r.rows.to_string()),
+                ("load_s", format!("{:.4}", r.load_seconds)),
+                ("flush_s", format!("{:.4}", r.flush_seconds)),
+                ("rows_per_s", format!("{:.1}", r.rows_per_sec)),
+                ("pages_flushed", r.pages_flushed.to_string()),
+            ],
+        )?,
         Format::Text => writeln!(
             out,
             "load only, checksum {}: {} rows loaded in {:.3} s and flushed in {:.3} s: {:.0} rows/s; {} pages flushed since open",
@@ -630,11 +651,7 @@ fn summary_rows(r: &OltpReport) -> Vec<(&'static str, String)> {
 
 fn print_csv_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
-    writeln!(out, "metric,value")?;
-    for (k, v) in summary_rows(r) {
-        writeln!(out, "{k},{v}")?;
-    }
-    Ok(())
+    bench_csv::metrics(out, summary_rows(r))
 }
 
 fn print_text_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {
@@ -744,56 +761,4 @@ fn print_text_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()
         writeln!(out, "\ncheck: {c}")?;
     }
     Ok(())
-}
-
-/// The loader's progress bar, on stderr: redrawn in place on a terminal, a line per table
-/// otherwise (so logs stay readable).
-struct ProgressBar {
-    tty: bool,
-}
-
-impl ProgressBar {
-    fn new() -> ProgressBar {
-        ProgressBar {
-            tty: std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn show(&mut self, p: &Progress) {
-        if !self.tty {
-            return;
-        }
-        let frac = if p.all_rows == 0 {
-            1.0
-        } else {
-            p.total_rows as f64 / p.all_rows as f64
-        };
-        let filled = (frac * 30.0).round() as usize;
-        let _ = write!(
-            std::io::stderr(),
-            "\rloading sbtest{}/{} [{:<30}] {:>3.0}% {} rows {:.0} rows/s",
-            p.table,
-            p.tables,
-            "#".repeat(filled.min(30)),
-            frac * 100.0,
-            p.total_rows,
-            p.rows_per_sec()
-        );
-    }
-
-    fn finish(&mut self, p: &Progress) {
-        let mut err = std::io::stderr();
-        if self.tty {
-            let _ = writeln!(err);
-        } else {
-            let _ = writeln!(
-                err,
-                "loaded {} table(s), {} rows in {:.2} s ({:.0} rows/s)",
-                p.tables,
-                p.total_rows,
-                p.elapsed.as_secs_f64(),
-                p.rows_per_sec()
-            );
-        }
-    }
 }

@@ -34,6 +34,7 @@ use minnow_workload::e3::{self, E3Config, Layout, Prepared, RunReport, Workload}
 use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
+use super::bench_csv;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -126,42 +127,42 @@ fn secs(s: f64, flag: &str) -> Result<Duration, CliError> {
 
 const CSV_HEADER: &str = "round,layout,workload,threads,pool_bytes,seconds,queries,rows,qps,rows_per_sec,user_s,sys_s,readers_cpu_s,readers_runq_s,readers_blocked_s,system_user_pct,system_sys_pct,system_iowait_pct,system_idle_pct,pages_read,read_ahead,pool_hits,pool_misses,read_bytes,zip_hits,zip_misses,decompress_ops,decompress_us,payload_ratio,frames_lent,zip_blocks,io_bound";
 
-fn csv_row(round: usize, r: &RunReport) -> String {
+fn csv_row(round: usize, r: &RunReport) -> Vec<String> {
     let c = &r.cpu;
-    format!(
-        "{round},{},{},{},{},{:.3},{},{},{:.1},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{},{:.2},{:.4},{},{},{}",
-        r.layout.name(),
-        r.workload.name(),
-        r.threads,
-        r.pool_bytes,
-        r.seconds,
-        r.queries,
-        r.rows,
-        r.qps,
-        r.rows_per_sec,
-        c.user_s,
-        c.sys_s,
-        c.readers_cpu_s,
-        c.readers_runq_s,
-        c.readers_blocked_s,
-        c.system_user_pct,
-        c.system_sys_pct,
-        c.system_iowait_pct,
-        c.system_idle_pct,
-        r.pages_read,
-        r.read_ahead,
-        r.pool_hits,
-        r.pool_misses,
+    vec![
+        round.to_string(),
+        r.layout.name().to_string(),
+        r.workload.name().to_string(),
+        r.threads.to_string(),
+        r.pool_bytes.to_string(),
+        format!("{:.3}", r.seconds),
+        r.queries.to_string(),
+        r.rows.to_string(),
+        format!("{:.1}", r.qps),
+        format!("{:.1}", r.rows_per_sec),
+        format!("{:.2}", c.user_s),
+        format!("{:.2}", c.sys_s),
+        format!("{:.2}", c.readers_cpu_s),
+        format!("{:.2}", c.readers_runq_s),
+        format!("{:.2}", c.readers_blocked_s),
+        format!("{:.1}", c.system_user_pct),
+        format!("{:.1}", c.system_sys_pct),
+        format!("{:.1}", c.system_iowait_pct),
+        format!("{:.1}", c.system_idle_pct),
+        r.pages_read.to_string(),
+        r.read_ahead.to_string(),
+        r.pool_hits.to_string(),
+        r.pool_misses.to_string(),
         r.read_bytes.map_or_else(String::new, |b| b.to_string()),
-        r.zip_hits,
-        r.zip_misses,
-        r.decompress_ops,
-        r.decompress_us,
-        r.payload_ratio,
-        r.frames_lent,
-        r.zip_blocks,
-        r.io_bound
-    )
+        r.zip_hits.to_string(),
+        r.zip_misses.to_string(),
+        r.decompress_ops.to_string(),
+        format!("{:.2}", r.decompress_us),
+        format!("{:.4}", r.payload_ratio),
+        r.frames_lent.to_string(),
+        r.zip_blocks.to_string(),
+        r.io_bound.to_string(),
+    ]
 }
 
 fn text_row(round: usize, r: &RunReport) -> String {
@@ -254,7 +255,7 @@ pub fn run(a: &CompressionArgs, json: bool, out: &mut dyn Write) -> Result<Statu
         .map(|p| p.table_bytes);
     let pool = cfg.pool_bytes(plain.unwrap_or(0));
     if a.csv {
-        writeln!(out, "{CSV_HEADER}")?;
+        bench_csv::header(out, CSV_HEADER)?;
     } else if !json {
         writeln!(
             out,
@@ -292,7 +293,7 @@ pub fn run(a: &CompressionArgs, json: bool, out: &mut dyn Write) -> Result<Statu
                 let r = e3::run(&dir.join(layout.name()), layout, w, &cfg, pool)
                     .map_err(workload_err)?;
                 if a.csv {
-                    writeln!(out, "{}", csv_row(round, &r))?;
+                    bench_csv::row(out, csv_row(round, &r))?;
                 } else if !json {
                     writeln!(out, "{}", text_row(round, &r))?;
                 }

@@ -21,6 +21,7 @@ use minnow_workload::revisions::{self, ColdRun, Plan};
 use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
+use super::bench_csv;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -76,9 +77,9 @@ pub fn run(a: &CoveringArgs, json: bool, out: &mut dyn Write) -> Result<Status, 
     db.close()
         .map_err(|e| CliError::Database(format!("{}: close: {e}", dir.display())))?;
     if a.csv {
-        writeln!(
+        bench_csv::header(
             out,
-            "plan,round,rows,seconds,pages_read,read_ahead,bytes_read"
+            "plan,round,rows,seconds,pages_read,read_ahead,bytes_read",
         )?;
     } else if !json {
         writeln!(
@@ -95,15 +96,17 @@ pub fn run(a: &CoveringArgs, json: bool, out: &mut dyn Write) -> Result<Status, 
         for plan in Plan::ALL {
             let r = revisions::run_cold(&dir, config.clone(), plan).map_err(workload_err)?;
             if a.csv {
-                writeln!(
+                bench_csv::row(
                     out,
-                    "{},{round},{},{:.6},{},{},{}",
-                    plan.name(),
-                    r.rows,
-                    r.seconds,
-                    r.pages_read,
-                    r.read_ahead,
-                    r.bytes_read
+                    [
+                        plan.name().to_string(),
+                        round.to_string(),
+                        r.rows.to_string(),
+                        format!("{:.6}", r.seconds),
+                        r.pages_read.to_string(),
+                        r.read_ahead.to_string(),
+                        r.bytes_read.to_string(),
+                    ],
                 )?;
             } else if !json {
                 writeln!(

@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
 use super::bench_args::{KnobArgs, ratio, thread_list};
+use super::bench_csv;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -79,9 +80,9 @@ pub fn run(a: &LoadArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliE
         .map(|k| k.parse::<KeyMode>().map_err(workload_err))
         .collect::<Result<_, _>>()?;
     if a.csv {
-        writeln!(
+        bench_csv::header(
             out,
-            "keys,threads,rows,seconds,rows_per_sec,cpu_seconds,lock_waits,lock_grants,scaling,vs_first_run"
+            "keys,threads,rows,seconds,rows_per_sec,cpu_seconds,lock_waits,lock_grants,scaling,vs_first_run",
         )?;
     } else if !json {
         writeln!(
@@ -118,16 +119,20 @@ pub fn run(a: &LoadArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliE
                 .cpu_seconds
                 .map_or_else(String::new, |c| format!("{c:.3}"));
             if a.csv {
-                writeln!(
+                bench_csv::row(
                     out,
-                    "{},{},{},{:.4},{:.1},{cpu},{},{},{scaling:.3},{vs_first_run:.3}",
-                    r.keys,
-                    r.threads,
-                    r.rows,
-                    r.seconds,
-                    r.rows_per_sec,
-                    r.lock_waits,
-                    r.lock_grants
+                    [
+                        r.keys.to_string(),
+                        r.threads.to_string(),
+                        r.rows.to_string(),
+                        format!("{:.4}", r.seconds),
+                        format!("{:.1}", r.rows_per_sec),
+                        cpu.clone(),
+                        r.lock_waits.to_string(),
+                        r.lock_grants.to_string(),
+                        format!("{scaling:.3}"),
+                        format!("{vs_first_run:.3}"),
+                    ],
                 )?;
             } else if !json {
                 writeln!(

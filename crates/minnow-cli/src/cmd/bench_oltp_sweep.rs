@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use super::bench::{Format, OltpArgs, note, scratch_dir, workload_err};
 use super::bench_args::ratio;
+use super::bench_csv;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -104,9 +105,9 @@ pub fn run(
                 "mode", "threads", "tps", "qps", "avg ms", "p95 ms", "p99 ms", "err/s", "x first"
             )?;
         }
-        Format::Csv => writeln!(
+        Format::Csv => bench_csv::header(
             out,
-            "mode,threads,seconds,events,tps,qps,lat_avg_ms,lat_p95_ms,lat_p99_ms,errors_per_s,deadlocks,lock_wait_timeouts,scaling"
+            "mode,threads,seconds,events,tps,qps,lat_avg_ms,lat_p95_ms,lat_p99_ms,errors_per_s,deadlocks,lock_wait_timeouts,scaling",
         )?,
         Format::Json => {}
     }
@@ -207,22 +208,23 @@ fn print_row(r: &SweepRun, format: Format, out: &mut dyn Write) -> std::io::Resu
                 .as_deref()
                 .map_or_else(String::new, |c| format!("  check {c}"))
         )?,
-        Format::Csv => writeln!(
+        Format::Csv => bench_csv::row(
             out,
-            "{},{},{:.3},{},{:.2},{:.2},{:.3},{:.3},{:.3},{:.2},{},{},{:.3}",
-            s.mode.name(),
-            s.threads,
-            s.elapsed.as_secs_f64(),
-            s.events,
-            s.tps,
-            s.qps,
-            l.avg_ms,
-            l.p95_ms,
-            l.p99_ms,
-            s.errors_per_sec,
-            s.ignored.deadlocks,
-            s.ignored.lock_wait_timeouts,
-            r.scaling
+            [
+                s.mode.name().to_string(),
+                s.threads.to_string(),
+                format!("{:.3}", s.elapsed.as_secs_f64()),
+                s.events.to_string(),
+                format!("{:.2}", s.tps),
+                format!("{:.2}", s.qps),
+                format!("{:.3}", l.avg_ms),
+                format!("{:.3}", l.p95_ms),
+                format!("{:.3}", l.p99_ms),
+                format!("{:.2}", s.errors_per_sec),
+                s.ignored.deadlocks.to_string(),
+                s.ignored.lock_wait_timeouts.to_string(),
+                format!("{:.3}", r.scaling),
+            ],
         )?,
         Format::Json => {}
     }

@@ -9,7 +9,7 @@
 //!
 //! The command creates a database (as `minnow bench oltp` does: `--dir`, or a temporary
 //! directory under the current one), loads the "normal" table in each organisation asked for
-//! with a progress line on stderr, then runs each of the 13 queries
+//! with a progress bar on stderr (on a terminal), then runs each of the 13 queries
 //! ([`minnow_workload::reads2007`]) at each thread count for `--time` seconds after
 //! `--warmup` seconds, and prints queries per second per organisation, query and thread
 //! count, with the clustered/heap ratio when both ran. The buffer pool defaults to 1 GiB here
@@ -21,7 +21,7 @@
 //! (`organisation,query,threads,queries,rows,seconds,qps`); `--json` one document with the
 //! settings, the loads and the points.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -33,6 +33,8 @@ use minnow_workload::reads2007::{self, Loaded, Organisation, Point, Query, Sweep
 use serde::Serialize;
 
 use super::bench::{install_ctrlc, scratch_dir, usage, workload_err};
+use super::bench_csv;
+use super::bench_progress::Bar;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -134,28 +136,23 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         )?;
     }
     if a.csv {
-        writeln!(out, "organisation,query,threads,queries,rows,seconds,qps")?;
+        bench_csv::header(out, Point::CSV_HEADER)?;
     }
-    let tty = std::io::stderr().is_terminal();
     let mut loads = Vec::new();
     let mut tables = Vec::new();
     for &org in &orgs {
+        let bar = Bar::new(cfg.rows, "rows");
+        let started = std::time::Instant::now();
         let (t, loaded) = reads2007::prepare(&db, &dir, org, cfg.rows, cfg.seed, &mut |n| {
-            if tty {
-                let _ = write!(
-                    std::io::stderr(),
-                    "\rloading {} ({}): {n} of {} rows",
-                    reads2007::TABLE,
-                    org.name(),
-                    cfg.rows
-                );
-            }
+            let rate = n as f64 / started.elapsed().as_secs_f64().max(1e-9);
+            let what = format!("loading {} ({})", reads2007::TABLE, org.name());
+            bar.set(what, n, format!("{rate:.0} rows/s"));
         })
         .map_err(workload_err)?;
+        bar.finish();
         let _ = writeln!(
             std::io::stderr(),
-            "{}loaded {} rows ({}) in {:.2} s ({:.0} rows/s)",
-            if tty { "\r" } else { "" },
+            "loaded {} rows ({}) in {:.2} s ({:.0} rows/s)",
             loaded.rows,
             org.name(),
             loaded.seconds,
@@ -165,6 +162,8 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         tables.push((org, t));
     }
     let mut points = Vec::new();
+    let all_points = cfg.queries.len() * cfg.threads.len() * tables.len();
+    let bar = Bar::new(all_points as u64, "points");
     // Query by query, both organisations back to back, so their ratio comes from one stretch
     // of this machine's (noisy) time.
     'outer: for &q in &cfg.queries {
@@ -175,35 +174,22 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                 }
                 let p = reads2007::run_point(t, *org, q, n, &cfg, &stop).map_err(workload_err)?;
                 if a.csv {
-                    writeln!(
-                        out,
-                        "{},{},{},{},{},{:.3},{:.1}",
-                        org.name(),
-                        p.query,
-                        p.threads,
-                        p.queries,
-                        p.rows,
-                        p.seconds,
-                        p.qps
-                    )?;
+                    bench_csv::row(out, p.csv_record())?;
                     out.flush()?;
-                } else if !json && tty {
-                    let _ = write!(
-                        std::io::stderr(),
-                        "\r{} {} x{}: {:.0} q/s        ",
-                        org.name(),
-                        p.query,
-                        p.threads,
-                        p.qps
-                    );
                 }
+                let last = format!(
+                    "{} {} x{}: {:.0} q/s",
+                    org.name(),
+                    p.query,
+                    p.threads,
+                    p.qps
+                );
                 points.push(p);
+                bar.set("measuring".into(), points.len() as u64, last);
             }
         }
     }
-    if tty && !json && !a.csv {
-        let _ = writeln!(std::io::stderr());
-    }
+    bar.finish();
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     drop(tables);
     db.close()

@@ -29,6 +29,7 @@ use minnow_workload::warmup::{self, Interval, Restart, WarmupConfig};
 use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
+use super::bench_csv;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -85,10 +86,15 @@ struct WarmupReport {
 
 fn csv_rows(out: &mut dyn Write, phase: &str, intervals: &[Interval]) -> std::io::Result<()> {
     for i in intervals {
-        writeln!(
+        bench_csv::row(
             out,
-            "{phase},{:.3},{:.1},{},{}",
-            i.t, i.reads_per_sec, i.misses, i.pages_read
+            [
+                phase.to_string(),
+                format!("{:.3}", i.t),
+                format!("{:.1}", i.reads_per_sec),
+                i.misses.to_string(),
+                i.pages_read.to_string(),
+            ],
         )?;
     }
     Ok(())
@@ -148,7 +154,7 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
     let (_temp, dir) = scratch_dir(&a.dir)?;
     let r = warmup::run(&dir, config.clone(), &cfg).map_err(workload_err)?;
     if a.csv {
-        writeln!(out, "phase,t,reads_per_sec,misses,pages_read")?;
+        bench_csv::header(out, "phase,t,reads_per_sec,misses,pages_read")?;
         csv_rows(out, "first", &r.first_run)?;
         csv_rows(out, "cold", &r.cold.intervals)?;
         csv_rows(out, "warm", &r.warm.intervals)?;

@@ -38,6 +38,7 @@ use serde::Serialize;
 
 use super::bench::{install_ctrlc, scratch_dir, usage, workload_err};
 use super::bench_args::{KnobArgs, ratio, thread_list};
+use super::bench_csv;
 use crate::cli::Status;
 use crate::output::{CliError, emit_json};
 
@@ -180,9 +181,9 @@ pub fn run_writers(a: &WritersArgs, json: bool, out: &mut dyn Write) -> Result<S
     };
     cfg.validate().map_err(workload_err)?;
     if csv {
-        writeln!(
+        bench_csv::header(
             out,
-            "threads,op,rows_per_trx,seconds,transactions,rows,tps,rows_per_sec,scaling,lat_avg_ms,lat_p50_ms,lat_p95_ms,lat_p99_ms,cpu_seconds,lock_waits,deadlocks"
+            "threads,op,rows_per_trx,seconds,transactions,rows,tps,rows_per_sec,scaling,lat_avg_ms,lat_p50_ms,lat_p95_ms,lat_p99_ms,cpu_seconds,lock_waits,deadlocks",
         )?;
     } else if !json {
         writeln!(
@@ -219,24 +220,26 @@ pub fn run_writers(a: &WritersArgs, json: bool, out: &mut dyn Write) -> Result<S
             .cpu_seconds
             .map_or_else(String::new, |c| format!("{c:.2}"));
         if csv {
-            writeln!(
+            bench_csv::row(
                 out,
-                "{},{},{},{:.3},{},{},{:.1},{:.1},{:.3},{:.3},{:.3},{:.3},{:.3},{cpu},{},{}",
-                r.threads,
-                r.op.name(),
-                r.rows_per_trx,
-                r.seconds,
-                r.transactions,
-                r.rows,
-                r.tps,
-                r.rows_per_sec,
-                scaling,
-                l.avg_ms,
-                l.p50_ms,
-                l.p95_ms,
-                l.p99_ms,
-                r.lock_waits,
-                r.deadlocks
+                [
+                    r.threads.to_string(),
+                    r.op.name().to_string(),
+                    r.rows_per_trx.to_string(),
+                    format!("{:.3}", r.seconds),
+                    r.transactions.to_string(),
+                    r.rows.to_string(),
+                    format!("{:.1}", r.tps),
+                    format!("{:.1}", r.rows_per_sec),
+                    format!("{scaling:.3}"),
+                    format!("{:.3}", l.avg_ms),
+                    format!("{:.3}", l.p50_ms),
+                    format!("{:.3}", l.p95_ms),
+                    format!("{:.3}", l.p99_ms),
+                    cpu.clone(),
+                    r.lock_waits.to_string(),
+                    r.deadlocks.to_string(),
+                ],
             )?;
         } else if !json {
             writeln!(
@@ -284,9 +287,9 @@ pub fn run_hot_rows(a: &HotRowsArgs, json: bool, out: &mut dyn Write) -> Result<
     };
     cfg.validate().map_err(workload_err)?;
     if csv {
-        writeln!(
+        bench_csv::header(
             out,
-            "threads,hot,rows_per_trx,seconds,commits,commits_per_sec,deadlocks,deadlocks_per_sec,lock_wait_timeouts,lock_waits,lock_waits_per_sec,lock_avg_ms,lock_p95_ms,lock_p99_ms,trx_p95_ms"
+            "threads,hot,rows_per_trx,seconds,commits,commits_per_sec,deadlocks,deadlocks_per_sec,lock_wait_timeouts,lock_waits,lock_waits_per_sec,lock_avg_ms,lock_p95_ms,lock_p99_ms,trx_p95_ms",
         )?;
     } else if !json {
         writeln!(
@@ -317,24 +320,25 @@ pub fn run_hot_rows(a: &HotRowsArgs, json: bool, out: &mut dyn Write) -> Result<
         let r = hot_rows::run(dir, config.clone(), &cfg, &sw.stop).map_err(workload_err)?;
         let l = &r.lock_latency;
         if csv {
-            writeln!(
+            bench_csv::row(
                 out,
-                "{},{},{},{:.3},{},{:.1},{},{:.1},{},{},{:.1},{:.3},{:.3},{:.3},{:.3}",
-                r.threads,
-                r.hot,
-                r.rows_per_trx,
-                r.seconds,
-                r.commits,
-                r.commits_per_sec,
-                r.deadlocks,
-                r.deadlocks_per_sec,
-                r.lock_wait_timeouts,
-                r.lock_waits,
-                r.lock_waits_per_sec,
-                l.avg_ms,
-                l.p95_ms,
-                l.p99_ms,
-                r.latency.p95_ms
+                [
+                    r.threads.to_string(),
+                    r.hot.to_string(),
+                    r.rows_per_trx.to_string(),
+                    format!("{:.3}", r.seconds),
+                    r.commits.to_string(),
+                    format!("{:.1}", r.commits_per_sec),
+                    r.deadlocks.to_string(),
+                    format!("{:.1}", r.deadlocks_per_sec),
+                    r.lock_wait_timeouts.to_string(),
+                    r.lock_waits.to_string(),
+                    format!("{:.1}", r.lock_waits_per_sec),
+                    format!("{:.3}", l.avg_ms),
+                    format!("{:.3}", l.p95_ms),
+                    format!("{:.3}", l.p99_ms),
+                    format!("{:.3}", r.latency.p95_ms),
+                ],
             )?;
         } else if !json {
             writeln!(

@@ -8,8 +8,7 @@
 //! The CSV is what the benches and `minnow bench ... --csv` write (a header row, then one row
 //! per measurement). `--series` draws one line (or bar colour) per value of a column,
 //! `--facet` one panel per value of a column, `--where col=value` keeps matching rows only.
-//! The chart writer is [`minnow_workload::plot`]: no dependencies, plain SVG a browser or
-//! GitHub shows.
+//! The chart writer is [`minnow_workload::plot`]: plain SVG a browser or GitHub shows.
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -119,3 +119,19 @@ fn sweep_measures_every_point() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_point_is_one_csv_record_under_the_header() {
+    let p = Point {
+        organisation: Organisation::Heap,
+        query: "READ_FTS",
+        threads: 4,
+        queries: 10,
+        rows: 20,
+        seconds: 1.23456,
+        qps: 8.1,
+    };
+    let r = p.csv_record();
+    assert_eq!(r, ["heap", "READ_FTS", "4", "10", "20", "1.235", "8.1"]);
+    assert_eq!(Point::CSV_HEADER.split(',').count(), r.len());
+}
