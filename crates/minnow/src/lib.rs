@@ -372,7 +372,10 @@ pub use admission::AdmissionStats;
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
 pub use compression::Compression;
-pub use config::{AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, MIN_LOG_FILE_SIZE};
+pub use config::{
+    Acts, AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, KNOBS, Knob, KnobError,
+    MIN_LOG_FILE_SIZE,
+};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
     SYSTEM_TABLESPACE, TRX_SYS_PAGE, dict_layout,
