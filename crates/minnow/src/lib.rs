@@ -346,6 +346,9 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 #![deny(unsafe_code)]
+// docs.rs (nightly, `--cfg docsrs`) marks feature-gated items such as `AsyncDatabase` with the
+// feature they need; stable builds never see the attribute.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod admission;
 mod ahi;
