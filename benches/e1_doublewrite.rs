@@ -84,7 +84,6 @@ use minnow::io::{
 use minnow::redo::FlushAtCommit;
 use minnow::{Config, Database, IoBackend};
 use minnow_workload::io_stats::IoSnapshot;
-use minnow_workload::knobs;
 use minnow_workload::oltp::{self, Mode, OltpConfig};
 
 /// The bench's settings, from the environment.
@@ -310,7 +309,8 @@ fn variant(s: &Settings, label: &str, default_fm: FlushMethod) -> Variant {
             }
             knob => {
                 fm_given |= knob.to_ascii_lowercase().contains("flush_method");
-                knobs::apply_setting(&mut config, knob)
+                config
+                    .apply(knob)
                     .unwrap_or_else(|e| panic!("variant {label}: {e}"));
             }
         }

@@ -80,7 +80,9 @@ impl Clock {
 #[derive(Debug, Clone)]
 pub struct BufConfig {
     /// `innodb_buffer_pool_size`: bytes of page frames (rounded down to whole pages per
-    /// instance; at least 8 frames per instance).
+    /// instance; at least 8 frames per instance). Default 64 MiB, which `minnow::Config`
+    /// takes from here (InnoDB's default is 128 MiB; minnow's is smaller because tests and
+    /// tools open many small databases).
     pub pool_size: usize,
     /// `innodb_page_size`: the size of every frame.
     pub page_size: PageSize,
@@ -131,7 +133,7 @@ pub struct BufConfig {
 impl Default for BufConfig {
     fn default() -> Self {
         BufConfig {
-            pool_size: 128 << 20,
+            pool_size: 64 << 20,
             page_size: PageSize::K16,
             instances: 1,
             old_blocks_pct: 37,

@@ -133,6 +133,7 @@ fn oltp_usage_errors_exit_2() {
         vec!["--set", "innodb_change_buffering=all"],
         vec!["--set", "doublewrite"],
         vec!["--set", "flush_log_at_trx_commit=7"],
+        vec!["--set", "help"],
         vec!["--mode", "oltp_insert"],
         vec!["--skip-trx", "maybe"],
         vec!["--threads", "0"],

@@ -36,8 +36,9 @@
 //! - [`textgen`]: deterministic text-like rows (titles and bodies of Zipf-distributed words,
 //!   names, e-mail addresses, dates, small counters) for the compression experiment E3.
 //! - [`io_stats`]: pages flushed and bytes written around a run.
-//! - [`knobs`]: `innodb_*`-style names for every [`minnow::Config`] field, so a command line
-//!   can say `--set doublewrite=off --set flush_log_at_trx_commit=0`.
+//!
+//! A command line names [`minnow::Config`] knobs (`--set doublewrite=off`) through the
+//! engine's own registry, [`minnow::Config::apply`] and [`minnow::KNOBS`].
 //!
 //! ```
 //! use std::sync::atomic::AtomicBool;
@@ -73,7 +74,6 @@ pub mod e3;
 pub mod hot_rows;
 pub mod io_stats;
 pub mod killer;
-pub mod knobs;
 pub mod oltp;
 pub mod parallel_load;
 pub mod plot;

@@ -346,6 +346,9 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 #![deny(unsafe_code)]
+// docs.rs (nightly, `--cfg docsrs`) marks feature-gated items such as `AsyncDatabase` with the
+// feature they need; stable builds never see the attribute.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod admission;
 mod ahi;
@@ -372,7 +375,10 @@ pub use admission::AdmissionStats;
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
 pub use compression::Compression;
-pub use config::{AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, MIN_LOG_FILE_SIZE};
+pub use config::{
+    Acts, AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, KNOBS, Knob, KnobError,
+    MIN_LOG_FILE_SIZE,
+};
 pub use db::{
     CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
     SYSTEM_TABLESPACE, TRX_SYS_PAGE, dict_layout,

@@ -69,7 +69,6 @@
 //! record, and after a power cut it may be empty or stale.
 
 use std::cell::Cell;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -79,8 +78,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use minnow_buf::{BufferPool, ZipCacheStats};
 use minnow_zip::{Algorithm, KeyBlockSize, ZipStats};
 use parking_lot::{Condvar, Mutex};
+use serde::Serialize;
 
 use minnow_mvcc::TrxSys;
+
+mod json;
 
 use crate::db::Database;
 use crate::error::Result;
@@ -100,7 +102,7 @@ pub const STATUS_VERSION: u32 = 1;
 pub const SECTIONS_NOT_BUILT: &[&str] = &[];
 
 /// The buffer pool's section.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BufferPoolStatus {
     /// Frames in the pool (`innodb_buffer_pool_size` / page size).
     pub frames: u64,
@@ -141,7 +143,7 @@ pub struct BufferPoolStatus {
 }
 
 /// The redo log's section.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RedoStatus {
     /// The LSN the next mini-transaction will start at ("Log sequence number").
     pub current_lsn: u64,
@@ -168,7 +170,7 @@ pub struct RedoStatus {
 }
 
 /// The doublewrite buffer's section.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DoublewriteStatus {
     /// Batches completed.
     pub batches: u64,
@@ -181,7 +183,7 @@ pub struct DoublewriteStatus {
 }
 
 /// The row operations' section (InnoDB's `Innodb_rows_*`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RowStatus {
     /// Rows returned by point gets and scans.
     pub read: u64,
@@ -295,7 +297,7 @@ fn compression(pool: &BufferPool) -> CompressionStatus {
 /// How far purge trails shows in three numbers: `history_len` (committed update logs not
 /// purged yet), `oldest_view_age` (how many transaction ids ago the oldest open read view
 /// was taken: purge may not pass it) and `purge_running`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct TransactionStatus {
     /// The next transaction id ("Trx id counter").
     pub next_trx_id: u64,
@@ -313,6 +315,7 @@ pub struct TransactionStatus {
     /// Undo pages given back to the undo segment since open.
     pub undo_pages_freed: u64,
     /// True while the background purge thread runs (`purge_threads = 1`, no error).
+    #[serde(serialize_with = "json::flag")]
     pub purge_running: bool,
     /// Undo logs purged since open.
     pub purge_logs: u64,
@@ -443,219 +446,6 @@ fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-impl Status {
-    /// The snapshot as one JSON object: `format`, `version`, `pid`, `interval_ms` (the
-    /// status file's refresh interval, 0 for a snapshot taken by hand), `uptime_ms`,
-    /// `taken_at_unix_ms`, `not_built`, then one object per section (`buffer_pool`, `redo`,
-    /// `doublewrite` if on, `rows`, `transactions`, `adaptive_hash_index`, `compression`)
-    /// with the fields of its struct. `compression` holds the zip cache's counters (prefixed
-    /// `cache_`) and `tablespaces`, an array with one object per compressed tablespace
-    /// (`file`, `space_id`, `block_size` in bytes, `algorithm`, `pages`, `file_bytes`, then
-    /// InnoDB's `compress_ops`, `compress_ops_ok`, `compress_failures`, `compress_time_us`,
-    /// `uncompress_ops`, `uncompress_time_us`, and `compress_bytes_in` / `_out`,
-    /// `uncompress_bytes_in` / `_out`, `uncompress_errors`). This is the status file's
-    /// content; the CLI's `--json` prints the same object.
-    pub fn to_json(&self, interval: Option<Duration>) -> String {
-        let b = &self.buffer_pool;
-        let r = &self.redo;
-        let mut j = Json::default();
-        j.str("format", STATUS_FORMAT);
-        j.num("version", u64::from(STATUS_VERSION));
-        j.num("pid", u64::from(std::process::id()));
-        j.num("interval_ms", interval.map_or(0, |d| d.as_millis() as u64));
-        j.num("uptime_ms", self.uptime.as_millis() as u64);
-        j.num("taken_at_unix_ms", self.taken_at_unix_ms);
-        j.raw("not_built", &{
-            let names: Vec<String> = self.not_built.iter().map(|n| format!("\"{n}\"")).collect();
-            format!("[{}]", names.join(", "))
-        });
-        j.section("buffer_pool", |s| {
-            s.num("frames", b.frames);
-            s.num("page_size", b.page_size);
-            s.num("free", b.free);
-            s.num("lru", b.lru);
-            s.num("young", b.young);
-            s.num("old", b.old);
-            s.num("dirty", b.dirty);
-            s.num("hits", b.hits);
-            s.num("misses", b.misses);
-            s.float("hit_rate", b.hit_rate);
-            s.num("reads", b.reads);
-            s.num("read_ahead", b.read_ahead);
-            s.num("writes", b.writes);
-            s.num("flushed_list", b.flushed_list);
-            s.num("flushed_lru", b.flushed_lru);
-            s.num("evictions", b.evictions);
-            s.num("made_young", b.made_young);
-            s.num("not_young", b.not_young);
-        });
-        j.section("redo", |s| {
-            s.num("current_lsn", r.current_lsn);
-            s.num("written_lsn", r.written_lsn);
-            s.num("flushed_lsn", r.flushed_lsn);
-            s.num("checkpoint_lsn", r.checkpoint_lsn);
-            s.num("checkpoint_age", r.checkpoint_age);
-            s.num("capacity", r.capacity);
-            s.num("mtr_commits", r.mtr_commits);
-            s.num("bytes", r.bytes);
-            s.num("writes", r.writes);
-            s.num("syncs", r.syncs);
-            s.num("checkpoints", r.checkpoints);
-        });
-        if let Some(d) = &self.doublewrite {
-            j.section("doublewrite", |s| {
-                s.num("batches", d.batches);
-                s.num("pages", d.pages);
-                s.num("in_place_pages", d.in_place_pages);
-                s.num("syncs", d.syncs);
-            });
-        }
-        j.section("rows", |s| {
-            s.num("read", self.rows.read);
-            s.num("inserted", self.rows.inserted);
-            s.num("updated", self.rows.updated);
-            s.num("deleted", self.rows.deleted);
-            s.num("sec_cluster_reads", self.rows.sec_cluster_reads);
-            s.num(
-                "sec_cluster_reads_avoided",
-                self.rows.sec_cluster_reads_avoided,
-            );
-        });
-        let x = &self.transactions;
-        j.section("transactions", |s| {
-            s.num("next_trx_id", x.next_trx_id);
-            s.num("active", x.active);
-            s.num("history_len", x.history_len);
-            s.num("open_views", x.open_views);
-            s.num("oldest_view_age", x.oldest_view_age);
-            s.num("undo_pages", x.undo_pages);
-            s.num("undo_pages_freed", x.undo_pages_freed);
-            s.num("purge_running", u64::from(x.purge_running));
-            s.num("purge_logs", x.purge_logs);
-            s.num("purge_records", x.purge_records);
-            s.num("purge_clustered_removed", x.purge_clustered_removed);
-            s.num("purge_secondary_removed", x.purge_secondary_removed);
-            s.num("purge_batches", x.purge_batches);
-            s.num("purge_errors", x.purge_errors);
-        });
-        let a = &self.adaptive_hash_index;
-        j.section("adaptive_hash_index", |s| {
-            s.num("enabled", u64::from(a.enabled));
-            s.num("lookups", a.lookups);
-            s.num("hits", a.hits);
-            s.num("misses", a.misses);
-            s.num("descents_avoided", a.descents_avoided);
-            s.num("pages_hashed", a.pages_hashed);
-            s.num("pages_built", a.pages_built);
-            s.num("pages_dropped", a.pages_dropped);
-            s.num("entries", a.entries);
-            s.num("refused", a.refused);
-            s.num("memory_bytes", a.memory_bytes);
-            s.num("memory_limit", a.memory_limit);
-        });
-        let z = &self.compression;
-        j.section("compression", |s| {
-            let c = &z.cache;
-            s.num("cache_blocks", c.blocks);
-            s.num("cache_block_bytes", c.block_bytes);
-            s.num("cache_frames_lent", c.frames_lent);
-            s.num("cache_zip_hits", c.zip_hits);
-            s.num("cache_zip_misses", c.zip_misses);
-            s.num("cache_blocks_evicted", c.blocks_evicted);
-            s.num("cache_frames_borrowed", c.frames_borrowed);
-            s.num("cache_frames_returned", c.frames_returned);
-            s.num("cache_writes_from_cache", c.writes_from_cache);
-            s.num("cache_io_bound", u64::from(c.io_bound));
-            let spaces: Vec<String> = z
-                .tablespaces
-                .iter()
-                .map(|t| t.to_json(s.indent + 1))
-                .collect();
-            s.raw("tablespaces", &format!("[{}]", spaces.join(", ")));
-        });
-        j.finish()
-    }
-}
-
-impl ZipSpaceStatus {
-    /// This tablespace as a JSON object (see [`Status::to_json`]), indented for `indent`.
-    fn to_json(&self, indent: usize) -> String {
-        let z = &self.stats;
-        let mut j = Json {
-            indent,
-            ..Json::default()
-        };
-        j.str("file", &self.file);
-        j.num("space_id", u64::from(self.space_id));
-        j.num("block_size", self.block_size.bytes() as u64);
-        j.str("algorithm", &self.algorithm.to_string());
-        j.num("pages", self.pages);
-        j.num("file_bytes", self.file_bytes);
-        j.num("compress_ops", z.compress_ops);
-        j.num("compress_ops_ok", z.compress_ok());
-        j.num("compress_failures", z.compress_failures);
-        j.num("compress_time_us", z.compress_time.as_micros() as u64);
-        j.num("compress_bytes_in", z.compress_bytes_in);
-        j.num("compress_bytes_out", z.compress_bytes_out);
-        j.num("uncompress_ops", z.decompress_ops);
-        j.num("uncompress_errors", z.decompress_errors);
-        j.num("uncompress_time_us", z.decompress_time.as_micros() as u64);
-        j.num("uncompress_bytes_in", z.decompress_bytes_in);
-        j.num("uncompress_bytes_out", z.decompress_bytes_out);
-        j.finish()
-    }
-}
-
-/// A tiny writer of JSON objects whose keys and string values are known identifiers (no
-/// escaping needed): the status is plain numbers, and the engine crate carries no serde.
-#[derive(Default)]
-struct Json {
-    out: String,
-    fields: usize,
-    indent: usize,
-}
-
-impl Json {
-    fn key(&mut self, k: &str) {
-        self.out
-            .push_str(if self.fields == 0 { "{\n" } else { ",\n" });
-        self.fields += 1;
-        let pad = "  ".repeat(self.indent + 1);
-        let _ = write!(self.out, "{pad}\"{k}\": ");
-    }
-    fn raw(&mut self, k: &str, v: &str) {
-        self.key(k);
-        self.out.push_str(v);
-    }
-    fn num(&mut self, k: &str, v: u64) {
-        self.raw(k, &v.to_string());
-    }
-    fn float(&mut self, k: &str, v: f64) {
-        let v = if v.is_finite() { v } else { 0.0 };
-        self.raw(k, &format!("{v:.6}"));
-    }
-    fn str(&mut self, k: &str, v: &str) {
-        self.raw(k, &format!("\"{v}\""));
-    }
-    fn section(&mut self, k: &str, f: impl FnOnce(&mut Json)) {
-        let mut inner = Json {
-            indent: self.indent + 1,
-            ..Json::default()
-        };
-        f(&mut inner);
-        let body = inner.finish();
-        self.raw(k, &body);
-    }
-    fn finish(mut self) -> String {
-        if self.fields == 0 {
-            return "{}".into();
-        }
-        let pad = "  ".repeat(self.indent);
-        let _ = write!(self.out, "\n{pad}}}");
-        self.out
-    }
 }
 
 /// A row operation, for [`RowCounters`].
@@ -859,35 +649,5 @@ mod tests {
                 sec_cluster_reads_avoided: 8,
             }
         );
-    }
-
-    #[test]
-    fn json_shape() {
-        let s = Status {
-            doublewrite: Some(DoublewriteStatus {
-                batches: 2,
-                ..DoublewriteStatus::default()
-            }),
-            not_built: SECTIONS_NOT_BUILT.to_vec(),
-            ..Status::default()
-        };
-        let j = s.to_json(Some(Duration::from_millis(250)));
-        assert!(j.starts_with("{\n  \"format\": \"minnow-status\""), "{j}");
-        assert!(j.contains("\"interval_ms\": 250"), "{j}");
-        assert!(j.contains("\"doublewrite\": {\n    \"batches\": 2,"), "{j}");
-        assert!(j.contains("\"not_built\": []"), "{j}");
-        assert!(
-            j.contains("\"transactions\": {\n    \"next_trx_id\": 0,"),
-            "{j}"
-        );
-        assert!(j.ends_with("\n  }\n}"), "{j}");
-        assert!(j.contains("\"tablespaces\": []"), "{j}");
-        assert!(
-            j.contains("\"pages_built\": 0,\n    \"pages_dropped\": 0,"),
-            "{j}"
-        );
-        let off = Status::default().to_json(None);
-        assert!(!off.contains("doublewrite"), "{off}");
-        assert!(off.contains("\"not_built\": []"), "{off}");
     }
 }

@@ -33,10 +33,11 @@
 //! line per interval and a summary with latency percentiles, the pages flushed and the bytes
 //! written.
 //!
-//! `--set name=value` sets any [`minnow::Config`] knob by its InnoDB name
-//! ([`minnow_workload::knobs`] lists them: `buffer_pool_size`, `flush_log_at_trx_commit`,
+//! `--set name=value` sets any [`minnow::Config`] knob by its field or InnoDB name
+//! ([`minnow::KNOBS`] lists them: `buffer_pool_size`, `flush_log_at_trx_commit`,
 //! `doublewrite`, `flush_method`, `page_cleaners`, `io_capacity`, ...; the `innodb_` prefix is
-//! optional). An unknown name or bad value is a usage error (exit 2).
+//! optional; `--set help` prints them with their defaults). An unknown name or bad value is a
+//! usage error (exit 2).
 //!
 //! Each event is one transaction by default (BEGIN, its statements, COMMIT, as sysbench
 //! with `--skip-trx=off`): reads see the transaction's snapshot, updates read the row with a
@@ -64,9 +65,9 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use minnow::{Config, Database};
+use minnow_workload::WorkloadError;
 use minnow_workload::io_stats::IoSnapshot;
 use minnow_workload::oltp::{self, IntervalReport, Mode, OltpConfig, RandType, Summary};
-use minnow_workload::{WorkloadError, knobs};
 use serde::Serialize;
 
 use super::bench_csv;
@@ -493,7 +494,7 @@ fn config_checksum(set: &[String]) -> String {
     let mut c = Config::default();
     for s in set {
         // Already validated by the caller.
-        let _ = knobs::apply_setting(&mut c, s);
+        let _ = c.apply(s);
     }
     c.checksum_algorithm.name().to_owned()
 }

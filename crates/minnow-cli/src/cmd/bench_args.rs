@@ -3,12 +3,13 @@
 //!
 //! Every bench builds its [`Config`] the same way: a base (the engine's defaults, or the
 //! bench's own, such as a larger buffer pool), then each `--set` applied in order by its
-//! InnoDB name ([`minnow_workload::knobs`]), then [`Config::validate`]. A bad name or value
-//! is a usage error naming the flag ([`knob_config`]).
+//! field or InnoDB name ([`Config::apply`], from the engine's registry [`minnow::KNOBS`]),
+//! then [`Config::validate`]. A bad name or value is a usage error naming the flag
+//! ([`knob_config`]); `--set help` is a usage error that lists every knob with its default,
+//! values and what it does ([`Knob::help`]).
 
 use clap::Args;
-use minnow::Config;
-use minnow_workload::knobs;
+use minnow::{Config, Knob};
 
 use super::bench::usage;
 use crate::output::CliError;
@@ -16,8 +17,8 @@ use crate::output::CliError;
 /// `--set` and `--flush-log-at-trx-commit`, for benches that take nothing else knob-like.
 #[derive(Debug, Args)]
 pub struct KnobArgs {
-    /// A Config knob as name=value, by its InnoDB name (repeatable); `minnow bench oltp
-    /// --help` lists them.
+    /// A Config knob as name=value, by its field or InnoDB name (repeatable); `--set help`
+    /// lists them with their defaults.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// innodb_flush_log_at_trx_commit: 1 syncs the redo log at every commit (the default,
@@ -49,10 +50,17 @@ impl KnobArgs {
 }
 
 /// `base` with each `name=value` of `set` applied in order, validated; an unknown name or a
-/// bad value is a usage error naming it.
+/// bad value is a usage error naming it, and `help` one that lists the knobs.
 pub fn knob_config(mut base: Config, set: &[String]) -> Result<Config, CliError> {
     for s in set {
-        knobs::apply_setting(&mut base, s).map_err(|e| usage(format!("--set {s}: {e}")))?;
+        if s.trim() == "help" {
+            return Err(usage(format!(
+                "--set help: the knobs (name [InnoDB names] default):\n{}",
+                Knob::help()
+            )));
+        }
+        base.apply(s)
+            .map_err(|e| usage(format!("--set {s}: {e}")))?;
     }
     base.validate().map_err(|e| usage(format!("--set: {e}")))?;
     Ok(base)
@@ -95,6 +103,13 @@ mod tests {
             flush_log_at_trx_commit: None,
         };
         assert!(bad.config(Config::default()).is_err());
+        let help = KnobArgs {
+            set: vec!["help".into()],
+            flush_log_at_trx_commit: None,
+        };
+        let listing = help.config(Config::default()).unwrap_err().to_string();
+        assert!(listing.contains("purge_threads [innodb_purge_threads] default 1"));
+        assert!(listing.contains("buffer_pool_size [innodb_buffer_pool_size] default 64M"));
     }
 
     #[test]

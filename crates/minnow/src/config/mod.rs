@@ -5,38 +5,47 @@
 //! tablespace). [`Config::validate`] checks them all and names the first bad one in
 //! [`Error::Config`].
 //!
-//! | field | InnoDB variable | when it matters |
-//! |---|---|---|
-//! | `buffer_pool_size` | `innodb_buffer_pool_size` | every open |
-//! | `buffer_pool_instances` | `innodb_buffer_pool_instances` | every open |
-//! | `page_size` | `innodb_page_size` | create (open checks it matches the files) |
-//! | `flush_log_at_trx_commit` | `innodb_flush_log_at_trx_commit` | every statement |
-//! | `flush_log_at_timeout` | `innodb_flush_log_at_timeout`: how often the background log flusher syncs under 0 and 2 | every open |
-//! | `log_file_size` | `innodb_log_file_size` / `innodb_redo_log_capacity` (whole circular log; default: sized from the buffer pool) | create |
-//! | `doublewrite` | `innodb_doublewrite` (on, off, detect_only) | every open |
-//! | `doublewrite_pages` | `innodb_doublewrite_pages` | every open |
-//! | `flush_method` | `innodb_flush_method` (fsync, O_DIRECT, O_DSYNC) | every open |
-//! | `io_backend` | (minnow) `pread`/`pwrite`, `io_uring`, or a backend you pass in | every open |
-//! | `page_cleaners` | `innodb_page_cleaners` | every open |
-//! | `checksum_algorithm` | `innodb_checksum_algorithm` | create; written pages use it |
-//! | `old_blocks_pct`, `old_blocks_time` | `innodb_old_blocks_pct`, `innodb_old_blocks_time` | every open |
-//! | `io_capacity` | `innodb_io_capacity` | every open |
-//! | `flush_neighbors` | `innodb_flush_neighbors` | every open |
-//! | `max_dirty_pages_pct`, `max_dirty_pages_pct_lwm` | same names | every open |
-//! | `read_ahead_threshold` | `innodb_read_ahead_threshold` | every open |
-//! | `buffer_pool_dump_at_shutdown`, `buffer_pool_dump_pct` | same names (the dump is also loaded at startup) | close / open |
-//! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` (0, 1, 2) | every insert into a table with an AUTO_INCREMENT column |
-//! | `lock_wait_timeout` | `innodb_lock_wait_timeout` | every open |
-//! | `purge_threads` | `innodb_purge_threads` (here 0 or 1) | every open |
-//! | `status_file` | `innodb_status_file` (with an interval instead of InnoDB's fixed 15 s) | every open |
-//! | `adaptive_hash_index` | `innodb_adaptive_hash_index` | every open; [`crate::Database::set_adaptive_hash_index`] at runtime |
-//! | `adaptive_hash_index_parts` | `innodb_adaptive_hash_index_parts` (here: partitions by key hash) | every open |
-//! | `adaptive_hash_index_max_memory` | (minnow) memory limit of the hash's entries | every open |
-//! | `thread_concurrency` | `innodb_thread_concurrency` (0 = unlimited) | every open |
-//! | `concurrency_tickets` | `innodb_concurrency_tickets` | every open |
-//! | `compression_failure_threshold_pct` | `innodb_compression_failure_threshold_pct` | every open (compressed tables) |
-//! | `compression_pad_pct_max` | `innodb_compression_pad_pct_max` | every open (compressed tables) |
-//! | `recovery_progress` | (minnow) a function told how far crash recovery has come | open after a crash |
+//! The table below is rendered from the knob registry ([`KNOBS`], the `knobs` module), which
+//! also gives [`Config::set`] and the CLI's `--set` their names and parsers; a test fails if
+//! the two drift apart. Defaults are [`Config::default`]'s, written as `--set` takes them.
+//!
+//! <!-- knobs table: rendered by config::knobs::Knob::docs_table -->
+//! | knob | InnoDB variable | default | values | what it does | acts in, when |
+//! |---|---|---|---|---|---|
+//! | `buffer_pool_size` | `innodb_buffer_pool_size` | `64M` | bytes, with an optional K, M or G suffix | bytes of page frames (at least 8 frames per instance) | buffer pool (minnow-buf): every open |
+//! | `buffer_pool_instances` | `innodb_buffer_pool_instances` | `1` | 1..=64 | independent pools, each with its own lists and mutexes | buffer pool (minnow-buf): every open |
+//! | `page_size` | `innodb_page_size` | `16k` | `4k`, `8k`, `16k`, `32k`, `64k` or bytes | size of every page; open requires the size the files have | file format (minnow-page): create |
+//! | `flush_log_at_trx_commit` | `innodb_flush_log_at_trx_commit` | `1` | `0`, `1` or `2` | 1: a commit syncs the redo log; 2: writes it, synced by the flusher; 0: neither | redo log (minnow-redo): every commit |
+//! | `flush_log_at_timeout` | `innodb_flush_log_at_timeout` | `1s` | a duration, 1ms ..= 2700s (a plain number is milliseconds) | how often the flusher writes and syncs the log under 0 and 2 | log flusher thread (minnow-redo): every open |
+//! | `log_file_size` | `innodb_log_file_size` / `innodb_redo_log_capacity` | `0` | bytes, with an optional K, M or G suffix | capacity of the circular redo log; 0: the larger of 100 MiB and the pool | redo log (minnow-redo): create (an existing log keeps its size) |
+//! | `doublewrite` | `innodb_doublewrite` | `on` | `on`/`1`, `off`/`0`, `detect_only` | copy each flush batch to the doublewrite files before writing it in place | doublewrite buffer (minnow-dblwr): every open |
+//! | `doublewrite_pages` | `innodb_doublewrite_pages` | `64` | a whole number | pages per doublewrite batch | doublewrite buffer (minnow-dblwr): every open |
+//! | `flush_method` | `innodb_flush_method` | `fsync` | `fsync`, `O_DIRECT`, `O_DSYNC` | how writes reach the disk | file IO (minnow-io): every open |
+//! | `io_backend` | (minnow) | `sync` | `sync`, `io_uring` | `pread`/`pwrite`, `io_uring`, or a backend passed in code (`custom`) | file IO (minnow-io): every open |
+//! | `page_cleaners` | `innodb_page_cleaners` | `1` | a whole number | background flushing threads; 0 flushes only on demand | page cleaner threads (minnow-buf): every open |
+//! | `checksum_algorithm` | `innodb_checksum_algorithm` | `crc32` | `crc32`, `innodb`, `none`, `full_crc32` | pages are written with it; reads accept every algorithm | file format (minnow-page): create; every page written |
+//! | `old_blocks_pct` | `innodb_old_blocks_pct` | `37` | 5..=95 | share of the LRU list kept as the old sublist | buffer pool (minnow-buf): every open |
+//! | `old_blocks_time` | `innodb_old_blocks_time` | `1s` | a duration (`250ms`, `2s`; a plain number is milliseconds) | how long a page stays old after its first access before a hit makes it young | buffer pool (minnow-buf): every open |
+//! | `io_capacity` | `innodb_io_capacity` | `200` | a whole number, at least 100 | pages per second background flushing aims at | page cleaner threads (minnow-buf): every open |
+//! | `flush_neighbors` | `innodb_flush_neighbors` | `0` | `0`, `1` or `2` | 0: flush a page alone; 1: with its contiguous dirty neighbours; 2: its extent | page cleaner threads (minnow-buf): every open |
+//! | `max_dirty_pages_pct` | `innodb_max_dirty_pages_pct` | `90` | a whole number of per cent | above this share of dirty frames the cleaners flush at full io_capacity | page cleaner threads (minnow-buf): every open |
+//! | `max_dirty_pages_pct_lwm` | `innodb_max_dirty_pages_pct_lwm` | `10` | a whole number of per cent | below this share of dirty frames, dirty pages alone do not start flushing | page cleaner threads (minnow-buf): every open |
+//! | `read_ahead_threshold` | `innodb_read_ahead_threshold` | `56` | 0..=64 | pages of an extent read in order before linear read-ahead fetches the next; 0: off | buffer pool (minnow-buf): every open |
+//! | `buffer_pool_dump_at_shutdown` | `innodb_buffer_pool_dump_at_shutdown` / `innodb_buffer_pool_load_at_startup` | `on` | `on`/`off` (`1`/`0`, `true`/`false`) | write the pool's page list to `ib_buffer_pool` at close, load it at open | buffer pool (minnow-buf): close and open |
+//! | `buffer_pool_dump_pct` | `innodb_buffer_pool_dump_pct` | `25` | 1..=100 | share of each instance's most recently used pages the dump keeps | buffer pool (minnow-buf): close |
+//! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` | `2` | `0`, `1` or `2` | 0 traditional, 1 consecutive, 2 interleaved (see `AutoIncLockMode`) | row statements (minnow): every insert into a table with an AUTO_INCREMENT column |
+//! | `lock_wait_timeout` | `innodb_lock_wait_timeout` | `50s` | a duration, at least 1ms (a plain number is seconds) | how long a writer waits for a row lock before its statement fails | row statements (minnow): every open |
+//! | `purge_threads` | `innodb_purge_threads` | `1` | `0` or `1` | 1: a background thread purges; 0: only `Database::purge` does | purge thread (minnow): every open |
+//! | `rollback_segments` | `innodb_rollback_segments` | `16` | 1..=128 | rollback segments undo is spread over, each with its own lock | rollback segments (minnow-mvcc): create (open uses the stored number) |
+//! | `status_file` | `innodb_status_file` | `off` | `off` or a duration, at least 10ms (a plain number is milliseconds; 0: off) | rewrite `minnow_status.json` at this interval for `minnow status`/`watch` | status file thread (minnow): every open |
+//! | `adaptive_hash_index` | `innodb_adaptive_hash_index` | `on` | `on`/`off` (`1`/`0`, `true`/`false`) | hash of hot leaf records that lets point lookups skip the descent | adaptive hash index (minnow-ahi): every open; `Database::set_adaptive_hash_index` at runtime |
+//! | `adaptive_hash_index_parts` | `innodb_adaptive_hash_index_parts` | `64` | 1..=4096 | partitions of the hash, chosen by key hash (rounded up to a power of two) | adaptive hash index (minnow-ahi): every open |
+//! | `adaptive_hash_index_max_memory` | (minnow) | `64M` | bytes, with an optional K, M or G suffix | the most memory the hash's entries may take; entries beyond it are not added | adaptive hash index (minnow-ahi): every open |
+//! | `thread_concurrency` | `innodb_thread_concurrency` | `0` | a whole number | threads allowed inside the engine at once; 0: no limit | admission (minnow): every open |
+//! | `concurrency_tickets` | `innodb_concurrency_tickets` | `5000` | a whole number, at least 1 | row operations a thread may do after entering before it queues again | admission (minnow): every open |
+//! | `compression_failure_threshold_pct` | `innodb_compression_failure_threshold_pct` | `5` | 0..=100 | failure share above which an index's pages get more padding; 0: no padding | compressed indexes (minnow-btree): every open |
+//! | `compression_pad_pct_max` | `innodb_compression_pad_pct_max` | `50` | 0..=75 | the most padding, in per cent of the page | compressed indexes (minnow-btree): every open |
+//! | `recovery_progress` | (minnow) | `none` | none from text | a function told how far crash recovery has come (set in code) | crash recovery (minnow-buf): open after a crash |
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +58,10 @@ use minnow_page::checksum::ChecksumAlgorithm;
 use minnow_redo::FlushAtCommit;
 
 use crate::error::{Error, Result};
+
+mod knobs;
+
+pub use knobs::{Acts, KNOBS, Knob, KnobError};
 
 /// How the database's files are read and written.
 #[derive(Debug, Clone, Default)]
@@ -265,19 +278,21 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Config {
+        // The buffer pool's knobs take their defaults from `BufConfig::default()`, so the
+        // two crates cannot disagree about them.
         let buf = BufConfig::default();
         Config {
-            buffer_pool_size: 64 << 20,
-            buffer_pool_instances: 1,
-            page_size: PageSize::K16,
+            buffer_pool_size: buf.pool_size,
+            buffer_pool_instances: buf.instances,
+            page_size: buf.page_size,
             flush_log_at_trx_commit: FlushAtCommit::Sync,
             flush_log_at_timeout: Duration::from_secs(1),
             log_file_size: 0,
             doublewrite: DoublewriteMode::On,
-            doublewrite_pages: 64,
+            doublewrite_pages: buf.doublewrite_pages,
             flush_method: FlushMethod::Fsync,
             io_backend: IoBackend::Sync,
-            page_cleaners: 1,
+            page_cleaners: buf.page_cleaners,
             checksum_algorithm: ChecksumAlgorithm::Crc32,
             old_blocks_pct: buf.old_blocks_pct,
             old_blocks_time: buf.old_blocks_time,
@@ -438,6 +453,9 @@ impl Config {
             .or_else(|e| bad("innodb_buffer_pool_*", e.to_string()))
     }
 
+    /// The buffer pool's settings. Every field of [`BufConfig`] is named here (no `..`), so a
+    /// field added there does not compile until it is taken from a knob or stated as fixed;
+    /// the registry's tests check that every buffer pool knob changes what this returns.
     pub(crate) fn buf_config(&self, dump_dir: Option<&std::path::Path>) -> BufConfig {
         BufConfig {
             pool_size: self.buffer_pool_size,
@@ -459,7 +477,9 @@ impl Config {
                 None
             },
             recovery_progress: self.recovery_progress.clone(),
-            ..BufConfig::with_frames(8, self.page_size)
+            // Not knobs: the real clock, and recovery's default memory (a quarter of the pool).
+            clock: minnow_buf::Clock::real(),
+            recovery_memory: None,
         }
     }
 
