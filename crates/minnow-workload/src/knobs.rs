@@ -44,7 +44,7 @@
 //!
 //! ```
 //! use minnow::Config;
-//! use minnow::redo::FlushAtCommit;
+//! use minnow::FlushAtCommit;
 //! use minnow_workload::knobs;
 //!
 //! let mut config = Config::default();
@@ -60,12 +60,12 @@
 
 use std::time::Duration;
 
-use minnow::buf::FlushNeighbors;
-use minnow::dblwr::DoublewriteMode;
-use minnow::io::FlushMethod;
-use minnow::page::PageSize;
-use minnow::page::checksum::ChecksumPolicy;
+use minnow::DoublewriteMode;
+use minnow::FlushMethod;
+use minnow::FlushNeighbors;
+use minnow::PageSize;
 use minnow::{AutoIncLockMode, Config, FlushAtCommit, IoBackend};
+use minnow_page::checksum::ChecksumPolicy;
 
 /// Every knob name [`apply`] accepts (without the optional `innodb_` prefix).
 pub const KNOBS: &[&str] = &[
