@@ -63,6 +63,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use minnow::inspect::Internals;
 use minnow::{Config, Database};
 use minnow_workload::io_stats::IoSnapshot;
 use minnow_workload::oltp::{self, IntervalReport, Mode, OltpConfig, Progress, RandType, Summary};
@@ -70,7 +71,8 @@ use minnow_workload::{WorkloadError, knobs};
 use serde::Serialize;
 
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The workloads `minnow bench` runs.
 #[derive(Debug, Subcommand)]
