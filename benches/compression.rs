@@ -58,7 +58,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use minnow::io::FlushMethod;
+use minnow::FlushMethod;
 use minnow::{Config, Database};
 use minnow_page::fil::{self, FilHeader};
 use minnow_page::index::IndexHeader;
@@ -81,7 +81,7 @@ fn leaf_pages(rows: u64, seed: u64) -> Vec<Vec<u8>> {
     let db = Database::create(dir.path(), Config::default()).unwrap_or_else(|e| panic!("{e}"));
     minnow_workload::textgen::load(&db, seed, rows).unwrap_or_else(|e| panic!("load: {e}"));
     db.close().unwrap_or_else(|e| panic!("close: {e}"));
-    let file = std::fs::read(dir.path().join(minnow::SYSTEM_TABLESPACE))
+    let file = std::fs::read(dir.path().join(minnow::inspect::SYSTEM_TABLESPACE))
         .unwrap_or_else(|e| panic!("read ibdata1: {e}"));
     let size = PageSize::default().bytes();
     let mut by_index: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();

@@ -34,7 +34,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use minnow::io::FlushMethod;
+use minnow::FlushMethod;
+use minnow::inspect::Internals;
 use minnow::{Config, Database, Value};
 use minnow_workload::warmup::{self, WarmupConfig};
 

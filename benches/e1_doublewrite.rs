@@ -36,7 +36,7 @@
 //! `minnow bench oltp --set` takes it (`doublewrite=detect_only`, `page_cleaners=4`,
 //! `buffer_pool_instances=4`, `flush_neighbors=1`, `flush_method=fsync`, ...) or one of:
 //!
-//! - `disk=hdd`: every file goes through [`minnow::io::LatencyModel`] with the 7200 rpm
+//! - `disk=hdd`: every file goes through [`minnow::backend::LatencyModel`] with the 7200 rpm
 //!   profile, sleeping for each IO's modelled cost (**emulated**, and labelled so);
 //! - `fs=journal`: the database goes under `MINNOW_E1_JOURNAL_DIR`, which must be an ext4 file
 //!   system mounted `data=journal` (the bench does not mount anything: see docs/EXPERIMENTS.md
@@ -76,13 +76,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use minnow::dblwr::DoublewriteMode;
-use minnow::io::{
+use minnow::DoublewriteMode;
+use minnow::FlushAtCommit;
+use minnow::{Config, Database, IoBackend};
+use minnow_io::{
     Backend, DiskProfile, FileIo, FlushMethod, IoError, IoRequest, LatencyModel, OpenOptions,
     SyncBackend, UringBackend,
 };
-use minnow::redo::FlushAtCommit;
-use minnow::{Config, Database, IoBackend};
 use minnow_workload::io_stats::IoSnapshot;
 use minnow_workload::oltp::{self, Mode, OltpConfig};
 

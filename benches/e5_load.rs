@@ -46,8 +46,9 @@ use common::{bench_dir, criterion_dir, env_num, median};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use minnow::page::checksum::ChecksumAlgorithm;
-use minnow::redo::FlushAtCommit;
+use minnow::ChecksumAlgorithm;
+use minnow::FlushAtCommit;
+use minnow::inspect::Internals;
 use minnow::{Config, Database};
 use minnow_workload::oltp::{self, OltpConfig};
 

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use minnow::io::FlushMethod;
+use minnow::FlushMethod;
 use minnow::{Config, Database};
 use minnow_workload::revisions::{self, ColdRun, Plan};
 

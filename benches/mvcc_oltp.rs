@@ -50,7 +50,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use minnow::redo::FlushAtCommit;
+use minnow::FlushAtCommit;
 use minnow::{Config, Database};
 use minnow_workload::oltp::{self, Mode, OltpConfig, Summary};
 

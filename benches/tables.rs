@@ -199,7 +199,7 @@ fn file_bytes(gen_: &Gen, ids: &[u64], with_k: bool) -> u64 {
         ids,
     );
     db.close().unwrap_or_else(|e| panic!("close: {e}"));
-    std::fs::metadata(dir.path().join(minnow::SYSTEM_TABLESPACE))
+    std::fs::metadata(dir.path().join(minnow::inspect::SYSTEM_TABLESPACE))
         .unwrap_or_else(|e| panic!("ibdata1: {e}"))
         .len()
 }

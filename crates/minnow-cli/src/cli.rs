@@ -13,7 +13,8 @@ use minnow_page::PageSize;
 use minnow_page::checksum::ChecksumPolicy;
 
 use crate::cmd;
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report;
 
 /// Reads and checks minnow and InnoDB tablespace files (read-only).
 #[derive(Debug, Parser)]
@@ -65,9 +66,9 @@ pub enum Command {
     /// Open a stopped minnow database (recovering it if needed) and verify every index
     /// against its table and every B-tree invariant.
     Check {
-        /// The database directory.
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
+        /// The database.
+        #[command(flatten)]
+        db: DirOpts,
     },
     /// Check the checksum of every page of each file, like innochecksum.
     Verify {
@@ -132,9 +133,9 @@ pub enum Command {
     /// Show the redo log: header, checkpoint slots, the records from the checkpoint to the end
     /// (group, type, page, offset, length, LSN) and a summary; reports a torn tail.
     Log {
-        /// The database directory (holding `ib_logfile0`).
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
+        /// The database (its `ib_logfile0`).
+        #[command(flatten)]
+        db: DirOpts,
         /// List at most this many records (0: all); the summary always counts every record.
         #[arg(long, value_name = "N", default_value_t = cmd::log::DEFAULT_LIMIT)]
         limit: usize,
@@ -145,23 +146,23 @@ pub enum Command {
         /// How to read the pages.
         #[command(flatten)]
         read: ReadOpts,
-        /// The database directory (holding `dblwr.<n>` and `ibdata1`).
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
+        /// The database (its `dblwr.<n>` and `ibdata1`).
+        #[command(flatten)]
+        db: DirOpts,
     },
     /// Show the engine's counters (buffer pool, redo, doublewrite, rows): live from the status
     /// file a running database writes (Config::status_file), else from the files at rest.
     Status {
-        /// The database directory.
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
+        /// The database.
+        #[command(flatten)]
+        db: DirOpts,
     },
     /// Follow a running database's counters as rates, one line per interval (needs the
     /// status file, Config::status_file).
     Watch {
-        /// The database directory.
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
+        /// The database.
+        #[command(flatten)]
+        db: DirOpts,
         /// Milliseconds between lines (at least the engine's refresh interval in effect).
         #[arg(long, value_name = "N", default_value_t = cmd::watch::DEFAULT_INTERVAL_MS)]
         interval_ms: u64,
@@ -172,13 +173,9 @@ pub enum Command {
     /// Show one index's B-tree: pages, fill and key range per level; draw it with --dot or
     /// --svg.
     Tree {
-        /// The database directory (holding `ibdata1`, and the `zip*.ibd` files of compressed
-        /// tables).
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
-        /// The table.
-        #[arg(value_name = "TABLE")]
-        table: String,
+        /// The database and the table.
+        #[command(flatten)]
+        at: TableOpts,
         /// The index (default: the clustered index, PRIMARY).
         #[arg(long, value_name = "NAME")]
         index: Option<String>,
@@ -193,20 +190,37 @@ pub enum Command {
     /// (committed or active), its roll pointer, the undo record kind, the delete mark and the
     /// values, and why the chain ends.
     History {
-        /// The database directory (holding `ibdata1`, and the `zip*.ibd` files of compressed
-        /// tables).
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
-        /// The table.
-        #[arg(value_name = "TABLE")]
-        table: String,
+        /// The database and the table.
+        #[command(flatten)]
+        at: TableOpts,
         /// The primary key's values, comma-separated for a composite key (`7` or `7,2024-01-31`).
         #[arg(value_name = "KEY", allow_hyphen_values = true)]
         key: String,
     },
 }
 
-/// Options shared by every command: how pages are found and checked.
+/// The database directory a command works on (every command but `check` reads its files
+/// without opening the database, so nothing is written).
+#[derive(Debug, Clone, Args)]
+pub struct DirOpts {
+    /// The database directory (`ibdata1`, `ib_logfile0`, `dblwr.<n>`, the `zip*.ibd` files of
+    /// compressed tables).
+    #[arg(value_name = "DIR")]
+    pub dir: std::path::PathBuf,
+}
+
+/// A table of a database directory, read from the dictionary in the data file.
+#[derive(Debug, Clone, Args)]
+pub struct TableOpts {
+    /// The database.
+    #[command(flatten)]
+    pub db: DirOpts,
+    /// The table.
+    #[arg(value_name = "TABLE")]
+    pub table: String,
+}
+
+/// Options shared by the commands that read pages: how pages are found and checked.
 #[derive(Debug, Clone, Args)]
 pub struct ReadOpts {
     /// Page size to use instead of the one in page 0's FSP flags (4k, 8k, 16k, 32k, 64k or bytes).
@@ -298,7 +312,7 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
         }
         Command::Bench { workload } => cmd::bench::run(workload, cli.json, out),
         Command::Plot(args) => cmd::plot::run(args, out),
-        Command::Check { dir } => cmd::check::run(dir, cli.json, out),
+        Command::Check { db } => cmd::check::run(&db.dir, cli.json, out),
         Command::Verify { read, files } => cmd::verify::run(files, read, cli.json, out),
         Command::Inspect {
             read,
@@ -330,37 +344,36 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
                 .map_err(|e| CliError::Usage(format!("--columns: {e}")))?;
             cmd::page::run(file, *page, read, *hex, schema.as_ref(), cli.json, out)
         }
-        Command::Log { dir, limit } => {
+        Command::Log { db, limit } => {
             let limit = if *limit == 0 { usize::MAX } else { *limit };
-            cmd::log::run(dir, limit, cli.json, out)
+            cmd::log::run(&db.dir, limit, cli.json, out)
         }
-        Command::Dblwr { read, dir } => cmd::dblwr::run(dir, read, cli.json, out),
-        Command::Status { dir } => cmd::status::run(dir, cli.json, out),
+        Command::Dblwr { read, db } => cmd::dblwr::run(&db.dir, read, cli.json, out),
+        Command::Status { db } => cmd::status::run(&db.dir, cli.json, out),
         Command::Watch {
-            dir,
+            db,
             interval_ms,
             count,
-        } => cmd::watch::run(dir, *interval_ms, *count, cli.json, out),
+        } => cmd::watch::run(&db.dir, *interval_ms, *count, cli.json, out),
         Command::Tree {
-            dir,
-            table,
+            at,
             index,
             dot,
             svg,
         } => {
             let opts = cmd::tree::TreeOpts {
-                dir: dir.clone(),
-                table: table.clone(),
+                dir: at.db.dir.clone(),
+                table: at.table.clone(),
                 index: index.clone(),
                 dot: dot.clone(),
                 svg: svg.clone(),
             };
             cmd::tree::run(&opts, cli.json, out)
         }
-        Command::History { dir, table, key } => {
+        Command::History { at, key } => {
             let opts = cmd::history::HistoryOpts {
-                dir: dir.clone(),
-                table: table.clone(),
+                dir: at.db.dir.clone(),
+                table: at.table.clone(),
                 key: key.clone(),
             };
             cmd::history::run(&opts, cli.json, out)
@@ -377,6 +390,6 @@ fn report_error(err: &CliError, json: bool, out: &mut dyn Write) {
     }
     let _ = writeln!(std::io::stderr(), "minnow: {err}");
     if json {
-        let _ = output::emit_json(out, &output::ErrorReport::new(err));
+        let _ = report::emit_json(out, &report::ErrorReport::new(err));
     }
 }

@@ -48,7 +48,11 @@
 //!
 //! The code is laid out for reading: [`space`] opens a file and finds its page size (or its block
 //! size), [`check`] turns a checksum verdict into a report, [`describe`] explains flags and
-//! formats hex dumps, and each command lives in its own module under [`cmd`].
+//! formats hex dumps, [`reader`] reads checked pages of a database directory without opening
+//! it and [`dict`] finds a table in its dictionary that way, [`report`] is the envelope every
+//! report shares (the verdict, JSON or text), [`cli`] holds the options commands share as
+//! clap `flatten` structs, and each command lives in its own module under [`cmd`]. The redo
+//! log is read with `minnow_redo::scan`, the walk recovery itself makes.
 
 #![cfg_attr(
     not(test),
@@ -65,8 +69,11 @@ mod check;
 mod cli;
 mod cmd;
 mod describe;
+mod dict;
 mod innodb_rec;
 mod output;
+mod reader;
+mod report;
 mod space;
 
 use std::process::ExitCode;

@@ -1,12 +1,10 @@
-//! Output plumbing: errors, JSON emission, and small formatting helpers.
+//! Output plumbing: the commands' error type and small formatting helpers.
 //!
 //! Text goes to stdout as it is produced; JSON is built as serde structs and written once, pretty
-//! printed, to stdout. Nothing here panics when stdout is closed: a failed write becomes
-//! [`CliError::Stdout`] and the process exits 2.
+//! printed, to stdout ([`crate::report`]). Nothing here panics when stdout is closed: a failed
+//! write becomes [`CliError::Stdout`] and the process exits 2.
 
-use std::io::{self, Write};
-
-use serde::Serialize;
+use std::io;
 
 use crate::space::SpaceError;
 
@@ -16,6 +14,9 @@ pub enum CliError {
     /// Opening or reading a tablespace failed.
     #[error(transparent)]
     Space(#[from] SpaceError),
+    /// The redo log could not be read (the message names the file).
+    #[error(transparent)]
+    Redo(#[from] minnow_redo::ScanError),
     /// A minnow database could not be opened or checked (the message names the directory).
     #[error("{0}")]
     Database(String),
@@ -33,31 +34,6 @@ pub enum CliError {
     /// Writing the report to stdout failed.
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),
-}
-
-/// The JSON printed on stdout for a fatal error.
-#[derive(Debug, Serialize)]
-pub struct ErrorReport {
-    /// The message, naming the file.
-    pub error: String,
-    /// The exit code (always 2).
-    pub exit_code: u8,
-}
-
-impl ErrorReport {
-    /// The report for `err`.
-    pub fn new(err: &CliError) -> ErrorReport {
-        ErrorReport {
-            error: err.to_string(),
-            exit_code: 2,
-        }
-    }
-}
-
-/// Writes `value` as pretty-printed JSON followed by a newline.
-pub fn emit_json<T: Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
-    writeln!(out)
 }
 
 /// `0x` and eight hex digits: how checksums and LSN words are printed.

@@ -50,7 +50,7 @@ fn a_clean_database_checks_out() {
 }
 
 fn damage_last_page(dir: &std::path::Path) {
-    let file = dir.join(minnow::SYSTEM_TABLESPACE);
+    let file = dir.join(minnow::inspect::SYSTEM_TABLESPACE);
     let mut bytes = std::fs::read(&file).unwrap();
     let at = bytes.len() - 16384 + 5000;
     bytes[at] ^= 0x40;

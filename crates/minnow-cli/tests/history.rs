@@ -8,6 +8,7 @@ use common::{json_in as json_of, minnow_in as minnow};
 
 use std::path::Path;
 
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
 
 fn def() -> TableDef {
@@ -180,7 +181,7 @@ fn missing_tables_and_keys_exit_1_bad_input_exits_2() {
 fn garbage_files_are_reported_not_panicked_on() {
     let dir = tempfile::tempdir().unwrap();
     make_db(dir.path());
-    let data = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let data = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
     let good = std::fs::read(&data).unwrap();
     let page = 16384;
     // Damage every page after the dictionary in turn, a few at a time: the command says what

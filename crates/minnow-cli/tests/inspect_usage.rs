@@ -47,7 +47,7 @@ fn minnow_database_after_deletes() {
     }
     drop(t);
     db.close().unwrap();
-    let file = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let file = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
     let run = minnow(["inspect", file.to_str().unwrap(), "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();

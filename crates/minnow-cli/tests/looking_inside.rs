@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use minnow::io::{Backend, CrashSim, SyncBackend};
+use minnow::backend::{Backend, CrashSim, SyncBackend};
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, IoBackend, TableDef, Value};
 
 fn def() -> TableDef {
@@ -42,7 +43,7 @@ fn make_db(dir: &Path) {
 
 fn crash_config(backend: Arc<dyn Backend>) -> Config {
     Config {
-        page_size: minnow::page::PageSize::K4,
+        page_size: minnow::PageSize::K4,
         buffer_pool_size: 24 * 4096,
         log_file_size: 256 << 10,
         doublewrite_pages: 4,
@@ -171,10 +172,52 @@ fn log_of_a_crashed_database_lists_records() {
 }
 
 #[test]
+fn log_names_a_damaged_block_before_the_durable_end_as_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    make_crashed_db(dir.path());
+    let (_, r) = minnow_json(dir.path(), &["log", s(dir.path())]);
+    let from = r["scan_from"].as_u64().unwrap();
+    let capacity = r["header"]["capacity"].as_u64().unwrap();
+    assert!(r["valid_end"].as_u64().unwrap() > from + 4 * 512, "{r}");
+    // Flip a byte of the second block from the checkpoint: synced long before the later
+    // blocks were written, so its damage is not a torn tail.
+    let block = from - from % 512 + 512;
+    let at = (4096 + block % capacity + 100) as usize;
+    let log = dir.path().join(minnow::inspect::REDO_LOG);
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[at] ^= 0x10;
+    std::fs::write(&log, &bytes).unwrap();
+    let (code, r) = minnow_json(dir.path(), &["log", s(dir.path())]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["ok"], false);
+    assert_eq!(r["valid_end"].as_u64().unwrap(), block + 20, "{r}");
+    assert_eq!(
+        r["end_reason"],
+        format!("block at LSN {block} fails its CRC"),
+        "{r}"
+    );
+    assert!(r["leftover_blocks"].as_u64().unwrap() > 0, "{r}");
+    let problems = r["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p
+            .as_str()
+            .unwrap()
+            .contains("so the damage is not a torn tail")),
+        "{r}"
+    );
+    let (code, text) = minnow_text(&["log", s(dir.path())]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains(&format!("end: block at LSN {block} fails its CRC")),
+        "{text}"
+    );
+}
+
+#[test]
 fn log_garbage_is_reported_not_panicked_on() {
     let dir = tempfile::tempdir().unwrap();
     make_db(dir.path());
-    let log = dir.path().join(minnow::REDO_LOG);
+    let log = dir.path().join(minnow::inspect::REDO_LOG);
     let bytes = std::fs::read(&log).unwrap();
     // Truncated in the middle of the data area.
     std::fs::write(&log, &bytes[..6000]).unwrap();
@@ -256,7 +299,7 @@ fn dblwr_sees_a_torn_data_page_it_would_restore() {
         .cloned()
         .expect("a slot at the data page's LSN");
     let page = slot["page"].as_u64().unwrap();
-    let data = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let data = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
     let mut bytes = std::fs::read(&data).unwrap();
     bytes[(page * 16384 + 3000) as usize] ^= 0x55;
     std::fs::write(&data, &bytes).unwrap();
@@ -295,7 +338,7 @@ fn dblwr_shows_a_copy_that_fails_its_slot_checksum() {
         })
         .expect("a segment with a used slot");
     // Flip a bit of the copy's flush LSN (offset 26), which the crc32 page checksum skips.
-    let at = minnow_dblwr::format::slot_offset(minnow::page::PageSize::K16, capacity, 0) + 26;
+    let at = minnow_dblwr::format::slot_offset(minnow::PageSize::K16, capacity, 0) + 26;
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[at as usize] ^= 0x04;
     std::fs::write(&file, &bytes).unwrap();
@@ -406,7 +449,7 @@ fn tree_of_a_table_with_off_page_blobs_reports_no_problem() {
 
     // A reference whose first overflow page lies past the end of the file is still a problem.
     // References end with the BLOB header offset (38) and the length (20 000, big-endian u64).
-    let data = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let data = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
     let mut bytes = std::fs::read(&data).unwrap();
     let mut tail = 38u32.to_be_bytes().to_vec();
     tail.extend_from_slice(&(BLOB_LEN as u64).to_be_bytes());
@@ -540,7 +583,7 @@ fn tree_reports_a_damaged_page() {
     let leaf = r["pages"].as_array().unwrap().last().unwrap()["page"]
         .as_u64()
         .unwrap();
-    let data = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let data = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
     let mut bytes = std::fs::read(&data).unwrap();
     bytes[(leaf * 16384 + 5000) as usize] ^= 0x10;
     std::fs::write(&data, &bytes).unwrap();

@@ -9,6 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::{Rng, minnow, mysql, snapshot};
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
 use minnow_page::checksum::{ChecksumAlgorithm, stamp};
 use serde_json::Value as Json;

@@ -19,8 +19,8 @@
 use minnow::{ColumnDef, ColumnType, IndexDef, TableDef};
 
 use crate::page::{DATA_END, HEAP_HEADER_TYPE, HEAP_SPACE_ID};
-use minnow::page::PageType;
-use minnow::page::fil::{self, FilHeader};
+use minnow_page::PageType;
+use minnow_page::fil::{self, FilHeader};
 
 /// The magic at offset 38 of page 0.
 pub const MAGIC: &[u8; 8] = b"MNHEAP01";

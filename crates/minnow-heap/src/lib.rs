@@ -92,8 +92,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use minnow::btree::record::Column;
 use minnow::{ColumnDef, ColumnType, Database, Scan, Table, TableDef, Value};
+use minnow_btree::record::Column;
 use parking_lot::RwLock;
 
 pub use error::{HeapError, Result};

@@ -23,14 +23,14 @@
 //!
 //! A row's payload is its columns in table order: first a NULL bitmap (one bit per nullable
 //! column, in order, 1 = NULL), then each non-NULL value's stored bytes (minnow's
-//! order-preserving encoding, `minnow::btree::record`), with a 2-byte big-endian length
+//! order-preserving encoding, `minnow_btree::record`), with a 2-byte big-endian length
 //! before each variable-length value.
 
-use minnow::btree::record::{Column, ColumnType, RecordLayout, Value, decode_value};
-use minnow::page::bytes::{read_u16, read_u32, write_u16};
-use minnow::page::checksum::{self, ChecksumAlgorithm, ChecksumPolicy};
-use minnow::page::fil::{self, FilHeader};
-use minnow::page::{PageError, PageType};
+use minnow_btree::record::{Column, ColumnType, RecordLayout, Value, decode_value};
+use minnow_page::bytes::{read_u16, read_u32, write_u16};
+use minnow_page::checksum::{self, ChecksumAlgorithm, ChecksumPolicy};
+use minnow_page::fil::{self, FilHeader};
+use minnow_page::{PageError, PageType};
 
 /// Size of every heap page.
 pub const PAGE_SIZE: usize = 16 * 1024;
@@ -140,7 +140,7 @@ pub fn append(page: &mut [u8], payload: &[u8]) -> Result<Option<usize>, PageErro
     if end > DATA_END {
         return Ok(None);
     }
-    let row = minnow::page::bytes::slice_mut(page, top, ROW_HEADER + payload.len())?;
+    let row = minnow_page::bytes::slice_mut(page, top, ROW_HEADER + payload.len())?;
     let (head, body) = row.split_at_mut(ROW_HEADER);
     body.copy_from_slice(payload);
     head[0] = LIVE;

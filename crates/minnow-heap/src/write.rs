@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::os::unix::fs::FileExt;
 
 use minnow::Value;
-use minnow::btree::record::RecordLayout;
+use minnow_btree::record::RecordLayout;
 
 use crate::page::{self, Damage, PAGE_SIZE};
 use crate::{HeapCheck, HeapError, HeapIndex, HeapTable, Result, RowId, Tail, rowid_of};
@@ -48,7 +48,7 @@ impl HeapTable<'_> {
     /// Appends a row payload to the tail page (starting a new page when it is full) and writes
     /// the page. Returns the row id.
     fn append(&self, tail: &mut Tail, payload: &[u8]) -> Result<RowId> {
-        let err = |e: minnow::page::PageError| self.corrupt(0, Damage::from(e));
+        let err = |e: minnow_page::PageError| self.corrupt(0, Damage::from(e));
         if let Some((no, p)) = &mut tail.page
             && let Some(off) = page::append(p, payload).map_err(err)?
         {
@@ -231,7 +231,7 @@ impl HeapTable<'_> {
         I: IntoIterator<Item = R>,
         R: AsRef<[Value]>,
     {
-        let err = |e: minnow::page::PageError| self.corrupt(0, Damage::from(e));
+        let err = |e: minnow_page::PageError| self.corrupt(0, Damage::from(e));
         // Entries per index: sort keys (each field's order-preserving bytes), then the row.
         let layouts: Vec<RecordLayout> = self
             .indexes

@@ -20,7 +20,9 @@
 //! - [`log`]: the running log: append, group commit, `flush_log_at_trx_commit`, checkpoints,
 //!   back-pressure, poisoning after a failed sync;
 //! - [`recover`]: finding the end of the log after a crash, telling a torn tail from damage,
-//!   and handing complete groups to the caller to replay.
+//!   and handing complete groups to the caller to replay;
+//! - [`scan`]: the read-only walk both recovery and `minnow log` make: each block's state,
+//!   where the log ends and why, leftovers and damage after the end, the complete groups.
 //!
 //! The buffer pool (the crate above) owns mini-transactions and applies recovered groups to
 //! pages; this crate knows nothing about pages beyond their ids and bytes.
@@ -35,11 +37,15 @@ pub mod format;
 pub mod log;
 pub mod record;
 pub mod recover;
+pub mod scan;
 
 pub use block::Lsn;
 pub use log::{Durability, FlushAtCommit, Log, LogError, LogStats};
 pub use record::Record;
-pub use recover::{Group, Recovered, RecoveryError, RecoverySink};
+pub use recover::{Recovered, RecoveryError, RecoverySink};
+pub use scan::{Group, LogScan, ScanError};
 
+#[cfg(test)]
+mod scan_tests;
 #[cfg(test)]
 mod tests;

@@ -96,7 +96,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use minnow::io::FlushMethod;
+use minnow::FlushMethod;
+use minnow::inspect::Internals;
 use minnow::{Compression, Config, Database, KeyBlockSize, Scan, Value};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -375,7 +376,7 @@ pub fn prepare(dir: &Path, layout: Layout, cfg: &E3Config) -> Result<Prepared, W
     if let Some(c) = compression {
         def = def.compressed(c);
     }
-    let ibdata1 = dir.join(minnow::SYSTEM_TABLESPACE);
+    let ibdata1 = dir.join(minnow::inspect::SYSTEM_TABLESPACE);
     let started = Instant::now();
     let t = db.create_table(def)?;
     let ibdata1_before = file_len(&ibdata1)?;
@@ -389,7 +390,7 @@ pub fn prepare(dir: &Path, layout: Layout, cfg: &E3Config) -> Result<Prepared, W
     let ibdata1_bytes = file_len(&ibdata1)?;
     let (table_file, table_bytes, zip_pages) = match compression {
         None => (
-            minnow::SYSTEM_TABLESPACE.to_owned(),
+            minnow::inspect::SYSTEM_TABLESPACE.to_owned(),
             ibdata1_bytes.saturating_sub(ibdata1_before),
             0,
         ),
@@ -515,9 +516,9 @@ pub struct RunReport {
 /// Everything sampled at both ends of the window.
 struct Sample {
     at: Instant,
-    pool: minnow::buf::BufferPoolStats,
+    pool: minnow_buf::BufferPoolStats,
     zip: minnow::ZipStats,
-    zip_cache: minnow::buf::ZipCacheStats,
+    zip_cache: minnow::ZipCacheStats,
     stat: Option<(u64, u64)>,
     io: Option<u64>,
     system: Option<[u64; 5]>,

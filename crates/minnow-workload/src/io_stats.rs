@@ -2,7 +2,7 @@
 //!
 //! An experiment about write amplification (doublewrite writes every flushed page twice) needs
 //! three counts around a run: the pages the buffer pool wrote to the data files
-//! ([`minnow::buf::BufferPoolStats`]: LRU and flush-list flushes), the redo generated (the
+//! ([`minnow_buf::BufferPoolStats`]: LRU and flush-list flushes), the redo generated (the
 //! log's LSN advance, in bytes of log), and the bytes the whole
 //! process handed to the kernel for writing (`write_bytes` of `/proc/self/io`: data files,
 //! doublewrite segments and redo log together; `None` where the file does not exist). Their
@@ -11,6 +11,7 @@
 //! rewritten in place count more than once, so the estimate is an upper bound).
 
 use minnow::Database;
+use minnow::inspect::Internals;
 use serde::Serialize;
 
 use crate::WorkloadError;

@@ -29,6 +29,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

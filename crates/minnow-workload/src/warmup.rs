@@ -38,6 +38,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -361,7 +362,7 @@ pub fn run(dir: &Path, config: Config, cfg: &WarmupConfig) -> Result<WarmupResul
     db.close()?;
     let page = config.page_size.bytes() as u64;
     let data_pages = std::fs::metadata(dir.join("ibdata1")).map_or(0, |m| m.len() / page);
-    let _ = std::fs::remove_file(dir.join(minnow::buf::dump::DUMP_FILE));
+    let _ = std::fs::remove_file(dir.join(minnow_buf::dump::DUMP_FILE));
 
     let with_dump = Config {
         buffer_pool_dump_at_shutdown: true,
@@ -372,7 +373,7 @@ pub fn run(dir: &Path, config: Config, cfg: &WarmupConfig) -> Result<WarmupResul
     let first_run = read_for(&db, cfg, cfg.warm_time, 1)?;
     let steady = steady_state(&first_run);
     db.close()?;
-    let dump = std::fs::read_to_string(dir.join(minnow::buf::dump::DUMP_FILE)).unwrap_or_default();
+    let dump = std::fs::read_to_string(dir.join(minnow_buf::dump::DUMP_FILE)).unwrap_or_default();
     let dumped_pages = dump.lines().count().saturating_sub(2) as u64;
 
     let cold = restart(dir, &config, cfg, false, steady)?;

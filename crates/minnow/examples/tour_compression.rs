@@ -155,8 +155,8 @@ fn run(dir: &Path) -> Result<(), Box<dyn Error>> {
 
     let zip_file = zip_dir.join(compression().file_name());
     let zip_bytes = file_len(&zip_file)?;
-    let plain_bytes = file_len(&plain_dir.join(minnow::SYSTEM_TABLESPACE))?
-        - file_len(&empty_dir.join(minnow::SYSTEM_TABLESPACE))?;
+    let plain_bytes = file_len(&plain_dir.join(minnow::inspect::SYSTEM_TABLESPACE))?
+        - file_len(&empty_dir.join(minnow::inspect::SYSTEM_TABLESPACE))?;
     println!(
         "  zip/{}: {zip_bytes} bytes ({} blocks of 4096)",
         compression().file_name(),

@@ -25,8 +25,9 @@ use std::error::Error;
 use std::path::Path;
 use std::sync::Arc;
 
-use minnow::dblwr::DoublewriteMode;
-use minnow::io::{CrashSim, Fate, SyncBackend};
+use minnow::DoublewriteMode;
+use minnow::backend::{CrashSim, Fate, SyncBackend};
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, IoBackend, TableDef, Value};
 
 const ROWS: u64 = 600;
@@ -97,7 +98,7 @@ fn crash(dir: &Path, mode: DoublewriteMode, seed: u64) -> Result<Crash, Box<dyn 
     // 4. The power cut.
     let report = sim.power_cut(seed)?;
     let ibdata = report
-        .file(&dir.join(minnow::SYSTEM_TABLESPACE))
+        .file(&dir.join(minnow::inspect::SYSTEM_TABLESPACE))
         .ok_or("the simulator does not know ibdata1")?;
     let page_size = Config::default().page_size.bytes() as u64;
     let torn = ibdata

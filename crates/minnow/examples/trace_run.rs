@@ -97,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let dir = tempfile::tempdir()?;
     let config = Config {
-        page_size: minnow::page::PageSize::K4,
+        page_size: minnow::PageSize::K4,
         buffer_pool_size: 32 * 4096,
         log_file_size: 1 << 20,
         flush_log_at_trx_commit: FlushAtCommit::Lazy,

@@ -8,6 +8,7 @@
 //! default cache.
 use std::time::Instant;
 
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, FlushAtCommit, TableDef, Value};
 
 /// A counter of `/proc/self/io` (0 where unknown): `wchar` is the bytes handed to write

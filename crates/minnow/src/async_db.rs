@@ -255,8 +255,8 @@ impl AsyncDatabase {
     /// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
     /// # let dir = tempfile::tempdir()?;
     /// let db = AsyncDatabase::create(dir.path(), Config::default()).await?;
-    /// let frames = db.run(|db| Ok(db.buffer_pool()?.stats().frames)).await?;
-    /// assert!(frames > 0);
+    /// let page = db.run(|db| Ok(db.config()?.page_size.bytes())).await?;
+    /// assert_eq!(page, 16384);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # })?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -590,8 +590,8 @@ impl Database {
         Ok(&self.inner()?.config)
     }
 
-    /// The buffer pool (for statistics and inspection).
-    pub fn buffer_pool(&self) -> Result<&BufferPool> {
+    /// The buffer pool; tools reach it through [`crate::inspect::Internals`].
+    pub(crate) fn pool(&self) -> Result<&BufferPool> {
         Ok(&self.inner()?.pool)
     }
 

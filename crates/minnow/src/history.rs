@@ -60,9 +60,9 @@ use std::collections::BTreeSet;
 
 use minnow_btree::record::{RecordLayout, Value, decode_value};
 use minnow_mvcc::undo;
-use minnow_mvcc::{
-    MvccError, PageSource, ReadView, RollPtr, UndoAddr, UndoKind, UndoRecord, trx_id_from_field,
-};
+use minnow_mvcc::{MvccError, PageSource, ReadView, UndoAddr, UndoRecord, trx_id_from_field};
+/// The undo log's types a [`RowVersion`] names (from `minnow-mvcc`).
+pub use minnow_mvcc::{RollPtr, UndoKind};
 use minnow_page::walk::CycleGuard;
 
 use crate::error::{Error, Result};
@@ -410,7 +410,7 @@ pub(crate) fn walk<S: PageSource + ?Sized>(
 
 /// The version chain of a clustered record that a tool read itself (from the data file,
 /// without opening the database): `def` and `clustered` are the table's definition and its
-/// clustered index as the dictionary record describes them ([`crate::decode_table_indexes`]),
+/// clustered index as the dictionary record describes them ([`crate::inspect::decode_table_indexes`]),
 /// `record` the record's values as `clustered.layout` decodes them (off-page columns
 /// fetched), `deleted` its delete mark, and `is_active` says which writers had not committed
 /// ([`minnow_mvcc::active_logs`] reads that from the TRX_SYS page). The undo is read from the
@@ -438,7 +438,7 @@ pub fn chain_from_record<S: PageSource + ?Sized>(
     }
     walk(
         pages,
-        crate::SYSTEM_SPACE_ID,
+        crate::inspect::SYSTEM_SPACE_ID,
         &meta,
         &clustered.layout,
         record,

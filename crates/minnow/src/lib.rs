@@ -36,6 +36,27 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## What this crate exposes
+//!
+//! The crate root is the embedding API: the handles, definitions, values, errors, settings
+//! and reports above, and the few lower-crate types that are part of them, re-exported one
+//! by one ([`PageSize`], [`DoublewriteMode`], [`FlushMethod`], [`FlushAtCommit`],
+//! [`Durability`], [`LockStats`], [`ReadView`], ...). The lower crates themselves are not
+//! re-exported. Three modules hold the rest:
+//!
+//! - [`backend`]: the IO backends [`Config::io_backend`] can name, among them the crash
+//!   simulator and the latency model;
+//! - [`cause`]: the lower layers' errors some [`Error`] variants carry;
+//! - [`inspect`]: for tools and tests only, and free to change: the dictionary's layout and
+//!   decoder, the system constants and file names, and [`inspect::Internals`] (the buffer
+//!   pool of a running database). A tool that reads pages, records or undo depends on the
+//!   lower crates directly.
+//!
+//! ```compile_fail
+//! // The buffer pool crate is not re-exported: a tool names `minnow_buf` itself.
+//! fn stats(pool: &minnow::buf::BufferPool) {}
+//! ```
+//!
 //! ## Column types and large rows
 //!
 //! Columns are signed and unsigned 8- to 64-bit integers, `Fixed(n)` (CHAR/BINARY), `Var(n)`
@@ -355,13 +376,16 @@ mod ahi;
 #[cfg(feature = "tokio")]
 mod async_db;
 pub mod autoinc;
+pub mod backend;
 mod bulk;
+pub mod cause;
 pub mod compression;
 mod config;
 mod db;
 mod ddl;
 mod error;
 pub mod history;
+pub mod inspect;
 pub mod purge;
 mod schema;
 pub mod status;
@@ -379,21 +403,14 @@ pub use config::{
     Acts, AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, KNOBS, Knob, KnobError,
     MIN_LOG_FILE_SIZE,
 };
-pub use db::{
-    CheckReport, DICT_INDEX_ID, DICT_ROOT, Database, OpenReport, REDO_LOG, SYSTEM_SPACE_ID,
-    SYSTEM_TABLESPACE, TRX_SYS_PAGE, dict_layout,
-};
+pub use db::{CheckReport, Database, OpenReport};
 pub use error::{Error, Result};
 pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_btree::tree::ZipIndexStats;
-pub use minnow_mvcc as mvcc;
-pub use minnow_redo::{Durability, FlushAtCommit};
 pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};
 pub use purge::PurgeReport;
-pub use schema::{
-    ColumnDef, IndexDef, IndexInfo, MAX_NAME_LEN, PRIMARY, TableDef, decode_table_indexes,
-};
+pub use schema::{ColumnDef, IndexDef, MAX_NAME_LEN, PRIMARY, TableDef};
 pub use status::{
     BufferPoolStatus, CompressionStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE,
     Status, TransactionStatus, ZipSpaceStatus,
@@ -410,12 +427,15 @@ const _: () = {
     send_sync::<Error>();
 };
 
-/// The lower crates, for settings and inspection (`minnow::io::CrashSim`,
-/// `minnow::dblwr::DoublewriteMode`, ...).
+// The lower crates' types that appear in this crate's own API (settings in `Config`, what
+// statistics and commits return), one by one: the crates themselves are not re-exported.
+// IO backends are in `backend`, the causes an `Error` carries in `cause`, tool-only items in
+// `inspect`.
 pub use minnow_ahi::AhiStats;
-pub use minnow_btree as btree;
-pub use minnow_buf as buf;
-pub use minnow_dblwr as dblwr;
-pub use minnow_io as io;
-pub use minnow_page as page;
-pub use minnow_redo as redo;
+pub use minnow_buf::{FlushNeighbors, RecoveryProgress, RecoveryProgressHook, ZipCacheStats};
+pub use minnow_dblwr::DoublewriteMode;
+pub use minnow_io::FlushMethod;
+pub use minnow_mvcc::{LockStats, ReadView};
+pub use minnow_page::checksum::ChecksumAlgorithm;
+pub use minnow_page::{PageId, PageSize};
+pub use minnow_redo::{Durability, FlushAtCommit};

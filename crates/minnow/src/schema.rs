@@ -901,7 +901,7 @@ pub struct IndexInfo {
     pub name: String,
     /// The index id every page of the tree carries.
     pub index_id: u64,
-    /// The tablespace holding the tree: the system tablespace ([`crate::SYSTEM_SPACE_ID`]),
+    /// The tablespace holding the tree: the system tablespace ([`crate::inspect::SYSTEM_SPACE_ID`]),
     /// or for a compressed table its shared compressed tablespace
     /// ([`Compression::space_id`]).
     pub space_id: u32,

@@ -9,7 +9,7 @@ use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, 
 fn config() -> Config {
     Config {
         buffer_pool_size: 16 << 20,
-        page_size: minnow::page::PageSize::K4,
+        page_size: minnow::PageSize::K4,
         flush_log_at_trx_commit: minnow::FlushAtCommit::Lazy,
         ..Config::default()
     }

@@ -3,6 +3,7 @@
 
 use std::ops::Bound;
 
+use minnow::inspect::Internals;
 use minnow::{
     AsyncDatabase, ColumnDef, ColumnType, Config, Database, Error, IndexDef, Scan, TableDef, Value,
 };

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread;
 
-use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
+use minnow::PageSize;
+use minnow::backend::{Backend, CrashSim, SyncBackend};
 use minnow::{
     AutoIncLockMode, ColumnDef, ColumnType, Config, Database, Durability, Error, IndexDef,
     IoBackend, Scan, Table, TableDef, Value,
@@ -594,7 +594,7 @@ impl Rng {
 #[test]
 fn power_cut_never_reuses_an_acknowledged_value() {
     let mut replayed = 0;
-    for seed in minnow::io::campaign_seeds(40) {
+    for seed in minnow_io::campaign_seeds(40) {
         let mode = MODES[(seed % 3) as usize];
         let dir = tempfile::tempdir().unwrap();
         let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));

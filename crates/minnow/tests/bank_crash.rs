@@ -31,7 +31,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::{Rng, seeds};
-use minnow::io::{Backend, CrashSim, SyncBackend};
+use minnow::backend::{Backend, CrashSim, SyncBackend};
 use minnow::{ColumnDef, ColumnType, Config, Database, Error, Isolation, Scan, TableDef, Value};
 
 /// Accounts the threads use; two more belong to a transaction left open across the crash.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use minnow::io::{CrashSim, SyncBackend};
+use minnow::backend::{CrashSim, SyncBackend};
 use minnow::{
     ColumnDef, ColumnType, Compression, Config, Database, Error, IndexDef, IoBackend, KeyBlockSize,
     Scan, TableDef, Value,
@@ -322,7 +322,7 @@ fn lob_def(name: &str, compression: Option<Compression>) -> TableDef {
 fn lob_rows() -> Vec<Vec<Value>> {
     (0..48u32)
         .map(|id| {
-            let mut rng = minnow::io::SplitMix64(u64::from(id));
+            let mut rng = minnow_io::SplitMix64(u64::from(id));
             let mut bytes =
                 |n: usize| -> Vec<u8> { (0..n).map(|_| rng.next_u64() as u8).collect() };
             let body = match id % 4 {

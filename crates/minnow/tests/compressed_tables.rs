@@ -297,7 +297,7 @@ fn settings_that_cannot_be_stored_are_typed_errors() -> Result<(), Box<dyn std::
     // A block as large as the page.
     let dir = tempfile::tempdir()?;
     let small = Config {
-        page_size: minnow::page::PageSize::K8,
+        page_size: minnow::PageSize::K8,
         ..config()
     };
     let db = Database::create(dir.path(), small)?;
@@ -312,7 +312,7 @@ fn settings_that_cannot_be_stored_are_typed_errors() -> Result<(), Box<dyn std::
     // full_crc32 tablespaces cannot be compressed.
     let dir = tempfile::tempdir()?;
     let crc = Config {
-        checksum_algorithm: minnow::page::checksum::ChecksumAlgorithm::FullCrc32,
+        checksum_algorithm: minnow::ChecksumAlgorithm::FullCrc32,
         ..config()
     };
     let db = Database::create(dir.path(), crc)?;

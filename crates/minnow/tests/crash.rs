@@ -32,7 +32,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
-use minnow::io::{Backend, CrashSim, SyncBackend};
+use minnow::backend::{Backend, CrashSim, SyncBackend};
 use minnow::{
     ColumnDef, ColumnType, Compression, Config, Database, IndexDef, KeyBlockSize, TableDef,
     ZipAlgorithm,

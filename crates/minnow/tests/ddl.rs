@@ -15,8 +15,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
-use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
+use minnow::PageSize;
+use minnow::backend::{Backend, CrashSim, SyncBackend};
+use minnow::inspect::Internals;
 use minnow::{Config, Database, Error, IoBackend, Scan, Value};
 
 fn small(backend: Option<Arc<dyn Backend>>) -> Config {
@@ -49,15 +50,15 @@ fn load(db: &Database, rng: &mut Rng, model: &mut Model, n: usize) {
 
 /// Pages of the undo segment (the one holding the TRX_SYS page).
 fn undo_pages(db: &Database) -> u64 {
-    let r = minnow::btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
+    let r = minnow_btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
     r.segments
         .values()
-        .find(|s| s.pages.contains(&minnow::TRX_SYS_PAGE))
+        .find(|s| s.pages.contains(&minnow::inspect::TRX_SYS_PAGE))
         .map_or(0, |s| s.pages.len() as u64)
 }
 
 fn file_len(dir: &std::path::Path) -> u64 {
-    std::fs::metadata(dir.join(minnow::SYSTEM_TABLESPACE))
+    std::fs::metadata(dir.join(minnow::inspect::SYSTEM_TABLESPACE))
         .unwrap()
         .len()
 }
@@ -110,9 +111,9 @@ fn drop_index_keeps_the_table_and_frees_the_index() {
     let mut model = Model::new();
     load(&db, &mut rng, &mut model, 2000);
     let old = db.table("t").unwrap();
-    let before = minnow::btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
+    let before = minnow_btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
     db.drop_index("t", "by_a").unwrap();
-    let after = minnow::btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
+    let after = minnow_btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
     assert_eq!(after.segments.len(), before.segments.len() - 2);
     assert!(after.usage.free_pages > before.usage.free_pages);
     db.check().unwrap();
@@ -154,7 +155,7 @@ fn drop_index_keeps_the_table_and_frees_the_index() {
     db.check().unwrap();
     db.drop_index("t", "by_u").unwrap();
     db.drop_table("t").unwrap();
-    let r = minnow::btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
+    let r = minnow_btree::space::check_space(db.buffer_pool().unwrap(), 0).unwrap();
     // Only the dictionary's two segments and the undo segment are left.
     assert_eq!(r.segments.len(), 3);
     db.check().unwrap();

@@ -15,7 +15,7 @@ fn table(db: &Database) -> minnow::Table<'_> {
 
 fn assert_locked(r: minnow::Result<Database>, dir: &std::path::Path) {
     match r {
-        Err(Error::Locked(minnow::io::DirLockError::Locked { dir: d, pid })) => {
+        Err(Error::Locked(minnow::cause::DirLockError::Locked { dir: d, pid })) => {
             assert_eq!(d, dir);
             assert_eq!(pid, Some(std::process::id()));
         }
@@ -55,7 +55,7 @@ fn a_stale_lock_file_from_a_dead_holder_does_not_block() {
         .close()
         .unwrap();
     // What a killed process leaves: the file with its pid, and no lock (the kernel let go).
-    std::fs::write(dir.path().join(minnow::io::LOCK_FILE), "999999\n").unwrap();
+    std::fs::write(dir.path().join(minnow_io::LOCK_FILE), "999999\n").unwrap();
     let db = Database::open(dir.path(), Config::default()).unwrap();
     db.close().unwrap();
 }
@@ -67,11 +67,11 @@ fn a_lock_file_that_is_a_directory_is_a_typed_error() {
         .unwrap()
         .close()
         .unwrap();
-    std::fs::remove_file(dir.path().join(minnow::io::LOCK_FILE)).unwrap();
-    std::fs::create_dir(dir.path().join(minnow::io::LOCK_FILE)).unwrap();
+    std::fs::remove_file(dir.path().join(minnow_io::LOCK_FILE)).unwrap();
+    std::fs::create_dir(dir.path().join(minnow_io::LOCK_FILE)).unwrap();
     match Database::open(dir.path(), Config::default()) {
-        Err(Error::Locked(minnow::io::DirLockError::Io { path, .. })) => {
-            assert_eq!(path, dir.path().join(minnow::io::LOCK_FILE));
+        Err(Error::Locked(minnow::cause::DirLockError::Io { path, .. })) => {
+            assert_eq!(path, dir.path().join(minnow_io::LOCK_FILE));
         }
         Err(e) => panic!("expected a lock IO error, got {e}"),
         Ok(_) => panic!("opened without a lock"),
@@ -89,7 +89,7 @@ fn child_tries_to_open() {
         return;
     };
     match Database::open(&dir, Config::default()) {
-        Err(Error::Locked(minnow::io::DirLockError::Locked { pid, .. })) => {
+        Err(Error::Locked(minnow::cause::DirLockError::Locked { pid, .. })) => {
             println!("CHILD-LOCKED pid={}", pid.map_or(0, |p| p));
         }
         Err(e) => println!("CHILD-ERROR {e}"),

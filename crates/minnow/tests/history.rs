@@ -1,6 +1,6 @@
 //! `Table::history`: the version chain of a row, newest first, as the undo store describes it.
 
-use minnow::mvcc::UndoKind;
+use minnow::history::UndoKind;
 use minnow::{ChainEnd, ColumnDef, ColumnType, Config, Database, TableDef, Value, Writer};
 
 fn def() -> TableDef {

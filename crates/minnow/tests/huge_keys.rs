@@ -18,7 +18,7 @@ fn long(i: u64, len: usize, fill: u8) -> Vec<u8> {
 
 fn shuffled(seed: u64) -> Vec<u64> {
     let mut keys: Vec<u64> = (0..N).collect();
-    minnow::io::SplitMix64(seed).shuffle(&mut keys);
+    minnow_io::SplitMix64(seed).shuffle(&mut keys);
     keys
 }
 

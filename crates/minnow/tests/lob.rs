@@ -13,10 +13,10 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use common::{Rng, seeds};
-use minnow::btree::tree::overflow::{max_record_len, part_capacity};
-use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
+use minnow::PageSize;
+use minnow::backend::{Backend, CrashSim, SyncBackend};
 use minnow::{ColumnDef, ColumnType, Config, Database, Error, IndexDef, Scan, TableDef, Value};
+use minnow_btree::tree::overflow::{max_record_len, part_capacity};
 
 fn lob_def() -> TableDef {
     TableDef::new("docs")

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use minnow::io::{Backend, CrashSim, SyncBackend};
+use minnow::backend::{Backend, CrashSim, SyncBackend};
 use minnow::{
     ColumnDef, ColumnType, Config, Database, Durability, FlushAtCommit, IoBackend, TableDef, Value,
 };

@@ -8,7 +8,7 @@ mod common;
 use std::ops::Bound;
 
 use common::{Model, Op, Rng, all_rows, model_rows, random_row, table_def};
-use minnow::page::PageSize;
+use minnow::PageSize;
 use minnow::{Config, Database, Error, Scan, Value};
 
 fn config() -> Config {

@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
-use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
+use minnow::PageSize;
+use minnow::backend::{Backend, CrashSim, SyncBackend};
+use minnow::inspect::Internals;
 use minnow::{
     ColumnDef, ColumnType, Config, Database, Error, IndexDef, Scan, TableDef, Transaction, Value,
 };
@@ -238,7 +239,7 @@ fn purge_never_removes_a_reinserted_row() {
 }
 
 fn file_len(dir: &std::path::Path) -> u64 {
-    std::fs::metadata(dir.join(minnow::SYSTEM_TABLESPACE))
+    std::fs::metadata(dir.join(minnow::inspect::SYSTEM_TABLESPACE))
         .unwrap()
         .len()
 }

@@ -7,7 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use common::{all_rows, crash_config};
-use minnow::io::{Backend, CrashSim, SyncBackend};
+use minnow::backend::{Backend, CrashSim, SyncBackend};
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
 
 fn def() -> TableDef {
@@ -108,7 +109,7 @@ fn a_small_database_keeps_a_small_log() {
         drop(t);
         db.close().unwrap();
     }
-    let log_len = std::fs::metadata(dir.path().join(minnow::REDO_LOG))
+    let log_len = std::fs::metadata(dir.path().join(minnow::inspect::REDO_LOG))
         .unwrap()
         .len();
     // The header and the first 1/32 of the capacity, not the whole circular area.

@@ -15,7 +15,7 @@ use std::ops::Bound;
 use std::time::Duration;
 
 use common::Rng;
-use minnow::page::PageSize;
+use minnow::PageSize;
 use minnow::{
     ColumnDef, ColumnType, Config, Database, IndexDef, Isolation, Scan, Table, TableDef,
     Transaction, Value,

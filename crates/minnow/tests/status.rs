@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, STATUS_FILE, Scan, TableDef, Value};
 
 fn table(db: &Database) -> minnow::Table<'_> {
@@ -91,7 +92,7 @@ fn counters_follow_the_work() {
 fn no_doublewrite_section_when_off() {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        doublewrite: minnow::dblwr::DoublewriteMode::Off,
+        doublewrite: minnow::DoublewriteMode::Off,
         ..Config::default()
     };
     let db = Database::create(dir.path(), config).unwrap();

@@ -2,7 +2,8 @@
 //! not judge it before the doublewrite buffer had its chance: the tablespace is opened without
 //! verifying page 0, doublewrite recovery restores it, and only then is it read (verified).
 
-use minnow::page::PageSize;
+use minnow::PageSize;
+use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
 
 fn config() -> Config {
@@ -45,7 +46,7 @@ fn a_torn_page_0_is_restored_from_the_doublewrite_buffer() {
         db.close().unwrap();
     }
     // Tear page 0: its second 512-byte sector becomes garbage, as a cut mid-write leaves it.
-    let path = dir.path().join(minnow::SYSTEM_TABLESPACE);
+    let path = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
     let mut bytes = std::fs::read(&path).unwrap();
     let good = bytes[..4096].to_vec();
     for b in &mut bytes[512..1024] {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Model, Op, Rng, all_rows, model_rows, seeds, table_def};
-use minnow::io::{Backend, CrashSim, SyncBackend};
+use minnow::backend::{Backend, CrashSim, SyncBackend};
 use minnow::{
     ColumnDef, ColumnType, Config, Database, Error, IndexDef, Isolation, Scan, TableDef,
     Transaction, Value,
@@ -775,12 +775,15 @@ fn a_read_only_transaction_takes_no_id_no_undo_and_no_lock() {
 
 /// The number of rollback segments TRX_SYS page 3 of a closed database names.
 fn stored_rollback_segments(dir: &std::path::Path) -> usize {
-    let bytes = std::fs::read(dir.join(minnow::SYSTEM_TABLESPACE)).unwrap();
+    let bytes = std::fs::read(dir.join(minnow::inspect::SYSTEM_TABLESPACE)).unwrap();
     let size = Config::default().page_size.bytes();
-    let no = minnow::TRX_SYS_PAGE as usize;
+    let no = minnow::inspect::TRX_SYS_PAGE as usize;
     let page = &bytes[no * size..(no + 1) * size];
-    let id = minnow::page::PageId::new(minnow::SYSTEM_SPACE_ID, minnow::TRX_SYS_PAGE);
-    minnow::mvcc::SysPage::read(page, id).unwrap().rsegs.len()
+    let id = minnow::PageId::new(
+        minnow::inspect::SYSTEM_SPACE_ID,
+        minnow::inspect::TRX_SYS_PAGE,
+    );
+    minnow_mvcc::SysPage::read(page, id).unwrap().rsegs.len()
 }
 
 #[test]

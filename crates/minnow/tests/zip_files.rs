@@ -11,8 +11,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use minnow::io::{Backend, CrashSim, SyncBackend};
-use minnow::page::PageSize;
+use minnow::PageSize;
+use minnow::backend::{Backend, CrashSim, SyncBackend};
 use minnow::{
     ColumnDef, ColumnType, Compression, Config, Database, Error, KeyBlockSize, TableDef, Value,
     ZipAlgorithm,

@@ -64,6 +64,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use minnow::inspect::Internals;
 use minnow::{Config, Database};
 use minnow_workload::WorkloadError;
 use minnow_workload::io_stats::IoSnapshot;
@@ -73,7 +74,8 @@ use serde::Serialize;
 use super::bench_csv;
 use super::bench_progress::Bar;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The workloads `minnow bench` runs.
 #[derive(Debug, Subcommand)]

@@ -24,7 +24,8 @@ use minnow_workload::slap::{self, Query, Setup, Shape, SlapConfig};
 use serde::Serialize;
 
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The flags of `minnow bench ahi`.
 #[derive(Debug, Args)]

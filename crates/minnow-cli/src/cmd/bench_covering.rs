@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use minnow::io::FlushMethod;
+use minnow::FlushMethod;
 use minnow::{Config, Database};
 use minnow_workload::revisions::{self, ColdRun, Plan};
 use serde::Serialize;
@@ -23,7 +23,8 @@ use serde::Serialize;
 use super::bench::{scratch_dir, usage, workload_err};
 use super::bench_csv;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The flags of `minnow bench covering`.
 #[derive(Debug, Args)]

@@ -27,7 +27,8 @@ use super::bench::{scratch_dir, usage, workload_err};
 use super::bench_args::{KnobArgs, ratio, thread_list};
 use super::bench_csv;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The flags of `minnow bench parallel-load`.
 #[derive(Debug, Args)]

@@ -28,7 +28,8 @@ use super::bench::{Format, OltpArgs, note, scratch_dir, workload_err};
 use super::bench_args::ratio;
 use super::bench_csv;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// One run of the sweep.
 #[derive(Debug, Serialize)]

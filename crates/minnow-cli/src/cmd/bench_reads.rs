@@ -36,7 +36,8 @@ use super::bench::{install_ctrlc, scratch_dir, usage, workload_err};
 use super::bench_csv;
 use super::bench_progress::Bar;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The flags of `minnow bench reads2007`.
 #[derive(Debug, Args)]

@@ -25,14 +25,15 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use clap::Args;
-use minnow::buf::{RecoveryProgress, RecoveryProgressHook};
 use minnow::{Config, Database, FlushAtCommit};
+use minnow::{RecoveryProgress, RecoveryProgressHook};
 use minnow_workload::killer::{self, Shape};
 use serde::Serialize;
 
 use super::bench::scratch_dir;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The flags of `minnow bench recovery`.
 #[derive(Debug, Args)]

@@ -24,14 +24,15 @@ use std::time::Duration;
 
 use clap::Args;
 use minnow::Config;
-use minnow::io::FlushMethod;
+use minnow::FlushMethod;
 use minnow_workload::warmup::{self, Interval, Restart, WarmupConfig};
 use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
 use super::bench_csv;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The flags of `minnow bench warmup`.
 #[derive(Debug, Args)]

@@ -40,7 +40,8 @@ use super::bench::{install_ctrlc, scratch_dir, usage, workload_err};
 use super::bench_args::{KnobArgs, ratio, thread_list};
 use super::bench_csv;
 use crate::cli::Status;
-use crate::output::{CliError, emit_json};
+use crate::output::CliError;
+use crate::report::emit_json;
 
 /// The flags both commands share.
 #[derive(Debug, Args)]

@@ -20,7 +20,8 @@ use minnow::{Config, Database, Error};
 use serde::Serialize;
 
 use crate::cli::Status;
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report;
 
 /// What `minnow check` found.
 #[derive(Debug, Serialize)]
@@ -47,7 +48,7 @@ pub struct CheckOutput {
 pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
     // Recovery's progress on stderr (as InnoDB prints it to its error log); only when there
     // is redo to replay, and at most about once a second.
-    let progress = minnow::buf::RecoveryProgressHook::new(|p: &minnow::buf::RecoveryProgress| {
+    let progress = minnow::RecoveryProgressHook::new(|p: &minnow::RecoveryProgress| {
         if p.to > p.from {
             eprintln!(
                 "recovery: {:.1} % of {} bytes of redo applied, {} batches, {} pages read{}",
@@ -84,7 +85,7 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
         problem,
     };
     if json {
-        output::emit_json(out, &result)?;
+        report::emit_json(out, &result)?;
     } else {
         writeln!(out, "{}:", result.dir)?;
         writeln!(

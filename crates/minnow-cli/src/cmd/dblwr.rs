@@ -34,7 +34,8 @@ use minnow_page::fil::FilHeader;
 use serde::Serialize;
 
 use crate::cli::{ReadOpts, Status};
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report::{self, Outcome};
 use crate::space::{Space, SpaceError};
 
 /// One used slot.
@@ -103,10 +104,9 @@ pub struct SegmentReport {
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct DblwrReport {
-    /// True when nothing is wrong.
-    pub ok: bool,
-    /// The exit code.
-    pub exit_code: u8,
+    /// The outcome: true when nothing is wrong.
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// The data file the pages are compared with.
     pub data_file: String,
     /// Why the data file could not be read (every comparison is then `unknown_space`).
@@ -127,14 +127,13 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Status, CliError> {
     let files = segment_files(dir)?;
-    let data_path = dir.join(minnow::SYSTEM_TABLESPACE);
+    let data_path = dir.join(minnow::inspect::SYSTEM_TABLESPACE);
     let (data, data_file_error) = match Space::open(&data_path, read.page_size) {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e.to_string())),
     };
     let mut report = DblwrReport {
-        ok: true,
-        exit_code: 0,
+        outcome: Outcome::default(),
         data_file: data_path.display().to_string(),
         data_file_error,
         segments: Vec::new(),
@@ -162,13 +161,8 @@ pub fn run(
     } else {
         Status::Corrupt
     };
-    report.ok = status == Status::Clean;
-    report.exit_code = status as u8;
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
+    report.outcome = Outcome::of(status);
+    report::emit(out, json, &report, print_text)?;
     Ok(status)
 }
 
@@ -284,7 +278,7 @@ fn segment_report(
         }
         // The data page.
         let (state, data_lsn, data_problem) = match data {
-            Some(space) if entry.page.space == minnow::SYSTEM_SPACE_ID => {
+            Some(space) if entry.page.space == minnow::inspect::SYSTEM_SPACE_ID => {
                 classify_data(space, entry.page.page_no, read, &mut data_buf)?
             }
             _ => ("unknown_space", None, None),
@@ -378,7 +372,7 @@ fn classify_data(
     match checksum::verify(buf, space.policy(read.checksum)) {
         Ok(Verdict::Empty) => Ok(("data_empty", None, None)),
         Ok(_) => match FilHeader::read(buf) {
-            Ok(h) if h.page_no == page_no && h.space_id == minnow::SYSTEM_SPACE_ID => {
+            Ok(h) if h.page_no == page_no && h.space_id == minnow::inspect::SYSTEM_SPACE_ID => {
                 Ok(("intact", Some(h.lsn), None))
             }
             Ok(h) => Ok((
@@ -463,6 +457,10 @@ fn print_text(r: &DblwrReport, out: &mut dyn Write) -> Result<(), CliError> {
     for p in &r.problems {
         writeln!(out, "PROBLEM: {p}")?;
     }
-    writeln!(out, "{}", if r.ok { "ok" } else { "problems found" })?;
+    writeln!(
+        out,
+        "{}",
+        if r.outcome.ok { "ok" } else { "problems found" }
+    )?;
     Ok(())
 }

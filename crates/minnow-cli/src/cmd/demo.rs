@@ -36,7 +36,8 @@ use serde::Serialize;
 
 use crate::cli::{ReadOpts, Status};
 use crate::cmd::{inspect, verify};
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report;
 
 /// Options of `minnow demo`.
 #[derive(Debug, Clone)]
@@ -125,7 +126,7 @@ pub fn run(opts: &DemoOpts, json: bool, out: &mut dyn Write) -> Result<Status, C
         Status::Corrupt
     };
     if json {
-        output::emit_json(out, &report)?;
+        report::emit_json(out, &report)?;
         return Ok(status);
     }
     print_text(&report, out)?;

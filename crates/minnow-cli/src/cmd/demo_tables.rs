@@ -160,6 +160,9 @@ pub fn run(dir: &Path, rows: u64) -> Result<TablesReport, String> {
         fetching_rows,
         checked_indexes,
         reopen_redo_groups,
-        tablespace: db_dir.join(minnow::SYSTEM_TABLESPACE).display().to_string(),
+        tablespace: db_dir
+            .join(minnow::inspect::SYSTEM_TABLESPACE)
+            .display()
+            .to_string(),
     })
 }

@@ -6,7 +6,7 @@
 //! stopped or running database **without opening it** (opening runs recovery, which
 //! writes), as `minnow tree` does:
 //!
-//! 1. the dictionary (the B-tree at [`minnow::DICT_ROOT`]) gives TABLE's columns and its
+//! 1. the dictionary (the B-tree at [`minnow::inspect::DICT_ROOT`]) gives TABLE's columns and its
 //!    clustered index's id, tablespace and root page: `ibdata1`, or for a compressed table its
 //!    shared compressed tablespace (`zip8k_zlib-6.ibd`, ...), whose blocks are inflated as
 //!    they are read (the undo log stays in `ibdata1`);
@@ -34,18 +34,22 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
-use minnow::btree::node;
-use minnow::btree::record::{ColumnType, Field, RecordLayout};
-use minnow::btree::tree::overflow::{BLOB_DATA, BLOB_NEXT, BLOB_PART_LEN, ExternRef};
-use minnow::mvcc::{MvccError, PageSource, RollPtr};
-use minnow::{ChainEnd, IndexInfo, RowHistory, TableDef, Value, Writer};
+use minnow::inspect::IndexInfo;
+use minnow::{ChainEnd, RowHistory, TableDef, Value, Writer};
+use minnow_btree::node;
+use minnow_btree::record::{ColumnType, Field, RecordLayout};
+use minnow_btree::tree::overflow::{BLOB_DATA, BLOB_NEXT, BLOB_PART_LEN, ExternRef};
+use minnow_mvcc::{MvccError, PageSource, RollPtr};
 use minnow_page::PageId;
 use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::Status;
-use crate::cmd::tree::{CompressionReport, Lookup, Reader, find_table, missing_table, show_value};
-use crate::output::{self, CliError};
+use crate::cmd::tree::{CompressionReport, show_value};
+use crate::dict::{Lookup, find_table, missing_table};
+use crate::output::CliError;
+use crate::reader::Reader;
+use crate::report::{self, Outcome};
 
 /// Deepest tree descended (a B-tree of 16 KiB pages never gets near it).
 const MAX_LEVELS: usize = 64;
@@ -120,10 +124,9 @@ pub struct EndReport {
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct HistoryReport {
-    /// True when the row was found and its chain read.
-    pub ok: bool,
-    /// The exit code.
-    pub exit_code: u8,
+    /// The outcome: true when the row was found and its chain read.
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// The table.
     pub table: String,
     /// The key as given.
@@ -149,8 +152,7 @@ pub struct HistoryReport {
 pub fn run(opts: &HistoryOpts, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
     let mut reader = Reader::open(&opts.dir)?;
     let mut report = HistoryReport {
-        ok: false,
-        exit_code: Status::Corrupt as u8,
+        outcome: Outcome::of(Status::Corrupt),
         table: opts.table.clone(),
         key: opts.key.clone(),
         found: false,
@@ -181,18 +183,13 @@ pub fn run(opts: &HistoryOpts, json: bool, out: &mut dyn Write) -> Result<Status
             }
         }
     }
-    report.ok = report.found && report.problems.is_empty();
-    let status = if report.ok {
+    let status = if report.found && report.problems.is_empty() {
         Status::Clean
     } else {
         Status::Corrupt
     };
-    report.exit_code = status as u8;
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
+    report.outcome = Outcome::of(status);
+    report::emit(out, json, &report, print_text)?;
     Ok(status)
 }
 
@@ -214,8 +211,11 @@ fn chain(
         return Ok(());
     };
     report.found = true;
-    let trx_sys = PageId::new(minnow::SYSTEM_SPACE_ID, minnow::TRX_SYS_PAGE);
-    let active: BTreeSet<u64> = minnow::mvcc::active_logs(reader, trx_sys)
+    let trx_sys = PageId::new(
+        minnow::inspect::SYSTEM_SPACE_ID,
+        minnow::inspect::TRX_SYS_PAGE,
+    );
+    let active: BTreeSet<u64> = minnow_mvcc::active_logs(reader, trx_sys)
         .map_err(|e| format!("the TRX_SYS page: {e}"))?
         .into_iter()
         .map(|(_, h)| h.trx_id)
@@ -412,7 +412,7 @@ impl PageSource for Reader {
         Reader::page_len(self)
     }
 
-    fn with_page<T>(&self, id: PageId, f: impl FnOnce(&[u8]) -> T) -> minnow::mvcc::Result<T> {
+    fn with_page<T>(&self, id: PageId, f: impl FnOnce(&[u8]) -> T) -> minnow_mvcc::Result<T> {
         let mut buf = vec![0u8; Reader::page_len(self)];
         self.checked_page(id.space, id.page_no, &mut buf)
             .map_err(|what| MvccError::Unreadable { page: id, what })?;
@@ -590,7 +590,7 @@ fn print_text(r: &HistoryReport, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(
         out,
         "{}",
-        if r.ok {
+        if r.outcome.ok {
             format!("{} version(s)", r.versions.len())
         } else {
             "problems found".to_string()

@@ -53,7 +53,8 @@ use super::usage::{self, LsnAges, Usage};
 use crate::check::{self, Tally};
 use crate::cli::{ReadOpts, Status};
 use crate::describe::FlagsInfo;
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report;
 use crate::space::{BlockState, PageSizeSource, Space, SpaceError, ZipInfo};
 
 /// Files with more pages than this get no page map unless `--map-max` says otherwise.
@@ -413,11 +414,7 @@ pub fn run(
     } else {
         Status::Clean
     };
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
+    report::emit(out, json, &report, print_text)?;
     Ok(status)
 }
 

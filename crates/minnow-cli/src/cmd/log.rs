@@ -3,7 +3,8 @@
 //! Reads `DIR/ib_logfile0` (FORMAT.md §6) read-only, the way recovery would but without writing
 //! anything: the file header block, both checkpoint slots (which is valid, which is newest), then
 //! the data blocks forward from the newest checkpoint until the first block that fails its CRC,
-//! carries another lap's LSN, or is not full. The bytes read are cut into groups (one per
+//! carries another lap's LSN, or is not full. The blocks and groups are read with
+//! [`minnow_redo::scan::LogScan`], the same walk recovery makes. The bytes read are cut into groups (one per
 //! mini-transaction) and each group's records are listed: type, space and page, offset and
 //! length within the page, LSN. `--limit N` bounds how many records are listed (the summary
 //! always covers all of them).
@@ -22,21 +23,20 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use minnow_redo::Lsn;
-use minnow_redo::block::{BLOCK_SIZE, DATA_END, HEADER_SIZE};
-use minnow_redo::format::{BlockHeader, Checkpoint, DATA_AREA, FileHeader, checkpoint_offset};
-use minnow_redo::record::{GROUP_HEADER, Record, decode_group};
+use minnow_io::{Backend, FlushMethod, OpenOptions, SyncBackend};
+use minnow_redo::block::BLOCK_SIZE;
+use minnow_redo::format::{Checkpoint, DATA_AREA, FileHeader, checkpoint_offset};
+use minnow_redo::record::{GROUP_HEADER, Record};
+use minnow_redo::scan::{LogScan, ScanError};
 use serde::Serialize;
 
 use crate::cli::Status;
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report::{self, Outcome};
 use crate::space::SpaceError;
 
 /// Records listed when `--limit` is not given.
 pub const DEFAULT_LIMIT: usize = 1000;
-
-/// Blocks read per `pread` while scanning.
-const CHUNK_BLOCKS: usize = 256;
 
 /// The file header.
 #[derive(Debug, Serialize)]
@@ -108,10 +108,9 @@ pub struct LogReport {
     pub file: String,
     /// Its length in bytes.
     pub file_len: u64,
-    /// True when nothing is wrong (a torn tail is not wrong).
-    pub ok: bool,
-    /// The exit code.
-    pub exit_code: u8,
+    /// The outcome: true when nothing is wrong (a torn tail is not wrong).
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// The header, if it decodes.
     pub header: Option<HeaderReport>,
     /// Both checkpoint slots (absent if the file is too short to hold them).
@@ -139,18 +138,14 @@ pub struct LogReport {
 /// Runs `minnow log`.
 pub fn run(dir: &Path, limit: usize, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
     let (report, status) = read(dir, limit)?;
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
+    report::emit(out, json, &report, print_text)?;
     Ok(status)
 }
 
 /// Reads `DIR/ib_logfile0` into a report (listing at most `limit` records) and its verdict;
 /// `minnow status` uses it for a stopped database's LSNs.
 pub fn read(dir: &Path, limit: usize) -> Result<(LogReport, Status), CliError> {
-    let path = dir.join(minnow::REDO_LOG);
+    let path = dir.join(minnow::inspect::REDO_LOG);
     let name = path.display().to_string();
     let open_err = |source| SpaceError::Open {
         path: name.clone(),
@@ -164,8 +159,7 @@ pub fn read(dir: &Path, limit: usize) -> Result<(LogReport, Status), CliError> {
     let mut report = LogReport {
         file: name.clone(),
         file_len: meta.len(),
-        ok: true,
-        exit_code: 0,
+        outcome: Outcome::default(),
         header: None,
         checkpoints: Vec::new(),
         scan_from: None,
@@ -178,14 +172,13 @@ pub fn read(dir: &Path, limit: usize) -> Result<(LogReport, Status), CliError> {
         summary: Summary::default(),
         problems: Vec::new(),
     };
-    scan(&file, &name, limit, &mut report)?;
+    scan(&path, &file, &name, limit, &mut report)?;
     let status = if report.problems.is_empty() {
         Status::Clean
     } else {
         Status::Corrupt
     };
-    report.ok = status == Status::Clean;
-    report.exit_code = status as u8;
+    report.outcome = Outcome::of(status);
     Ok((report, status))
 }
 
@@ -210,47 +203,13 @@ fn read_block(
     Ok(Some(b))
 }
 
-/// Reads the data-area block holding LSN `block_lsn`, or `None` past the end of the file.
-fn data_block(
+fn scan(
+    path: &Path,
     file: &File,
     name: &str,
-    capacity: u64,
-    block_lsn: Lsn,
-    len: u64,
-    cache: &mut (u64, Vec<u8>),
-) -> Result<Option<[u8; BLOCK_SIZE]>, SpaceError> {
-    let pos = block_lsn.0 % capacity;
-    let offset = DATA_AREA + pos;
-    // A cache of CHUNK_BLOCKS consecutive blocks of the file, refilled as the scan moves on.
-    let (start, buf) = cache;
-    let in_cache = offset >= *start && offset + BLOCK_SIZE as u64 <= *start + buf.len() as u64;
-    if !in_cache {
-        let room = (capacity - pos).min((CHUNK_BLOCKS * BLOCK_SIZE) as u64);
-        let avail = len.saturating_sub(offset).min(room);
-        let whole = avail - avail % BLOCK_SIZE as u64;
-        if whole == 0 {
-            return Ok(None);
-        }
-        buf.resize(usize::try_from(whole).unwrap_or(BLOCK_SIZE), 0);
-        file.read_exact_at(buf, offset)
-            .map_err(|source| SpaceError::Read {
-                path: name.to_string(),
-                offset,
-                len: buf.len(),
-                source,
-            })?;
-        *start = offset;
-    }
-    let at = usize::try_from(offset - *start).unwrap_or(usize::MAX);
-    let mut b = [0u8; BLOCK_SIZE];
-    match buf.get(at..at.saturating_add(BLOCK_SIZE)) {
-        Some(s) => b.copy_from_slice(s),
-        None => return Ok(None),
-    }
-    Ok(Some(b))
-}
-
-fn scan(file: &File, name: &str, limit: usize, r: &mut LogReport) -> Result<(), CliError> {
+    limit: usize,
+    r: &mut LogReport,
+) -> Result<(), CliError> {
     let len = r.file_len;
     let Some(head) = read_block(file, name, 0, len)? else {
         r.problems.push(format!(
@@ -269,7 +228,7 @@ fn scan(file: &File, name: &str, limit: usize, r: &mut LogReport) -> Result<(), 
     r.header = Some(HeaderReport {
         capacity,
         start_lsn: header.start_lsn.0,
-        creator: header.creator,
+        creator: header.creator.clone(),
     });
     let mut valid = Vec::new();
     for slot in 0..2 {
@@ -314,159 +273,80 @@ fn scan(file: &File, name: &str, limit: usize, r: &mut LogReport) -> Result<(), 
             DATA_AREA.saturating_add(capacity)
         ));
     }
-    if capacity > u64::MAX / 4 || checkpoint.lsn.0 > u64::MAX / 4 {
-        r.problems.push(format!(
-            "capacity {capacity} or checkpoint LSN {} is implausibly large",
-            checkpoint.lsn
-        ));
-        return Ok(());
-    }
+    // The blocks and groups from the checkpoint on, read as recovery reads them
+    // (`minnow_redo::scan`), without writing anything.
+    let io = SyncBackend
+        .open(path, &OpenOptions::new(FlushMethod::Fsync).read_only(true))
+        .map_err(|e| ScanError::Log(e.into()))?;
+    let scan = match LogScan::new(io.as_ref(), &header, checkpoint.lsn) {
+        Ok(scan) => scan,
+        Err(e @ ScanError::Implausible { .. }) => {
+            r.problems.push(e.to_string());
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     r.scan_from = Some(checkpoint.lsn.0);
-
-    // Scan forward from the checkpoint, collecting data bytes, as recovery does.
-    let lap_blocks = capacity / BLOCK_SIZE as u64;
-    let first_block = checkpoint.lsn.block_start();
-    let mut cache = (0u64, Vec::new());
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut stop: Option<(Lsn, u64, String)> = None;
-    let mut i = 0u64;
-    while stop.is_none() && i < lap_blocks {
-        let expected = Lsn(first_block.0 + i * BLOCK_SIZE as u64);
-        let Some(b) = data_block(file, name, capacity, expected, len, &mut cache)? else {
-            stop = Some((
-                Lsn(expected.0 + HEADER_SIZE as u64),
-                i + 1,
-                "end of file".to_string(),
-            ));
-            break;
-        };
-        if !BlockHeader::is_valid_at(&b, expected) {
-            let h = BlockHeader::read(&b);
-            let (stored, computed) = minnow_redo::format::crcs(&b);
-            let why = if stored != computed {
-                format!("block at LSN {expected} fails its CRC")
-            } else if h.lsn != expected {
-                format!(
-                    "block at LSN {expected} carries LSN {} (left from an earlier lap)",
-                    h.lsn
-                )
-            } else {
-                format!("block at LSN {expected} has an implausible header")
-            };
-            stop = Some((Lsn(expected.0 + HEADER_SIZE as u64), i + 1, why));
-            break;
-        }
-        let h = BlockHeader::read(&b);
-        let from = if expected == first_block {
-            checkpoint.lsn.offset_in_block()
-        } else {
-            HEADER_SIZE
-        };
-        let to = usize::from(h.data_len);
-        if let Some(s) = b.get(from..to) {
-            bytes.extend_from_slice(s);
-        }
-        if to < DATA_END {
-            stop = Some((
-                Lsn(expected.0 + to as u64),
-                i + 1,
-                format!("block at LSN {expected} is the last one written ({to} bytes in use)"),
-            ));
-        }
-        i += 1;
-    }
-    let (valid_end, scanned, reason) = stop.unwrap_or((
-        Lsn(first_block.0 + capacity + HEADER_SIZE as u64),
-        lap_blocks,
-        "a whole lap of the circular file is valid".to_string(),
-    ));
+    let found = scan.find_end()?;
+    let valid_end = found.valid_end;
     r.valid_end = Some(valid_end.0);
-    r.end_reason = Some(reason);
-
+    r.end_reason = Some(found.stop.to_string());
     // Blocks after the end: leftovers of a torn write, or proof of damage.
-    let mut j = scanned;
-    while j < lap_blocks {
-        let expected = Lsn(first_block.0 + j * BLOCK_SIZE as u64);
-        let Some(b) = data_block(file, name, capacity, expected, len, &mut cache)? else {
-            break;
-        };
-        if BlockHeader::is_valid_at(&b, expected) {
-            let h = BlockHeader::read(&b);
-            if h.flushed_lsn > valid_end {
-                r.problems.push(format!(
-                    "the log is corrupt at LSN {valid_end}: the block at LSN {expected} was \
-                     written after LSN {} was durable, so the damage is not a torn tail",
-                    h.flushed_lsn
-                ));
-            }
-            r.leftover_blocks += 1;
-        }
-        j += 1;
+    for d in &found.damage {
+        r.problems.push(format!(
+            "the log is corrupt at LSN {valid_end}: the block at LSN {} was written after LSN \
+             {} was durable, so the damage is not a torn tail",
+            d.later, d.durable
+        ));
     }
+    r.leftover_blocks = found.leftover_blocks;
 
-    // Cut the bytes into groups and decode them.
-    let mut at = checkpoint.lsn;
-    let mut pos = 0usize;
+    // The complete groups and their records.
     let mut pages = BTreeSet::new();
-    while let Some(len_bytes) = bytes.get(pos..pos + GROUP_HEADER) {
-        let mut w = [0u8; GROUP_HEADER];
-        w.copy_from_slice(len_bytes);
-        let body_len = u32::from_be_bytes(w) as usize;
-        let Some(total) = GROUP_HEADER.checked_add(body_len) else {
-            break;
-        };
-        let Some(body) = pos
-            .checked_add(total)
-            .and_then(|end| bytes.get(pos + GROUP_HEADER..end))
-        else {
-            break;
-        };
-        let end = at.advance(total as u64);
-        if end > valid_end {
-            break;
-        }
-        match decode_group(body) {
-            Ok(records) => {
-                r.summary.groups += 1;
-                let mut off = GROUP_HEADER;
-                for rec in &records {
-                    let mut enc = Vec::new();
-                    rec.encode(&mut enc);
-                    let (kind, offset, changed) = match rec {
-                        Record::Write { offset, data, .. } => ("write", *offset, data.len()),
-                        Record::Memset { offset, len: n, .. } => {
-                            ("memset", *offset, usize::from(*n))
-                        }
-                        Record::InitPage { .. } => ("init_page", 0, 0),
-                    };
-                    let page = rec.page();
-                    pages.insert((page.space, page.page_no));
-                    r.summary.records += 1;
-                    *r.summary.by_type.entry(kind).or_insert(0) += 1;
-                    if r.records.len() < limit {
-                        r.records.push(RecordReport {
-                            lsn: at.advance(off as u64).0,
-                            group_lsn: at.0,
-                            kind,
-                            space: page.space,
-                            page: page.page_no,
-                            offset,
-                            len: changed,
-                            encoded_len: enc.len(),
-                        });
-                    }
-                    off += enc.len();
-                }
-            }
-            Err(e) => {
+    let mut groups = scan.groups(&found);
+    let mut bad_at = None;
+    for group in groups.by_ref() {
+        let group = match group {
+            Ok(g) => g,
+            Err(ScanError::BadGroup { at, source, .. }) => {
                 r.problems
-                    .push(format!("the group at LSN {at} does not decode: {e}"));
+                    .push(format!("the group at LSN {at} does not decode: {source}"));
+                bad_at = Some(at);
                 break;
             }
+            Err(e) => return Err(e.into()),
+        };
+        let at = group.start;
+        r.summary.groups += 1;
+        let mut off = GROUP_HEADER;
+        for rec in &group.records {
+            let mut enc = Vec::new();
+            rec.encode(&mut enc);
+            let (kind, offset, changed) = match rec {
+                Record::Write { offset, data, .. } => ("write", *offset, data.len()),
+                Record::Memset { offset, len: n, .. } => ("memset", *offset, usize::from(*n)),
+                Record::InitPage { .. } => ("init_page", 0, 0),
+            };
+            let page = rec.page();
+            pages.insert((page.space, page.page_no));
+            r.summary.records += 1;
+            *r.summary.by_type.entry(kind).or_insert(0) += 1;
+            if r.records.len() < limit {
+                r.records.push(RecordReport {
+                    lsn: at.advance(off as u64).0,
+                    group_lsn: at.0,
+                    kind,
+                    space: page.space,
+                    page: page.page_no,
+                    offset,
+                    len: changed,
+                    encoded_len: enc.len(),
+                });
+            }
+            off += enc.len();
         }
-        at = end;
-        pos += total;
     }
+    let at = bad_at.unwrap_or(groups.end());
     r.end = Some(at.0);
     r.torn_tail_bytes = at.data_bytes_until(valid_end.max(at));
     r.summary.pages_touched = pages.len();
@@ -552,6 +432,10 @@ fn print_text(r: &LogReport, out: &mut dyn Write) -> Result<(), CliError> {
     for p in &r.problems {
         writeln!(out, "PROBLEM: {p}")?;
     }
-    writeln!(out, "{}", if r.ok { "ok" } else { "problems found" })?;
+    writeln!(
+        out,
+        "{}",
+        if r.outcome.ok { "ok" } else { "problems found" }
+    )?;
     Ok(())
 }

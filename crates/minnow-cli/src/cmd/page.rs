@@ -42,10 +42,11 @@ use serde::Serialize;
 use crate::check::{self, CorruptPage};
 use crate::cli::{ReadOpts, Status};
 use crate::cmd::page_trx::{self, TrxPages};
-use crate::cmd::tree::Reader;
 use crate::describe::{FlagsInfo, hex_dump};
 use crate::innodb_rec::{self, Records, Schema};
-use crate::output::{self, CliError, hex32, page_ptr};
+use crate::output::{CliError, hex32, page_ptr};
+use crate::reader::Reader;
+use crate::report;
 use crate::space::{self, BlockState, Space, SpaceError};
 
 /// The FIL header, decoded.
@@ -360,7 +361,7 @@ pub fn run(
             );
             let dump = hex.then(|| hex_dump(&bytes));
             if json {
-                output::emit_json(
+                report::emit_json(
                     out,
                     &PartialReport {
                         file: space.name(),
@@ -435,11 +436,7 @@ pub fn run(
     } else {
         Status::Clean
     };
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
+    report::emit(out, json, &report, print_text)?;
     Ok(status)
 }
 
@@ -577,7 +574,7 @@ fn opt_hex(v: Option<u32>) -> String {
 
 fn print_damaged(r: &DamagedReport, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
     if json {
-        return output::emit_json(out, r);
+        return report::emit_json(out, r);
     }
     writeln!(
         out,

@@ -7,17 +7,17 @@
 //! formats). The decoding is minnow-mvcc's own, the code the engine opens the database with,
 //! run here on pages read straight from the file:
 //!
-//! - the TRX_SYS page ([`minnow::mvcc::SysPage`]): the format version, the id mark (above
+//! - the TRX_SYS page ([`minnow_mvcc::SysPage`]): the format version, the id mark (above
 //!   every transaction id handed out), the undo segment's FSEG header and the directory of
 //!   rollback segment header pages;
-//! - a rollback segment header page ([`minnow::mvcc::trx_sys::RsegPage`], FIL type SYS): its
+//! - a rollback segment header page ([`minnow_mvcc::trx_sys::RsegPage`], FIL type SYS): its
 //!   id, its undo stream's FIRST, LAST, HEAD and page count, its **history list** (committed
 //!   update logs purge has not finished with: first, last, length) and every used **slot**,
 //!   each naming the log header of a transaction that was active when the page was written;
 //!   those headers are read from their undo pages;
 //! - an undo page: its header (NEXT, FREE), then what its bytes are. A page does not say
 //!   where its entries start (the first bytes may be the end of a record begun on an earlier
-//!   page), so [`minnow::mvcc::undo::walk::walk_page`] walks the streams from their heads
+//!   page), so [`minnow_mvcc::undo::walk::walk_page`] walks the streams from their heads
 //!   until one reaches the page, and each stretch is shown: log headers (transaction id, state, commit number,
 //!   records), undo records (kind, undo number, index id, old `DB_TRX_ID` and `DB_ROLL_PTR`,
 //!   the fields as hex), fillers, and the pieces of records that span pages.
@@ -29,16 +29,16 @@
 
 use std::io::Write;
 
-use minnow::mvcc::trx_sys::RsegPage;
-use minnow::mvcc::trx_sys::page::rseg;
-use minnow::mvcc::undo::walk::{Content, PageWalk, walk_page};
-use minnow::mvcc::undo::{self, UNDO_DATA, data_end};
-use minnow::mvcc::{LogHeader, LogState, SysPage, UndoAddr, UndoRecord};
+use minnow_mvcc::trx_sys::RsegPage;
+use minnow_mvcc::trx_sys::page::rseg;
+use minnow_mvcc::undo::walk::{Content, PageWalk, walk_page};
+use minnow_mvcc::undo::{self, UNDO_DATA, data_end};
+use minnow_mvcc::{LogHeader, LogState, SysPage, UndoAddr, UndoRecord};
 use minnow_page::{PageId, PageType, bytes, fil};
 use serde::Serialize;
 
 use crate::cmd::history::RollPtrReport;
-use crate::cmd::tree::Reader;
+use crate::reader::Reader;
 
 /// Field bytes shown per field (the rest is counted, not shown).
 const FIELD_SHOW: usize = 32;
@@ -284,14 +284,17 @@ pub struct TrxPages {
 
 /// The minnow TRX_SYS page of the file.
 fn sys_id() -> PageId {
-    PageId::new(minnow::SYSTEM_SPACE_ID, minnow::TRX_SYS_PAGE)
+    PageId::new(
+        minnow::inspect::SYSTEM_SPACE_ID,
+        minnow::inspect::TRX_SYS_PAGE,
+    )
 }
 
 /// True if `p` carries minnow's TRX_SYS type and a format version minnow wrote (1 to 3); an
 /// InnoDB TRX_SYS page holds the high half of TRX_SYS_TRX_ID_STORE there (0 in practice).
 fn minnow_sys_format(p: &[u8]) -> Option<u32> {
     let ty = bytes::read_u16(p, fil::PAGE_TYPE).ok()?;
-    let format = bytes::read_u32(p, minnow::mvcc::trx_sys::sys::FORMAT).ok()?;
+    let format = bytes::read_u32(p, minnow_mvcc::trx_sys::sys::FORMAT).ok()?;
     (ty == PageType::TrxSys.to_u16() && (1..=3).contains(&format)).then_some(format)
 }
 
@@ -330,7 +333,7 @@ fn trx_sys(page_no: u64, page: &[u8], out: &mut TrxPages) {
         return;
     }
     let id = PageId::new(
-        minnow::SYSTEM_SPACE_ID,
+        minnow::inspect::SYSTEM_SPACE_ID,
         u32::try_from(page_no).unwrap_or(u32::MAX),
     );
     let sp = match SysPage::read(page, id) {
@@ -363,7 +366,7 @@ fn rseg_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
     let Some(rseg_id) = sp.rsegs.iter().position(|&p| p == page_no) else {
         return;
     };
-    let id = PageId::new(minnow::SYSTEM_SPACE_ID, page_no);
+    let id = PageId::new(minnow::inspect::SYSTEM_SPACE_ID, page_no);
     let r = match RsegPage::read(page, id, rseg_id as u16) {
         Ok(r) => r,
         Err(e) => {
@@ -373,7 +376,7 @@ fn rseg_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
     };
     let mut slots = Vec::new();
     for &(slot, at) in &r.slots {
-        let header = match undo::read_header(reader, minnow::SYSTEM_SPACE_ID, at) {
+        let header = match undo::read_header(reader, minnow::inspect::SYSTEM_SPACE_ID, at) {
             Ok(h) => {
                 if h.state != LogState::Active {
                     out.problems.push(format!(
@@ -419,7 +422,7 @@ fn undo_page(reader: &Reader, page_no: u64, page: &[u8], out: &mut TrxPages) {
         return;
     }
     let page_no = u32::try_from(page_no).unwrap_or(u32::MAX);
-    let id = PageId::new(minnow::SYSTEM_SPACE_ID, page_no);
+    let id = PageId::new(minnow::inspect::SYSTEM_SPACE_ID, page_no);
     let (next, free) = match undo::page_fields(page, id) {
         Ok(f) => f,
         Err(e) => {

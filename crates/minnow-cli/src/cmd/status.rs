@@ -31,7 +31,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cli::Status;
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report::{self, Outcome};
 use crate::space::Space;
 
 /// How much older than three refresh intervals a status file may be and still count as live.
@@ -182,10 +183,9 @@ pub struct StatusReport {
     pub dir: String,
     /// `live` (from the status file) or `stopped` (from the files at rest).
     pub source: &'static str,
-    /// True when nothing is wrong.
-    pub ok: bool,
-    /// The exit code.
-    pub exit_code: u8,
+    /// The outcome: true when nothing is wrong.
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// The engine's snapshot, as written to the status file (live only).
     pub live: Option<Value>,
     /// How old the snapshot was when read, in ms (live only).
@@ -207,8 +207,7 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
     let mut report = StatusReport {
         dir: name.clone(),
         source: "stopped",
-        ok: true,
-        exit_code: 0,
+        outcome: Outcome::default(),
         live: None,
         age_ms: None,
         stopped: None,
@@ -233,10 +232,10 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
         Err(e) => report.problems.push(e),
     }
     if report.live.is_none() {
-        if !dir.join(minnow::SYSTEM_TABLESPACE).exists() {
+        if !dir.join(minnow::inspect::SYSTEM_TABLESPACE).exists() {
             return Err(CliError::Usage(format!(
                 "{name}: no {} and no live {}: not a minnow database",
-                minnow::SYSTEM_TABLESPACE,
+                minnow::inspect::SYSTEM_TABLESPACE,
                 minnow::STATUS_FILE
             )));
         }
@@ -247,34 +246,30 @@ pub fn run(dir: &Path, json: bool, out: &mut dyn Write) -> Result<Status, CliErr
     } else {
         Status::Corrupt
     };
-    report.ok = status == Status::Clean;
-    report.exit_code = status as u8;
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
+    report.outcome = Outcome::of(status);
+    report::emit(out, json, &report, print_text)?;
     Ok(status)
 }
 
 fn stopped_facts(dir: &Path, problems: &mut Vec<String>) -> Result<StoppedFacts, CliError> {
-    let (tablespace, transactions) = match Space::open(&dir.join(minnow::SYSTEM_TABLESPACE), None) {
-        Ok(s) => (
-            Some(SpaceFacts {
-                file: s.name(),
-                bytes: s.len(),
-                page_size: s.page_size().bytes(),
-                pages: s.pages(),
-            }),
-            trx_sys_facts(&s, problems),
-        ),
-        Err(e) => {
-            problems.push(e.to_string());
-            (None, None)
-        }
-    };
+    let (tablespace, transactions) =
+        match Space::open(&dir.join(minnow::inspect::SYSTEM_TABLESPACE), None) {
+            Ok(s) => (
+                Some(SpaceFacts {
+                    file: s.name(),
+                    bytes: s.len(),
+                    page_size: s.page_size().bytes(),
+                    pages: s.pages(),
+                }),
+                trx_sys_facts(&s, problems),
+            ),
+            Err(e) => {
+                problems.push(e.to_string());
+                (None, None)
+            }
+        };
     let compressed_tablespaces = zip_facts(dir, problems);
-    let redo = if dir.join(minnow::REDO_LOG).exists() {
+    let redo = if dir.join(minnow::inspect::REDO_LOG).exists() {
         let (log, _) = crate::cmd::log::read(dir, 0)?;
         problems.extend(log.problems.iter().map(|p| format!("redo log: {p}")));
         let checkpoint = log
@@ -292,11 +287,11 @@ fn stopped_facts(dir: &Path, problems: &mut Vec<String>) -> Result<StoppedFacts,
             clean_shutdown: log.summary.groups == 0 && log.problems.is_empty(),
         })
     } else {
-        problems.push(format!("no {}", minnow::REDO_LOG));
+        problems.push(format!("no {}", minnow::inspect::REDO_LOG));
         None
     };
     let doublewrite_segments = (0..)
-        .take_while(|&i| minnow::dblwr::segment_path(dir, i).exists())
+        .take_while(|&i| minnow_dblwr::segment_path(dir, i).exists())
         .count();
     let buffer_pool_dump_pages = std::fs::read_to_string(dir.join("ib_buffer_pool"))
         .ok()
@@ -353,7 +348,7 @@ fn zip_facts(dir: &Path, problems: &mut Vec<String>) -> Vec<ZipSpaceFacts> {
 /// The history list length and undo pages, summed over the rollback segments the TRX_SYS
 /// page names, if it and their header pages read as minnow's.
 fn trx_sys_facts(s: &Space, problems: &mut Vec<String>) -> Option<TrxSysFacts> {
-    use minnow::mvcc::trx_sys::{RsegPage, SysPage};
+    use minnow_mvcc::trx_sys::{RsegPage, SysPage};
     let read = |no: u32, problems: &mut Vec<String>| {
         let mut buf = vec![0u8; s.page_size().bytes()];
         match s.read_page(u64::from(no), &mut buf) {
@@ -366,9 +361,9 @@ fn trx_sys_facts(s: &Space, problems: &mut Vec<String>) -> Option<TrxSysFacts> {
             }
         }
     };
-    let page = |no: u32| minnow::page::PageId::new(minnow::SYSTEM_SPACE_ID, no);
-    let buf = read(minnow::TRX_SYS_PAGE, problems)?;
-    let sp = SysPage::read(&buf, page(minnow::TRX_SYS_PAGE))
+    let page = |no: u32| minnow::PageId::new(minnow::inspect::SYSTEM_SPACE_ID, no);
+    let buf = read(minnow::inspect::TRX_SYS_PAGE, problems)?;
+    let sp = SysPage::read(&buf, page(minnow::inspect::TRX_SYS_PAGE))
         .map_err(|e| problems.push(e.to_string()))
         .ok()?;
     let mut facts = TrxSysFacts {

@@ -2,9 +2,9 @@
 //!
 //! Reads `DIR/ibdata1` read-only, page by page, without opening the database (which would run
 //! recovery and write). First the dictionary (FORMAT.md §8: the B-tree rooted at page
-//! [`minnow::DICT_ROOT`]) is walked to find TABLE's record, which gives the table's columns,
+//! [`minnow::inspect::DICT_ROOT`]) is walked to find TABLE's record, which gives the table's columns,
 //! its compression and each index's id, tablespace and root page
-//! ([`minnow::decode_table_indexes`]). A compressed table's trees live in its shared
+//! ([`minnow::inspect::decode_table_indexes`]). A compressed table's trees live in its shared
 //! compressed tablespace (`DIR/zip8k_zlib-6.ibd` for `KEY_BLOCK_SIZE=8` zlib level 6, named by
 //! [`minnow::Compression::file_name`]), whose blocks are inflated as they are read; the report
 //! says so ([`CompressionReport`]). Then the chosen index
@@ -29,17 +29,20 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use minnow::btree::node;
-use minnow::btree::record::{Field, RecordError, RecordLayout};
-use minnow::{Compression, IndexInfo, TableDef, Value};
+use minnow::inspect::IndexInfo;
+use minnow::{Compression, TableDef, Value};
+use minnow_btree::node;
+use minnow_btree::record::{Field, RecordError, RecordLayout};
 use minnow_page::PageId;
-use minnow_page::checksum::{self, ChecksumPolicy};
+use minnow_page::checksum;
 use minnow_page::fil::{FIL_NULL, FilHeader};
 use serde::Serialize;
 
 use crate::cli::Status;
-use crate::output::{self, CliError};
-use crate::space::Space;
+use crate::dict::{Lookup, find_table, missing_table};
+use crate::output::CliError;
+use crate::reader::Reader;
+use crate::report::{self, Outcome};
 
 /// The largest tree `--svg` draws.
 pub const SVG_MAX_PAGES: usize = 200;
@@ -144,10 +147,9 @@ impl CompressionReport {
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct TreeReport {
-    /// True when nothing is wrong.
-    pub ok: bool,
-    /// The exit code.
-    pub exit_code: u8,
+    /// The outcome: true when nothing is wrong.
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// The table.
     pub table: String,
     /// The index.
@@ -175,8 +177,7 @@ pub fn run(opts: &TreeOpts, json: bool, out: &mut dyn Write) -> Result<Status, C
     let (def, index) = find_index(&reader, &opts.table, opts.index.as_deref())?;
     reader.follow(&opts.dir, &def, &index)?;
     let mut report = TreeReport {
-        ok: true,
-        exit_code: 0,
+        outcome: Outcome::default(),
         table: opts.table.clone(),
         index: index.name.clone(),
         index_id: index.index_id,
@@ -227,13 +228,8 @@ pub fn run(opts: &TreeOpts, json: bool, out: &mut dyn Write) -> Result<Status, C
     } else {
         Status::Corrupt
     };
-    report.ok = status == Status::Clean;
-    report.exit_code = status as u8;
-    if json {
-        output::emit_json(out, &report)?;
-    } else {
-        print_text(&report, out)?;
-    }
+    report.outcome = Outcome::of(status);
+    report::emit(out, json, &report, print_text)?;
     Ok(status)
 }
 
@@ -242,143 +238,13 @@ fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", path.display())))
 }
 
-/// One tablespace file the reader reads pages of, with the checksum policy its flags call for.
-pub(crate) struct SpaceFile {
-    /// The file.
-    pub space: Space,
-    /// How its pages are checked.
-    pub policy: ChecksumPolicy,
-}
-
-impl SpaceFile {
-    /// Opens `path` read-only (a compressed file's blocks are inflated as they are read).
-    fn open(path: &Path) -> Result<SpaceFile, CliError> {
-        let space = Space::open(path, None)?;
-        let policy = space.policy(ChecksumPolicy::default());
-        Ok(SpaceFile { space, policy })
-    }
-
-    /// Reads page `page_no` into `buf` (one page long) and verifies its checksum.
-    fn checked_page(&self, page_no: u32, buf: &mut [u8]) -> Result<(), String> {
-        if u64::from(page_no) >= self.space.pages() {
-            return Err(format!(
-                "page {page_no} is past the end of {} ({} pages)",
-                self.space.name(),
-                self.space.pages()
-            ));
-        }
-        self.space
-            .read_page(u64::from(page_no), buf)
-            .map_err(|e| e.to_string())?;
-        checksum::verify(buf, self.policy)
-            .map(|_| ())
-            .map_err(|e| format!("page {page_no} is corrupt: {e}"))
-    }
-}
-
-/// Reads and checks pages of the system tablespace and, once [`Reader::follow`] has been told
-/// of a compressed table, of that table's compressed tablespace.
-pub(crate) struct Reader {
-    /// `ibdata1`: the dictionary, the undo log, uncompressed tables.
-    pub system: SpaceFile,
-    /// A compressed table's shared tablespace and its id, once followed.
-    table_space: Option<(u32, SpaceFile)>,
-}
-
+/// The tree walk: a method of the shared [`Reader`], since the dictionary lookup walks the
+/// dictionary's tree the same way.
 impl Reader {
-    /// Opens `DIR/ibdata1` read-only, checking pages with the default policy adjusted to the
-    /// tablespace's flags.
-    pub fn open(dir: &Path) -> Result<Reader, CliError> {
-        Ok(Reader {
-            system: SpaceFile::open(&dir.join(minnow::SYSTEM_TABLESPACE))?,
-            table_space: None,
-        })
-    }
-
-    /// A reader of one already open file, taken as the system tablespace (`minnow page`
-    /// walks an undo stream through the file it was given).
-    pub fn over(space: Space, policy: ChecksumPolicy) -> Reader {
-        Reader {
-            system: SpaceFile { space, policy },
-            table_space: None,
-        }
-    }
-
-    /// Opens the tablespace `index` of table `def` lives in, if it is not `ibdata1`: a
-    /// compressed table's shared compressed tablespace, `DIR/` +
-    /// [`Compression::file_name`]. An error names the file and the table when it cannot be
-    /// opened, or when the dictionary's space id for the index disagrees with the table's
-    /// compression.
-    pub fn follow(
-        &mut self,
-        dir: &Path,
-        def: &TableDef,
-        index: &IndexInfo,
-    ) -> Result<(), CliError> {
-        let Some(c) = def.compression else {
-            return if index.space_id == minnow::SYSTEM_SPACE_ID {
-                Ok(())
-            } else {
-                Err(CliError::Database(format!(
-                    "table `{}`: index `{}` is in tablespace {} but the table is not compressed",
-                    def.name, index.name, index.space_id
-                )))
-            };
-        };
-        if index.space_id != c.space_id() {
-            return Err(CliError::Database(format!(
-                "table `{}` is compressed ({c}) but index `{}` is in tablespace {}, not {}",
-                def.name,
-                index.name,
-                index.space_id,
-                c.space_id()
-            )));
-        }
-        let path = dir.join(c.file_name());
-        let file = SpaceFile::open(&path).map_err(|e| {
-            CliError::Database(format!(
-                "table `{}` is compressed ({c}): its tablespace cannot be read: {e}",
-                def.name
-            ))
-        })?;
-        if file.space.zip().is_none() {
-            return Err(CliError::Database(format!(
-                "table `{}` is compressed ({c}) but {} is not a compressed tablespace",
-                def.name,
-                path.display()
-            )));
-        }
-        self.table_space = Some((c.space_id(), file));
-        Ok(())
-    }
-
-    /// The file of tablespace `space_id`: `ibdata1` or the followed compressed tablespace.
-    fn file(&self, space_id: u32) -> Result<&SpaceFile, String> {
-        if space_id == minnow::SYSTEM_SPACE_ID {
-            return Ok(&self.system);
-        }
-        match &self.table_space {
-            Some((id, file)) if *id == space_id => Ok(file),
-            _ => Err(format!("tablespace {space_id} is not open")),
-        }
-    }
-
-    /// The (logical) page size: every tablespace of a database has the same.
-    pub fn page_len(&self) -> usize {
-        self.system.space.page_size().bytes()
-    }
-
-    /// Reads page `page_no` of tablespace `space_id` into `buf` (one page long) and verifies
-    /// its checksum; the error says what is wrong with the page (past the end, unreadable,
-    /// corrupt, a tablespace not open).
-    pub fn checked_page(&self, space_id: u32, page_no: u32, buf: &mut [u8]) -> Result<(), String> {
-        self.file(space_id)?.checked_page(page_no, buf)
-    }
-
     /// Walks the tree rooted at page `root` (of its tablespace) breadth first; returns its
     /// pages level by level (root first). `visit_leaf(page, layout)` sees every leaf page's
     /// bytes.
-    fn walk(
+    pub(crate) fn walk(
         &self,
         root: PageId,
         index_id: u64,
@@ -552,82 +418,6 @@ fn decode_keeping_refs(
     Ok(values)
 }
 
-/// What the dictionary says about a table.
-pub(crate) enum Lookup {
-    /// The table's definition and its indexes, the clustered one first.
-    Found(minnow::TableDef, Vec<IndexInfo>),
-    /// No such table: the tables there are, and any damage met on the way.
-    Missing {
-        /// The tables the dictionary holds.
-        tables: Vec<String>,
-        /// Problems met while walking the dictionary's tree.
-        problems: Vec<String>,
-    },
-}
-
-/// Finds `table` in the dictionary (the B-tree rooted at [`minnow::DICT_ROOT`]), reading
-/// raw pages.
-pub(crate) fn find_table(r: &Reader, table: &str) -> Result<Lookup, CliError> {
-    let dict = minnow::dict_layout().map_err(|e| CliError::Database(e.to_string()))?;
-    let mut problems = Vec::new();
-    let mut found: Option<Result<(minnow::TableDef, Vec<IndexInfo>), String>> = None;
-    let mut tables = Vec::new();
-    r.walk(
-        PageId::new(minnow::SYSTEM_SPACE_ID, minnow::DICT_ROOT),
-        minnow::DICT_INDEX_ID,
-        &dict,
-        &[],
-        &mut problems,
-        |page, layout| {
-            for origin in node::records(page)
-                .map_while(Result::ok)
-                .map(|c| c.origin())
-            {
-                let Ok(values) = layout.decode(page, origin) else {
-                    continue;
-                };
-                let (Some(Value::Bytes(key)), Some(Value::Bytes(value))) =
-                    (values.first(), values.last())
-                else {
-                    continue;
-                };
-                if key.first().is_none_or(|&b| b == 0) {
-                    continue; // the repair marker, pending drops, auto-increment records
-                }
-                let name = String::from_utf8_lossy(key).into_owned();
-                if name == table {
-                    found =
-                        Some(minnow::decode_table_indexes(&name, value).map_err(|e| e.to_string()));
-                }
-                tables.push(name);
-            }
-        },
-    )?;
-    match found {
-        Some(Ok((def, ix))) => Ok(Lookup::Found(def, ix)),
-        Some(Err(e)) => Err(CliError::Database(format!("table `{table}`: {e}"))),
-        None => Ok(Lookup::Missing { tables, problems }),
-    }
-}
-
-/// The message for a table the dictionary does not have.
-pub(crate) fn missing_table(table: &str, tables: &[String], problems: &[String]) -> String {
-    let why = if problems.is_empty() {
-        String::new()
-    } else {
-        format!(" (the dictionary is damaged: {})", problems.join("; "))
-    };
-    format!(
-        "no table `{table}` in the dictionary as written to the data file (a live or crashed \
-         database may have it only in memory or in the redo log); tables: {}{why}",
-        if tables.is_empty() {
-            "none".to_string()
-        } else {
-            tables.join(", ")
-        }
-    )
-}
-
 /// Finds `table`'s index `index` (default the clustered one) in the dictionary: the table's
 /// definition and the index.
 fn find_index(
@@ -724,6 +514,10 @@ fn print_text(r: &TreeReport, out: &mut dyn Write) -> Result<(), CliError> {
     for p in &r.problems {
         writeln!(out, "PROBLEM: {p}")?;
     }
-    writeln!(out, "{}", if r.ok { "ok" } else { "problems found" })?;
+    writeln!(
+        out,
+        "{}",
+        if r.outcome.ok { "ok" } else { "problems found" }
+    )?;
     Ok(())
 }

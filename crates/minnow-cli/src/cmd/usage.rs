@@ -122,7 +122,7 @@ pub struct LsnAges {
 /// The redo log's end and checkpoint, if `file`'s directory holds a readable `ib_logfile0`.
 pub fn log_lsns(file: &Path) -> Option<(u64, u64)> {
     let dir = file.parent()?;
-    if !dir.join(minnow::REDO_LOG).is_file() {
+    if !dir.join(minnow::inspect::REDO_LOG).is_file() {
         return None;
     }
     let (log, _) = crate::cmd::log::read(dir, 0).ok()?;

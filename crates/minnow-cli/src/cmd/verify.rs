@@ -34,7 +34,8 @@ use serde::Serialize;
 
 use crate::check::{self, CorruptPage, Tally};
 use crate::cli::{ReadOpts, Status};
-use crate::output::{self, CliError};
+use crate::output::CliError;
+use crate::report::{self, Outcome};
 use crate::space::{BlockState, PageSizeSource, Space, SpaceError, ZipInfo};
 
 /// The report for one file.
@@ -79,10 +80,9 @@ pub struct PageNumberMismatch {
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct VerifyReport {
-    /// True when every file is fine.
-    pub ok: bool,
-    /// The exit code.
-    pub exit_code: u8,
+    /// The outcome: true when every file is fine.
+    #[serde(flatten)]
+    pub outcome: Outcome,
     /// One report per file, in argument order.
     pub files: Vec<FileReport>,
 }
@@ -115,11 +115,10 @@ pub fn run(
         reports.push(report);
     }
     if json {
-        output::emit_json(
+        report::emit_json(
             out,
             &VerifyReport {
-                ok: status == Status::Clean,
-                exit_code: status as u8,
+                outcome: Outcome::of(status),
                 files: reports,
             },
         )?;

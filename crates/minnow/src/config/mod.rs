@@ -143,7 +143,7 @@ impl TryFrom<u8> for AutoIncLockMode {
 ///
 /// ```
 /// use minnow::Config;
-/// use minnow::redo::FlushAtCommit;
+/// use minnow::FlushAtCommit;
 ///
 /// let config = Config {
 ///     buffer_pool_size: 8 << 20,

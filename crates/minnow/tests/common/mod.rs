@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use minnow::io::Backend;
-use minnow::page::PageSize;
+use minnow::PageSize;
+use minnow::backend::Backend;
 use minnow::{ColumnDef, ColumnType, Config, IndexDef, IoBackend, TableDef, Transaction, Value};
 
-pub use minnow::io::SplitMix64 as Rng;
+pub use minnow_io::SplitMix64 as Rng;
 
 /// A small database for power-cut campaigns on `backend` (the crash simulator): 4 KiB pages,
 /// a 32-page pool and a 512 KiB redo log, so pages are evicted, flushed and checkpointed
@@ -146,5 +146,5 @@ pub fn model_rows(m: &Model) -> Vec<Vec<Value>> {
 }
 
 pub fn seeds(default: u64) -> std::ops::Range<u64> {
-    minnow::io::campaign_seeds(default)
+    minnow_io::campaign_seeds(default)
 }

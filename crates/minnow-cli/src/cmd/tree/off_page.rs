@@ -17,8 +17,8 @@
 //! - its length is 0, has InnoDB's owner/inherited flag bits set, or needs more overflow pages
 //!   than the file holds.
 
-use minnow::btree::record::RecordLayout;
-use minnow::btree::tree::overflow::{BLOB_HEADER, ExternRef, part_capacity};
+use minnow_btree::record::RecordLayout;
+use minnow_btree::tree::overflow::{BLOB_HEADER, ExternRef, part_capacity};
 use minnow_page::fil::FIL_NULL;
 
 /// Where a reference was found: the index's tablespace and the page holding the record.
