@@ -123,7 +123,7 @@ fn load(db: &Database, rows: u64) -> Result<(), minnow::Error> {
     Ok(())
 }
 
-fn table_phase(t: &Table<'_>, keys: &[Vec<Value>]) -> (f64, f64) {
+fn table_phase(t: &Table, keys: &[Vec<Value>]) -> (f64, f64) {
     phase(keys, &mut |k| t.get(k).ok().flatten().is_some())
 }
 

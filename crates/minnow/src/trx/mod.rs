@@ -165,13 +165,15 @@ pub(crate) struct WriteGuard<'a> {
 }
 
 impl<'a> WriteGuard<'a> {
-    /// Takes the quiesce latch, then the metadata lock `mdl`, shared.
-    pub fn new(inner: &'a Inner, mdl: &'a RwLock<()>) -> WriteGuard<'a> {
-        let quiesce = inner.quiesce.read();
-        WriteGuard {
+    /// Takes the quiesce latch, then the metadata lock `mdl`, shared; [`Error::Closed`] if
+    /// the database was closed (checked under the quiesce latch, see
+    /// [`Inner::write_latch`]).
+    pub fn new(inner: &'a Inner, mdl: &'a RwLock<()>) -> Result<WriteGuard<'a>> {
+        let quiesce = inner.write_latch()?;
+        Ok(WriteGuard {
             quiesce,
             mdl: mdl.read(),
-        }
+        })
     }
 
     /// Runs `f` (a row lock wait) with both latches let go; takes them again, in order,
@@ -224,7 +226,9 @@ impl TrxState {
         rollback_log(inner, log, savepoint)
     }
 
-    /// Runs `f` as one statement: on error, everything it wrote is rolled back.
+    /// Runs `f` as one statement: on error, everything it wrote is rolled back (except
+    /// after [`Error::Closed`]: the engine is shut down, and the next open's recovery rolls
+    /// back the whole transaction).
     pub fn statement<T>(
         &mut self,
         inner: &Inner,
@@ -233,6 +237,7 @@ impl TrxState {
         let sp = self.savepoint();
         match f(self) {
             Ok(v) => Ok(v),
+            Err(e @ Error::Closed { .. }) => Err(e),
             Err(e) => {
                 self.rollback_to(inner, sp)?;
                 Err(e)
