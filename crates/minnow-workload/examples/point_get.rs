@@ -153,7 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("Table::get            {us:.3} us/get  {allocs:.2} allocs/get");
     }
     if run("trx") {
-        let mut tx = db.begin()?;
+        let tx = db.begin()?;
         let (us, allocs) = phase(&keys, &mut |k| tx.get(&t, k).ok().flatten().is_some());
         tx.commit()?;
         println!("Transaction::get (RR) {us:.3} us/get  {allocs:.2} allocs/get");
