@@ -221,7 +221,7 @@
 //!   next [`Database::open`] rolls it back as after a crash; dropping it later does not touch
 //!   the closed engine. A statement waiting for a row lock when close runs fails with
 //!   [`Error::Closed`] once its wait ends (at the latest after `lock_wait_timeout`), without
-//!   changing anything more. The `handle` module docs draw the pieces.
+//!   changing anything more.
 //! - **drop**: dropping the last handle (database, tables, transactions and scans
 //!   together) without `close` closes the database the same way, ignoring errors; a
 //!   handle still alive keeps the database open.

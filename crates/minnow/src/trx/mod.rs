@@ -125,7 +125,10 @@ use crate::error::{Error, Result};
 /// | phantom (consistent reads) | possible | prevented |
 /// | phantom (locking reads: [`Transaction::scan_for_update`], [`Transaction::get_for_update`] of a missing row) | possible (record locks only) | prevented (next-key and gap locks: an insert into a range read waits until the reader ends) |
 /// | write skew | possible | possible (snapshot isolation allows it; as InnoDB, plain reads take no locks); prevented by reading with the locking reads |
+///
+/// More levels may come (SERIALIZABLE): the enum is `#[non_exhaustive]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Isolation {
     /// A new read view for every statement: each read sees what was committed when it
     /// started.
