@@ -81,7 +81,7 @@ fn e9(c: &mut Criterion) {
     g.bench_function("count_no_old_view", |b| b.iter(count_now));
     println!("e9: {rows} rows, history list length {}", history());
 
-    let mut old = db.begin().expect("begin");
+    let old = db.begin().expect("begin");
     let first = old.scan(&t, Scan::all()).expect("scan").count() as u64;
     assert_eq!(first, rows);
     let start = Instant::now();

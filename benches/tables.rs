@@ -173,7 +173,7 @@ fn create(dir: &Path, rows: u64, with_k: bool) -> Database {
 }
 
 /// Inserts the rows `ids` names, in that order; returns the time it took.
-fn load(table: &Table<'_>, gen_: &Gen, ids: &[u64]) -> Duration {
+fn load(table: &Table, gen_: &Gen, ids: &[u64]) -> Duration {
     let start = Instant::now();
     for &id in ids {
         table

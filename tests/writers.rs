@@ -48,7 +48,7 @@ fn int(v: &Value) -> i64 {
 /// through the covering `by_balance` index; both must be `total`.
 fn audit(db: &Database, total: i64, accounts: u64) {
     let t = db.table("accounts").unwrap();
-    let mut trx = db.begin_with(Isolation::RepeatableRead).unwrap();
+    let trx = db.begin_with(Isolation::RepeatableRead).unwrap();
     let rows: Vec<Vec<Value>> = trx
         .scan(&t, Scan::all())
         .unwrap()
@@ -160,7 +160,7 @@ fn ddl_runs_beside_writers_of_another_and_the_same_table() {
                         let r = if delete {
                             table
                                 .delete(&[Value::UInt(id)])
-                                .map(|d| assert!(d.is_some(), "row {id} was there"))
+                                .map(|d| assert!(d, "row {id} was there"))
                         } else if mine.contains_key(&id) {
                             table.update(&row).map(drop)
                         } else {

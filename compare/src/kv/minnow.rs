@@ -35,7 +35,7 @@ pub(crate) fn config(cache: usize) -> Config {
 
 /// Commits `tx` and checks that the commit is synced, as the default durability promises:
 /// a comparison of durable engines must not count a commit that is not.
-pub(crate) fn commit(tx: Transaction<'_>) -> Result<()> {
+pub(crate) fn commit(tx: Transaction) -> Result<()> {
     match tx.commit()? {
         Durability::Synced => Ok(()),
         other => Err(mismatch(format!(
@@ -70,10 +70,7 @@ impl Minnow {
     }
 
     /// Runs `f` in one transaction on the table and commits it (synced).
-    fn write(
-        &self,
-        f: impl FnOnce(&mut Transaction<'_>, &Table<'_>) -> Result<u64>,
-    ) -> Result<u64> {
+    fn write(&self, f: impl FnOnce(&mut Transaction, &Table) -> Result<u64>) -> Result<u64> {
         let db = self.db()?;
         let t = db.table(TABLE)?;
         let mut tx = db.begin()?;
@@ -156,9 +153,9 @@ impl KvEngine for Minnow {
     }
 }
 
-struct MinnowReader<'db> {
-    t: Table<'db>,
-    tx: Transaction<'db>,
+struct MinnowReader {
+    t: Table,
+    tx: Transaction,
 }
 
 fn bytes(v: &Value) -> Result<&[u8]> {
@@ -168,7 +165,7 @@ fn bytes(v: &Value) -> Result<&[u8]> {
     }
 }
 
-impl KvReader for MinnowReader<'_> {
+impl KvReader for MinnowReader {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
         match self.tx.get(&self.t, &[Value::Bytes(key.to_vec())])? {

@@ -30,7 +30,7 @@ impl MinnowSb {
         Ok(MinnowSb { db })
     }
 
-    fn t(&self) -> Result<Table<'_>> {
+    fn t(&self) -> Result<Table> {
         Ok(self.db.table("sbtest")?)
     }
 }
@@ -62,7 +62,7 @@ fn bytes(v: &Value) -> Result<&[u8]> {
 }
 
 /// Visits `(id, c)` of every row of `rows`, whose columns are `[id, c]`.
-fn visit_rows(rows: minnow::Rows<'_>, visit: &mut dyn FnMut(u32, &[u8])) -> Result<usize> {
+fn visit_rows(rows: minnow::Rows, visit: &mut dyn FnMut(u32, &[u8])) -> Result<usize> {
     let mut n = 0;
     for row in rows {
         let row = row?;

@@ -431,8 +431,10 @@ impl BufferPool {
     }
 
     /// Stops the background threads, writes every dirty page, checkpoints and writes the
-    /// `ib_buffer_pool` dump (if `dump_dir` is set).
-    pub fn shutdown(self) -> Result<(), BufError> {
+    /// `ib_buffer_pool` dump (if `dump_dir` is set). Takes `&self` so that an owner sharing
+    /// the pool (an `Arc`) can shut it down while others still hold it; the caller must see
+    /// to it that nothing changes a page afterwards (no page cleaner is left to write it).
+    pub fn shutdown(&self) -> Result<(), BufError> {
         self.stop_threads();
         self.flush_all()?;
         self.dump()?;

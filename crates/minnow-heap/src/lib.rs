@@ -112,15 +112,15 @@ pub type RowId = u64;
 
 /// One index of a heap table: its columns and the minnow table that holds its entries.
 #[derive(Debug)]
-struct HeapIndex<'db> {
+struct HeapIndex {
     name: String,
     unique: bool,
     /// Positions of the key columns in the heap row.
     cols: Vec<usize>,
-    table: Table<'db>,
+    table: Table,
 }
 
-impl HeapIndex<'_> {
+impl HeapIndex {
     /// The index table's primary key for `row` stored at `rowid`.
     fn entry_key(&self, row: &[Value], rowid: RowId) -> Vec<Value> {
         let mut k: Vec<Value> = self.cols.iter().map(|&c| row[c].clone()).collect();
@@ -157,7 +157,7 @@ pub struct HeapTable<'db> {
     file: File,
     format: RowFormat,
     /// The primary key (index 0) and the secondary indexes, in definition order.
-    indexes: Vec<HeapIndex<'db>>,
+    indexes: Vec<HeapIndex>,
     /// MyISAM's table lock: shared for readers, exclusive for a writer.
     lock: RwLock<Tail>,
     /// Bytes a point read asks for: a row header and the longest payload.
@@ -461,7 +461,7 @@ impl<'db> HeapTable<'db> {
         self.fetch(rowid, want).map(Some)
     }
 
-    fn index(&self, name: &str) -> Result<&HeapIndex<'db>> {
+    fn index(&self, name: &str) -> Result<&HeapIndex> {
         self.indexes
             .iter()
             .skip(1)
@@ -487,7 +487,7 @@ impl<'db> HeapTable<'db> {
         self.scan_through(self.index(index)?, scan)
     }
 
-    fn scan_through(&self, ix: &HeapIndex<'db>, scan: Scan) -> Result<HeapRows<'_, 'db>> {
+    fn scan_through(&self, ix: &HeapIndex, scan: Scan) -> Result<HeapRows<'_, 'db>> {
         let want = self.projection(&scan.columns)?;
         let covering = want.iter().all(|c| ix.cols.contains(c));
         let guard = self.lock.read();

@@ -16,7 +16,7 @@ pub const SCAN_PAGES: u32 = 8;
 pub struct HeapRows<'t, 'db> {
     table: &'t HeapTable<'db>,
     _shared: RwLockReadGuard<'t, Tail>,
-    inner: Rows<'db>,
+    inner: Rows,
     covering: bool,
     want: Vec<usize>,
     done: bool,
@@ -35,7 +35,7 @@ impl<'t, 'db> HeapRows<'t, 'db> {
     pub(crate) fn new(
         table: &'t HeapTable<'db>,
         shared: RwLockReadGuard<'t, Tail>,
-        inner: Rows<'db>,
+        inner: Rows,
         covering: bool,
         want: Vec<usize>,
     ) -> HeapRows<'t, 'db> {

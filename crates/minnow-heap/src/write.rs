@@ -97,7 +97,7 @@ impl HeapTable<'_> {
     }
 
     /// The row id an index holds for `key` (its index table's primary key), if any.
-    fn lookup(&self, ix: &HeapIndex<'_>, row: &[Value]) -> Result<Option<RowId>> {
+    fn lookup(&self, ix: &HeapIndex, row: &[Value]) -> Result<Option<RowId>> {
         let key: Vec<Value> = ix.cols.iter().map(|&c| row[c].clone()).collect();
         Ok(ix.table.get(&key)?.map(|e| rowid_of(&e)))
     }

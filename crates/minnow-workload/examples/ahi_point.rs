@@ -17,16 +17,16 @@ use minnow::{Config, Database, FlushAtCommit, Value};
 use minnow_workload::slap::{self, SlapConfig};
 
 #[inline(never)]
-fn measured(t: &minnow::Table<'_>, n: u64, rows: u64) -> u64 {
+fn measured(t: &minnow::Table, n: u64, rows: u64) -> u64 {
     lookups(t, n, rows)
 }
 
 #[inline(never)]
-fn warm_up(t: &minnow::Table<'_>, n: u64, rows: u64) -> u64 {
+fn warm_up(t: &minnow::Table, n: u64, rows: u64) -> u64 {
     lookups(t, n, rows)
 }
 
-fn lookups(t: &minnow::Table<'_>, n: u64, rows: u64) -> u64 {
+fn lookups(t: &minnow::Table, n: u64, rows: u64) -> u64 {
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     let mut found = 0;
     for _ in 0..n {

@@ -123,7 +123,7 @@ fn load(db: &Database, rows: u64) -> Result<(), minnow::Error> {
     Ok(())
 }
 
-fn table_phase(t: &Table<'_>, keys: &[Vec<Value>]) -> (f64, f64) {
+fn table_phase(t: &Table, keys: &[Vec<Value>]) -> (f64, f64) {
     phase(keys, &mut |k| t.get(k).ok().flatten().is_some())
 }
 
@@ -153,7 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("Table::get            {us:.3} us/get  {allocs:.2} allocs/get");
     }
     if run("trx") {
-        let mut tx = db.begin()?;
+        let tx = db.begin()?;
         let (us, allocs) = phase(&keys, &mut |k| tx.get(&t, k).ok().flatten().is_some());
         tx.commit()?;
         println!("Transaction::get (RR) {us:.3} us/get  {allocs:.2} allocs/get");

@@ -807,7 +807,7 @@ fn missing(id: u64) -> WorkloadError {
 
 /// One reader: runs `workload` until the phase is [`STOPPED`].
 fn reader(
-    t: &minnow::Table<'_>,
+    t: &minnow::Table,
     workload: Workload,
     cfg: &E3Config,
     rng: &mut SmallRng,

@@ -131,8 +131,8 @@ pub struct HotRowsResult {
 }
 
 /// One attempt at the transaction; the caller retries after a deadlock or a timeout.
-fn attempt(db: &Database, t: &Table<'_>, ids: &[u64], st: &mut WorkerStats) -> Result<(), Error> {
-    let mut tx: Transaction<'_> = db.begin()?;
+fn attempt(db: &Database, t: &Table, ids: &[u64], st: &mut WorkerStats) -> Result<(), Error> {
+    let mut tx: Transaction = db.begin()?;
     for &id in ids {
         let t0 = Instant::now();
         let row = tx.get_for_update(t, &[Value::UInt(id)]);

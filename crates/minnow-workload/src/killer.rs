@@ -126,7 +126,7 @@ fn int(v: Option<&Value>) -> Option<i64> {
 /// timeout, to be retried.
 fn transaction(
     db: &Database,
-    (accounts, journal): (&minnow::Table<'_>, &minnow::Table<'_>),
+    (accounts, journal): (&minnow::Table, &minnow::Table),
     shape: &Shape,
     (t, seq): (u64, u64),
     rng: &mut SmallRng,
@@ -175,7 +175,7 @@ fn transaction(
 }
 
 /// The highest `seq` thread `t` has in the journal.
-fn last_seq(journal: &minnow::Table<'_>, t: u64) -> Result<Option<u64>, Error> {
+fn last_seq(journal: &minnow::Table, t: u64) -> Result<Option<u64>, Error> {
     let key = vec![Value::UInt(t)];
     let mut last = None;
     for row in journal.scan(Scan::range(

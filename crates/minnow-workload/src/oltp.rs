@@ -736,7 +736,7 @@ pub fn run(
     report: &mut dyn FnMut(&IntervalReport),
 ) -> Result<Summary, WorkloadError> {
     cfg.validate()?;
-    let tables: Vec<Table<'_>> = (1..=cfg.tables)
+    let tables: Vec<Table> = (1..=cfg.tables)
         .map(|n| db.table(&table_name(n)))
         .collect::<Result<_, _>>()?;
     for t in &tables {
@@ -890,7 +890,7 @@ fn take_interval(
 }
 
 /// Checks that `t` has the columns and index of an `sbtest` table, in order.
-fn check_schema(t: &Table<'_>) -> Result<(), WorkloadError> {
+fn check_schema(t: &Table) -> Result<(), WorkloadError> {
     let want = table_def(1);
     let def = t.def();
     let names = |d: &TableDef| -> Vec<(String, ColumnType)> {
@@ -913,7 +913,7 @@ fn check_schema(t: &Table<'_>) -> Result<(), WorkloadError> {
 /// One worker thread's state.
 struct Worker<'a, 'db> {
     db: &'db Database,
-    tables: &'a [Table<'db>],
+    tables: &'a [Table],
     cfg: &'a OltpConfig,
     stmts: Statements,
     rng: SmallRng,
@@ -931,15 +931,15 @@ struct EventCount {
 }
 
 /// Where an event's statements run: each on its own, or in one transaction.
-enum Session<'t, 'db> {
+enum Session<'t> {
     /// `skip_trx`: autocommit statements.
     Auto,
     /// Inside a transaction.
-    Trx(&'t mut Transaction<'db>),
+    Trx(&'t mut Transaction),
 }
 
-impl<'db> Session<'_, 'db> {
-    fn get(&mut self, t: &Table<'db>, key: &[Value]) -> Result<Option<Vec<Value>>, Error> {
+impl Session<'_> {
+    fn get(&mut self, t: &Table, key: &[Value]) -> Result<Option<Vec<Value>>, Error> {
         match self {
             Session::Auto => t.get(key),
             Session::Trx(tx) => tx.get(t, key),
@@ -947,18 +947,14 @@ impl<'db> Session<'_, 'db> {
     }
 
     /// The read of an UPDATE: a locking current read in a transaction.
-    fn get_for_update(
-        &mut self,
-        t: &Table<'db>,
-        key: &[Value],
-    ) -> Result<Option<Vec<Value>>, Error> {
+    fn get_for_update(&mut self, t: &Table, key: &[Value]) -> Result<Option<Vec<Value>>, Error> {
         match self {
             Session::Auto => t.get(key),
             Session::Trx(tx) => tx.get_for_update(t, key),
         }
     }
 
-    fn scan(&mut self, t: &Table<'db>, scan: Scan) -> Result<Vec<Vec<Value>>, Error> {
+    fn scan(&mut self, t: &Table, scan: Scan) -> Result<Vec<Vec<Value>>, Error> {
         match self {
             Session::Auto => t.scan(scan)?.collect(),
             Session::Trx(tx) => tx.scan(t, scan)?.collect(),
@@ -967,7 +963,7 @@ impl<'db> Session<'_, 'db> {
 
     /// An UPDATE of a row that is not there (a concurrent delete has just removed it)
     /// changes nothing (0 rows affected), as in MySQL.
-    fn update(&mut self, t: &Table<'db>, row: &[Value]) -> Result<(), Error> {
+    fn update(&mut self, t: &Table, row: &[Value]) -> Result<(), Error> {
         let r = match self {
             Session::Auto => t.update(row).map(|_| ()),
             Session::Trx(tx) => tx.update(t, row),
@@ -978,14 +974,14 @@ impl<'db> Session<'_, 'db> {
         }
     }
 
-    fn delete(&mut self, t: &Table<'db>, key: &[Value]) -> Result<(), Error> {
+    fn delete(&mut self, t: &Table, key: &[Value]) -> Result<(), Error> {
         match self {
             Session::Auto => t.delete(key).map(|_| ()),
             Session::Trx(tx) => tx.delete(t, key).map(|_| ()),
         }
     }
 
-    fn insert(&mut self, t: &Table<'db>, row: &[Value]) -> Result<(), Error> {
+    fn insert(&mut self, t: &Table, row: &[Value]) -> Result<(), Error> {
         match self {
             Session::Auto => t.insert(row).map(|_| ()),
             Session::Trx(tx) => tx.insert(t, row),
@@ -1033,7 +1029,7 @@ impl<'a, 'db> Worker<'a, 'db> {
         }
     }
 
-    fn table(&mut self) -> &'a Table<'db> {
+    fn table(&mut self) -> &'a Table {
         let tables = self.tables;
         &tables[self.rng.random_range(0..tables.len())]
     }
@@ -1065,7 +1061,7 @@ impl<'a, 'db> Worker<'a, 'db> {
         )
     }
 
-    fn range(&mut self, s: &mut Session<'_, 'db>, column: &str) -> Result<Vec<Vec<Value>>, Error> {
+    fn range(&mut self, s: &mut Session<'_>, column: &str) -> Result<Vec<Vec<Value>>, Error> {
         let start = self.range_start();
         let end = start + self.cfg.range_size - 1;
         let t = self.table();
@@ -1124,7 +1120,7 @@ impl<'a, 'db> Worker<'a, 'db> {
     /// The event's statements, counted into `c` as each one completes. With `skip_trx` a
     /// delete-insert's duplicate key is counted and the event goes on; in a transaction every
     /// error ends the attempt.
-    fn statements(&mut self, s: &mut Session<'_, 'db>, c: &mut EventCount) -> Result<(), Error> {
+    fn statements(&mut self, s: &mut Session<'_>, c: &mut EventCount) -> Result<(), Error> {
         let st = self.stmts;
         for _ in 0..st.point_selects {
             let id = self.id();

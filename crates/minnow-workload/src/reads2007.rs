@@ -350,7 +350,7 @@ pub fn row(seed: u64, rows: u64, id: u64) -> Vec<Value> {
 #[derive(Debug)]
 pub enum NormalTable<'db> {
     /// minnow's clustered table.
-    Clustered(Table<'db>),
+    Clustered(Table),
     /// The heap table (boxed: it is much larger than a table handle).
     Heap(Box<HeapTable<'db>>),
 }

@@ -136,7 +136,7 @@ pub fn prepare(db: &Database, cfg: &SlapConfig) -> Result<(), WorkloadError> {
 
 /// Runs one query with start key `start`; returns the rows it read.
 pub fn query(
-    t: &minnow::Table<'_>,
+    t: &minnow::Table,
     q: Query,
     shape: Shape,
     start: u64,

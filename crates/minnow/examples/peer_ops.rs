@@ -49,7 +49,7 @@ fn row(key: Vec<u8>) -> [Value; 2] {
 #[inline(never)]
 fn measured(
     db: &Database,
-    t: &Table<'_>,
+    t: &Table,
     op: &str,
     keys: &[Vec<u8>],
     n: usize,
@@ -63,7 +63,7 @@ fn measured(
             }
         }
         "get_tx" => {
-            let mut tx = db.begin()?;
+            let tx = db.begin()?;
             for i in 0..n {
                 seen += u64::from(tx.get(t, &[Value::Bytes(pick(i))])?.is_some());
             }

@@ -101,12 +101,12 @@ fn show_chain(h: &RowHistory, readers: &[(&str, &ReadView)]) {
     println!("    end: {:?}", h.end);
 }
 
-fn history(t: &Table<'_>, id: u64) -> Result<RowHistory, Box<dyn Error>> {
+fn history(t: &Table, id: u64) -> Result<RowHistory, Box<dyn Error>> {
     t.history(&[Value::UInt(id)])?
         .ok_or_else(|| format!("row {id} has no record").into())
 }
 
-fn get(tx: &mut Transaction<'_>, t: &Table<'_>, id: u64) -> Result<String, Box<dyn Error>> {
+fn get(tx: &mut Transaction, t: &Table, id: u64) -> Result<String, Box<dyn Error>> {
     Ok(show_row(tx.get(t, &[Value::UInt(id)])?))
 }
 

@@ -77,9 +77,11 @@ fn crash(dir: &Path, mode: DoublewriteMode, seed: u64) -> Result<Crash, Box<dyn 
     }
     // 1. Everything written, synced and checkpointed.
     db.buffer_pool()?.flush_all()?;
-    // 2. Every row changes; each statement's redo is synced before `update` returns.
+    // 2. Every row changes; each transaction's redo is synced before `commit` returns.
     for id in 0..ROWS {
-        let durability = t.update(&[Value::UInt(id), value(id, 1)])?;
+        let mut tx = db.begin()?;
+        tx.update(&t, &[Value::UInt(id), value(id, 1)])?;
+        let durability = tx.commit()?;
         if durability != minnow::Durability::Synced {
             return Err("flush_log_at_trx_commit = 1 should sync every statement".into());
         }

@@ -119,10 +119,17 @@ impl Admission {
     #[inline]
     pub(crate) fn enter(&self) -> Ticket<'_> {
         Ticket {
-            door: (self.limit.load(Ordering::Relaxed) > 0 && !held(self)).then_some(self),
+            door: self.guards().then_some(Door::Borrowed(self)),
             left: 0,
             inside: false,
         }
+    }
+
+    /// True if a statement starting on this thread must pass the door: there is a limit,
+    /// and the thread holds no slot already.
+    #[inline]
+    fn guards(&self) -> bool {
+        self.limit.load(Ordering::Relaxed) > 0 && !held(self)
     }
 
     fn try_enter(&self) -> bool {
@@ -183,16 +190,33 @@ impl Admission {
 /// One statement's pass through the door: spend one per row operation; dropping it leaves.
 #[derive(Debug)]
 pub(crate) struct Ticket<'a> {
-    door: Option<&'a Admission>,
+    door: Option<Door<'a>>,
     left: u32,
     inside: bool,
+}
+
+/// The door a ticket passes: borrowed for a statement that ends before its caller returns,
+/// or reached through a database handle for a scan's [`crate::Rows`], which owns one.
+#[derive(Debug)]
+enum Door<'a> {
+    Borrowed(&'a Admission),
+    Owned(crate::Database),
+}
+
+impl Door<'_> {
+    fn get(&self) -> &Admission {
+        match self {
+            Door::Borrowed(a) => a,
+            Door::Owned(db) => &db.handle.inner.admission,
+        }
+    }
 }
 
 impl Ticket<'_> {
     /// One row operation: spends a ticket, entering (and waiting) first when none are left.
     #[inline]
     pub(crate) fn row(&mut self) {
-        let Some(door) = self.door else {
+        let Some(door) = self.door.as_ref().map(Door::get) else {
             return;
         };
         if self.left == 0 {
@@ -212,7 +236,7 @@ impl Ticket<'_> {
 
 impl Drop for Ticket<'_> {
     fn drop(&mut self) {
-        if let (Some(door), true) = (self.door, self.inside) {
+        if let (Some(door), true) = (self.door.as_ref().map(Door::get), self.inside) {
             door.leave();
             hold(door, -1);
         }
@@ -237,6 +261,19 @@ impl crate::Database {
         match self.inner() {
             Ok(inner) => inner.admission.enter(),
             Err(_) => Ticket::none(),
+        }
+    }
+
+    /// [`crate::Database::admit`] for a statement that outlives the call starting it (a
+    /// scan's [`crate::Rows`]): the ticket holds a clone of the handle while it guards.
+    pub(crate) fn admit_owned(&self) -> Ticket<'static> {
+        match self.inner() {
+            Ok(inner) if inner.admission.guards() => Ticket {
+                door: Some(Door::Owned(self.clone())),
+                left: 0,
+                inside: false,
+            },
+            _ => Ticket::none(),
         }
     }
 

@@ -23,8 +23,8 @@
 //! tokio keeps a second pool of threads for exactly this: [`tokio::task::spawn_blocking`]
 //! runs a closure there and returns a future of its result. Every method of
 //! [`AsyncDatabase`] packs its arguments into owned values (a table name as a `String`, rows
-//! as `Vec<Value>`), moves them with a shared [`Database`] (`Arc<Database>`: the engine is
-//! `Send + Sync`, so any thread may call it) into such a closure, and awaits it. The
+//! as `Vec<Value>`), moves them with a clone of the [`Database`] handle (one `Arc`: the
+//! engine is `Send + Sync`, so any thread may call it) into such a closure, and awaits it. The
 //! calling task gives its worker back while the engine works.
 //!
 //! A scan would not fit one closure: collecting a whole table into a `Vec` before returning
@@ -83,7 +83,7 @@ pub const DEFAULT_BATCHES: usize = 4;
 /// What every handle shares: the database and the gate that counts calls in flight.
 struct Shared {
     /// `None` only while being closed or dropped.
-    db: Option<Arc<Database>>,
+    db: Option<Database>,
     gate: Arc<Semaphore>,
 }
 
@@ -101,7 +101,7 @@ impl Drop for Shared {
 /// database reference first, then the permit, so once `close` holds every permit no task
 /// holds the database.
 struct Lease {
-    db: Arc<Database>,
+    db: Database,
     _permit: OwnedSemaphorePermit,
 }
 
@@ -113,8 +113,9 @@ fn join_error(e: tokio::task::JoinError) -> Error {
 
 /// An owned, cloneable handle on a [`Database`] for async code: every call runs the engine
 /// on tokio's blocking pool ([`tokio::task::spawn_blocking`]) and scans stream through
-/// bounded channels (see the module docs of `async_db`). Tables are named per call, since a
-/// [`crate::Table`] borrows its database and cannot travel between tasks.
+/// bounded channels (see the module docs of `async_db`). Tables are named per call: a
+/// [`crate::Table`] handle could travel between tasks, but its calls block, so it belongs
+/// inside [`AsyncDatabase::run`].
 ///
 /// Needs a tokio runtime (either flavour) and the crate feature `tokio`.
 ///
@@ -187,7 +188,7 @@ impl AsyncDatabase {
     pub fn new(db: Database) -> AsyncDatabase {
         AsyncDatabase {
             shared: Arc::new(Shared {
-                db: Some(Arc::new(db)),
+                db: Some(db),
                 gate: Arc::new(Semaphore::new(MAX_IN_FLIGHT as usize)),
             }),
             rows_per_batch: DEFAULT_ROWS_PER_BATCH,
@@ -330,19 +331,19 @@ impl AsyncDatabase {
     }
 
     /// [`crate::Table::insert`] on table `table`.
-    pub async fn insert(&self, table: &str, row: Vec<Value>) -> Result<Durability> {
+    pub async fn insert(&self, table: &str, row: Vec<Value>) -> Result<()> {
         let table = table.to_owned();
         self.run(move |db| db.table(&table)?.insert(&row)).await
     }
 
     /// [`crate::Table::update`] on table `table`.
-    pub async fn update(&self, table: &str, row: Vec<Value>) -> Result<Durability> {
+    pub async fn update(&self, table: &str, row: Vec<Value>) -> Result<()> {
         let table = table.to_owned();
         self.run(move |db| db.table(&table)?.update(&row)).await
     }
 
-    /// [`crate::Table::delete`] on table `table`.
-    pub async fn delete(&self, table: &str, key: Vec<Value>) -> Result<Option<Durability>> {
+    /// [`crate::Table::delete`] on table `table`; false if there was no such row.
+    pub async fn delete(&self, table: &str, key: Vec<Value>) -> Result<bool> {
         let table = table.to_owned();
         self.run(move |db| db.table(&table)?.delete(&key)).await
     }
@@ -396,6 +397,8 @@ impl AsyncDatabase {
     /// Closes the database cleanly ([`Database::close`]) once calls already started have
     /// finished, without blocking a worker. Fails with [`Error::InUse`] while other clones
     /// of this handle or unfinished [`RowStream`]s exist; the database then stays open for them.
+    /// A [`Database`] clone taken out through [`AsyncDatabase::run`] does not count: like
+    /// every handle of the database, it is closed too ([`Database::close`]).
     pub async fn close(self) -> Result<()> {
         let mut shared = Arc::try_unwrap(self.shared).map_err(|s| Error::InUse {
             handles: Arc::strong_count(&s) - 1,
@@ -412,9 +415,6 @@ impl AsyncDatabase {
         let Some(db) = shared.db.take() else {
             return Ok(());
         };
-        let db = Arc::try_unwrap(db).map_err(|db| Error::InUse {
-            handles: Arc::strong_count(&db) - 1,
-        })?;
         tokio::task::spawn_blocking(move || db.close())
             .await
             .map_err(join_error)?

@@ -68,7 +68,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use minnow_btree::TreeError;
 use minnow_btree::record::{ColumnType, Value};
-use minnow_redo::{Durability, Lsn};
+use minnow_redo::Lsn;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::db::{Inner, TableEntry, dict_row};
@@ -162,7 +162,9 @@ pub struct AutoIncStatus {
 }
 
 /// What an insert statement did ([`crate::Table::insert_returning_id`],
-/// [`crate::Table::insert_many`]).
+/// [`crate::Table::insert_many`]). How durable the rows are is not in it: an autocommit
+/// statement is as durable as `flush_log_at_trx_commit` says when it returns, and a
+/// transaction's rows as its commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inserted {
     /// Rows inserted.
@@ -170,8 +172,6 @@ pub struct Inserted {
     /// The auto-increment values the statement generated, in row order (rows that brought
     /// their own value add none; empty for a table without an AUTO_INCREMENT column).
     pub generated: Vec<u64>,
-    /// How durable the rows are (per `flush_log_at_trx_commit`).
-    pub durability: Durability,
 }
 
 impl Inserted {

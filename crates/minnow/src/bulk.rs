@@ -185,7 +185,7 @@ impl Database {
     pub fn create_index(&self, table: &str, index: IndexDef) -> Result<Durability> {
         let inner = self.inner()?;
         let _ddl = inner.ddl.lock();
-        let _q = inner.quiesce.read();
+        let _q = inner.write_latch()?;
         let mdl = Arc::clone(&self.table(table)?.t.mdl);
         // No statement changes the table while the index is built from it.
         let _x = mdl.write();
@@ -291,7 +291,7 @@ impl Database {
     }
 }
 
-impl Table<'_> {
+impl Table {
     /// Loads `rows` (one value per column, in table order, in ascending primary key order)
     /// into this table, which must be empty ([`Error::TableNotEmpty`]), building every index
     /// bottom-up (see the module docs of `bulk`). Rows out of order are [`Error::Unsorted`];
@@ -337,7 +337,7 @@ impl Table<'_> {
             _ => None,
         };
         let _ddl = inner.ddl.lock();
-        let _q = inner.quiesce.read();
+        let _q = inner.write_latch()?;
         let mdl = Arc::clone(&self.db.table(self.t.meta.name())?.t.mdl);
         // The load replaces the table's trees: no statement runs on it meanwhile.
         let _x = mdl.write();

@@ -156,14 +156,19 @@ pub(crate) struct Inner {
     /// When the database was opened.
     pub(crate) started: Instant,
     /// The thread rewriting the status file (`Config::status_file`).
-    status_file: Mutex<Option<StatusFileWriter>>,
+    pub(crate) status_file: Mutex<Option<StatusFileWriter>>,
     /// The background log flusher under `flush_log_at_trx_commit` 0 and 2
     /// (`Config::flush_log_at_timeout`).
-    log_flusher: Mutex<Option<std::thread::JoinHandle<()>>>,
+    pub(crate) log_flusher: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// The adaptive hash index every table's trees consult (`crate::ahi`).
     pub ahi: minnow_ahi::Ahi,
     /// `thread_concurrency` / `concurrency_tickets` (`crate::admission`).
     pub admission: crate::admission::Admission,
+    /// Set once by close (under the quiesce latch, exclusively): every statement checks it
+    /// at its start ([`Database::inner`]), every change after taking the quiesce latch
+    /// ([`Inner::write_latch`]). On a cache line of its own, which nobody writes while the
+    /// database is open.
+    pub(crate) closed: crate::handle::ClosedFlag,
 }
 
 impl Inner {
@@ -195,6 +200,7 @@ impl Inner {
             log_flusher: Mutex::new(None),
             ahi,
             admission,
+            closed: Default::default(),
             trx_sys: Arc::new(trx_sys),
             purge: Arc::default(),
             undo_segment,
@@ -244,32 +250,6 @@ impl Inner {
         self.start_status_file()?;
         self.start_log_flusher()
     }
-
-    /// Stops the purge, status-file and log-flusher threads, then shuts the pool down (see
-    /// `BufferPool::shutdown`).
-    fn shutdown(this: Arc<Inner>) -> Result<()> {
-        this.purge.stop();
-        if let Some(w) = this.status_file.lock().take() {
-            w.stop();
-        }
-        if let Some(flusher) = this.log_flusher.lock().take() {
-            // Stop it (and sync what it had not) before the pool's shutdown; join it even if
-            // that last sync fails.
-            let synced = this.pool.log().map_or(Ok(()), |log| log.shutdown());
-            let _ = flusher.join();
-            synced.map_err(|e| Error::Storage(e.into()))?;
-        }
-        // The purge thread holds only a weak reference, and it has been joined.
-        let inner = match Arc::try_unwrap(this) {
-            Ok(inner) => inner,
-            Err(shared) => return Ok(shared.pool.flush_all()?),
-        };
-        match Arc::try_unwrap(inner.pool) {
-            Ok(pool) => Ok(pool.shutdown()?),
-            // Only the status thread shares the pool, and it has been joined.
-            Err(pool) => Ok(pool.flush_all()?),
-        }
-    }
 }
 
 /// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
@@ -297,18 +277,22 @@ impl Inner {
 /// db.check()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// A `Database` is a handle: cloning it is cheap (one `Arc`), every clone is the same open
+/// database, and it is `Send + Sync`, so threads may each own one. [`Table`] and
+/// [`crate::Transaction`] handles own a clone too, so one struct can own the database, its
+/// tables and a transaction, with no lifetime to thread through. See the crate docs,
+/// "Handles and lifetime", for what `close` and drop mean while other handles live.
+#[derive(Clone)]
 pub struct Database {
-    inner: Option<Arc<Inner>>,
-    report: OpenReport,
-    /// The data directory's `LOCK` (one process per directory), let go only after the engine
-    /// has shut down: declared last, so it is dropped after `inner`.
-    _lock: DirLock,
+    pub(crate) handle: Arc<crate::handle::Handle>,
 }
 
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Database")
-            .field("dir", &self.inner.as_ref().map(|i| i.dir.clone()))
+            .field("dir", &self.handle.inner.dir)
+            .field("closed", &self.handle.inner.closed.is_set())
             .finish()
     }
 }
@@ -410,13 +394,11 @@ impl Database {
             dir,
             (trx_sys, undo_segment),
         ));
+        let db = Database::from_parts(Arc::clone(&inner), lock);
+        db.handle.report.get_or_init(OpenReport::default);
         inner.start_threads()?;
         crate::purge::start(&inner)?;
-        Ok(Database {
-            inner: Some(inner),
-            report: OpenReport::default(),
-            _lock: lock,
-        })
+        Ok(db)
     }
 
     /// Opens the database in `dir` and brings it back to a consistent state, in InnoDB's
@@ -546,19 +528,16 @@ impl Database {
             entries.insert(name, Arc::new(entry));
         }
         let tables = entries;
-        let mut db = Database {
-            inner: Some(Arc::new(Inner::new(
-                pool,
-                config,
-                dict,
-                (tables, ahi),
-                next,
-                dir,
-                (trx_sys, undo_segment),
-            ))),
-            report: OpenReport::default(),
-            _lock: lock,
-        };
+        let inner = Arc::new(Inner::new(
+            pool,
+            config,
+            dict,
+            (tables, ahi),
+            next,
+            dir,
+            (trx_sys, undo_segment),
+        ));
+        let db = Database::from_parts(Arc::clone(&inner), lock);
         // Roll back every transaction that had not committed, newest record first, before
         // anything else changes a page: its undo still describes the pages as they are.
         for log in active {
@@ -568,21 +547,24 @@ impl Database {
         db.finish_ddl(drops, rec.log.groups > 0)?;
         db.remove_orphan_counters(counters.into_keys())?;
         report.recovery_time = opened.elapsed();
-        db.report = report;
-        db.inner()?.start_threads()?;
-        if let Some(inner) = &db.inner {
-            crate::purge::start(inner)?;
-        }
+        db.handle.report.get_or_init(|| report);
+        inner.start_threads()?;
+        crate::purge::start(&inner)?;
         Ok(db)
     }
 
+    /// The engine, for a statement about to start; [`Error::Closed`] once the database is
+    /// closed (one load of a flag nobody writes while it is open).
+    #[inline]
     pub(crate) fn inner(&self) -> Result<&Inner> {
-        self.inner.as_deref().ok_or(Error::Poisoned)
+        let inner = &*self.handle.inner;
+        inner.check_open()?;
+        Ok(inner)
     }
 
     /// What `open` did (all zero after `create`).
     pub fn open_report(&self) -> &OpenReport {
-        &self.report
+        self.handle.report.get_or_init(OpenReport::default)
     }
 
     /// The configuration the database runs with.
@@ -599,9 +581,7 @@ impl Database {
     /// no shared cache line written).
     #[inline]
     pub(crate) fn count_rows(&self, op: RowOp, n: u64) {
-        if let Some(inner) = &self.inner {
-            inner.rows.bump(op, n);
-        }
+        self.handle.inner.rows.bump(op, n);
     }
 
     /// Makes an acknowledged change as durable as `flush_log_at_trx_commit` asks.
@@ -617,10 +597,10 @@ impl Database {
     /// table either exists whole or not at all (a crash before that record leaves segments
     /// no record names, which `open` frees; never a half-created table). Durable as
     /// `flush_log_at_trx_commit` says.
-    pub fn create_table(&self, def: TableDef) -> Result<Table<'_>> {
+    pub fn create_table(&self, def: TableDef) -> Result<Table> {
         let inner = self.inner()?;
         let _ddl = inner.ddl.lock();
-        let _q = inner.quiesce.read();
+        let _q = inner.write_latch()?;
         let mut meta = TableMeta::resolve(def)?;
         if inner.tables.read().contains_key(meta.name()) {
             return Err(Error::TableExists {
@@ -706,11 +686,11 @@ impl Database {
             .zip_padded(inner.config.zip_pad()),
         );
         inner.tables.write().insert(name, Arc::clone(&entry));
-        Ok(Table::new(self, entry))
+        Ok(Table::new(self.clone(), entry))
     }
 
     /// The table named `name`.
-    pub fn table(&self, name: &str) -> Result<Table<'_>> {
+    pub fn table(&self, name: &str) -> Result<Table> {
         let entry = self
             .inner()?
             .tables
@@ -720,7 +700,7 @@ impl Database {
             .ok_or_else(|| Error::NoSuchTable {
                 table: name.to_owned(),
             })?;
-        Ok(Table::new(self, entry))
+        Ok(Table::new(self.clone(), entry))
     }
 
     /// The names of every table, in order.
@@ -746,6 +726,7 @@ impl Database {
         let inner = self.inner()?;
         let _ddl = inner.ddl.lock();
         let _q = inner.quiesce.write();
+        inner.check_open()?;
         let dict = inner
             .dict
             .check(&inner.pool)
@@ -913,45 +894,6 @@ impl Database {
             }
         }
         Ok(())
-    }
-
-    /// Writes every auto-increment counter's exact value as its high-water mark, so that a
-    /// clean restart leaves no gap (see the `autoinc` module docs).
-    fn persist_counters(&self) -> Result<()> {
-        let inner = self.inner()?;
-        let _ddl = inner.ddl.lock();
-        let _q = inner.quiesce.write();
-        for (name, t) in inner.tables.read().iter() {
-            if let Some(ai) = &t.autoinc {
-                ai.persist_exact(inner, name)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Closes the database cleanly: writes each auto-increment counter's exact value, stops
-    /// the page cleaners, writes every dirty page, checkpoints at the end of the log (so the
-    /// next `open` replays nothing) and writes the `ib_buffer_pool` dump. Dropping a
-    /// `Database` does the same and ignores errors.
-    pub fn close(mut self) -> Result<()> {
-        if self.inner.is_some() {
-            self.persist_counters()?;
-        }
-        match self.inner.take() {
-            Some(inner) => Inner::shutdown(inner),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        if self.inner.is_some() {
-            let _ = self.persist_counters();
-        }
-        if let Some(inner) = self.inner.take() {
-            let _ = Inner::shutdown(inner);
-        }
     }
 }
 

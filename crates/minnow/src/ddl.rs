@@ -185,7 +185,7 @@ impl Database {
     pub fn drop_table(&self, name: &str) -> Result<()> {
         let inner = self.inner()?;
         let _ddl = inner.ddl.lock();
-        let _q = inner.quiesce.read();
+        let _q = inner.write_latch()?;
         let entry = inner
             .tables
             .read()
@@ -226,7 +226,7 @@ impl Database {
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
         let inner = self.inner()?;
         let _ddl = inner.ddl.lock();
-        let _q = inner.quiesce.read();
+        let _q = inner.write_latch()?;
         let entry = inner
             .tables
             .read()

@@ -16,8 +16,11 @@ use minnow_page::checksum::Corruption;
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Everything that can go wrong in the embedded API.
+/// Everything that can go wrong in the embedded API. New variants may come in any release
+/// (`#[non_exhaustive]`): a `match` needs a `_` arm. [`Error::is_retryable`] says which
+/// ones a transaction may simply run again after.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A [`crate::Config`] knob has a value that cannot be used.
     #[error("bad configuration: {knob}: {reason}")]
@@ -296,6 +299,14 @@ pub enum Error {
         /// What the runtime said.
         reason: String,
     },
+    /// The database was closed ([`crate::Database::close`], through this handle or another
+    /// of the same database): every call through any of its handles (clones, tables,
+    /// transactions, scans) fails with this. Open it again with [`crate::Database::open`].
+    #[error("the database in {} is closed", path.display())]
+    Closed {
+        /// The data directory.
+        path: PathBuf,
+    },
     /// `AsyncDatabase::close` (feature `tokio`) while other handles (clones, open scans)
     /// still use the database: it stays open, and the last handle dropped closes it.
     #[error("cannot close the database: {handles} other handle(s) still use it")]
@@ -303,6 +314,18 @@ pub enum Error {
         /// How many other handles there are.
         handles: usize,
     },
+}
+
+impl Error {
+    /// True for the errors after which running the same transaction again may succeed: a
+    /// deadlock ([`Error::Deadlock`], whose transaction has been rolled back) and a lock
+    /// wait timeout ([`Error::LockWaitTimeout`]); both come from other transactions holding
+    /// locks, not from what this one asked. [`crate::Database::transaction`] retries on
+    /// them. Every other error would come back the same (a duplicate key, a bad value, a
+    /// closed or poisoned database) and is not retryable.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Deadlock { .. } | Error::LockWaitTimeout { .. })
+    }
 }
 
 impl From<BufError> for Error {

@@ -199,15 +199,70 @@
 //! (see "Transactions").
 //! [`Database::open_report`] says what happened.
 //!
+//! ## Handles and lifetime
+//!
+//! [`Database`] is a handle: `Clone` (one `Arc`), `Send + Sync`, and every clone is the same
+//! open database. [`Table`], [`Transaction`] and [`Rows`] own a clone too and borrow nothing,
+//! so an application can keep the database, its tables and even an open transaction in one
+//! struct, or hand them to other threads:
+//!
+//! ```
+//! use minnow::{ColumnDef, ColumnType, Config, Database, Table, TableDef, Value};
+//!
+//! struct Shop {
+//!     db: Database,
+//!     books: Table,
+//! }
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Database::open_or_create(dir.path(), Config::default())?;
+//! let books = db.create_table(TableDef::new("books")
+//!     .column(ColumnDef::new("id", ColumnType::U64))
+//!     .column(ColumnDef::new("stock", ColumnType::I64))
+//!     .primary_key(&["id"]))?;
+//! let shop = Shop { db, books };
+//! let worker = {
+//!     let books = shop.books.clone();
+//!     std::thread::spawn(move || books.insert(&[Value::UInt(1), Value::Int(5)]))
+//! };
+//! worker.join().expect("the worker")?;
+//! assert_eq!(shop.books.count()?, 1);
+//! shop.db.close()?;                     // closes it for every handle...
+//! assert!(matches!(shop.books.count(), Err(minnow::Error::Closed { .. }))); // ...this one too
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! - **clone**: another handle on the same engine (no new files, no second open).
+//! - **close** ([`Database::close`], through any handle): closes the database for every
+//!   handle. It waits for the statements that are changing pages, writes the auto-increment
+//!   counters, flushes every page, checkpoints and lets go of the directory's `LOCK`, so the
+//!   directory can be opened again at once. Afterwards every call through any handle is
+//!   [`Error::Closed`] (a scan at its next row). A transaction still open then is neither
+//!   committed nor rolled back by close: its changes and active undo log are on disk, and the
+//!   next [`Database::open`] rolls it back as after a crash; dropping it later does not touch
+//!   the closed engine. A statement waiting for a row lock when close runs fails with
+//!   [`Error::Closed`] once its wait ends (at the latest after `lock_wait_timeout`), without
+//!   changing anything more.
+//! - **drop**: dropping the last handle (database, tables, transactions and scans
+//!   together) without `close` closes the database the same way, ignoring errors; a
+//!   handle still alive keeps the database open.
+//!
 //! ## Transactions
 //!
 //! [`Database::begin`] starts a [`Transaction`] (REPEATABLE READ; [`Database::begin_with`]
 //! picks [`Isolation::ReadCommitted`]). Its reads see one snapshot, its writes become visible
 //! to others at [`Transaction::commit`], which returns the [`Durability`] reached per
 //! `flush_log_at_trx_commit`, and vanish at [`Transaction::rollback`] or when it is dropped
-//! uncommitted. Every [`Table`] method is a transaction of its own (autocommit). A
-//! transaction takes only its own database's tables: a [`Table`] handle of another
-//! database is [`Error::ForeignTable`].
+//! uncommitted. Its consistent reads ([`Transaction::get`], [`Transaction::scan`],
+//! [`Transaction::count`]) take `&self`; writes and locking reads take `&mut self`.
+//! [`Database::transaction`] runs a closure in a transaction and commits it, retrying on a
+//! deadlock or lock wait timeout ([`Error::is_retryable`]).
+//!
+//! Every [`Table`] method is a transaction of its own (autocommit), made as durable as
+//! [`Config::flush_log_at_trx_commit`] says before it returns, and returns what the same
+//! statement returns inside a transaction: `()` for [`Table::insert`] and [`Table::update`],
+//! whether a row was there for [`Table::delete`]. A transaction takes only its own
+//! database's tables: a [`Table`] handle of another database is [`Error::ForeignTable`].
 //!
 //! ```
 //! use minnow::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};
@@ -384,6 +439,7 @@ mod config;
 mod db;
 mod ddl;
 mod error;
+mod handle;
 pub mod history;
 pub mod inspect;
 pub mod purge;
@@ -405,6 +461,7 @@ pub use config::{
 };
 pub use db::{CheckReport, Database, OpenReport};
 pub use error::{Error, Result};
+pub use handle::TRANSACTION_RETRIES;
 pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_btree::tree::ZipIndexStats;
@@ -419,11 +476,15 @@ pub use table::{RowView, Rows, Scan, Table};
 pub use trx::{Isolation, Transaction};
 
 // Services share one `Database` between threads (and `AsyncDatabase` moves it to tokio's
-// blocking pool): a change that made it `!Send` or `!Sync` must fail to compile here.
+// blocking pool), and own its handles in their structs: a change that made one of them
+// borrow (not `'static`), `!Send` or `!Sync` must fail to compile here.
 const _: () = {
-    const fn send_sync<T: Send + Sync>() {}
+    const fn send_sync<T: Send + Sync + 'static>() {}
+    const fn send<T: Send + 'static>() {}
     send_sync::<Database>();
-    send_sync::<Table<'static>>();
+    send_sync::<Table>();
+    send_sync::<Transaction>();
+    send::<Rows>();
     send_sync::<Error>();
 };
 

@@ -266,12 +266,12 @@ fn batch(inner: &Inner, max_logs: usize) -> Result<(PurgeReport, bool)> {
         }
         // Under the quiesce latch, as `Database::check` reads the history and the undo
         // segment under it exclusively.
-        let _q = inner.quiesce.read();
+        let _q = inner.write_latch()?;
         trx_sys.finish_purge(pool, at)?;
         r.logs += 1;
     }
     r.undo_pages_freed = {
-        let _q = inner.quiesce.read();
+        let _q = inner.write_latch()?;
         trx_sys.trim(pool)?
     };
     r.history_len = trx_sys.status().history_len;
@@ -358,7 +358,7 @@ fn purge_record(
         // Timed out (purge is never in a deadlock: it holds no other lock).
         return Ok(false);
     }
-    let _q = inner.quiesce.read();
+    let _q = inner.write_latch()?;
     let mdl = Arc::clone(&first.mdl);
     let _mdl = mdl.read();
     // Under the metadata lock the table's entry cannot change: the current one.

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
-use minnow_redo::{Durability, Lsn};
+use minnow_redo::Lsn;
 
 use crate::autoinc::{AutoInc, AutoIncStatus, Inserted};
 use crate::config::AutoIncLockMode;
@@ -14,11 +14,14 @@ use crate::schema::{PRIMARY, TableDef};
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot, TrxState};
 
-/// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]); every
+/// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]) and to
+/// clone (two `Arc`s); it owns a clone of its database, so it may be kept in a struct,
+/// moved to another thread or outlive the `Database` value it came from (the database stays
+/// open while it lives, unless [`Database::close`] closes it for every handle). Every
 /// statement through it is atomic (see the crate docs, "Atomicity").
 #[derive(Debug, Clone)]
-pub struct Table<'db> {
-    pub(crate) db: &'db Database,
+pub struct Table {
+    pub(crate) db: Database,
     pub(crate) t: Arc<TableEntry>,
 }
 
@@ -30,8 +33,8 @@ pub use get::RowView;
 pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
 
-impl<'db> Table<'db> {
-    pub(crate) fn new(db: &'db Database, t: Arc<TableEntry>) -> Table<'db> {
+impl Table {
+    pub(crate) fn new(db: Database, t: Arc<TableEntry>) -> Table {
         Table { db, t }
     }
 
@@ -70,8 +73,8 @@ impl<'db> Table<'db> {
     /// racing a drop"): if DDL dropped the entry meanwhile, the answer (or the error: a page
     /// that belongs to another index) is [`Error::TableChanged`]; if a load replaced it,
     /// the read runs again on the new entry.
-    fn read<T>(&self, mut f: impl FnMut(&Table<'db>) -> Result<T>) -> Result<T> {
-        let mut fresh: Option<Table<'db>> = None;
+    fn read<T>(&self, mut f: impl FnMut(&Table) -> Result<T>) -> Result<T> {
+        let mut fresh: Option<Table> = None;
         loop {
             let t = fresh.as_ref().unwrap_or(self);
             let r = (t.t.state() == EntryState::Live).then(|| f(t));
@@ -118,18 +121,14 @@ impl<'db> Table<'db> {
     /// name with another clustered index is another table (this one was dropped and the name
     /// used again; index ids are never reused, and `load` and `create_index` keep the id):
     /// [`Error::TableChanged`], as when the name is gone.
-    fn current(&self) -> Result<Table<'db>> {
+    fn current(&self) -> Result<Table> {
         let t = self.db.inner()?.tables.read().get(self.name()).cloned();
         match t {
             Some(t) if t.clustered.index_id() == self.t.clustered.index_id() => {
-                Ok(Table::new(self.db, t))
+                Ok(Table::new(self.db.clone(), t))
             }
             _ => Err(self.changed()),
         }
-    }
-
-    fn pool(&self) -> Result<&'db minnow_buf::BufferPool> {
-        Ok(&self.db.inner()?.pool)
     }
 
     fn name(&self) -> &str {
@@ -234,7 +233,7 @@ impl<'db> Table<'db> {
         let inner = self.db.inner()?;
         self.live()?;
         // Every entry of the table shares one metadata lock, so this handle's is the table's.
-        let mut w = trx::WriteGuard::new(inner, &self.t.mdl);
+        let mut w = trx::WriteGuard::new(inner, &self.t.mdl)?;
         // Under it the entry cannot change: this handle's if it is still the table's (no
         // look-up, the common case), else the current one.
         let fresh;
@@ -253,15 +252,16 @@ impl<'db> Table<'db> {
         r
     }
 
-    /// Inserts a row (one value per column, in table order). A row whose primary key exists
-    /// is [`Error::DuplicateKey`] naming `PRIMARY`; one that would duplicate a unique
-    /// secondary index's key names that index. Returns how durable the row is when this
-    /// returns (per `flush_log_at_trx_commit`).
+    /// Inserts a row (one value per column, in table order), as a transaction of its own
+    /// (autocommit), made as durable as [`crate::Config::flush_log_at_trx_commit`] says
+    /// before this returns. A row whose primary key exists is [`Error::DuplicateKey`] naming
+    /// `PRIMARY`; one that would duplicate a unique secondary index's key names that index.
+    /// Returns what [`crate::Transaction::insert`] returns.
     ///
     /// On a table with an AUTO_INCREMENT column, NULL or 0 there takes the next value
     /// ([`Table::insert_returning_id`] says which).
-    pub fn insert(&self, row: &[Value]) -> Result<Durability> {
-        Ok(self.insert_many(std::iter::once(row))?.durability)
+    pub fn insert(&self, row: &[Value]) -> Result<()> {
+        self.insert_many(std::iter::once(row)).map(drop)
     }
 
     /// [`Table::insert`], returning what the statement did: [`Inserted::id`] is the
@@ -271,9 +271,9 @@ impl<'db> Table<'db> {
         self.insert_many(std::iter::once(row))
     }
 
-    /// Inserts rows one after another, as one multi-row `INSERT` statement; returns how many,
-    /// the auto-increment values generated and the durability reached (the redo log is
-    /// made durable once, at the end).
+    /// Inserts rows one after another, as one multi-row `INSERT` statement; returns how many
+    /// and the auto-increment values generated. The redo log is made as durable as
+    /// [`crate::Config::flush_log_at_trx_commit`] says once, at the end.
     ///
     /// **Each row is atomic, the statement is not**: each row is its own autocommit
     /// statement, so other statements may run between this one's rows, and at the first row that fails the statement stops with
@@ -340,7 +340,6 @@ impl<'db> Table<'db> {
         let mut done = Inserted {
             rows: 0,
             generated: Vec::new(),
-            durability: Durability::Synced,
         };
         let mut end = Lsn(0);
         let run = || -> Result<()> {
@@ -374,7 +373,7 @@ impl<'db> Table<'db> {
             }
             return Err(e);
         }
-        done.durability = self.db.durable(end)?;
+        self.db.durable(end)?;
         Ok(done)
     }
 
@@ -412,8 +411,10 @@ impl<'db> Table<'db> {
         })
     }
 
-    /// Deletes the row with primary key `key`; `None` if there was none.
-    pub fn delete(&self, key: &[Value]) -> Result<Option<Durability>> {
+    /// Deletes the row with primary key `key`, as a transaction of its own (autocommit),
+    /// made as durable as [`crate::Config::flush_log_at_trx_commit`] says before this
+    /// returns; false if there was no such row (as [`crate::Transaction::delete`]).
+    pub fn delete(&self, key: &[Value]) -> Result<bool> {
         let mut admitted = self.db.admit();
         admitted.row();
         let (found, end) = self.write_statement(|inner, t, w| {
@@ -423,16 +424,19 @@ impl<'db> Table<'db> {
             autocommit(inner, st, r)
         })?;
         if !found {
-            return Ok(None);
+            return Ok(false);
         }
         self.db.count_rows(RowOp::Delete, 1);
-        self.db.durable(end).map(Some)
+        self.db.durable(end)?;
+        Ok(true)
     }
 
     /// Replaces the row with the same primary key as `row` (the primary key itself cannot
-    /// change: delete and insert for that). A missing row is [`Error::RowNotFound`]; a new
-    /// value that duplicates a unique index's key is [`Error::DuplicateKey`].
-    pub fn update(&self, row: &[Value]) -> Result<Durability> {
+    /// change: delete and insert for that), as a transaction of its own (autocommit), made
+    /// as durable as [`crate::Config::flush_log_at_trx_commit`] says before this returns. A
+    /// missing row is [`Error::RowNotFound`]; a new value that duplicates a unique index's
+    /// key is [`Error::DuplicateKey`].
+    pub fn update(&self, row: &[Value]) -> Result<()> {
         let mut admitted = self.db.admit();
         admitted.row();
         let end = self.write_statement(|inner, t, w| {
@@ -442,7 +446,8 @@ impl<'db> Table<'db> {
             Ok(autocommit(inner, st, r)?.1)
         })?;
         self.db.count_rows(RowOp::Update, 1);
-        self.db.durable(end)
+        self.db.durable(end)?;
+        Ok(())
     }
 }
 
@@ -455,6 +460,9 @@ fn autocommit<T>(inner: &crate::db::Inner, mut st: TrxState, r: Result<T>) -> Re
             let end = st.commit(inner)?.unwrap_or(st.end);
             Ok((v, end))
         }
+        // A statement that found the database closed after a lock wait changes nothing
+        // more: the next open's recovery rolls its transaction back.
+        Err(e @ Error::Closed { .. }) => Err(e),
         Err(e) => {
             st.rollback(inner)?;
             Err(e)

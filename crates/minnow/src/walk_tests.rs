@@ -65,7 +65,7 @@ fn assert_corrupt(e: Error, says: &str) {
 fn a_consistent_read_through_a_cycle_of_roll_pointers_ends() {
     let (_dir, db) = setup();
     let t = db.table("t").unwrap();
-    let mut reader = db.begin().unwrap();
+    let reader = db.begin().unwrap();
     assert_eq!(reader.get(&t, &[Value::UInt(1)]).unwrap(), Some(row(100)));
     t.update(&row(80)).unwrap();
     t.update(&row(70)).unwrap();
@@ -85,7 +85,7 @@ fn a_consistent_read_through_a_cycle_of_roll_pointers_ends() {
 
 /// A transaction that updated row 1 twice, whose first undo record now chains back to its
 /// second: its log's `prev` chain loops.
-fn looping_log(db: &'static Database) -> Transaction<'static> {
+fn looping_log(db: &'static Database) -> Transaction {
     let t = db.table("t").unwrap();
     let mut tx = db.begin().unwrap();
     tx.update(&t, &row(80)).unwrap();

@@ -15,7 +15,7 @@ fn config() -> Config {
     }
 }
 
-fn sbtest(db: &Database, rows: u64) -> minnow::Table<'_> {
+fn sbtest(db: &Database, rows: u64) -> minnow::Table {
     let t = db
         .create_table(
             TableDef::new("sbtest")

@@ -11,7 +11,7 @@ use minnow::{
 
 const ROWS: u64 = 3000;
 
-fn scanned(t: &Table<'_>) -> u64 {
+fn scanned(t: &Table) -> u64 {
     let rows: Vec<_> = t
         .scan(Scan::all())
         .unwrap()
@@ -40,7 +40,7 @@ fn check(def: TableDef) {
     assert_eq!(t.count().unwrap(), ROWS);
 
     // A REPEATABLE READ reader fixes its view now.
-    let mut rr = db.begin().unwrap();
+    let rr = db.begin().unwrap();
     assert_eq!(rr.count(&t).unwrap(), ROWS);
 
     // A writer deletes 100, inserts 250 new keys, updates 80 (all left open).
@@ -62,7 +62,7 @@ fn check(def: TableDef) {
     );
     assert_eq!(t.count().unwrap(), ROWS, "others do not");
     assert_eq!(scanned(&t), ROWS);
-    let mut rc = db.begin_with(Isolation::ReadCommitted).unwrap();
+    let rc = db.begin_with(Isolation::ReadCommitted).unwrap();
     assert_eq!(rc.count(&t).unwrap(), ROWS);
 
     w.commit().unwrap();

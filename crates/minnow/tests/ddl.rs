@@ -209,7 +209,7 @@ struct Seen {
 fn race_reader(db: &Database, stop: &std::sync::atomic::AtomicBool, seed: u64) -> Seen {
     let mut rng = Rng(seed);
     let mut seen = Seen::default();
-    let drain = |rows: minnow::Result<minnow::Rows<'_>>| -> minnow::Result<()> {
+    let drain = |rows: minnow::Result<minnow::Rows>| -> minnow::Result<()> {
         rows?.try_for_each(|r| r.map(drop))
     };
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -229,7 +229,7 @@ fn race_reader(db: &Database, stop: &std::sync::atomic::AtomicBool, seed: u64) -
                 2 => drain(t.scan(Scan::all().reverse().columns(&["pad"]))),
                 3 => drain(t.scan_index("by_a", Scan::all().columns(&["id"]))),
                 4 => drain(t.scan_index("by_a", Scan::all().columns(&["pad"]))),
-                _ => db.begin().and_then(|mut tx| {
+                _ => db.begin().and_then(|tx| {
                     tx.get(&t, &key)?;
                     drain(tx.scan_index(&t, "by_u", Scan::all()))?;
                     drain(tx.scan(&t, Scan::all().limit(50)))

@@ -4,7 +4,7 @@
 
 use minnow::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};
 
-fn table(db: &Database) -> minnow::Table<'_> {
+fn table(db: &Database) -> minnow::Table {
     db.create_table(
         TableDef::new("t")
             .column(ColumnDef::new("id", ColumnType::U64))

@@ -50,7 +50,7 @@ fn key(k: u64) -> Vec<Value> {
 }
 
 /// Inserts `k` in a transaction of its own: `Ok` if it went in, else the error.
-fn insert(db: &Database, t: &Table<'_>, k: u64) -> minnow::Result<()> {
+fn insert(db: &Database, t: &Table, k: u64) -> minnow::Result<()> {
     let mut tx = db.begin().unwrap();
     tx.insert(t, &row(k))?;
     tx.commit().map(|_| ())

@@ -91,7 +91,7 @@ fn an_active_writer_is_on_top_and_a_reader_sees_the_version_below() {
     let db = Database::create(dir.path(), config()).unwrap();
     let t = db.create_table(def()).unwrap();
     t.insert(&row(1, "ada", 100)).unwrap();
-    let mut reader = db.begin().unwrap();
+    let reader = db.begin().unwrap();
     assert!(reader.get(&t, &[Value::UInt(1)]).unwrap().is_some()); // takes the view
     let mut tx = db.begin().unwrap();
     tx.update(&t, &row(1, "ada", 50)).unwrap();

@@ -330,7 +330,7 @@ fn crash_op(rng: &mut Rng, m: &Model) -> (u32, Option<Vec<Value>>) {
     (id, Some(row))
 }
 
-fn run_op(t: &minnow::Table<'_>, m: &Model, (id, row): &(u32, Option<Vec<Value>>)) -> bool {
+fn run_op(t: &minnow::Table, m: &Model, (id, row): &(u32, Option<Vec<Value>>)) -> bool {
     match row {
         None => t.delete(&[Value::UInt((*id).into())]).is_ok(),
         Some(r) if m.contains_key(id) => t.update(r).is_ok(),

@@ -38,7 +38,9 @@ fn commit_then_wait(policy: FlushAtCommit, expected: Durability, seed: u64) {
                 .primary_key(&["id"]),
         )
         .unwrap();
-    assert_eq!(t.insert(&[Value::UInt(42)]).unwrap(), expected);
+    let mut tx = db.begin().unwrap();
+    tx.insert(&t, &[Value::UInt(42)]).unwrap();
+    assert_eq!(tx.commit().unwrap(), expected);
     let committed = db.status().unwrap().redo.current_lsn;
     let start = Instant::now();
     // Generous for a loaded machine; the flusher's interval is 1 s.

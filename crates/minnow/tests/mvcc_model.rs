@@ -342,14 +342,14 @@ fn step_strategy() -> impl Strategy<Value = Step> {
 
 // ---- Running against minnow ----
 
-fn collect(rows: minnow::Result<minnow::Rows<'_>>) -> Vec<Vec<Value>> {
+fn collect(rows: minnow::Result<minnow::Rows>) -> Vec<Vec<Value>> {
     rows.unwrap().collect::<minnow::Result<_>>().unwrap()
 }
 
 /// Reads through a transaction or autocommit.
-fn read<'db>(
-    tx: Option<&mut Transaction<'db>>,
-    t: &Table<'db>,
+fn read(
+    tx: Option<&mut Transaction>,
+    t: &Table,
     index: Option<&str>,
     scan: Scan,
     covering: bool,
@@ -396,7 +396,7 @@ fn run_case(steps: &[Step]) -> Result<(), TestCaseError> {
     for k in 0..4 {
         model.ever_u.entry(k as i64).or_default().insert(k);
     }
-    let mut txs: Vec<Option<Transaction<'_>>> = (0..SLOTS).map(|_| None).collect();
+    let mut txs: Vec<Option<Transaction>> = (0..SLOTS).map(|_| None).collect();
     for (n, step) in steps.iter().enumerate() {
         let slot = (step.slot < SLOTS).then_some(step.slot);
         if let Some(s) = slot
@@ -430,9 +430,7 @@ fn run_case(steps: &[Step]) -> Result<(), TestCaseError> {
                     (Some(tx), Write::Delete(k)) => tx.delete(&t, &[Value::UInt(k)]).map(Some),
                     (None, Write::Insert(k, r)) => t.insert(&values(k, r)).map(|_| None),
                     (None, Write::Update(k, r)) => t.update(&values(k, r)).map(|_| None),
-                    (None, Write::Delete(k)) => {
-                        t.delete(&[Value::UInt(k)]).map(|d| Some(d.is_some()))
-                    }
+                    (None, Write::Delete(k)) => t.delete(&[Value::UInt(k)]).map(Some),
                 };
                 let got = outcome(got);
                 if got == Outcome::Timeout {
@@ -643,7 +641,7 @@ fn one_generation(what: &str, rows: &[Vec<Value>]) -> i64 {
 /// Everything a transaction's reads show, checked; returns the generations its statements
 /// saw (one for a `stable` transaction: REPEATABLE READ, or one that wrote every row itself).
 /// At READ COMMITTED each statement has its own snapshot, and sees one generation.
-fn read_generation<'db>(tx: &mut Transaction<'db>, t: &Table<'db>, stable: bool) -> Vec<i64> {
+fn read_generation(tx: &mut Transaction, t: &Table, stable: bool) -> Vec<i64> {
     let pk = collect(tx.scan(t, Scan::all()));
     let g = one_generation("primary key scan", &pk);
     // Every generation has every row: a count (through by_gen, whose leaves the writers keep

@@ -165,13 +165,13 @@ enum Line {
 type Output = Vec<Line>;
 
 /// What a background statement gives back: its transaction (unless it ended) and output.
-type Background<'db> = (Option<Transaction<'db>>, Output);
+type Background<'db> = (Option<Transaction>, Output);
 
 struct Runner<'s, 'db> {
     scope: &'s Scope<'s, 'db>,
     db: &'db Database,
-    t: &'s Table<'db>,
-    txs: HashMap<String, Transaction<'db>>,
+    t: &'s Table,
+    txs: HashMap<String, Transaction>,
     pending: HashMap<String, ScopedJoinHandle<'s, Background<'db>>>,
     /// Transaction ids by script name, for lock errors.
     names: HashMap<u64, String>,
@@ -227,18 +227,13 @@ fn kv_pairs(rows: &[Vec<Value>]) -> String {
 }
 
 /// A reader: a transaction's, or the autocommit one (the latest committed state).
-enum Reader<'a, 'db> {
-    Tx(&'a mut Transaction<'db>),
+enum Reader<'a> {
+    Tx(&'a mut Transaction),
     Auto,
 }
 
-impl<'db> Reader<'_, 'db> {
-    fn get(
-        &mut self,
-        t: &Table<'db>,
-        k: Value,
-        locking: bool,
-    ) -> minnow::Result<Option<Vec<Value>>> {
+impl Reader<'_> {
+    fn get(&mut self, t: &Table, k: Value, locking: bool) -> minnow::Result<Option<Vec<Value>>> {
         match (self, locking) {
             (Reader::Tx(tx), false) => tx.get(t, &[k]),
             (Reader::Tx(tx), true) => tx.get_for_update(t, &[k]),
@@ -249,7 +244,7 @@ impl<'db> Reader<'_, 'db> {
 
     fn rows(
         &mut self,
-        t: &Table<'db>,
+        t: &Table,
         index: bool,
         locking: bool,
         scan: Scan,
@@ -271,12 +266,7 @@ impl<'db> Reader<'_, 'db> {
 }
 
 /// Runs one statement of `who` (`None`: autocommit). Returns the output.
-fn statement<'db>(
-    t: &Table<'db>,
-    who: Option<&str>,
-    mut reader: Reader<'_, 'db>,
-    words: &[&str],
-) -> Output {
+fn statement(t: &Table, who: Option<&str>, mut reader: Reader<'_>, words: &[&str]) -> Output {
     let p = who.map_or(String::new(), |w| format!("{w}: "));
     let mut out = Vec::new();
     let arg = |i: usize| {
@@ -354,7 +344,7 @@ fn statement<'db>(
             let k = key(arg(1));
             let r = match &mut reader {
                 Reader::Tx(tx) => tx.delete(t, &[k]),
-                Reader::Auto => t.delete(&[k]).map(|d| d.is_some()),
+                Reader::Auto => t.delete(&[k]),
             };
             match r {
                 Ok(true) => {}
@@ -368,12 +358,7 @@ fn statement<'db>(
 }
 
 /// Runs a transaction's command; returns the transaction unless it ended.
-fn tx_command<'db>(
-    t: &Table<'db>,
-    name: &str,
-    mut tx: Transaction<'db>,
-    words: &[&str],
-) -> Background<'db> {
+fn tx_command<'db>(t: &Table, name: &str, mut tx: Transaction, words: &[&str]) -> Background<'db> {
     let p = format!("{name}: ");
     match words[0] {
         "commit" => match tx.commit() {
@@ -392,7 +377,7 @@ fn tx_command<'db>(
 }
 
 impl<'s, 'db> Runner<'s, 'db> {
-    fn note(&mut self, name: &str, tx: &Transaction<'db>) {
+    fn note(&mut self, name: &str, tx: &Transaction) {
         if tx.id() != 0 {
             self.names.insert(tx.id(), name.to_owned());
         }
@@ -526,7 +511,7 @@ impl<'s, 'db> Runner<'s, 'db> {
         }
     }
 
-    fn put_back(&mut self, name: &str, tx: Option<Transaction<'db>>) {
+    fn put_back(&mut self, name: &str, tx: Option<Transaction>) {
         if let Some(tx) = tx {
             self.note(name, &tx);
             self.txs.insert(name.to_owned(), tx);

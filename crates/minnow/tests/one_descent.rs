@@ -34,7 +34,7 @@ fn row(k: u64, v: i64) -> Vec<Value> {
     vec![Value::UInt(k), Value::Int(v)]
 }
 
-fn value_of(t: &Table<'_>, k: u64) -> Option<Vec<Value>> {
+fn value_of(t: &Table, k: u64) -> Option<Vec<Value>> {
     t.get(&[Value::UInt(k)]).unwrap()
 }
 

@@ -33,7 +33,7 @@ fn config(purge_threads: usize) -> Config {
 }
 
 /// `p(id U64 PK, city Var(16), n I64)` with `by_city(city)`.
-fn people(db: &Database) -> minnow::Table<'_> {
+fn people(db: &Database) -> minnow::Table {
     db.create_table(
         TableDef::new("p")
             .column(ColumnDef::new("id", ColumnType::U64))
@@ -56,7 +56,7 @@ fn city(id: u64, round: u64) -> String {
 type Rows = BTreeMap<u64, Vec<Value>>;
 
 /// Everything `tx` sees, by primary key and through `by_city` (fetching each row).
-fn seen<'a>(tx: &mut Transaction<'a>, t: &minnow::Table<'a>) -> (Rows, Rows) {
+fn seen(tx: &mut Transaction, t: &minnow::Table) -> (Rows, Rows) {
     let pk = tx
         .scan(t, Scan::all())
         .unwrap()
@@ -371,7 +371,7 @@ fn run_seed(seed: u64) -> (usize, u64) {
             op.apply(&mut committed);
         }
         sim.arm(1 + rng.below(900));
-        let mut reader: Option<(Transaction<'_>, Vec<Vec<Value>>)> = None;
+        let mut reader: Option<(Transaction, Vec<Vec<Value>>)> = None;
         'outer: for i in 0..400 {
             if i % 7 == 0 {
                 match db.purge() {
@@ -382,7 +382,7 @@ fn run_seed(seed: u64) -> (usize, u64) {
             if rng.below(10) == 0 {
                 // Open or close an old view; while it is open purge must keep its versions.
                 reader = match reader.take() {
-                    Some((mut r, rows)) => {
+                    Some((r, rows)) => {
                         match r.scan(&t, Scan::all()) {
                             Ok(scan) => match scan.collect::<minnow::Result<Vec<_>>>() {
                                 Ok(got) => assert_eq!(got, rows, "seed {seed}: snapshot changed"),
@@ -393,7 +393,7 @@ fn run_seed(seed: u64) -> (usize, u64) {
                         None
                     }
                     None => {
-                        let mut r = db.begin().unwrap();
+                        let r = db.begin().unwrap();
                         match r.scan(&t, Scan::all()).and_then(|s| s.collect()) {
                             Ok(rows) => Some((r, rows)),
                             Err(_) => break,
@@ -429,10 +429,11 @@ fn run_seed(seed: u64) -> (usize, u64) {
             }
         }
         std::mem::forget(reader);
-        // The power goes with the database still open; what its drop tries to write then
-        // fails (the device is gone), and the drop lets the directory's LOCK go.
+        // The power goes with the database still open; what closing it tries to write then
+        // fails (the device is gone), and close lets the directory's LOCK go (for every
+        // handle: the forgotten transaction's clone of the database too).
         report = sim.power_cut(seed).unwrap();
-        drop(db);
+        let _ = db.close();
     }
     let db = Database::open(dir.path(), crash_config(backend))
         .unwrap_or_else(|e| panic!("seed {seed}: open after the crash failed: {e}\n{report}"));

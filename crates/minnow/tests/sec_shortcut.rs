@@ -72,20 +72,14 @@ fn k_range(lo: u64, hi: u64) -> Scan {
     )
 }
 
-fn scan<'a>(
-    tx: &mut Transaction<'a>,
-    t: &Table<'a>,
-    lo: u64,
-    hi: u64,
-    cols: &[&str],
-) -> Vec<Vec<Value>> {
+fn scan(tx: &mut Transaction, t: &Table, lo: u64, hi: u64, cols: &[&str]) -> Vec<Vec<Value>> {
     let rows = tx
         .scan_index(t, "by_k", k_range(lo, hi).columns(cols))
         .unwrap();
     rows.collect::<minnow::Result<_>>().unwrap()
 }
 
-fn autocommit_scan(t: &Table<'_>, lo: u64, hi: u64, cols: &[&str]) -> Vec<Vec<Value>> {
+fn autocommit_scan(t: &Table, lo: u64, hi: u64, cols: &[&str]) -> Vec<Vec<Value>> {
     t.scan_index("by_k", k_range(lo, hi).columns(cols))
         .unwrap()
         .collect::<minnow::Result<_>>()
@@ -255,16 +249,16 @@ fn a_loaded_table_is_read_covering() {
 
 type Rows = BTreeMap<u64, (u64, i64)>;
 
-struct Writer<'db> {
-    tx: Transaction<'db>,
+struct Writer {
+    tx: Transaction,
     /// Its changes: `None` deletes.
     pending: BTreeMap<u64, Option<(u64, i64)>>,
     /// The committed rows when its view was taken (at its first read).
     view: Option<Rows>,
 }
 
-struct Reader<'db> {
-    tx: Transaction<'db>,
+struct Reader {
+    tx: Transaction,
     /// REPEATABLE READ: the committed rows when its view was taken.
     view: Option<Rows>,
 }
@@ -287,7 +281,7 @@ fn expected(rows: &Rows, lo: u64, hi: u64, covering: bool) -> Vec<Vec<Value>> {
         .collect()
 }
 
-fn check_read<'a>(rng: &mut Rng, tx: &mut Transaction<'a>, t: &Table<'a>, want: &Rows, what: &str) {
+fn check_read(rng: &mut Rng, tx: &mut Transaction, t: &Table, want: &Rows, what: &str) {
     let lo = rng.below(60);
     let hi = lo + rng.below(20);
     let covering = rng.below(2) == 0;
@@ -310,8 +304,8 @@ fn run_model_seed(seed: u64) -> (u64, u64) {
         t.insert(&row(id, r.0, r.1)).unwrap();
         committed.insert(id, r);
     }
-    let mut writers: Vec<Writer<'_>> = Vec::new();
-    let mut readers: Vec<Reader<'_>> = Vec::new();
+    let mut writers: Vec<Writer> = Vec::new();
+    let mut readers: Vec<Reader> = Vec::new();
     let mut rc = db.begin_with(Isolation::ReadCommitted).unwrap();
     let before = counters(&db);
     for step in 0..400u64 {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, STATUS_FILE, Scan, TableDef, Value};
 
-fn table(db: &Database) -> minnow::Table<'_> {
+fn table(db: &Database) -> minnow::Table {
     db.create_table(
         TableDef::new("t")
             .column(ColumnDef::new("id", ColumnType::U64))

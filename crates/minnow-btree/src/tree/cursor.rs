@@ -194,10 +194,48 @@ struct Pos {
 }
 
 /// A range scan ([`BTree::scan`]): an iterator of [`Entry`] (delete-marked records included,
-/// flagged). After an error it ends.
+/// flagged). After an error it ends. It is a [`RangeCursor`] and the pool it reads through.
 pub struct RangeScan<'p> {
-    tree: BTree,
+    cursor: RangeCursor,
     pool: &'p BufferPool,
+}
+
+impl std::fmt::Debug for RangeScan<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.cursor.fmt(f)
+    }
+}
+
+impl<'p> RangeScan<'p> {
+    pub(crate) fn new(
+        tree: BTree,
+        pool: &'p BufferPool,
+        range: ScanRange,
+    ) -> Result<RangeScan<'p>, TreeError> {
+        Ok(RangeScan {
+            cursor: RangeCursor::new(tree, range)?,
+            pool,
+        })
+    }
+
+    /// Records decoded so far (see [`RangeCursor::decoded`]).
+    pub fn decoded(&self) -> u64 {
+        self.cursor.decoded()
+    }
+
+    /// The scan's position without the pool, for a caller that keeps the pool elsewhere (an
+    /// owner of the pool's `Arc` whose scan must not borrow it).
+    pub fn into_cursor(self) -> RangeCursor {
+        self.cursor
+    }
+}
+
+/// A range scan's position and bounds, not tied to a pool: [`RangeCursor::next_in`] reads
+/// through the pool given on each call, which must be the pool of the tree the scan was
+/// opened on ([`BTree::cursor`]). Holds no latch and no pin between calls. A [`RangeScan`]
+/// is one of these and a borrowed pool.
+pub struct RangeCursor {
+    tree: BTree,
     start: Bound<SearchKey>,
     end: Bound<SearchKey>,
     reverse: bool,
@@ -221,7 +259,7 @@ pub struct RangeScan<'p> {
     done: bool,
 }
 
-impl std::fmt::Debug for RangeScan<'_> {
+impl std::fmt::Debug for RangeCursor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RangeScan")
             .field("index_id", &self.tree.index_id)
@@ -305,12 +343,8 @@ impl BTree {
     }
 }
 
-impl<'p> RangeScan<'p> {
-    pub(crate) fn new(
-        tree: BTree,
-        pool: &'p BufferPool,
-        range: ScanRange,
-    ) -> Result<RangeScan<'p>, TreeError> {
+impl RangeCursor {
+    pub(crate) fn new(tree: BTree, range: ScanRange) -> Result<RangeCursor, TreeError> {
         let start = map_bound(&tree, range.start)?;
         let end = map_bound(&tree, range.end)?;
         let fields = range.fields.map(|f| {
@@ -322,9 +356,8 @@ impl<'p> RangeScan<'p> {
             }
             mask
         });
-        Ok(RangeScan {
+        Ok(RangeCursor {
             tree,
-            pool,
             start,
             end,
             reverse: range.reverse,
@@ -403,10 +436,13 @@ impl<'p> RangeScan<'p> {
 
     /// The next leaf to read and the position on it: the first one, a sibling of the last
     /// one, or (if the last one changed) where a search for the last key lands.
-    fn next_leaf(&mut self) -> Result<Option<(PageReadGuard<'p>, Cursor)>, TreeError> {
+    fn next_leaf<'p>(
+        &mut self,
+        pool: &'p BufferPool,
+    ) -> Result<Option<(PageReadGuard<'p>, Cursor)>, TreeError> {
         if !self.started {
             self.started = true;
-            return Ok(Some(self.tree.seek_leaf(self.pool, self.first_seek())?));
+            return Ok(Some(self.tree.seek_leaf(pool, self.first_seek())?));
         }
         let Some(p) = self.pos else {
             return Ok(None);
@@ -416,14 +452,14 @@ impl<'p> RangeScan<'p> {
         };
         if let Some(at) = p.at {
             // The last visit stopped inside the leaf: continue there if it is unchanged.
-            let g = self.pool.get_read(self.tree.id(p.page))?;
+            let g = pool.get_read(self.tree.id(p.page))?;
             if unchanged(&g, &self.tree) {
                 let c = if self.reverse { before(&g, at)? } else { at };
                 return Ok(Some((g, c)));
             }
             drop(g);
             self.guard.reset();
-            return Ok(Some(self.tree.seek_leaf(self.pool, self.restore_seek())?));
+            return Ok(Some(self.tree.seek_leaf(pool, self.restore_seek())?));
         }
         let (name, link) = if self.reverse {
             ("PREV", p.prev)
@@ -443,8 +479,8 @@ impl<'p> RangeScan<'p> {
             // that holds two leaves latches them. If the page we came from is unchanged, its
             // PREV is still the left page and nobody can be relinking the two: the left page
             // must link back to it.
-            let left = self.pool.get_read(self.tree.id(p.prev))?;
-            let cur = self.pool.get_read(self.tree.id(p.page))?;
+            let left = pool.get_read(self.tree.id(p.prev))?;
+            let cur = pool.get_read(self.tree.id(p.page))?;
             if unchanged(&cur, &self.tree) {
                 self.check_sibling(&left, p.page)?;
                 drop(cur);
@@ -457,9 +493,9 @@ impl<'p> RangeScan<'p> {
             if p.next == NIL {
                 return Ok(None);
             }
-            let cur = self.pool.get_read(self.tree.id(p.page))?;
+            let cur = pool.get_read(self.tree.id(p.page))?;
             if unchanged(&cur, &self.tree) {
-                let g = self.pool.get_read(self.tree.id(p.next))?;
+                let g = pool.get_read(self.tree.id(p.next))?;
                 self.check_sibling(&g, p.page)?;
                 drop(cur);
                 return Ok(Some((g, Cursor::INFIMUM)));
@@ -467,7 +503,7 @@ impl<'p> RangeScan<'p> {
         }
         // A descent from the root: the sibling walk starts anew.
         self.guard.reset();
-        Ok(Some(self.tree.seek_leaf(self.pool, self.restore_seek())?))
+        Ok(Some(self.tree.seek_leaf(pool, self.restore_seek())?))
     }
 
     /// True if a record is below the start bound (compared on the bound's fields).
@@ -495,19 +531,25 @@ impl<'p> RangeScan<'p> {
     }
 
     /// Buffers the record at `c`; true once the buffer holds `cap`.
-    fn take(&mut self, page: &[u8], c: Cursor, cap: usize) -> Result<bool, TreeError> {
-        let e = self.entry(page, c)?;
+    fn take(
+        &mut self,
+        pool: &BufferPool,
+        page: &[u8],
+        c: Cursor,
+        cap: usize,
+    ) -> Result<bool, TreeError> {
+        let e = self.entry(pool, page, c)?;
         self.buf.push_back(e);
         Ok(self.buf.len() >= cap)
     }
 
-    fn entry(&mut self, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
+    fn entry(&mut self, pool: &BufferPool, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
         self.decoded += 1;
         let values = match &self.fields {
             None => self
                 .tree
-                .decode_leaf(self.pool, page, c.origin(), self.fetch.as_deref())?,
-            Some(mask) => self.decode_fields(page, c.origin(), mask)?,
+                .decode_leaf(pool, page, c.origin(), self.fetch.as_deref())?,
+            Some(mask) => self.decode_fields(pool, page, c.origin(), mask)?,
         };
         Ok(Entry {
             values,
@@ -520,6 +562,7 @@ impl<'p> RangeScan<'p> {
     /// fetched if `fetch` allows), the others [`Value::Null`]: one walk over the header.
     fn decode_fields(
         &self,
+        pool: &BufferPool,
         page: &[u8],
         origin: usize,
         mask: &[bool],
@@ -538,7 +581,7 @@ impl<'p> RangeScan<'p> {
             let wanted = self.fetch.as_ref().is_none_or(|w| w.contains(&i));
             out.push(
                 self.tree
-                    .decode_stored(self.pool, leaf, origin, i, stored, wanted)?,
+                    .decode_stored(pool, leaf, origin, i, stored, wanted)?,
             );
         }
         Ok(out)
@@ -553,8 +596,8 @@ impl<'p> RangeScan<'p> {
     /// Copies the records to return from the next leaf into the buffer: at most as many as
     /// the limit still allows and the batch asks for, starting at the position the leaf was
     /// reached with.
-    fn fill(&mut self) -> Result<(), TreeError> {
-        let Some((g, at)) = self.next_leaf()? else {
+    fn fill(&mut self, pool: &BufferPool) -> Result<(), TreeError> {
+        let Some((g, at)) = self.next_leaf(pool)? else {
             self.done = true;
             return Ok(());
         };
@@ -591,7 +634,7 @@ impl<'p> RangeScan<'p> {
                     break;
                 }
                 last = Some(c);
-                if self.take(&g, c, cap)? {
+                if self.take(pool, &g, c, cap)? {
                     full = true;
                     break;
                 }
@@ -611,7 +654,7 @@ impl<'p> RangeScan<'p> {
                     break;
                 }
                 last = Some(c);
-                if self.take(&g, c, cap)? {
+                if self.take(pool, &g, c, cap)? {
                     full = true;
                     break;
                 }
@@ -655,10 +698,10 @@ fn before(page: &[u8], c: Cursor) -> Result<Cursor, TreeError> {
     }))
 }
 
-impl Iterator for RangeScan<'_> {
-    type Item = Result<Entry, TreeError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl RangeCursor {
+    /// The next record of the range, read through `pool` (the pool of the tree the cursor
+    /// was opened on); `None` at the end. After an error the cursor ends.
+    pub fn next_in(&mut self, pool: &BufferPool) -> Option<Result<Entry, TreeError>> {
         loop {
             if self.remaining == Some(0) {
                 return None;
@@ -672,10 +715,18 @@ impl Iterator for RangeScan<'_> {
             if self.done {
                 return None;
             }
-            if let Err(e) = self.fill() {
+            if let Err(e) = self.fill(pool) {
                 self.done = true;
                 return Some(Err(e));
             }
         }
+    }
+}
+
+impl Iterator for RangeScan<'_> {
+    type Item = Result<Entry, TreeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.cursor.next_in(self.pool)
     }
 }

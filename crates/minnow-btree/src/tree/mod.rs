@@ -212,7 +212,7 @@ pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use count::Counted;
-pub use cursor::{RangeScan, ScanRange};
+pub use cursor::{RangeCursor, RangeScan, ScanRange};
 pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
@@ -622,6 +622,12 @@ impl BTree {
         range: ScanRange,
     ) -> Result<RangeScan<'p>, TreeError> {
         RangeScan::new(self.clone(), pool, range)
+    }
+
+    /// A range scan that does not borrow the pool: [`RangeCursor::next_in`] takes it on each
+    /// call (for an owner of the pool's `Arc` whose scans must be `'static`).
+    pub fn cursor(&self, range: ScanRange) -> Result<RangeCursor, TreeError> {
+        RangeCursor::new(self.clone(), range)
     }
 
     fn not_found(&self, key: SearchKey) -> TreeError {

@@ -83,7 +83,7 @@ impl CountCache {
     }
 }
 
-impl<'db> Table<'db> {
+impl Table {
     /// The number of rows in the table: every committed row (a consistent read, as
     /// [`Table::scan`] sees the table). Walks the leaves of the table's narrowest index
     /// counting records from their headers; rows changed by transactions that have not
@@ -261,7 +261,7 @@ mod tests {
     fn a_view_that_cannot_see_the_writers_behind_a_kept_count_walks() {
         let (_d, db) = db();
         let t = db.table("t").unwrap();
-        let mut old = db.begin().unwrap();
+        let old = db.begin().unwrap();
         assert_eq!(old.count(&t).unwrap(), 100);
         t.insert(&[Value::UInt(500)]).unwrap();
         assert_eq!(t.count().unwrap(), 101);

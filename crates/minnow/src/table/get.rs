@@ -204,7 +204,7 @@ pub(super) enum Cols<'n> {
     Named(&'n [&'n str]),
 }
 
-impl<'db> Table<'db> {
+impl Table {
     /// The row with primary key `key` (one value per primary key column), all columns in
     /// table order.
     pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {

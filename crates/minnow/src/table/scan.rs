@@ -10,7 +10,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
-use minnow_btree::{Entry, RangeScan, ScanRange};
+use minnow_btree::{Entry, RangeCursor, ScanRange};
 
 use super::Table;
 use crate::db::{Database, TableEntry};
@@ -85,11 +85,14 @@ impl Scan {
 /// rows. It holds no latch between rows (it reads one leaf at a time), so a thread may
 /// write while it scans; rows changed meanwhile may or may not be seen. A scan whose table
 /// is dropped, or replaced by `drop_index`, `create_index` or a load, while it runs ends with
-/// [`Error::TableChanged`] (take a new handle and scan again).
-pub struct Rows<'db> {
-    db: &'db Database,
+/// [`Error::TableChanged`] (take a new handle and scan again). It owns a clone of its
+/// database (no lifetime: it may outlive the [`Table`] it came from); once the database is
+/// closed its next row is [`Error::Closed`].
+pub struct Rows {
+    db: Database,
     t: Arc<TableEntry>,
-    inner: RangeScan<'db>,
+    /// The B-tree scan's position (it reads through the pool of `db` on each step).
+    cursor: RangeCursor,
     /// Which versions the scan sees.
     snap: Snapshot,
     /// Rows still to return (`None`: no limit).
@@ -104,10 +107,10 @@ pub struct Rows<'db> {
     covering: bool,
     done: bool,
     /// The statement's admission ticket: one per row, released when the scan is dropped.
-    admitted: crate::admission::Ticket<'db>,
+    admitted: crate::admission::Ticket<'static>,
 }
 
-impl std::fmt::Debug for Rows<'_> {
+impl std::fmt::Debug for Rows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rows")
             .field("table", &self.t.meta.name())
@@ -117,7 +120,7 @@ impl std::fmt::Debug for Rows<'_> {
     }
 }
 
-impl Rows<'_> {
+impl Rows {
     /// True if this secondary-index scan answers from the index alone (every requested
     /// column is an index or primary key column); false if it fetches each row from the
     /// clustered index. A primary key scan is always covering.
@@ -129,7 +132,7 @@ impl Rows<'_> {
     /// buffered to return next).
     #[cfg(test)]
     pub(crate) fn decoded(&self) -> u64 {
-        self.inner.decoded()
+        self.cursor.decoded()
     }
 
     /// [`Error::TableChanged`] if DDL dropped or replaced the scan's table entry since the
@@ -211,7 +214,7 @@ impl Rows<'_> {
     }
 }
 
-impl Iterator for Rows<'_> {
+impl Iterator for Rows {
     type Item = Result<Vec<Value>>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -220,7 +223,14 @@ impl Iterator for Rows<'_> {
         }
         self.admitted.row();
         loop {
-            let Some(next) = self.inner.next() else {
+            let pool = match self.db.inner() {
+                Ok(inner) => &inner.pool,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            };
+            let Some(next) = self.cursor.next_in(pool) else {
                 // The end is an answer too: one reached through a page a drop freed is not.
                 self.done = true;
                 return self.stale().map(Err);
@@ -310,7 +320,7 @@ fn projection(meta: &crate::schema::TableMeta, cols: &Option<Vec<String>>) -> Re
     }
 }
 
-impl<'db> Table<'db> {
+impl Table {
     fn projection(&self, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
         projection(&self.t.meta, cols)
     }
@@ -337,19 +347,19 @@ impl<'db> Table<'db> {
     /// assert_eq!(rows, [vec![Value::Int(-3)], vec![Value::Int(-4)]]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn scan(&self, scan: Scan) -> Result<Rows<'db>> {
+    pub fn scan(&self, scan: Scan) -> Result<Rows> {
         let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
         self.scan_in(snap, scan)
     }
 
     /// [`Table::scan`] as `snap` sees the table.
-    pub(crate) fn scan_in(&self, snap: Snapshot, scan: Scan) -> Result<Rows<'db>> {
+    pub(crate) fn scan_in(&self, snap: Snapshot, scan: Scan) -> Result<Rows> {
         self.read(|t| t.scan_entry(snap.clone(), scan.clone()))
     }
 
     /// [`Table::scan_in`] on this handle's entry (the scan validates each row).
-    fn scan_entry(&self, snap: Snapshot, scan: Scan) -> Result<Rows<'db>> {
-        let mut admitted = self.db.admit();
+    fn scan_entry(&self, snap: Snapshot, scan: Scan) -> Result<Rows> {
+        let mut admitted = self.db.admit_owned();
         admitted.row();
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
@@ -368,15 +378,15 @@ impl<'db> Table<'db> {
         // as many records as the limit at first, and more, lazily, if some are skipped.
         range.batch = scan.limit;
         range.reverse = scan.reverse;
-        let inner = self
+        let cursor = self
             .t
             .clustered
-            .scan(self.pool()?, range)
+            .cursor(range)
             .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
         Ok(Rows {
-            db: self.db,
+            db: self.db.clone(),
             t: Arc::clone(&self.t),
-            inner,
+            cursor,
             snap,
             left: scan.limit,
             fetch: Vec::new(),
@@ -414,24 +424,19 @@ impl<'db> Table<'db> {
     /// assert_eq!(ids, [vec![Value::UInt(1)], vec![Value::UInt(3)]]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows<'db>> {
+    pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows> {
         let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
         self.scan_index_in(snap, index, scan)
     }
 
     /// [`Table::scan_index`] as `snap` sees the table.
-    pub(crate) fn scan_index_in(
-        &self,
-        snap: Snapshot,
-        index: &str,
-        scan: Scan,
-    ) -> Result<Rows<'db>> {
+    pub(crate) fn scan_index_in(&self, snap: Snapshot, index: &str, scan: Scan) -> Result<Rows> {
         self.read(|t| t.scan_index_entry(snap.clone(), index, scan.clone()))
     }
 
     /// [`Table::scan_index_in`] on this handle's entry (the scan validates each row).
-    fn scan_index_entry(&self, snap: Snapshot, index: &str, scan: Scan) -> Result<Rows<'db>> {
-        let mut admitted = self.db.admit();
+    fn scan_index_entry(&self, snap: Snapshot, index: &str, scan: Scan) -> Result<Rows> {
+        let mut admitted = self.db.admit_owned();
         admitted.row();
         let meta = &self.t.meta;
         let i = meta
@@ -459,13 +464,13 @@ impl<'db> Table<'db> {
         // entries as the limit at first and more, lazily, if some are skipped.
         range.batch = scan.limit;
         range.reverse = scan.reverse;
-        let inner = self.t.secondary[i]
-            .scan(self.pool()?, range)
+        let cursor = self.t.secondary[i]
+            .cursor(range)
             .map_err(|e| from_tree(e, self.name(), index))?;
         Ok(Rows {
-            db: self.db,
+            db: self.db.clone(),
             t: Arc::clone(&self.t),
-            inner,
+            cursor,
             snap,
             left: scan.limit,
             fetch: meta.stored_fields(&proj_and_key),

@@ -107,7 +107,7 @@ fn run_pausing_at<R: Send>(
 /// Runs `t.get([1])` in another thread, pauses it at `point`, runs `during` meanwhile, lets
 /// it go on and returns what it read.
 fn get_pausing_at(
-    t: &crate::Table<'_>,
+    t: &crate::Table,
     point: Point,
     during: impl FnOnce(),
 ) -> crate::Result<Option<Vec<Value>>> {

@@ -88,7 +88,10 @@ pub(super) fn lock_as(
     }
     trx.waits += 1;
     let locks = trx.locks.as_mut().ok_or(Error::TransactionEnded)?;
-    w.unlocked(|| locks.lock_as(key, ty))?;
+    let granted = w.unlocked(|| locks.lock_as(key, ty));
+    // Closed while this statement waited: it changes nothing more, not even to roll back.
+    inner.check_open()?;
+    granted?;
     if t.dropped.load(Ordering::Acquire) || t.superseded.load(Ordering::Acquire) {
         return Err(Error::TableChanged {
             table: t.meta.name().to_owned(),

@@ -125,7 +125,10 @@ use crate::error::{Error, Result};
 /// | phantom (consistent reads) | possible | prevented |
 /// | phantom (locking reads: [`Transaction::scan_for_update`], [`Transaction::get_for_update`] of a missing row) | possible (record locks only) | prevented (next-key and gap locks: an insert into a range read waits until the reader ends) |
 /// | write skew | possible | possible (snapshot isolation allows it; as InnoDB, plain reads take no locks); prevented by reading with the locking reads |
+///
+/// More levels may come (SERIALIZABLE): the enum is `#[non_exhaustive]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Isolation {
     /// A new read view for every statement: each read sees what was committed when it
     /// started.
@@ -165,13 +168,15 @@ pub(crate) struct WriteGuard<'a> {
 }
 
 impl<'a> WriteGuard<'a> {
-    /// Takes the quiesce latch, then the metadata lock `mdl`, shared.
-    pub fn new(inner: &'a Inner, mdl: &'a RwLock<()>) -> WriteGuard<'a> {
-        let quiesce = inner.quiesce.read();
-        WriteGuard {
+    /// Takes the quiesce latch, then the metadata lock `mdl`, shared; [`Error::Closed`] if
+    /// the database was closed (checked under the quiesce latch, see
+    /// [`Inner::write_latch`]).
+    pub fn new(inner: &'a Inner, mdl: &'a RwLock<()>) -> Result<WriteGuard<'a>> {
+        let quiesce = inner.write_latch()?;
+        Ok(WriteGuard {
             quiesce,
             mdl: mdl.read(),
-        }
+        })
     }
 
     /// Runs `f` (a row lock wait) with both latches let go; takes them again, in order,
@@ -224,7 +229,9 @@ impl TrxState {
         rollback_log(inner, log, savepoint)
     }
 
-    /// Runs `f` as one statement: on error, everything it wrote is rolled back.
+    /// Runs `f` as one statement: on error, everything it wrote is rolled back (except
+    /// after [`Error::Closed`]: the engine is shut down, and the next open's recovery rolls
+    /// back the whole transaction).
     pub fn statement<T>(
         &mut self,
         inner: &Inner,
@@ -233,6 +240,7 @@ impl TrxState {
         let sp = self.savepoint();
         match f(self) {
             Ok(v) => Ok(v),
+            Err(e @ Error::Closed { .. }) => Err(e),
             Err(e) => {
                 self.rollback_to(inner, sp)?;
                 Err(e)

@@ -5,6 +5,8 @@ use minnow_btree::record::Value;
 use minnow_mvcc::{OpenView, ReadView};
 use minnow_redo::Durability;
 
+use std::sync::OnceLock;
+
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result};
 
@@ -18,15 +20,23 @@ use super::*;
 /// vanish at [`Transaction::rollback`]. Dropping a transaction that was not committed rolls
 /// it back. Every method taking a [`crate::Table`] refuses a handle of another database
 /// ([`Error::ForeignTable`]). See the crate docs, "Transactions".
-pub struct Transaction<'db> {
-    db: &'db Database,
+///
+/// It owns a clone of its [`Database`] (no lifetime), so it can live in a struct beside
+/// the database and its tables, or move to another thread (it is `Send`). Consistent reads
+/// ([`Transaction::get`], [`Transaction::scan`], [`Transaction::count`], ...) take `&self`:
+/// several may run through a shared reference, and a row read can feed a write without a
+/// borrow conflict. Writes and locking reads take `&mut self`.
+pub struct Transaction {
+    db: Database,
     isolation: Isolation,
     state: TrxState,
-    view: Option<OpenView>,
+    /// REPEATABLE READ's read view, taken at the first consistent read (through `&self`,
+    /// hence the cell); READ COMMITTED takes a fresh one per statement and keeps none.
+    view: OnceLock<OpenView>,
     ended: bool,
 }
 
-impl std::fmt::Debug for Transaction<'_> {
+impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")
             .field("id", &self.state.id)
@@ -44,28 +54,28 @@ impl Database {
     }
 
     /// Starts a REPEATABLE READ transaction.
-    pub fn begin(&self) -> Result<Transaction<'_>> {
+    pub fn begin(&self) -> Result<Transaction> {
         self.begin_with(Isolation::default())
     }
 
     /// Starts a transaction with the given isolation level. Nothing happens until its first
     /// read (which takes the read view) or write (which gives it an id and an undo log).
-    pub fn begin_with(&self, isolation: Isolation) -> Result<Transaction<'_>> {
+    pub fn begin_with(&self, isolation: Isolation) -> Result<Transaction> {
         self.inner()?;
         Ok(Transaction {
-            db: self,
+            db: self.clone(),
             isolation,
             state: TrxState {
                 read_committed: isolation == Isolation::ReadCommitted,
                 ..TrxState::default()
             },
-            view: None,
+            view: OnceLock::new(),
             ended: false,
         })
     }
 }
 
-impl<'db> Transaction<'db> {
+impl Transaction {
     /// The transaction's id (0 until its first write: read-only transactions never get one).
     pub fn id(&self) -> u64 {
         self.state.id
@@ -76,7 +86,7 @@ impl<'db> Transaction<'db> {
         self.isolation
     }
 
-    fn live(&self) -> Result<&'db Inner> {
+    fn live(&self) -> Result<&Inner> {
         if self.ended {
             return Err(Error::TransactionEnded);
         }
@@ -85,17 +95,14 @@ impl<'db> Transaction<'db> {
 
     /// The snapshot for the next read: the transaction's view (REPEATABLE READ, taken at the
     /// first read) or a fresh one (READ COMMITTED).
-    pub(crate) fn snapshot(&mut self) -> Result<Snapshot> {
+    pub(crate) fn snapshot(&self) -> Result<Snapshot> {
         let inner = self.live()?;
-        let view = match (self.isolation, &self.view) {
-            (Isolation::RepeatableRead, Some(v)) => v.clone(),
-            _ => {
-                let v = inner.trx_sys.open_view(self.state.id);
-                if self.isolation == Isolation::RepeatableRead {
-                    self.view = Some(v.clone());
-                }
-                v
-            }
+        let view = match self.isolation {
+            Isolation::RepeatableRead => self
+                .view
+                .get_or_init(|| inner.trx_sys.open_view(self.state.id))
+                .clone(),
+            Isolation::ReadCommitted => inner.trx_sys.open_view(self.state.id),
         };
         Ok(Snapshot::View(view))
     }
@@ -104,7 +111,7 @@ impl<'db> Transaction<'db> {
     /// taken at its first read, taken now if there was none; READ COMMITTED: a fresh one):
     /// its limits and active ids say exactly which writers' versions it sees
     /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
-    pub fn read_view(&mut self) -> Result<ReadView> {
+    pub fn read_view(&self) -> Result<ReadView> {
         let Snapshot::View(v) = self.snapshot()?;
         Ok(ReadView::clone(&v))
     }
@@ -114,14 +121,14 @@ impl<'db> Transaction<'db> {
     /// a deadlock rolls back the whole transaction (as InnoDB's), which then has ended.
     fn write<T>(
         &mut self,
-        table: &crate::Table<'_>,
+        table: &crate::Table,
         f: impl FnOnce(&Inner, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
     ) -> Result<T> {
         self.live()?;
-        table.belongs_to(self.db)?;
+        table.belongs_to(&self.db)?;
         let r = table.write_statement(|inner, t, w| {
             let r = self.state.statement(inner, |st| f(inner, t, st, w));
-            if let Some(v) = self.view.as_mut() {
+            if let Some(v) = self.view.get_mut() {
                 v.set_creator(self.state.id);
             }
             r
@@ -132,8 +139,9 @@ impl<'db> Transaction<'db> {
         r
     }
 
-    /// Inserts a row (see [`crate::Table::insert`]).
-    pub fn insert(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
+    /// Inserts a row (see [`crate::Table::insert`]); returns what the autocommit
+    /// [`crate::Table::insert`] returns.
+    pub fn insert(&mut self, table: &crate::Table, row: &[Value]) -> Result<()> {
         self.write(table, |inner, t, st, w| {
             let mut reserved = 0..0;
             let mut generated = Vec::new();
@@ -142,16 +150,18 @@ impl<'db> Transaction<'db> {
         })
     }
 
-    /// Replaces the row with the same primary key (see [`crate::Table::update`]).
-    pub fn update(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
+    /// Replaces the row with the same primary key (see [`crate::Table::update`]); returns
+    /// what the autocommit [`crate::Table::update`] returns.
+    pub fn update(&mut self, table: &crate::Table, row: &[Value]) -> Result<()> {
         self.write(table, |inner, t, st, w| {
             let row = t.meta.normalise_row(row)?;
             update(inner, t, st, w, &row)
         })
     }
 
-    /// Deletes the row with primary key `key`; false if there was none.
-    pub fn delete(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<bool> {
+    /// Deletes the row with primary key `key`; false if there was none (as the autocommit
+    /// [`crate::Table::delete`]).
+    pub fn delete(&mut self, table: &crate::Table, key: &[Value]) -> Result<bool> {
         self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             delete(inner, t, st, w, &key)
@@ -159,8 +169,8 @@ impl<'db> Transaction<'db> {
     }
 
     /// The row with primary key `key` as this transaction sees it.
-    pub fn get(&mut self, table: &crate::Table<'_>, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        table.belongs_to(self.db)?;
+    pub fn get(&self, table: &crate::Table, key: &[Value]) -> Result<Option<Vec<Value>>> {
+        table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.get_in(&snap, key, None)
     }
@@ -195,12 +205,12 @@ impl<'db> Transaction<'db> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get_columns(
-        &mut self,
-        table: &crate::Table<'_>,
+        &self,
+        table: &crate::Table,
         key: &[Value],
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
-        table.belongs_to(self.db)?;
+        table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.get_in(&snap, key, Some(columns))
     }
@@ -209,12 +219,12 @@ impl<'db> Transaction<'db> {
     /// place ([`crate::Table::get_with`], with its rules: `f` runs under the leaf's latch,
     /// must be short and must not call into the database).
     pub fn get_with<R>(
-        &mut self,
-        table: &crate::Table<'_>,
+        &self,
+        table: &crate::Table,
         key: &[Value],
         f: impl FnOnce(&crate::RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
-        table.belongs_to(self.db)?;
+        table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.get_in_with(&snap, key, f)
     }
@@ -230,7 +240,7 @@ impl<'db> Transaction<'db> {
     /// rolls the whole transaction back, a lock wait timeout only this statement.
     pub fn get_for_update(
         &mut self,
-        table: &crate::Table<'_>,
+        table: &crate::Table,
         key: &[Value],
     ) -> Result<Option<Vec<Value>>> {
         self.write(table, |inner, t, st, w| {
@@ -293,7 +303,7 @@ impl<'db> Transaction<'db> {
     /// ```
     pub fn scan_for_update(
         &mut self,
-        table: &crate::Table<'_>,
+        table: &crate::Table,
         scan: crate::Scan,
     ) -> Result<Vec<Vec<Value>>> {
         self.write(table, |inner, t, st, w| {
@@ -309,20 +319,16 @@ impl<'db> Transaction<'db> {
     }
 
     /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).
-    pub fn scan(
-        &mut self,
-        table: &crate::Table<'db>,
-        scan: crate::Scan,
-    ) -> Result<crate::Rows<'db>> {
-        table.belongs_to(self.db)?;
+    pub fn scan(&self, table: &crate::Table, scan: crate::Scan) -> Result<crate::Rows> {
+        table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.scan_in(snap, scan)
     }
 
     /// The number of rows of `table` this transaction sees: its own changes included, others'
     /// as its read view says (see [`crate::Table::count`]).
-    pub fn count(&mut self, table: &crate::Table<'db>) -> Result<u64> {
-        table.belongs_to(self.db)?;
+    pub fn count(&self, table: &crate::Table) -> Result<u64> {
+        table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.count_in(&snap)
     }
@@ -330,12 +336,12 @@ impl<'db> Transaction<'db> {
     /// A secondary-index scan as this transaction sees the table (see
     /// [`crate::Table::scan_index`]).
     pub fn scan_index(
-        &mut self,
-        table: &crate::Table<'db>,
+        &self,
+        table: &crate::Table,
         index: &str,
         scan: crate::Scan,
-    ) -> Result<crate::Rows<'db>> {
-        table.belongs_to(self.db)?;
+    ) -> Result<crate::Rows> {
+        table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.scan_index_in(snap, index, scan)
     }
@@ -344,10 +350,11 @@ impl<'db> Transaction<'db> {
     /// then the redo log is made as durable as `flush_log_at_trx_commit` says. A read-only
     /// transaction has nothing to make durable and returns `Synced`.
     pub fn commit(mut self) -> Result<Durability> {
-        let inner = self.live()?;
+        self.live()?;
         self.ended = true;
+        let inner = self.db.inner()?;
         let end = {
-            let _q = inner.quiesce.read();
+            let _q = inner.write_latch()?;
             self.state.commit(inner)?
         };
         match end {
@@ -362,14 +369,25 @@ impl<'db> Transaction<'db> {
     }
 
     fn rollback_inner(&mut self) -> Result<()> {
-        let inner = self.live()?;
+        self.live()?;
         self.ended = true;
-        let _q = inner.quiesce.read();
+        let inner = self.db.inner()?;
+        let _q = inner.write_latch()?;
         self.state.rollback(inner)
+    }
+
+    /// Ends the transaction after a statement or the caller's code failed
+    /// ([`Database::transaction`]): rolls it back unless it has ended already (a deadlock
+    /// rolls its victim back).
+    pub(crate) fn end_after_error(mut self) -> Result<()> {
+        if self.ended {
+            return Ok(());
+        }
+        self.rollback_inner()
     }
 }
 
-impl Drop for Transaction<'_> {
+impl Drop for Transaction {
     fn drop(&mut self) {
         if !self.ended {
             let _ = self.rollback_inner();

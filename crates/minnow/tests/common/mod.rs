@@ -112,7 +112,7 @@ impl Op {
     }
 
     /// The operation as a statement of transaction `tx`.
-    pub fn run_in(&self, tx: &mut Transaction<'_>, t: &minnow::Table<'_>) -> minnow::Result<()> {
+    pub fn run_in(&self, tx: &mut Transaction, t: &minnow::Table) -> minnow::Result<()> {
         match self {
             Op::Insert(id, r) => tx.insert(t, &r.values(*id)),
             Op::Update(id, r) => tx.update(t, &r.values(*id)),
@@ -120,13 +120,13 @@ impl Op {
         }
     }
 
-    pub fn run(&self, t: &minnow::Table<'_>) -> minnow::Result<()> {
+    pub fn run(&self, t: &minnow::Table) -> minnow::Result<()> {
         match self {
             Op::Insert(id, r) => t.insert(&r.values(*id)).map(|_| ()),
             Op::Update(id, r) => t.update(&r.values(*id)).map(|_| ()),
             Op::Delete(id) => {
                 let d = t.delete(&[Value::UInt(*id)])?;
-                assert!(d.is_some(), "delete of existing row {id} found nothing");
+                assert!(d, "delete of existing row {id} found nothing");
                 Ok(())
             }
         }
@@ -134,7 +134,7 @@ impl Op {
 }
 
 /// Every row of the table, in primary key order, as the model's rows.
-pub fn all_rows(t: &minnow::Table<'_>) -> Vec<Vec<Value>> {
+pub fn all_rows(t: &minnow::Table) -> Vec<Vec<Value>> {
     t.scan(minnow::Scan::all())
         .unwrap()
         .collect::<minnow::Result<Vec<_>>>()

@@ -132,7 +132,7 @@ fn an_uncommitted_change_is_not_seen_by_projections() {
     let t = db.table("t").unwrap();
     t.insert(&row(1, false)).unwrap();
     t.insert(&row(2, true)).unwrap();
-    let mut reader = db.begin().unwrap();
+    let reader = db.begin().unwrap();
     // The reader's view is taken at its first read, before the writer changes anything.
     assert_eq!(
         reader.get_columns(&t, &key(1), &["v"]).unwrap(),

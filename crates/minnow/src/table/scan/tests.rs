@@ -42,7 +42,7 @@ fn row(id: u64) -> Vec<Value> {
 }
 
 /// The ids a scan returns, and how many records its B-tree scan decoded.
-fn ids(t: &Table<'_>, scan: Scan) -> (Vec<u64>, u64) {
+fn ids(t: &Table, scan: Scan) -> (Vec<u64>, u64) {
     let mut rows = t.scan(scan).unwrap();
     let ids = rows
         .by_ref()

@@ -1,0 +1,323 @@
+//! What a [`Database`] handle is: the state its clones share, what `close` and the last drop
+//! do, [`Database::open_or_create`], and [`Database::transaction`] with its retries.
+//!
+//! ## One engine, many handles
+//!
+//! ```text
+//!   Database ──┐                       Handle (one per open)          Inner (the engine)
+//!   Database ──┼── Arc<Handle> ──────▶ report, LOCK ── Arc<Inner> ──▶ pool, dictionary,
+//!   Table.db ──┤                       close / drop                   trx system, closed flag
+//!   Transaction.db, Rows.db ──┘                                          ▲
+//!                                                   purge thread ── Weak ┘
+//! ```
+//!
+//! Every [`Database`], [`crate::Table`], [`crate::Transaction`] and [`crate::Rows`] holds one
+//! `Arc` of the same `Handle`. [`Database::close`] closes the engine for all of them at once:
+//! it stops purge, takes the dictionary latch and the quiesce latch exclusively (waiting for
+//! the statements that are changing pages to finish), sets the **closed flag**, writes the
+//! auto-increment counters, flushes every page and checkpoints, and only then lets go of the
+//! directory's `LOCK`. A statement checks the flag when it starts (a load of a cache line
+//! nobody writes while the database is open) and every change checks it again after taking
+//! the quiesce latch, so a statement that was waiting for a row lock during close fails
+//! with [`Error::Closed`] without writing anything. Reads that had already started finish on
+//! the pages in memory; scans fail at their next row. A transaction left open at close has
+//! its changes (and its undo log, still active) on disk: the next `open` rolls it back, as
+//! after a crash, and its own drop does not touch the closed engine.
+//!
+//! The `Handle` is dropped when its last holder is: if nobody called `close`, that drop
+//! closes the engine the same way (errors ignored). The engine's memory goes with the last
+//! `Arc`, whatever it is.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use minnow_io::DirLock;
+use parking_lot::Mutex;
+
+use crate::config::Config;
+use crate::db::{Database, Inner, OpenReport, SYSTEM_TABLESPACE};
+use crate::error::{Error, Result};
+use crate::trx::{Isolation, Transaction};
+
+/// How many times [`Database::transaction`] runs its closure again after a retryable error
+/// ([`Error::is_retryable`]): at most `1 + TRANSACTION_RETRIES` runs in all.
+pub const TRANSACTION_RETRIES: u32 = 4;
+
+/// The pause before retry `n` (0-based) of [`Database::transaction`]: 1, 2, 4, 8 ms, so the
+/// transaction that won a deadlock can finish before the loser runs again.
+fn backoff(n: u32) -> Duration {
+    Duration::from_millis(1 << n.min(6))
+}
+
+/// The closed flag ([`Inner::check_open`]), alone on its cache line: statements read it on
+/// every start, and the lines around it (the quiesce latch's reader count, for one) are
+/// written all the time.
+#[repr(align(128))]
+#[derive(Debug, Default)]
+pub(crate) struct ClosedFlag(AtomicBool);
+
+impl ClosedFlag {
+    #[inline]
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+impl Inner {
+    /// Closes the engine: stops purge, then, holding the dictionary latch and the quiesce
+    /// latch exclusively (so no statement is changing anything, and none starts: each
+    /// checks the flag after taking the latch), marks the database closed, writes each
+    /// auto-increment counter's exact value, stops the status-file and log-flusher threads
+    /// and shuts the pool down (see `BufferPool::shutdown`: every dirty page written, a
+    /// checkpoint at the end of the log, the `ib_buffer_pool` dump). Every step runs even if
+    /// one before it failed; the first error is returned. Nothing changes a page afterwards.
+    pub(crate) fn shutdown(&self) -> Result<()> {
+        // Purge first: its steps take the quiesce latch, shared.
+        self.purge.stop();
+        let _ddl = self.ddl.lock();
+        let _q = self.quiesce.write();
+        self.closed.set();
+        let counters = self.persist_counters();
+        if let Some(w) = self.status_file.lock().take() {
+            w.stop();
+        }
+        let mut synced = Ok(());
+        if let Some(flusher) = self.log_flusher.lock().take() {
+            // Stop it (and sync what it had not) before the pool's shutdown; join it even if
+            // that last sync fails.
+            synced = self.pool.log().map_or(Ok(()), |log| log.shutdown());
+            let _ = flusher.join();
+        }
+        let flushed = self.pool.shutdown();
+        counters?;
+        synced.map_err(|e| Error::Storage(e.into()))?;
+        Ok(flushed?)
+    }
+
+    /// Writes every auto-increment counter's exact value as its high-water mark, so that a
+    /// clean restart leaves no gap (see the `autoinc` module docs). The caller holds the
+    /// dictionary latch and the quiesce latch exclusively.
+    fn persist_counters(&self) -> Result<()> {
+        let mut first = Ok(());
+        for (name, t) in self.tables.read().iter() {
+            if let Some(ai) = &t.autoinc
+                && let Err(e) = ai.persist_exact(self, name)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+
+    /// The quiesce latch, shared, for a change of pages (a write statement, commit, rollback,
+    /// DDL, a purge step); [`Error::Closed`] once the database is closed, checked after the
+    /// latch is taken, so no change can slip in after close's final flush.
+    pub(crate) fn write_latch(&self) -> Result<parking_lot::RwLockReadGuard<'_, ()>> {
+        let g = self.quiesce.read();
+        self.check_open()?;
+        Ok(g)
+    }
+
+    /// [`Error::Closed`] once the database is closed.
+    #[inline]
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.closed.is_set() {
+            return Err(Error::Closed {
+                path: self.dir.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What every clone of a [`Database`] shares (see the module docs).
+pub(crate) struct Handle {
+    pub(crate) inner: Arc<Inner>,
+    /// What `open` did, set once before the handle is handed out.
+    pub(crate) report: OnceLock<OpenReport>,
+    /// The data directory's `LOCK`, held until the engine has shut down; `None` once closed.
+    /// Its mutex also makes a second `close` wait for the first.
+    lock: Mutex<Option<DirLock>>,
+}
+
+impl Handle {
+    /// Closes the engine once (a second call finds the lock gone and does nothing), then
+    /// lets go of the directory's `LOCK`, even if the shutdown failed.
+    fn close(&self) -> Result<()> {
+        let mut lock = self.lock.lock();
+        if lock.is_none() {
+            return Ok(());
+        }
+        let r = self.inner.shutdown();
+        *lock = None;
+        r
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+impl Database {
+    /// A handle on a freshly started engine, holding the directory's `LOCK`.
+    pub(crate) fn from_parts(inner: Arc<Inner>, lock: DirLock) -> Database {
+        Database {
+            handle: Arc::new(Handle {
+                inner,
+                report: OnceLock::new(),
+                lock: Mutex::new(Some(lock)),
+            }),
+        }
+    }
+
+    /// Opens the database in `dir` if it holds one ([`Database::open`], recovery included),
+    /// or creates one there ([`Database::create`]) if `dir` is missing or empty. A
+    /// directory that holds other files but no `ibdata1` is [`Error::Directory`]: it is
+    /// not a minnow database, and nothing is created over it.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("shop");
+    /// let db = Database::open_or_create(&path, Config::default())?; // created
+    /// db.create_table(TableDef::new("t").column(ColumnDef::new("id", ColumnType::U64)).primary_key(&["id"]))?;
+    /// db.close()?;
+    /// let db = Database::open_or_create(&path, Config::default())?; // opened
+    /// assert_eq!(db.tables()?, ["t"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_or_create(dir: impl AsRef<Path>, config: Config) -> Result<Database> {
+        let dir = dir.as_ref();
+        if dir.join(SYSTEM_TABLESPACE).exists() {
+            return Database::open(dir, config);
+        }
+        let dir_err = |reason: String| Error::Directory {
+            path: dir.to_path_buf(),
+            reason,
+        };
+        match std::fs::read_dir(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(dir_err(e.to_string())),
+            Ok(entries) => {
+                // A `LOCK` alone is what a `create` that failed early leaves.
+                let mut others = Vec::new();
+                for e in entries {
+                    let name = e.map_err(|e| dir_err(e.to_string()))?.file_name();
+                    if name != minnow_io::LOCK_FILE {
+                        others.push(name.to_string_lossy().into_owned());
+                    }
+                }
+                if !others.is_empty() {
+                    others.sort();
+                    others.truncate(3);
+                    return Err(dir_err(format!(
+                        "holds files ({}, ...) but no {SYSTEM_TABLESPACE}: not a minnow \
+                         database, and not empty, so none is created there",
+                        others.join(", ")
+                    )));
+                }
+            }
+        }
+        Database::create(dir, config)
+    }
+
+    /// Closes the database cleanly for **every** handle of it: its clones, its tables, open
+    /// transactions and scans. Waits for the statements that are changing pages, writes
+    /// each auto-increment counter's exact value, stops the page cleaners, writes every
+    /// dirty page, checkpoints at the end of the log (so the next `open` replays nothing),
+    /// writes the `ib_buffer_pool` dump and lets go of the directory's `LOCK`, so the
+    /// directory can be opened again at once. Afterwards every call through any handle is
+    /// [`Error::Closed`]; a transaction still open is rolled back by the next `open` (see
+    /// the crate docs, "Handles and lifetime"). Closing a database that another handle
+    /// closed already does nothing. Dropping the last handle without `close` does the same
+    /// and ignores errors.
+    pub fn close(self) -> Result<()> {
+        self.handle.close()
+    }
+
+    /// True once the database is closed ([`Database::close`] through any handle).
+    pub fn is_closed(&self) -> bool {
+        self.handle.inner.closed.is_set()
+    }
+
+    /// Runs `f` in a REPEATABLE READ transaction and commits it, retrying on a deadlock or
+    /// a lock wait timeout ([`Error::is_retryable`]): the transaction is rolled back and
+    /// `f` runs again in a new one, after a short pause (1, 2, 4, 8 ms), at most
+    /// [`TRANSACTION_RETRIES`] times; then the last error is returned. Any other error from
+    /// `f` or from the commit rolls the transaction back and is returned at once. `f` may
+    /// therefore run more than once: it should do nothing outside the transaction that must
+    /// not be repeated. The commit's durability is `flush_log_at_trx_commit`'s.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let stock = db.create_table(TableDef::new("stock")
+    ///     .column(ColumnDef::new("item", ColumnType::U64))
+    ///     .column(ColumnDef::new("count", ColumnType::I64))
+    ///     .primary_key(&["item"]))?;
+    /// stock.insert(&[Value::UInt(7), Value::Int(3)])?;
+    /// let left = db.transaction(|tx| {
+    ///     let row = tx.get_for_update(&stock, &[Value::UInt(7)])?.expect("item 7");
+    ///     let Value::Int(n) = row[1] else { unreachable!() };
+    ///     tx.update(&stock, &[Value::UInt(7), Value::Int(n - 1)])?;
+    ///     Ok(n - 1)
+    /// })?;
+    /// assert_eq!(left, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn transaction<T>(&self, f: impl FnMut(&mut Transaction) -> Result<T>) -> Result<T> {
+        self.transaction_with(Isolation::default(), f)
+    }
+
+    /// [`Database::transaction`] at the given isolation level.
+    pub fn transaction_with<T>(
+        &self,
+        isolation: Isolation,
+        mut f: impl FnMut(&mut Transaction) -> Result<T>,
+    ) -> Result<T> {
+        let mut retries = 0;
+        loop {
+            let mut tx = self.begin_with(isolation)?;
+            let e = match f(&mut tx) {
+                Ok(v) => return tx.commit().map(|_| v),
+                Err(e) => {
+                    // A deadlock has rolled the transaction back already; anything else
+                    // is rolled back here, and a failed rollback is the error to report.
+                    tx.end_after_error()?;
+                    e
+                }
+            };
+            if !e.is_retryable() || retries == TRANSACTION_RETRIES {
+                return Err(e);
+            }
+            std::thread::sleep(backoff(retries));
+            retries += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_stays_small() {
+        let ms: Vec<u128> = (0..TRANSACTION_RETRIES)
+            .map(|n| backoff(n).as_millis())
+            .collect();
+        assert_eq!(ms, [1, 2, 4, 8]);
+        assert_eq!(backoff(60).as_millis(), 64);
+    }
+}
