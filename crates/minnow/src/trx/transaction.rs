@@ -3,13 +3,16 @@
 
 use minnow_btree::record::Value;
 use minnow_mvcc::{OpenView, ReadView};
-use minnow_redo::Durability;
+use minnow_redo::{Durability, FlushAtCommit};
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result};
 
 use super::write::lock_and_read;
 use super::*;
+
+mod commit_with;
+mod statements;
 
 // ---- The public transaction ----
 
@@ -134,12 +137,7 @@ impl<'db> Transaction<'db> {
 
     /// Inserts a row (see [`crate::Table::insert`]).
     pub fn insert(&mut self, table: &crate::Table<'_>, row: &[Value]) -> Result<()> {
-        self.write(table, |inner, t, st, w| {
-            let mut reserved = 0..0;
-            let mut generated = Vec::new();
-            let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
-            insert(inner, t, st, w, &row)
-        })
+        self.insert_returning_id(table, row).map(|_| ())
     }
 
     /// Replaces the row with the same primary key (see [`crate::Table::update`]).
@@ -343,7 +341,12 @@ impl<'db> Transaction<'db> {
     /// Commits: the commit mini-transaction marks the undo log committed (the commit point),
     /// then the redo log is made as durable as `flush_log_at_trx_commit` says. A read-only
     /// transaction has nothing to make durable and returns `Synced`.
-    pub fn commit(mut self) -> Result<Durability> {
+    pub fn commit(self) -> Result<Durability> {
+        self.commit_at(None)
+    }
+
+    /// [`Transaction::commit`] with durability `level` (`None`: `flush_log_at_trx_commit`).
+    fn commit_at(mut self, level: Option<FlushAtCommit>) -> Result<Durability> {
         let inner = self.live()?;
         self.ended = true;
         let end = {
@@ -351,7 +354,7 @@ impl<'db> Transaction<'db> {
             self.state.commit(inner)?
         };
         match end {
-            Some(end) => self.db.durable(end),
+            Some(end) => self.db.durable_at(end, level),
             None => Ok(Durability::Synced),
         }
     }
