@@ -727,8 +727,11 @@ impl Log {
                 loop {
                     let (stop, cv) = &log.shutdown;
                     let guard = lock(stop);
+                    // The flag is checked before waiting, not only after: a shutdown that
+                    // came before this thread first took the lock sent its wake-up to no one
+                    // and must not leave it asleep for a whole interval (its join waits).
                     let (guard, _) = cv
-                        .wait_timeout(guard, interval)
+                        .wait_timeout_while(guard, interval, |stop| !*stop)
                         .unwrap_or_else(PoisonError::into_inner);
                     if *guard {
                         break;

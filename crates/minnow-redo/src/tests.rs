@@ -17,6 +17,12 @@ fn open(backend: &dyn Backend, path: &Path, create: bool) -> Arc<dyn FileIo> {
         .unwrap()
 }
 
+/// A new 1 MiB log in `dir`, on real files.
+fn small_log(dir: &Path) -> Arc<Log> {
+    let file = open(&SyncBackend, &dir.join("redo.log"), true);
+    Arc::new(Log::create(file, 1 << 20).unwrap())
+}
+
 /// A small deterministic group: `n` records on page `n % 7` with recognisable bytes.
 fn group(n: u64) -> Vec<Record> {
     let len = (n * 37 % 700) as usize + 1;
@@ -173,13 +179,7 @@ fn free_check_asks_the_requester_for_a_checkpoint() {
 #[test]
 fn lazy_and_write_policies_report_what_they_got() {
     let dir = tempfile::tempdir().unwrap();
-    let log = Arc::new(
-        Log::create(
-            open(&SyncBackend, &dir.path().join("redo.log"), true),
-            1 << 20,
-        )
-        .unwrap(),
-    );
+    let log = small_log(dir.path());
     let (_, end) = log.append(&encode_group(&group(1))).unwrap();
     assert_eq!(
         log.commit(end, FlushAtCommit::Lazy).unwrap(),
@@ -199,6 +199,21 @@ fn lazy_and_write_policies_report_what_they_got() {
         Durability::Synced
     );
     log.shutdown().unwrap();
+    flusher.join().unwrap();
+}
+
+/// A shutdown that comes before the flusher thread first waits (here: before it is even
+/// spawned, the extreme of that race) stops it at once, not after its interval: the join in a
+/// database's close waits for it. This hung for the whole 2700 s interval before the thread
+/// checked the flag ahead of its first wait.
+#[test]
+fn a_flusher_told_to_stop_before_it_first_waits_stops_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = small_log(dir.path());
+    let (_, end) = log.append(&encode_group(&group(2))).unwrap();
+    log.shutdown().unwrap();
+    assert_eq!(log.flushed_lsn(), end);
+    let flusher = log.spawn_flusher(Duration::from_secs(2700)).unwrap();
     flusher.join().unwrap();
 }
 

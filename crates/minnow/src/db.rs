@@ -157,8 +157,8 @@ pub(crate) struct Inner {
     pub(crate) started: Instant,
     /// The thread rewriting the status file (`Config::status_file`).
     pub(crate) status_file: Mutex<Option<StatusFileWriter>>,
-    /// The background log flusher under `flush_log_at_trx_commit` 0 and 2
-    /// (`Config::flush_log_at_timeout`).
+    /// The background log flusher under `flush_log_at_trx_commit` 0 and 2, or under 1 from
+    /// the first `Transaction::commit_with` below `Sync` (`Config::flush_log_at_timeout`).
     pub(crate) log_flusher: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// The adaptive hash index every table's trees consult (`crate::ahi`).
     pub ahi: minnow_ahi::Ahi,
@@ -232,16 +232,7 @@ impl Inner {
         if self.config.flush_log_at_trx_commit == minnow_redo::FlushAtCommit::Sync {
             return Ok(());
         }
-        if let Some(log) = self.pool.log() {
-            let handle = log
-                .spawn_flusher(self.config.flush_log_at_timeout)
-                .map_err(|source| Error::Thread {
-                    thread: "log flusher",
-                    source,
-                })?;
-            *self.log_flusher.lock() = Some(handle);
-        }
-        Ok(())
+        self.ensure_log_flusher()
     }
 
     /// Starts the background threads a configuration asks for: the status file and the log
@@ -586,10 +577,7 @@ impl Database {
 
     /// Makes an acknowledged change as durable as `flush_log_at_trx_commit` asks.
     pub(crate) fn durable(&self, end: Lsn) -> Result<Durability> {
-        let inner = self.inner()?;
-        Ok(inner
-            .pool
-            .commit_durable(end, inner.config.flush_log_at_trx_commit)?)
+        self.durable_at(end, None)
     }
 
     /// Creates a table and its indexes. The trees are created first (one mtr each); the

@@ -269,6 +269,28 @@ pub enum Error {
     /// A [`crate::Transaction`] used after `commit` or `rollback`, or after a failed commit.
     #[error("the transaction has already ended")]
     TransactionEnded,
+    /// [`crate::Table::get_by`] through an index that cannot name at most one row: one that
+    /// is not unique, or a key with a NULL in it (a unique index lets any number of rows have
+    /// NULL there). A scan of the index ([`crate::Table::scan_index`]) finds such rows.
+    #[error("index `{index}` of table `{table}` cannot find one row by key: {reason}")]
+    NotUniqueKey {
+        /// The table.
+        table: String,
+        /// The index.
+        index: String,
+        /// Why not.
+        reason: String,
+    },
+    /// [`crate::Table::update_columns`] naming a primary key column: a row's key is where
+    /// it lives in the clustered index, so InnoDB changes it by a delete and an insert; do
+    /// that ([`crate::Table::delete`], [`crate::Table::insert`]) in one transaction.
+    #[error("cannot update primary key column `{column}` of table `{table}` in place")]
+    PrimaryKeyUpdate {
+        /// The table.
+        table: String,
+        /// The primary key column named.
+        column: String,
+    },
     /// The undo store or the transaction system failed (a corrupt undo page names the page,
     /// offset, what was expected and what was found).
     #[error(transparent)]

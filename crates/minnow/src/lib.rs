@@ -264,6 +264,10 @@
 //! whether a row was there for [`Table::delete`]. A transaction takes only its own
 //! database's tables: a [`Table`] handle of another database is [`Error::ForeignTable`].
 //!
+//! **Durability** is chosen per database (`flush_log_at_trx_commit`), per transaction
+//! ([`Transaction::commit_with`]: a bulk job commits without a sync, a payment with one) or
+//! on demand ([`Database::sync`]: everything committed so far made durable at once).
+//!
 //! ```
 //! use minnow::{ColumnDef, ColumnType, Config, Database, Error, TableDef, Value};
 //! use std::time::Duration;
@@ -305,7 +309,9 @@
 //! prevents fuzzy reads, read skew and phantoms for its (snapshot) reads, and lost updates and
 //! write skew are possible at both levels, as in InnoDB without locking reads; a read-modify-write
 //! that reads with [`Transaction::get_for_update`] (`SELECT ... FOR UPDATE`: the row's lock, then
-//! its latest committed version) loses no update.
+//! its latest committed version) loses no update. So does [`Table::update_columns`]
+//! ([`Transaction::update_columns`]): `UPDATE ... SET stock = 4 WHERE id = ?` sets the named
+//! columns in the row's latest version, read under the row's lock.
 //!
 //! [`Table::history`] shows a row's **version chain**, newest first: who wrote each version
 //! (committed or still active), its roll pointer, the undo record kind and delete mark, and
@@ -345,6 +351,8 @@
 //! are, so a covering read stays covering however busy other leaves of the index are;
 //! otherwise it checks each entry against the clustered record's visible version.
 //! [`RowStatus`] counts both (`sec_cluster_reads`, `sec_cluster_reads_avoided`).
+//! [`Table::get_by`] ([`Transaction::get_by`]) reads one row by the key of a unique secondary
+//! index the same way, past the delete-marked entries the index keeps for old versions.
 //!
 //! **Purge.** Delete-marked rows (with their overflow pages), old secondary entries and
 //! committed undo are removed once no open read view can need them: by a background thread
@@ -371,7 +379,8 @@
 //!
 //! A column made with [`ColumnDef::auto_increment`] hands out 1, 2, 3, ... to rows that insert
 //! NULL or 0 into it; [`Table::insert_returning_id`] and [`Table::insert_many`] say which
-//! values a statement got ([`Inserted`]). [`Config::autoinc_lock_mode`] picks InnoDB's lock
+//! values a statement got ([`Inserted`]), and [`Transaction::insert_returning_id`] which
+//! value a row got inside a transaction. [`Config::autoinc_lock_mode`] picks InnoDB's lock
 //! mode, 0 traditional, 1 consecutive or 2 interleaved (the default, as MySQL 8.0), and the
 //! counter lives in the dictionary, so it survives restarts and crashes without ever handing
 //! out an acknowledged value again. The [`autoinc`] module explains the modes and what each
@@ -438,6 +447,7 @@ pub mod compression;
 mod config;
 mod db;
 mod ddl;
+mod durable;
 mod error;
 mod handle;
 pub mod history;

@@ -25,9 +25,11 @@ pub struct Table {
     pub(crate) t: Arc<TableEntry>,
 }
 
+mod by_index;
 mod count;
 mod get;
 mod scan;
+mod update_columns;
 pub(crate) use count::CountCache;
 pub use get::RowView;
 pub(crate) use scan::locking_plan;

@@ -169,7 +169,8 @@ pub struct Config {
     /// `innodb_flush_log_at_timeout` (default 1 s, 1 ms to 2700 s): under
     /// `flush_log_at_trx_commit` 0 and 2 a background thread writes and syncs the redo log
     /// this often, so a commit is durable at most about this long after it returned, with
-    /// or without later activity. Under 1 every commit syncs and no thread is started.
+    /// or without later activity. Under 1 every commit syncs and no thread is started until
+    /// a transaction commits below `Sync` ([`crate::Transaction::commit_with`]).
     pub flush_log_at_timeout: Duration,
     /// `innodb_log_file_size` / `innodb_redo_log_capacity`: bytes of the circular redo log.
     /// The default, 0, sizes it from the buffer pool: the larger of 100 MiB (InnoDB's

@@ -168,16 +168,9 @@ impl Rows {
             if deleted {
                 return Ok(None);
             }
-            // Entry = index columns, then primary key columns.
-            let at = |c: usize| {
-                s.cols
-                    .iter()
-                    .chain(meta.pk.iter())
-                    .position(|&x| x == c)
-                    .and_then(|p| values.get(p).cloned())
-                    .unwrap_or(Value::Null)
-            };
-            return Ok(Some(self.proj.iter().map(|&c| at(c)).collect()));
+            return Ok(Some(super::by_index::from_entry(
+                meta, s, &values, &self.proj,
+            )));
         }
         self.db.count_rows(RowOp::SecClusterRead, 1);
         // Otherwise (the leaf may hold a change the view cannot see, or the scan needs

@@ -87,13 +87,16 @@
 //! A transaction's own changes are never below its view's up limit, so it always checks
 //! its own writes' leaves against the row and sees its own versions.
 
+mod by_index;
 mod gaps;
 mod locks;
 mod read;
 mod rollback;
 mod transaction;
+mod update_columns;
 mod write;
 
+pub(crate) use by_index::lock_by_unique;
 use gaps::*;
 pub(crate) use gaps::{GapLatch, remove_record};
 pub(crate) use locks::row_lock_key;
@@ -103,6 +106,7 @@ pub(crate) use read::{Snapshot, visible};
 use rollback::*;
 pub(crate) use rollback::{recover_rollback, table_of};
 pub use transaction::Transaction;
+pub(crate) use update_columns::{column_changes, update_columns};
 pub(crate) use write::{delete, insert, key_of_undo, sec, update};
 
 use minnow_mvcc::{NewRecord, RollPtr, TrxLocks, UndoLog};

@@ -3,7 +3,7 @@
 
 use minnow_btree::record::Value;
 use minnow_mvcc::{OpenView, ReadView};
-use minnow_redo::Durability;
+use minnow_redo::{Durability, FlushAtCommit};
 
 use std::sync::OnceLock;
 
@@ -12,6 +12,9 @@ use crate::error::{Error, Result};
 
 use super::write::lock_and_read;
 use super::*;
+
+mod commit_with;
+mod statements;
 
 // ---- The public transaction ----
 
@@ -142,12 +145,7 @@ impl Transaction {
     /// Inserts a row (see [`crate::Table::insert`]); returns what the autocommit
     /// [`crate::Table::insert`] returns.
     pub fn insert(&mut self, table: &crate::Table, row: &[Value]) -> Result<()> {
-        self.write(table, |inner, t, st, w| {
-            let mut reserved = 0..0;
-            let mut generated = Vec::new();
-            let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
-            insert(inner, t, st, w, &row)
-        })
+        self.insert_returning_id(table, row).map(|_| ())
     }
 
     /// Replaces the row with the same primary key (see [`crate::Table::update`]); returns
@@ -349,7 +347,12 @@ impl Transaction {
     /// Commits: the commit mini-transaction marks the undo log committed (the commit point),
     /// then the redo log is made as durable as `flush_log_at_trx_commit` says. A read-only
     /// transaction has nothing to make durable and returns `Synced`.
-    pub fn commit(mut self) -> Result<Durability> {
+    pub fn commit(self) -> Result<Durability> {
+        self.commit_at(None)
+    }
+
+    /// [`Transaction::commit`] with durability `level` (`None`: `flush_log_at_trx_commit`).
+    fn commit_at(mut self, level: Option<FlushAtCommit>) -> Result<Durability> {
         self.live()?;
         self.ended = true;
         let inner = self.db.inner()?;
@@ -358,7 +361,7 @@ impl Transaction {
             self.state.commit(inner)?
         };
         match end {
-            Some(end) => self.db.durable(end),
+            Some(end) => self.db.durable_at(end, level),
             None => Ok(Durability::Synced),
         }
     }
