@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use minnow_btree::TreeError;
-use minnow_btree::record::Value;
+use minnow_btree::record::{Key, Value};
 use minnow_buf::BufError;
 use minnow_page::PageId;
 use minnow_page::checksum::Corruption;
@@ -120,7 +120,7 @@ pub enum Error {
     },
     /// An insert or update would give two rows the same primary key, or the same key of a
     /// unique secondary index.
-    #[error("duplicate key {key:?} in index `{index}` of table `{table}`")]
+    #[error("duplicate key {} in index `{index}` of table `{table}`", Key(key))]
     DuplicateKey {
         /// The table.
         table: String,
@@ -163,7 +163,7 @@ pub enum Error {
         max: u64,
     },
     /// `update` of a row that does not exist.
-    #[error("no row with primary key {key:?} in table `{table}`")]
+    #[error("no row with primary key {} in table `{table}`", Key(key))]
     RowNotFound {
         /// The table.
         table: String,
@@ -196,7 +196,11 @@ pub enum Error {
         table: String,
     },
     /// [`crate::Table::load`] got rows out of primary key order.
-    #[error("rows out of order for load into table `{table}`: key {key:?} after {previous:?}")]
+    #[error(
+        "rows out of order for load into table `{table}`: key {} after {}",
+        Key(key),
+        Key(previous)
+    )]
     Unsorted {
         /// The table.
         table: String,
@@ -209,7 +213,10 @@ pub enum Error {
     /// transaction that has not committed, although it holds the row's lock. Writers take
     /// row locks before they touch a row, so this is a consistency check that should never
     /// fire; the statement is rolled back.
-    #[error("table `{table}`: row {key:?} is being changed by uncommitted transaction {holder}")]
+    #[error(
+        "table `{table}`: row {} is being changed by uncommitted transaction {holder}",
+        Key(key)
+    )]
     WriteConflict {
         /// The table.
         table: String,
