@@ -118,6 +118,24 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A typed row ([`crate::row`]) that does not fit the table: a value that does not
+    /// convert to its field's type, a field whose column the table lacks, a NOT NULL column
+    /// the type has no field for (`field` is empty then), an update without a primary key
+    /// column.
+    #[error("{}", row_type(ty, field, column, table, reason))]
+    RowType {
+        /// The table.
+        table: String,
+        /// The Rust type, without its module path (`Book`, `(u64, String)`).
+        ty: String,
+        /// The type's field (a position for a tuple; empty when the type has none for the
+        /// column).
+        field: String,
+        /// The column.
+        column: String,
+        /// What is wrong (for a value, expected against found).
+        reason: String,
+    },
     /// An insert or update would give two rows the same primary key, or the same key of a
     /// unique secondary index.
     #[error("duplicate key {} in index `{index}` of table `{table}`", Key(key))]
@@ -382,6 +400,15 @@ impl From<minnow_dblwr::DblwrError> for Error {
 impl From<minnow_redo::LogError> for Error {
     fn from(e: minnow_redo::LogError) -> Error {
         Error::from(BufError::from(e))
+    }
+}
+
+/// The message of [`Error::RowType`]: `Book.stock (column `stock` of table `books`): ...`.
+fn row_type(ty: &str, field: &str, column: &str, table: &str, reason: &str) -> String {
+    if field.is_empty() {
+        format!("{ty} (column `{column}` of table `{table}`): {reason}")
+    } else {
+        format!("{ty}.{field} (column `{column}` of table `{table}`): {reason}")
     }
 }
 

@@ -25,10 +25,13 @@ pub struct Table<'db> {
 mod count;
 mod get;
 mod scan;
+mod typed;
 pub(crate) use count::CountCache;
 pub use get::RowView;
 pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
+pub use typed::TypedRows;
+pub(crate) use typed::typed_scan;
 
 impl<'db> Table<'db> {
     pub(crate) fn new(db: &'db Database, t: Arc<TableEntry>) -> Table<'db> {

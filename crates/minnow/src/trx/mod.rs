@@ -92,6 +92,7 @@ mod locks;
 mod read;
 mod rollback;
 mod transaction;
+mod typed;
 mod write;
 
 use gaps::*;

@@ -112,7 +112,7 @@ impl<'db> Transaction<'db> {
     /// Runs one write statement (holding its table's metadata lock shared: see
     /// [`WriteGuard`]), rolled back to its start if it fails;
     /// a deadlock rolls back the whole transaction (as InnoDB's), which then has ended.
-    fn write<T>(
+    pub(super) fn write<T>(
         &mut self,
         table: &crate::Table<'_>,
         f: impl FnOnce(&Inner, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
