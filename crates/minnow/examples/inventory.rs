@@ -6,10 +6,8 @@
 //! cargo run -p minnow --example inventory
 //! ```
 
-use std::ops::Bound;
-
 use minnow::{
-    ColumnDef, ColumnType, Config, Database, Error, IndexDef, Row, Scan, Table, TableDef, Value,
+    ColumnDef, ColumnType, Config, Database, Error, IndexDef, Row, Scan, Table, TableDef,
 };
 
 /// A book as the application sees it; the table's `blurb` column is not part of it, so
@@ -65,9 +63,8 @@ fn create(db: &Database) -> Result<(), Error> {
 /// The id of the book with `isbn`, through the unique index (a covering read: the index
 /// holds the ISBN and the primary key).
 fn book_id(books: &Table<'_>, isbn: &str) -> Result<Option<u64>, Error> {
-    let key = Bound::Included(vec![Value::from(isbn)]);
-    let mut ids = books
-        .scan_index_rows::<(u64,)>("by_isbn", Scan::range(key.clone(), key).columns(&["id"]))?;
+    let scan = Scan::prefix(isbn).columns(&["id"]);
+    let mut ids = books.scan_index_rows::<(u64,)>("by_isbn", scan)?;
     ids.next().transpose().map(|id| id.map(|(id,)| id))
 }
 

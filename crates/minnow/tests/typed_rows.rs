@@ -314,6 +314,18 @@ fn tuples_map_by_position_and_typed_keys_take_many_shapes() -> Res {
         .scan_rows(Scan::range(oslo.clone(), oslo).columns(&["n", "name"]))?
         .collect::<Result<_, _>>()?;
     assert_eq!(names, [(1, Some("Jernbanetorget".into())), (2, None)]);
+    // Typed scan bounds: a prefix, and a range of tuple keys.
+    let same: Vec<(u32, Option<String>)> = t
+        .scan_rows(Scan::prefix("oslo").columns(&["n", "name"]))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(same, names);
+    let after: Vec<Stop> = t
+        .scan_rows(Scan::between(
+            Bound::Excluded(("bern", 1u32)),
+            Bound::Included(("oslo", 1u32)),
+        ))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(after, [("oslo".into(), 1, Some("Jernbanetorget".into()))]);
     // A tuple of the wrong width names the problem.
     let e = t.get_row::<(String, u32)>(("bern", 1u32)).unwrap_err();
     assert_eq!(

@@ -5,6 +5,7 @@
 //! those columns, write it back).
 
 use std::marker::PhantomData;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
@@ -100,6 +101,42 @@ impl<'db> Table<'db> {
     pub(crate) fn value_names<T: FromRow>(&self, scan: &Scan) -> Vec<String> {
         let cols = row::read_columns::<T>(self.def(), scan.columns.as_deref());
         cols.into_iter().map(str::to_owned).collect()
+    }
+}
+
+impl Scan {
+    /// Rows whose key starts with `prefix`, typed ([`ToKey`]): the leading key columns for
+    /// [`Table::scan`], the leading index columns for [`Table::scan_index`] (equal to it
+    /// when it is the whole key). `Scan::prefix("oslo")`, `Scan::prefix(("oslo", 3u32))`.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("stops")
+    ///     .column(ColumnDef::new("city", ColumnType::Var(20)))
+    ///     .column(ColumnDef::new("n", ColumnType::U32))
+    ///     .primary_key(&["city", "n"]))?;
+    /// for (city, n) in [("bern", 1u32), ("oslo", 1), ("oslo", 2)] {
+    ///     t.insert_row(&(city, n))?;
+    /// }
+    /// let oslo: Vec<(String, u32)> = t.scan_rows(Scan::prefix("oslo"))?.collect::<Result<_, _>>()?;
+    /// assert_eq!(oslo, [("oslo".to_owned(), 1), ("oslo".to_owned(), 2)]);
+    /// let from_oslo_2 = Scan::between(std::ops::Bound::Included(("oslo", 2u32)), std::ops::Bound::Unbounded);
+    /// assert_eq!(t.scan_rows::<(String, u32)>(from_oslo_2)?.count(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prefix(prefix: impl ToKey) -> Scan {
+        let key = prefix.to_key().into_owned();
+        Scan::range(Bound::Included(key.clone()), Bound::Included(key))
+    }
+
+    /// Rows with keys from `start` to `end`, typed bounds ([`ToKey`]; a bound is a key or
+    /// a key prefix, as for [`Scan::range`]).
+    pub fn between<K: ToKey>(start: Bound<K>, end: Bound<K>) -> Scan {
+        let owned = |b: Bound<K>| b.map(|k| k.to_key().into_owned());
+        Scan::range(owned(start), owned(end))
     }
 }
 
