@@ -589,3 +589,31 @@ fn values_convert_from_and_to_rust_types() -> Res {
     assert_eq!(e.to_string(), "expected a DOUBLE, found bytes \"1.0\"");
     Ok(())
 }
+
+#[test]
+fn raw_identifiers_name_their_column_without_r_hash() -> Res {
+    let dir = tempfile::tempdir()?;
+    let db = Database::create(dir.path(), Config::default())?;
+    let t = db.create_table(
+        TableDef::new("items")
+            .column(ColumnDef::new("id", ColumnType::U32))
+            .column(ColumnDef::new("type", ColumnType::Var(10)))
+            .primary_key(&["id"]),
+    )?;
+    #[derive(Row, Debug, PartialEq)]
+    struct Item {
+        id: u32,
+        r#type: String,
+    }
+    let item = Item {
+        id: 1,
+        r#type: "tool".into(),
+    };
+    t.insert_row(&item)?;
+    assert_eq!(t.get_row::<Item>(1u32)?, Some(item));
+    assert_eq!(
+        t.get_columns(&[Value::UInt(1)], &["type"])?,
+        Some(vec![Value::text("tool")])
+    );
+    Ok(())
+}
