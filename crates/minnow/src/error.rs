@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use minnow_btree::TreeError;
-use minnow_btree::record::Value;
+use minnow_btree::record::{Key, Value};
 use minnow_buf::BufError;
 use minnow_page::PageId;
 use minnow_page::checksum::Corruption;
@@ -121,9 +121,27 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A typed row ([`crate::row`]) that does not fit the table: a value that does not
+    /// convert to its field's type, a field whose column the table lacks, a NOT NULL column
+    /// the type has no field for (`field` is empty then), an update without a primary key
+    /// column.
+    #[error("{}", row_type(ty, field, column, table, reason))]
+    RowType {
+        /// The table.
+        table: String,
+        /// The Rust type, without its module path (`Book`, `(u64, String)`).
+        ty: String,
+        /// The type's field (a position for a tuple; empty when the type has none for the
+        /// column).
+        field: String,
+        /// The column.
+        column: String,
+        /// What is wrong (for a value, expected against found).
+        reason: String,
+    },
     /// An insert or update would give two rows the same primary key, or the same key of a
     /// unique secondary index.
-    #[error("duplicate key {key:?} in index `{index}` of table `{table}`")]
+    #[error("duplicate key {} in index `{index}` of table `{table}`", Key(key))]
     DuplicateKey {
         /// The table.
         table: String,
@@ -166,7 +184,7 @@ pub enum Error {
         max: u64,
     },
     /// `update` of a row that does not exist.
-    #[error("no row with primary key {key:?} in table `{table}`")]
+    #[error("no row with primary key {} in table `{table}`", Key(key))]
     RowNotFound {
         /// The table.
         table: String,
@@ -199,7 +217,11 @@ pub enum Error {
         table: String,
     },
     /// [`crate::Table::load`] got rows out of primary key order.
-    #[error("rows out of order for load into table `{table}`: key {key:?} after {previous:?}")]
+    #[error(
+        "rows out of order for load into table `{table}`: key {} after {}",
+        Key(key),
+        Key(previous)
+    )]
     Unsorted {
         /// The table.
         table: String,
@@ -212,7 +234,10 @@ pub enum Error {
     /// transaction that has not committed, although it holds the row's lock. Writers take
     /// row locks before they touch a row, so this is a consistency check that should never
     /// fire; the statement is rolled back.
-    #[error("table `{table}`: row {key:?} is being changed by uncommitted transaction {holder}")]
+    #[error(
+        "table `{table}`: row {} is being changed by uncommitted transaction {holder}",
+        Key(key)
+    )]
     WriteConflict {
         /// The table.
         table: String,
@@ -420,6 +445,15 @@ impl From<minnow_dblwr::DblwrError> for Error {
 impl From<minnow_redo::LogError> for Error {
     fn from(e: minnow_redo::LogError) -> Error {
         Error::from(BufError::from(e))
+    }
+}
+
+/// The message of [`Error::RowType`]: `Book.stock (column `stock` of table `books`): ...`.
+fn row_type(ty: &str, field: &str, column: &str, table: &str, reason: &str) -> String {
+    if field.is_empty() {
+        format!("{ty} (column `{column}` of table `{table}`): {reason}")
+    } else {
+        format!("{ty}.{field} (column `{column}` of table `{table}`): {reason}")
     }
 }
 

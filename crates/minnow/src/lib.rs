@@ -36,6 +36,41 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Typed rows
+//!
+//! Rows are lists of [`Value`]s, one per column in table order, which convert from and to
+//! Rust types ([`Value::as_str`], `Value::from(7u32)`, [`FromValue`]). An application
+//! usually reads and writes its own structs instead: `#[derive(Row)]` (feature `derive`, on
+//! by default) maps a struct's fields to columns by name, tuples map by position, and
+//! [`Table::get_row`], [`Table::scan_rows`], [`Table::insert_row`], [`Table::update_row`]
+//! and their [`Transaction`] twins take them, with typed keys (`get_row(7u64)`,
+//! `get_row(("oslo", 3u32))`). A struct's reads project exactly its columns. The [`row`]
+//! module explains the mapping; values print readably (text as text, other bytes as hex)
+//! in `Debug`, `Display` and the errors that name a key.
+//!
+//! ```
+//! use minnow::{ColumnDef, ColumnType, Config, Database, Row, TableDef};
+//!
+//! #[derive(Row, Debug, PartialEq)]
+//! struct Account { id: u64, owner: String, balance: i64 }
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Database::create(dir.path(), Config::default())?;
+//! let accounts = db.create_table(TableDef::new("accounts")
+//!     .column(ColumnDef::new("id", ColumnType::U64))
+//!     .column(ColumnDef::new("owner", ColumnType::Var(32)))
+//!     .column(ColumnDef::new("balance", ColumnType::I64))
+//!     .primary_key(&["id"]))?;
+//! accounts.insert_row(&Account { id: 1, owner: "ada".into(), balance: 100 })?;
+//! let mut tx = db.begin()?;
+//! let mut ada: Account = tx.get_row_for_update(&accounts, 1u64)?.unwrap();
+//! ada.balance -= 30;
+//! tx.update_row(&accounts, &ada)?;
+//! tx.commit()?;
+//! assert_eq!(accounts.get_row::<Account>(1u64)?.map(|a| a.balance), Some(70));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## What this crate exposes
 //!
 //! The crate root is the embedding API: the handles, definitions, values, errors, settings
@@ -453,6 +488,7 @@ mod handle;
 pub mod history;
 pub mod inspect;
 pub mod purge;
+pub mod row;
 mod schema;
 pub mod status;
 mod table;
@@ -475,13 +511,19 @@ pub use handle::TRANSACTION_RETRIES;
 pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_btree::tree::ZipIndexStats;
+/// `#[derive(Row)]`: [`ToRow`] and [`FromRow`] for a struct with named fields (the
+/// [`row`] module docs show it; feature `derive`, on by default).
+#[cfg(feature = "derive")]
+pub use minnow_derive::Row;
 pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};
 pub use purge::PurgeReport;
+pub use row::{FromRow, FromValue, FromValueError, ToKey, ToRow, ToValue};
 pub use schema::{ColumnDef, IndexDef, MAX_NAME_LEN, PRIMARY, TableDef};
 pub use status::{
     BufferPoolStatus, CompressionStatus, DoublewriteStatus, RedoStatus, RowStatus, STATUS_FILE,
     Status, TransactionStatus, ZipSpaceStatus,
 };
+pub use table::TypedRows;
 pub use table::{RowView, Rows, Scan, Table};
 pub use trx::{Isolation, Transaction};
 

@@ -29,11 +29,14 @@ mod by_index;
 mod count;
 mod get;
 mod scan;
+mod typed;
 mod update_columns;
 pub(crate) use count::CountCache;
 pub use get::RowView;
 pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
+pub use typed::TypedRows;
+pub(crate) use typed::typed_scan;
 
 impl Table {
     pub(crate) fn new(db: Database, t: Arc<TableEntry>) -> Table {

@@ -184,10 +184,28 @@ impl RecordLayout {
     }
 }
 
-/// A key to search for: stored bytes of the leading key fields.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A key to search for: stored bytes of the leading key fields. `Debug` shows each field's
+/// bytes as text when they are printable UTF-8, as hex otherwise (`[0x8000000000000007,
+/// "ada", NULL]`).
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SearchKey {
     fields: Vec<Option<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for SearchKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[")?;
+        for (i, field) in self.fields.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            match field {
+                None => f.write_str("NULL")?,
+                Some(b) => super::value::write_stored(f, b)?,
+            }
+        }
+        f.write_str("]")
+    }
 }
 
 impl SearchKey {

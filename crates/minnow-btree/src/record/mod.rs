@@ -334,8 +334,10 @@ impl Column {
 ///
 /// Equality and hashing compare a [`Value::Double`] by its bits, so `Value` can be `Eq`:
 /// `Double(-0.0) != Double(0.0)` here, but a DOUBLE column stores (and reads return) `0.0`
-/// for both, and NaN cannot be stored at all (see [`types`]).
-#[derive(Debug, Clone)]
+/// for both, and NaN cannot be stored at all (see [`types`]). Accessors, conversions from
+/// and to Rust types, and how values print (text as text, other bytes as hex) are in
+/// [`value`].
+#[derive(Clone)]
 pub enum Value {
     /// SQL NULL.
     Null,
@@ -411,12 +413,16 @@ impl Value {
         )?))
     }
 
-    /// The `DB_TRX_ID` value for transaction `id` (low 48 bits).
+    /// The `DB_TRX_ID` value for transaction `id` (low 48 bits). A system
+    /// column, for the engine, hidden from the docs: rows of the API never hold it.
+    #[doc(hidden)]
     pub fn trx_id(id: u64) -> Value {
         Value::Bytes(id.to_be_bytes().get(2..).unwrap_or_default().to_vec())
     }
 
-    /// The `DB_ROLL_PTR` value for roll pointer `ptr` (low 56 bits).
+    /// The `DB_ROLL_PTR` value for roll pointer `ptr` (low 56 bits). A system
+    /// column, for the engine, hidden from the docs: rows of the API never hold it.
+    #[doc(hidden)]
     pub fn roll_ptr(ptr: u64) -> Value {
         Value::Bytes(ptr.to_be_bytes().get(1..).unwrap_or_default().to_vec())
     }
@@ -602,11 +608,13 @@ impl RecordBuf {
 mod key;
 mod layout;
 pub mod types;
+pub mod value;
 mod view;
 
 pub use key::{FlatKey, SearchKey};
 pub use layout::{Field, FieldWalk, RecordLayout, decode_value};
 pub use types::{Date, DateTime};
+pub use value::{FromValue, FromValueError, Key, ToValue};
 pub use view::{FieldRef, RecordView};
 
 #[cfg(test)]

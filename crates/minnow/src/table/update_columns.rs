@@ -48,11 +48,7 @@ impl Table {
     /// ));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn update_columns(
-        &self,
-        key: &[Value],
-        changes: &[(&str, Value)],
-    ) -> Result<bool> {
+    pub fn update_columns(&self, key: &[Value], changes: &[(&str, Value)]) -> Result<bool> {
         let mut admitted = self.db.admit();
         admitted.row();
         let (found, end) = self.write_statement(|inner, t, w| {

@@ -93,6 +93,7 @@ mod locks;
 mod read;
 mod rollback;
 mod transaction;
+mod typed;
 mod update_columns;
 mod write;
 

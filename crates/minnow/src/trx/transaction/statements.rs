@@ -149,11 +149,7 @@ impl Transaction {
     /// tx.commit()?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn insert_returning_id(
-        &mut self,
-        table: &crate::Table,
-        row: &[Value],
-    ) -> Result<Inserted> {
+    pub fn insert_returning_id(&mut self, table: &crate::Table, row: &[Value]) -> Result<Inserted> {
         let generated = self.write(table, |inner, t, st, w| {
             let mut reserved = 0..0;
             let mut generated = Vec::new();
@@ -161,9 +157,6 @@ impl Transaction {
             insert(inner, t, st, w, &row)?;
             Ok(generated)
         })?;
-        Ok(Inserted {
-            rows: 1,
-            generated,
-        })
+        Ok(Inserted { rows: 1, generated })
     }
 }
