@@ -124,10 +124,9 @@ impl Transaction {
     /// Inserts a row ([`Transaction::insert`]) and says what it did:
     /// [`Inserted::id`] is the auto-increment value the row got, `None` if it brought its
     /// own or the table has no AUTO_INCREMENT column; so an order's generated id can be
-    /// used for its lines in the same transaction. [`Inserted::durability`] is `Buffered`:
-    /// nothing of a transaction is durable before its commit, whose return says how durable
-    /// it became. A rollback does not give the value back (as in InnoDB, the counter only
-    /// moves forward).
+    /// used for its lines in the same transaction. Nothing of a transaction is durable
+    /// before its commit, whose return says how durable it became. A rollback does not give
+    /// the value back (as in InnoDB, the counter only moves forward).
     ///
     /// ```
     /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
