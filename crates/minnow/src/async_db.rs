@@ -348,6 +348,73 @@ impl AsyncDatabase {
         self.run(move |db| db.table(&table)?.delete(&key)).await
     }
 
+    /// [`crate::Table::get_by`] on table `table`: the row whose key in unique secondary
+    /// index `index` is `key`.
+    pub async fn get_by(
+        &self,
+        table: &str,
+        index: &str,
+        key: Vec<Value>,
+    ) -> Result<Option<Vec<Value>>> {
+        let (table, index) = (table.to_owned(), index.to_owned());
+        self.run(move |db| db.table(&table)?.get_by(&index, &key))
+            .await
+    }
+
+    /// [`crate::Table::update_columns`] on table `table`; false if there was no such row.
+    pub async fn update_columns(
+        &self,
+        table: &str,
+        key: Vec<Value>,
+        changes: Vec<(String, Value)>,
+    ) -> Result<bool> {
+        let table = table.to_owned();
+        self.run(move |db| {
+            let changes: Vec<(&str, Value)> = changes
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.clone()))
+                .collect();
+            db.table(&table)?.update_columns(&key, &changes)
+        })
+        .await
+    }
+
+    /// [`crate::Table::get_row`] on table `table`: the row with primary key `key`, read
+    /// into `T`.
+    pub async fn get_row<T, K>(&self, table: &str, key: K) -> Result<Option<T>>
+    where
+        T: crate::FromRow + Send + 'static,
+        K: crate::ToKey + Send + 'static,
+    {
+        let table = table.to_owned();
+        self.run(move |db| db.table(&table)?.get_row(key)).await
+    }
+
+    /// [`crate::Table::insert_row`] on table `table`; the auto-increment value the row got.
+    pub async fn insert_row<R>(&self, table: &str, row: R) -> Result<Option<u64>>
+    where
+        R: crate::ToRow + Send + 'static,
+    {
+        let table = table.to_owned();
+        self.run(move |db| db.table(&table)?.insert_row(&row)).await
+    }
+
+    /// [`Database::transaction`]: `f` runs on the blocking pool as one transaction,
+    /// committed when it returns `Ok`, run again after a deadlock or lock wait timeout
+    /// ([`Error::is_retryable`]). `f` is blocking code, like every statement it calls.
+    pub async fn transaction<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnMut(&mut crate::Transaction) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.run(move |db| db.transaction(f)).await
+    }
+
+    /// [`Database::sync`]: everything committed so far made durable; the LSN it reached.
+    pub async fn sync(&self) -> Result<u64> {
+        self.run(|db| db.sync()).await
+    }
+
     /// [`crate::Table::load`] on table `table`. The rows are produced on the blocking
     /// thread as the load consumes them, so an iterator that generates them
     /// (`(0..n).map(...)`) is never held in memory whole.

@@ -305,3 +305,69 @@ fn dropping_the_last_handle_closes_the_database_cleanly() -> TestResult {
     assert_eq!(db.check()?.rows["t"], 101);
     Ok(())
 }
+
+/// The statements beyond get/insert/update/delete: a unique-index read, named columns, typed
+/// rows, a retried transaction and a sync, each on the blocking pool.
+#[test]
+fn statements_typed_rows_and_transactions_run_on_the_blocking_pool() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    multi_thread().block_on(async {
+        let db = AsyncDatabase::create(dir.path(), Config::default()).await?;
+        db.create_table(
+            TableDef::new("books")
+                .column(ColumnDef::new("id", ColumnType::U64).auto_increment())
+                .column(ColumnDef::new("isbn", ColumnType::Var(20)))
+                .column(ColumnDef::new("qty", ColumnType::U32))
+                .primary_key(&["id"])
+                .index(IndexDef::unique("by_isbn", &["isbn"])),
+        )
+        .await?;
+        // A tuple maps by position; id 0 asks for the next auto-increment value.
+        let id = db.insert_row("books", (0u64, "978-0", 3u32)).await?;
+        assert_eq!(id, Some(1));
+        let found = db
+            .get_by("books", "by_isbn", vec![Value::text("978-0")])
+            .await?;
+        assert_eq!(
+            found,
+            Some(vec![Value::UInt(1), Value::text("978-0"), Value::UInt(3)])
+        );
+        assert!(
+            db.update_columns(
+                "books",
+                vec![Value::UInt(1)],
+                vec![("qty".into(), Value::UInt(2))]
+            )
+            .await?
+        );
+        assert!(
+            !db.update_columns(
+                "books",
+                vec![Value::UInt(9)],
+                vec![("qty".into(), Value::UInt(2))]
+            )
+            .await?
+        );
+        // Table handles own what they need, so one moves into the closure.
+        let books = db.run(|db| db.table("books")).await?;
+        let sold = db
+            .transaction(move |tx| {
+                let Some((id, isbn, qty)) = tx.get_row::<(u64, String, u32)>(&books, 1u64)? else {
+                    return Ok(None);
+                };
+                tx.update(
+                    &books,
+                    &[Value::UInt(id), Value::text(&isbn), Value::from(qty - 1)],
+                )?;
+                Ok(Some(qty - 1))
+            })
+            .await?;
+        assert_eq!(sold, Some(1));
+        let row: Option<(u64, String, u32)> = db.get_row("books", 1u64).await?;
+        assert_eq!(row, Some((1, "978-0".to_owned(), 1)));
+        let lsn = db.sync().await?;
+        assert_eq!(db.sync().await?, lsn, "nothing new to sync");
+        db.close().await?;
+        Ok(())
+    })
+}
