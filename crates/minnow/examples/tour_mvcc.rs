@@ -50,6 +50,12 @@ fn config() -> Config {
     Config {
         buffer_pool_dump_at_shutdown: false,
         log_file_size: 4 << 20,
+        // One rollback segment: every undo log goes to one stream, so the chapter can walk
+        // the whole history on one undo page (`minnow page DIR/ibdata1 4`).
+        rollback_segments: 1,
+        // No purge thread: the chains and the history list stay as the steps left them,
+        // whatever the timing (purge is the chapter's next topic, not this experiment's).
+        purge_threads: 0,
         ..Config::default()
     }
 }

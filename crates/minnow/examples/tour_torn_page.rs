@@ -15,11 +15,14 @@
 //! 3. flushes the dirty pages, with the device set to die just before the data file's sync: the
 //!    doublewrite copy is written and synced, the in-place writes are issued, nothing after;
 //! 4. cuts the power: each unsynced in-place write is kept, lost or **torn** (some 512-byte
-//!    or 4 KiB chunks new, the rest old), as a seed decides;
+//!    or 4 KiB chunks new, the rest old), as a seed decides, and says what each torn write
+//!    left: a page that fails its checksum, or (when the changed bytes all fell in chunks of
+//!    one version) the new or the old page whole;
 //! 5. opens the database again with an ordinary backend and prints what recovery did.
 //!
-//! Step 1-4 repeat with the next seed until the cut tears at least one page, so every run
-//! shows the same thing (the seeds are fixed: the output is the same on every machine).
+//! Step 1-4 repeat with the next seed until the cut tears at least one page. The seeds are
+//! fixed and no background thread runs (no page cleaner, no purge), so the output is the
+//! same on every run and every machine (the temporary directory is printed as `DIR`).
 
 use std::error::Error;
 use std::path::Path;
@@ -29,6 +32,7 @@ use minnow::DoublewriteMode;
 use minnow::backend::{CrashSim, Fate, SyncBackend};
 use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, IoBackend, TableDef, Value};
+use minnow_page::checksum::{self, ChecksumAlgorithm, ChecksumPolicy, Verdict};
 
 const ROWS: u64 = 600;
 
@@ -38,6 +42,9 @@ fn config(doublewrite: DoublewriteMode, io_backend: IoBackend) -> Config {
         io_backend,
         // No background flushing: every page write in this program is one we asked for.
         page_cleaners: 0,
+        // No purge thread: it would change undo pages and write redo at its own pace, so
+        // the dirty pages, the torn page's bytes and the redo count would differ per run.
+        purge_threads: 0,
         buffer_pool_dump_at_shutdown: false,
         read_ahead_threshold: 0,
         log_file_size: 4 << 20,
@@ -57,14 +64,43 @@ fn value(id: u64, version: u8) -> Value {
 }
 
 /// What one crash left: the torn pages of `ibdata1` (page number, chunk size, chunks that
-/// persisted, chunks) and how many dirty pages the flush was writing.
+/// persisted, chunks, what the page now is) and how many dirty pages the flush was writing.
 struct Crash {
     seed: u64,
-    torn: Vec<(u64, usize, usize, usize)>,
+    torn: Vec<(u64, usize, usize, usize, Left)>,
     /// Pages whose in-place write was kept whole, and lost whole.
     kept: Vec<u64>,
     lost: Vec<u64>,
     dirty_pages: usize,
+}
+
+/// What a torn write left in the file: a mix of chunks usually fails the checksum, but when
+/// every byte the write changed fell in chunks of one version, the page is that version whole.
+#[derive(Clone, Copy)]
+enum Left {
+    /// The checksum fails: neither version.
+    Mix,
+    /// A valid page, byte for byte the one the write carried.
+    New,
+    /// A valid page, the one the write was replacing.
+    Old,
+}
+
+/// What a torn write left at page `page` of `after`, given `written`, the file as it was with
+/// every in-place write complete.
+fn left(after: &[u8], written: &[u8], page: u64, page_size: usize) -> Left {
+    let at = page as usize * page_size;
+    let (Some(now), Some(new)) = (
+        after.get(at..at + page_size),
+        written.get(at..at + page_size),
+    ) else {
+        return Left::Mix;
+    };
+    match checksum::verify(now, ChecksumPolicy::new(ChecksumAlgorithm::Crc32)) {
+        Ok(Verdict::Valid(_)) if now == new => Left::New,
+        Ok(Verdict::Valid(_)) => Left::Old,
+        _ => Left::Mix,
+    }
 }
 
 /// Steps 1-4 in `dir` with one seed.
@@ -97,10 +133,14 @@ fn crash(dir: &Path, mode: DoublewriteMode, seed: u64) -> Result<Crash, Box<dyn 
     }
     drop(t);
     drop(db); // its final flush fails too: the device is dead
-    // 4. The power cut.
+    // 4. The power cut. The simulator passed every write through, so the file holds each
+    //    page as the flush wrote it until the cut puts back what was not durable.
+    let path = dir.join(minnow::inspect::SYSTEM_TABLESPACE);
+    let written = std::fs::read(&path)?;
     let report = sim.power_cut(seed)?;
+    let after = std::fs::read(&path)?;
     let ibdata = report
-        .file(&dir.join(minnow::inspect::SYSTEM_TABLESPACE))
+        .file(&path)
         .ok_or("the simulator does not know ibdata1")?;
     let page_size = Config::default().page_size.bytes() as u64;
     let torn = ibdata
@@ -111,7 +151,11 @@ fn crash(dir: &Path, mode: DoublewriteMode, seed: u64) -> Result<Crash, Box<dyn 
                 granularity,
                 persisted,
                 chunks,
-            } => Some((w.offset / page_size, granularity, persisted, chunks)),
+            } => {
+                let page = w.offset / page_size;
+                let left = left(&after, &written, page, page_size as usize);
+                Some((page, granularity, persisted, chunks, left))
+            }
             _ => None,
         })
         .collect();
@@ -155,10 +199,15 @@ fn run(mode: DoublewriteMode) -> Result<(), Box<dyn Error>> {
         "  pages written whole: {:?}; pages not written at all: {:?}",
         crash.kept, crash.lost
     );
-    for (page, granularity, persisted, chunks) in &crash.torn {
+    for (page, granularity, persisted, chunks, left) in &crash.torn {
+        let left = match left {
+            Left::Mix => "its checksum fails",
+            Left::New => "yet it is the new page whole (every changed byte was in a new chunk)",
+            Left::Old => "yet it is the old page whole (no changed byte was in a new chunk)",
+        };
         println!(
             "  page {page} is TORN: {persisted} of its {chunks} chunks of {granularity} bytes \
-             are new, the rest are old"
+             are new, the rest are old: {left}"
         );
     }
     match Database::open(tmp.path(), config(mode, IoBackend::Sync)) {
@@ -184,17 +233,21 @@ fn run(mode: DoublewriteMode) -> Result<(), Box<dyn Error>> {
             db.close()?;
         }
         Err(e) => {
+            // The temporary directory's name differs on every run: print it as `DIR`.
+            let e = e
+                .to_string()
+                .replace(&tmp.path().display().to_string(), "DIR");
             println!("open FAILED: {e}");
             println!("  the redo log holds every update, but redo records are edits of an intact");
             println!("  page: nothing can rebuild a page that is half old and half new");
         }
     }
-    println!();
     Ok(())
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     run(DoublewriteMode::On)?;
+    println!();
     run(DoublewriteMode::Off)?;
     Ok(())
 }
