@@ -1,5 +1,7 @@
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::*;
-use minnow::Config;
+use minnow::{Config, Error, Scan};
 
 fn tiny(mode: Mode) -> OltpConfig {
     OltpConfig {
