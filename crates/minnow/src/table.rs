@@ -420,18 +420,37 @@ impl Table {
     /// made as durable as [`crate::Config::flush_log_at_trx_commit`] says before this
     /// returns; false if there was no such row (as [`crate::Transaction::delete`]).
     pub fn delete(&self, key: &[Value]) -> Result<bool> {
+        self.keyed_statement(RowOp::Delete, key, trx::delete)
+    }
+
+    /// An autocommit statement on the row with primary key `key` (normalised here) that may
+    /// find no row: admitted for one row, `change` run as the statement of a transaction of
+    /// its own, then, if it found the row, counted as `op` and made as durable as
+    /// `flush_log_at_trx_commit` says. False if there was no such row.
+    pub(crate) fn keyed_statement(
+        &self,
+        op: RowOp,
+        key: &[Value],
+        change: impl FnOnce(
+            &crate::db::Inner,
+            &TableEntry,
+            &mut TrxState,
+            &mut trx::WriteGuard<'_>,
+            &[Value],
+        ) -> Result<bool>,
+    ) -> Result<bool> {
         let mut admitted = self.db.admit();
         admitted.row();
         let (found, end) = self.write_statement(|inner, t, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             let mut st = TrxState::default();
-            let r = st.statement(inner, |st| trx::delete(inner, t, st, w, &key));
+            let r = st.statement(inner, |st| change(inner, t, st, w, &key));
             autocommit(inner, st, r)
         })?;
         if !found {
             return Ok(false);
         }
-        self.db.count_rows(RowOp::Delete, 1);
+        self.db.count_rows(op, 1);
         self.db.durable(end)?;
         Ok(true)
     }

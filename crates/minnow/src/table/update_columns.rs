@@ -3,10 +3,10 @@
 
 use minnow_btree::record::Value;
 
-use super::{Table, autocommit};
+use super::Table;
 use crate::error::Result;
 use crate::status::RowOp;
-use crate::trx::{self, TrxState};
+use crate::trx;
 
 impl Table {
     /// Sets the named columns of the row with primary key `key` (`UPDATE ... SET stock = 4
@@ -49,22 +49,9 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn update_columns(&self, key: &[Value], changes: &[(&str, Value)]) -> Result<bool> {
-        let mut admitted = self.db.admit();
-        admitted.row();
-        let (found, end) = self.write_statement(|inner, t, w| {
-            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+        self.keyed_statement(RowOp::Update, key, |inner, t, st, w, key| {
             let changes = trx::column_changes(&t.meta, changes)?;
-            let mut st = TrxState::default();
-            let r = st.statement(inner, |st| {
-                trx::update_columns(inner, t, st, w, &key, &changes)
-            });
-            autocommit(inner, st, r)
-        })?;
-        if !found {
-            return Ok(false);
-        }
-        self.db.count_rows(RowOp::Update, 1);
-        self.db.durable(end)?;
-        Ok(true)
+            trx::update_columns(inner, t, st, w, key, &changes)
+        })
     }
 }
