@@ -485,7 +485,10 @@ pub(crate) fn insert_values<R: ToRow + ?Sized>(def: &TableDef, row: &R) -> Resul
 /// An update of `row`: `Ok(Full(row))` when `R` sets every column (positional, or a field
 /// for each), else its values by table position and its primary key, for a
 /// read-modify-write of the row under its lock ([`merge`]).
-pub(crate) fn update_values<R: ToRow + ?Sized>(def: &TableDef, row: &R) -> Result<Update> {
+pub(crate) fn update_values<'d, R: ToRow + ?Sized>(
+    def: &'d TableDef,
+    row: &R,
+) -> Result<Update<'d>> {
     let values = row.to_values();
     let Some(names) = R::COLUMNS else {
         return Ok(Update::Full(values));
@@ -519,32 +522,41 @@ pub(crate) fn update_values<R: ToRow + ?Sized>(def: &TableDef, row: &R) -> Resul
             }
         }
     }
-    Ok(Update::Partial {
-        key,
-        set: by_column,
-    })
+    // The columns the type sets, by name, less the primary key (which names the row).
+    let changes = def
+        .columns
+        .iter()
+        .zip(by_column)
+        .filter(|(c, _)| !def.primary_key.contains(&c.name))
+        .filter_map(|(c, v)| Some((c.name.as_str(), v?)))
+        .collect();
+    Ok(Update::Partial { key, changes })
 }
 
 /// What an update of a typed row writes ([`update_values`]).
-pub(crate) enum Update {
+pub(crate) enum Update<'d> {
     /// Every column, in table order: a plain update.
     Full(Vec<Value>),
-    /// Some columns (by table position), and the primary key of the row they change.
+    /// Some columns, by name (an `update_columns`), and the primary key of the row they
+    /// change.
     Partial {
         /// The primary key.
         key: Vec<Value>,
-        /// The new value of each column the type sets.
-        set: Vec<Option<Value>>,
+        /// The new value of each non-key column the type sets.
+        changes: Vec<(&'d str, Value)>,
     },
 }
 
-/// The row `current` with the columns of `set` changed.
-pub(crate) fn merge(current: Vec<Value>, set: Vec<Option<Value>>) -> Vec<Value> {
-    current
-        .into_iter()
-        .zip(set)
-        .map(|(old, new)| new.unwrap_or(old))
-        .collect()
+/// A typed update's outcome: `found` from its `update_columns`, [`Error::RowNotFound`] for
+/// the row with primary key `key` when there was none.
+pub(crate) fn updated(def: &TableDef, key: Vec<Value>, found: bool) -> Result<()> {
+    if found {
+        return Ok(());
+    }
+    Err(Error::RowNotFound {
+        table: def.name.clone(),
+        key,
+    })
 }
 
 /// The columns a read of `T` asks for, and the names of the values it gets back: `T`'s

@@ -1,8 +1,7 @@
 //! Typed reads and writes on a [`Table`]: the [`crate::row`] traits over the untyped
-//! statements. Each call is one untyped statement (the engine projects the columns a
-//! [`FromRow`] type names), except [`Table::update_row`] of a type that sets only some
-//! columns, which is a short transaction of its own (read the row under its lock, change
-//! those columns, write it back).
+//! statements. Each call is one untyped statement: the engine projects the columns a
+//! [`FromRow`] type names, and [`Table::update_row`] of a type that sets only some columns
+//! is one [`Table::update_columns`].
 
 use std::marker::PhantomData;
 use std::ops::Bound;
@@ -109,16 +108,15 @@ impl Table {
 
     /// Updates the row with `row`'s primary key (a typed [`Table::update`]): the columns
     /// `row` has a field for get its values, the others keep theirs. A type that sets every
-    /// column is one [`Table::update`]; one that sets some is a transaction of its own that
-    /// reads the row under its lock ([`crate::Transaction::update_row`]). A missing row is
+    /// column is one [`Table::update`]; one that sets some is one [`Table::update_columns`]
+    /// (those columns of the row's latest version, changed under its lock). A missing row is
     /// [`crate::Error::RowNotFound`].
     pub fn update_row<R: ToRow + ?Sized>(&self, row: &R) -> Result<()> {
         match row::update_values(self.def(), row)? {
             Update::Full(values) => self.update(&values).map(drop),
-            Update::Partial { .. } => {
-                let mut tx = self.db.begin()?;
-                tx.update_row(self, row)?;
-                tx.commit().map(drop)
+            Update::Partial { key, changes } => {
+                let found = self.update_columns(&key, &changes)?;
+                row::updated(self.def(), key, found)
             }
         }
     }

@@ -2,7 +2,7 @@
 //! transaction's untyped statements, with the same mapping as the [`crate::Table`] ones.
 
 use super::transaction::Transaction;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::row::{self, FromRow, ToKey, ToRow, Update};
 use crate::table::{Scan, Table, TypedRows, typed_scan};
 
@@ -101,20 +101,15 @@ impl Transaction {
 
     /// Updates the row with `row`'s primary key (a typed [`Transaction::update`]): the
     /// columns `row` has a field for get its values, the others keep theirs. A type that
-    /// sets only some columns reads the row with [`Transaction::get_for_update`] first, so
-    /// no concurrent change of the other columns is lost. A missing row is
-    /// [`Error::RowNotFound`].
+    /// sets only some columns is a [`Transaction::update_columns`]: it changes those columns
+    /// of the row's latest version under its lock, so no concurrent change of the other
+    /// columns is lost. A missing row is [`crate::Error::RowNotFound`].
     pub fn update_row<R: ToRow + ?Sized>(&mut self, table: &Table, row: &R) -> Result<()> {
         match row::update_values(table.def(), row)? {
             Update::Full(values) => self.update(table, &values),
-            Update::Partial { key, set } => {
-                let Some(current) = self.get_for_update(table, &key)? else {
-                    return Err(Error::RowNotFound {
-                        table: table.def().name.clone(),
-                        key,
-                    });
-                };
-                self.update(table, &row::merge(current, set))
+            Update::Partial { key, changes } => {
+                let found = self.update_columns(table, &key, &changes)?;
+                row::updated(table.def(), key, found)
             }
         }
     }
