@@ -12,6 +12,7 @@
 //!   `innodb`, `none`, `full_crc32`), byte for byte, and verification in InnoDB's order;
 //! - [`index`]: the INDEX page header, decoded for inspection;
 //! - [`bytes`]: checked big-endian field access: parsing a page never panics, whatever the bytes;
+//! - [`lab`]: the error a course lab's starter code returns until the student writes it;
 //! - [`walk`]: [`walk::CycleGuard`], which bounds every walk over links read from disk, so a
 //!   corrupt file's cycle is an error, never a hang.
 //!
@@ -59,6 +60,7 @@ pub mod fil;
 pub mod fsp;
 mod id;
 pub mod index;
+pub mod lab;
 mod size;
 pub mod walk;
 
