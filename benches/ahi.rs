@@ -2,7 +2,7 @@
 //! queries, seed article 003.
 //!
 //! A `slap` table ([`minnow_workload::slap`]) of `MINNOW_BENCH_ROWS` rows (default 20,000, so
-//! CI's `cargo bench --bench ahi -- --test` pass is quick; the E4 figures in
+//! CI's `cargo test --bench ahi` pass is quick; the E4 figures in
 //! `docs/EXPERIMENTS.md` use 1,000,000 through `minnow bench ahi`), start keys from a working
 //! set of 100. Single thread, Criterion-timed, one group per query and shape, each with the
 //! configurations `base` (hash on), `noahi` (hash off) and `itc` (hash on,

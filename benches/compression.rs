@@ -46,7 +46,7 @@
 //! | `MINNOW_E3_IO_FILESORT_ROWS` | 200 | rows per filesort query in the Criterion group |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the databases go (use a real disk: `O_DIRECT`) |
 //!
-//! `cargo bench --bench compression -- --test` (CI) runs each Criterion bench once, one
+//! `cargo test --bench compression` (CI) runs each Criterion bench once, one
 //! round of the codec table on 2,000 rows, and the IO part on 3,000 rows with windows of a
 //! few queries.
 
@@ -228,7 +228,7 @@ fn same_run_table(pages: &[Vec<u8>], rounds: usize) -> Vec<Row> {
 }
 
 fn e3(c: &mut Criterion) {
-    let test_mode = std::env::args().any(|a| a == "--test");
+    let test_mode = common::test_mode();
     let rows: u64 = env_num("MINNOW_E3_ROWS", if test_mode { 2_000 } else { 20_000 });
     let rounds: usize = env_num("MINNOW_E3_ROUNDS", if test_mode { 1 } else { 5 });
     let seed: u64 = env_num("MINNOW_E3_SEED", 1);
@@ -291,7 +291,7 @@ fn e3(c: &mut Criterion) {
 /// The IO-bound part: both layouts loaded once, then Criterion's group and the same-run
 /// table.
 fn e3_io(c: &mut Criterion) {
-    let test_mode = std::env::args().any(|a| a == "--test");
+    let test_mode = common::test_mode();
     let rows: u64 = env_num("MINNOW_E3_IO_ROWS", if test_mode { 3_000 } else { 40_000 });
     let threads: usize = env_num("MINNOW_E3_IO_THREADS", 4);
     let secs: f64 = env_num("MINNOW_E3_IO_SECS", if test_mode { 0.05 } else { 5.0 });

@@ -28,7 +28,9 @@
 //! | `MINNOW_E11_PROBE` | 2000 | hot-set reads timed by the Criterion group |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the database goes (use a real disk, not tmpfs) |
 //!
-//! `cargo bench --bench e11_warmup -- --test` (CI) runs it once on a 20,000-row table.
+//! `cargo test --bench e11_warmup` (CI) runs it once on a 20,000-row table.
+
+mod common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -86,7 +88,7 @@ fn open_and_probe(
 }
 
 fn e11(c: &mut Criterion) {
-    let test_mode = std::env::args().any(|a| a == "--test");
+    let test_mode = common::test_mode();
     let (rows, hot_rows, pool_mb, dump_pct, threads, secs, probe) = if test_mode {
         (20_000, 100, 2, 100, 2, 1, 100)
     } else {

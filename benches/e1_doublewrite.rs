@@ -64,7 +64,7 @@
 //! | `MINNOW_E1_JOURNAL_DIR` | unset | an ext4 `data=journal` mount, for `fs=journal` |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the databases go (use a real disk, not tmpfs) |
 //!
-//! `cargo bench --bench e1_doublewrite -- --test` (CI) runs each Criterion bench once and the
+//! `cargo test --bench e1_doublewrite` (CI) runs each Criterion bench once and the
 //! comparison for one short round on a tiny table.
 
 mod common;
@@ -101,7 +101,7 @@ struct Settings {
 
 impl Settings {
     fn from_env() -> Settings {
-        let test_mode = std::env::args().any(|a| a == "--test");
+        let test_mode = common::test_mode();
         let variants = std::env::var("MINNOW_E1_VARIANTS")
             .unwrap_or_else(|_| "doublewrite=on,doublewrite=off".to_owned())
             .split(',')

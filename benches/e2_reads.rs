@@ -28,7 +28,7 @@
 //! | `MINNOW_E2_POOL_MB` | 256 | buffer pool MiB |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the database goes (use a real disk, not tmpfs) |
 //!
-//! `cargo bench --bench e2_reads -- --test` (CI) runs each query once per organisation and a
+//! `cargo test --bench e2_reads` (CI) runs each query once per organisation and a
 //! one-thread sweep of a few milliseconds per point on a 1,000-row table.
 
 mod common;
@@ -80,7 +80,7 @@ impl Settings {
             threads,
             secs: num("MINNOW_E2_SECS", "0.5").max(0.01),
             pool_mb: (num("MINNOW_E2_POOL_MB", "256") as usize).max(8),
-            test_mode: std::env::args().any(|a| a == "--test"),
+            test_mode: common::test_mode(),
         };
         if s.test_mode {
             Settings {

@@ -37,7 +37,7 @@
 //! Long loads from the command line: `minnow bench oltp --load-only --table-size 1000000
 //! --set checksum_algorithm=innodb` (the `load` way).
 //!
-//! `cargo bench --bench e5_load -- --test` (CI) runs each Criterion bench once and one round
+//! `cargo test --bench e5_load` (CI) runs each Criterion bench once and one round
 //! of the comparison on a tiny table.
 
 mod common;
@@ -84,7 +84,7 @@ struct Settings {
 
 impl Settings {
     fn from_env() -> Settings {
-        let test_mode = std::env::args().any(|a| a == "--test");
+        let test_mode = common::test_mode();
         let ways = std::env::var("MINNOW_E5_WAYS")
             .unwrap_or_else(|_| "load,insert".to_owned())
             .split(',')

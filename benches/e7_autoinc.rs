@@ -22,7 +22,9 @@
 //! | `MINNOW_E7_ROWS_PER_STMT` | 100 | rows per INSERT statement |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the databases go (use a real disk, not tmpfs) |
 //!
-//! `cargo bench --bench e7_autoinc -- --test` (CI) runs everything once at 1,000 rows.
+//! `cargo test --bench e7_autoinc` (CI) runs everything once at 1,000 rows.
+
+mod common;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,7 +46,7 @@ fn bench_dir() -> tempfile::TempDir {
 }
 
 fn e7(c: &mut Criterion) {
-    let test_mode = std::env::args().any(|a| a == "--test");
+    let test_mode = common::test_mode();
     let num = |name: &str, default: &str| -> u64 {
         let v = env_or(name, default);
         v.trim()

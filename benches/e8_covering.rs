@@ -25,7 +25,9 @@
 //! | `MINNOW_E8_ROUNDS` | 3 | cold runs per plan |
 //! | `MINNOW_BENCH_DIR` | the temp dir | where the database goes (use a real disk, not tmpfs) |
 //!
-//! `cargo bench --bench e8_covering -- --test` (CI) runs it once on a 5,000-row table.
+//! `cargo test --bench e8_covering` (CI) runs it once on a 5,000-row table.
+
+mod common;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -60,7 +62,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn e8(c: &mut Criterion) {
-    let test_mode = std::env::args().any(|a| a == "--test");
+    let test_mode = common::test_mode();
     let (rows, user_revs, rounds) = if test_mode {
         (5_000, 100, 1)
     } else {

@@ -26,7 +26,7 @@
 //! | `MINNOW_E9_ROWS` | 2000 | rows (the article: 10,000) |
 //! | `MINNOW_E9_UPDATES` | 20 | updates per row while the old view is open (the article: about 100) |
 //!
-//! `cargo bench --bench history -- --test` (CI) runs each count once on the default size.
+//! `cargo test --bench history` (CI) runs each count once on the default size.
 
 use std::time::Instant;
 

@@ -40,7 +40,7 @@
 //! Long runs with interval reports: `minnow bench oltp --mode update_index --threads 4
 //! --time 60 --report-interval 5` (transactions are its default too).
 //!
-//! `cargo bench --bench mvcc_oltp -- --test` (CI) runs each Criterion bench once and the
+//! `cargo test --bench mvcc_oltp` (CI) runs each Criterion bench once and the
 //! sweep for 0.2 s per run on a tiny table.
 
 mod common;
@@ -68,7 +68,7 @@ struct Settings {
 
 impl Settings {
     fn from_env() -> Settings {
-        let test_mode = std::env::args().any(|a| a == "--test");
+        let test_mode = common::test_mode();
         let threads = env_str("MINNOW_MVCC_THREADS", "1,2,4,8")
             .split(',')
             .map(|t| {

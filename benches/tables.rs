@@ -38,7 +38,7 @@
 //! `$CARGO_TARGET_DIR/criterion`, else `target/criterion`) for the docs.
 //!
 //! Run: `cargo bench --bench tables`. `MINNOW_BENCH_ROWS` sets the table size (default
-//! 20,000, small enough for CI's `-- --test` pass; the figure is 1,000,000, at least
+//! 20,000, small enough for CI's test-mode pass; the figure is 1,000,000, at least
 //! 2,000). The databases live in `MINNOW_BENCH_DIR` (default: the system temp dir).
 
 use std::hint::black_box;

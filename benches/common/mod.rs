@@ -7,6 +7,20 @@
 
 use std::path::{Path, PathBuf};
 
+/// Whether this run is Criterion's test mode, where each bench runs once on a small size:
+/// `--test` was passed (`cargo bench -- --test`), or the binary was started without `--bench`
+/// (`cargo test --bench NAME`, as CI does; `cargo bench` always passes `--bench`). A bench
+/// that sized its data from `--test` alone loaded its full default size in CI.
+pub fn test_mode() -> bool {
+    let mut test = false;
+    let mut bench = false;
+    for a in std::env::args().skip(1) {
+        test |= a == "--test";
+        bench |= a == "--bench";
+    }
+    test || !bench
+}
+
 /// `name` parsed as a number (underscores allowed: `1_000_000`), or `default` when unset; a
 /// value that does not parse stops the bench with its name and the reason.
 pub fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T
