@@ -36,6 +36,7 @@
 //! - [`textgen`]: deterministic text-like rows (titles and bodies of Zipf-distributed words,
 //!   names, e-mail addresses, dates, small counters) for the compression experiment E3.
 //! - [`io_stats`]: pages flushed and bytes written around a run.
+//! - [`spread`]: the median and range of repeated measurements.
 //!
 //! A command line names [`minnow::Config`] knobs (`--set doublewrite=off`) through the
 //! engine's own registry, [`minnow::Config::apply`] and [`minnow::KNOBS`].
@@ -80,6 +81,7 @@ pub mod plot;
 pub mod reads2007;
 pub mod revisions;
 pub mod slap;
+pub mod spread;
 pub mod textgen;
 pub mod timed;
 pub mod warmup;

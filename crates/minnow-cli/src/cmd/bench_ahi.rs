@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! minnow bench ahi [--rows 1000000] [--working-set 100] [--threads 1,2,4,8]
-//!     [--queries 2000] [--warmup 500] [--dir DIR] [--set name=value ...] [--json]
+//!     [--queries 2000] [--warmup 500] [--rounds 3] [--dir DIR] [--set name=value ...] [--json]
 //! ```
 //!
 //! One database is created and loaded ([`minnow_workload::slap`]); then for each thread count,
@@ -14,6 +14,20 @@
 //! time and, as the article does, each other configuration's response time divided by
 //! base's (above 1: slower than base). `--queries` is per thread and per cell, divided by 10
 //! for LIMIT 1000 ranges.
+//!
+//! ## Rounds, rotation and spread
+//!
+//! On a shared machine one run of a cell says little: the same cell read 0.40 once and 1.91
+//! the next time. So each cell runs `--rounds` times (default 3), and round `r` runs the three
+//! configurations in an order rotated by `r` (base, noahi, itc; then noahi, itc, base; ...),
+//! so that none of them always runs first, on a cold cache, or last, after the others warmed
+//! it. Each round gives its own ratios (the two configurations of a ratio ran moments apart);
+//! the table prints their median and, in brackets, the lowest and highest.
+//!
+//! A cell where the hash plays no part should read 1.0. The bench does not guess which cells
+//! those are: it counts the hash's hits during base's runs, and marks a cell whose base runs
+//! made no hit (`-` in the `hash` column). Such a cell's noahi/base spread should contain 1.0;
+//! the last line says how many do.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,6 +35,7 @@ use std::path::PathBuf;
 use clap::Args;
 use minnow::{Config, Database};
 use minnow_workload::slap::{self, Query, Setup, Shape, SlapConfig};
+use minnow_workload::spread::Spread;
 use serde::Serialize;
 
 use crate::cli::Status;
@@ -45,6 +60,9 @@ pub struct AhiArgs {
     /// Warm-up queries per thread before each cell (a tenth of it for LIMIT 1000).
     #[arg(long, default_value_t = 500)]
     pub warmup: u64,
+    /// Rounds per cell, the configurations' order rotated each round (at least 1).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
     /// Only these queries (q1,q4,q5).
     #[arg(long, default_value = "q1,q4,q5", value_delimiter = ',')]
     pub query: Vec<String>,
@@ -57,19 +75,34 @@ pub struct AhiArgs {
     pub set: Vec<String>,
 }
 
-/// One cell of the matrix.
+/// One round of a cell: the three configurations' mean response times, in microseconds.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Round {
+    base_us: f64,
+    noahi_us: f64,
+    itc_us: f64,
+}
+
+/// One cell of the matrix, over its rounds.
 #[derive(Debug, Serialize)]
 struct Cell {
     threads: usize,
     query: &'static str,
     shape: String,
+    rounds: Vec<Round>,
+    /// Median of base's response times.
     base_us: f64,
-    noahi_us: f64,
-    itc_us: f64,
-    noahi_over_base: f64,
-    itc_over_base: f64,
-    base_qps: f64,
-    noahi_qps: f64,
+    noahi_over_base: Spread,
+    itc_over_base: Spread,
+    /// Hash hits during base's runs (0: the hash plays no part, the ratios should be 1).
+    base_hash_hits: u64,
+}
+
+/// The order of the three configurations in round `r`: base, noahi, itc rotated by `r`.
+fn rotation(r: usize) -> [Setup; 3] {
+    let mut order = Setup::ALL;
+    order.rotate_left(r % Setup::ALL.len());
+    order
 }
 
 fn bench_err(e: impl std::fmt::Display) -> CliError {
@@ -96,6 +129,9 @@ pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliEr
             other => Err(bench_err(format!("--query {other}: expected q1, q4 or q5"))),
         })
         .collect::<Result<_, _>>()?;
+    if a.rounds == 0 {
+        return Err(bench_err("--rounds: at least 1"));
+    }
     if a.threads.contains(&0) {
         return Err(bench_err("--threads: every count must be at least 1"));
     }
@@ -129,42 +165,36 @@ pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliEr
     if !json {
         writeln!(
             out,
-            "{:>7} {:>5} {:>9} {:>10} {:>11} {:>9}",
-            "threads", "query", "shape", "base us", "noahi/base", "itc/base"
+            "{:>7} {:>5} {:>9} {:>10} {:>21} {:>21} {:>4}",
+            "threads", "query", "shape", "base us", "noahi/base", "itc/base", "hash"
         )?;
     }
     for &threads in &a.threads {
         for &q in &queries {
             for shape in Shape::ALL {
-                let scale = if shape.rows() >= 1000 { 10 } else { 1 };
-                let (n, w) = ((a.queries / scale).max(1), a.warmup / scale);
-                let m = |setup| {
-                    slap::measure(&db, &cfg, setup, q, shape, threads, w, n).map_err(bench_err)
-                };
-                let (base, noahi, itc) = (m(Setup::Base)?, m(Setup::NoAhi)?, m(Setup::Itc)?);
-                let c = Cell {
-                    threads,
-                    query: q.name(),
-                    shape: shape.name(),
-                    base_us: base.response_us(),
-                    noahi_us: noahi.response_us(),
-                    itc_us: itc.response_us(),
-                    noahi_over_base: noahi.response_us() / base.response_us(),
-                    itc_over_base: itc.response_us() / base.response_us(),
-                    base_qps: base.qps(),
-                    noahi_qps: noahi.qps(),
-                };
+                let c = cell(&db, &cfg, a, threads, q, shape)?;
                 if !json {
                     writeln!(
                         out,
-                        "{:>7} {:>5} {:>9} {:>10.2} {:>11.3} {:>9.3}",
-                        c.threads, c.query, c.shape, c.base_us, c.noahi_over_base, c.itc_over_base
+                        "{:>7} {:>5} {:>9} {:>10.2} {:>21} {:>21} {:>4}",
+                        c.threads,
+                        c.query,
+                        c.shape,
+                        c.base_us,
+                        c.noahi_over_base.to_string(),
+                        c.itc_over_base.to_string(),
+                        if c.base_hash_hits == 0 { "-" } else { "used" }
                     )?;
                 }
                 cells.push(c);
             }
         }
     }
+    let unused: Vec<&Cell> = cells.iter().filter(|c| c.base_hash_hits == 0).collect();
+    let at_one = unused
+        .iter()
+        .filter(|c| c.noahi_over_base.contains(1.0))
+        .count();
     Setup::Base.apply(&db).map_err(bench_err)?;
     let ahi = db.ahi_stats().map_err(bench_err)?;
     if json {
@@ -172,7 +202,10 @@ pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliEr
         struct Report<'a> {
             rows: u64,
             working_set: u64,
+            rounds: usize,
             cells: &'a [Cell],
+            cells_without_hash: usize,
+            cells_without_hash_at_one: usize,
             ahi_entries: u64,
             ahi_memory_bytes: u64,
             ahi_hits: u64,
@@ -183,7 +216,10 @@ pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliEr
             &Report {
                 rows: a.rows,
                 working_set: a.working_set,
+                rounds: a.rounds,
                 cells: &cells,
+                cells_without_hash: unused.len(),
+                cells_without_hash_at_one: at_one,
                 ahi_entries: ahi.entries,
                 ahi_memory_bytes: ahi.memory_bytes,
                 ahi_hits: ahi.hits,
@@ -191,6 +227,13 @@ pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliEr
             },
         )?;
     } else {
+        writeln!(
+            out,
+            "cells where base made no hash hit: {}, of which {} have 1.0 within their \
+             noahi/base range",
+            unused.len(),
+            at_one
+        )?;
         writeln!(
             out,
             "adaptive hash index: {} entries, {} pages hashed, {} KiB, {} hits, {} misses",
@@ -203,4 +246,73 @@ pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliEr
     }
     db.close().map_err(bench_err)?;
     Ok(Status::Clean)
+}
+
+/// Measures one cell: `a.rounds` rounds, each running the three configurations in the order
+/// [`rotation`] gives, each after its warm-up.
+fn cell(
+    db: &Database,
+    cfg: &SlapConfig,
+    a: &AhiArgs,
+    threads: usize,
+    q: Query,
+    shape: Shape,
+) -> Result<Cell, CliError> {
+    let scale = if shape.rows() >= 1000 { 10 } else { 1 };
+    let (n, w) = ((a.queries / scale).max(1), a.warmup / scale);
+    let mut rounds = Vec::with_capacity(a.rounds);
+    let mut base_hash_hits = 0;
+    for r in 0..a.rounds {
+        let mut round = Round {
+            base_us: 0.0,
+            noahi_us: 0.0,
+            itc_us: 0.0,
+        };
+        for setup in rotation(r) {
+            let hits_before = db.ahi_stats().map_err(bench_err)?.hits;
+            let result =
+                slap::measure(db, cfg, setup, q, shape, threads, w, n).map_err(bench_err)?;
+            let us = result.response_us();
+            match setup {
+                Setup::Base => {
+                    base_hash_hits += db.ahi_stats().map_err(bench_err)?.hits - hits_before;
+                    round.base_us = us;
+                }
+                Setup::NoAhi => round.noahi_us = us,
+                Setup::Itc => round.itc_us = us,
+            }
+        }
+        rounds.push(round);
+    }
+    let ratio = |f: fn(&Round) -> f64| {
+        let v: Vec<f64> = rounds.iter().map(|r| f(r) / r.base_us).collect();
+        Spread::of(&v).ok_or_else(|| bench_err("no rounds"))
+    };
+    let base: Vec<f64> = rounds.iter().map(|r| r.base_us).collect();
+    Ok(Cell {
+        threads,
+        query: q.name(),
+        shape: shape.name(),
+        base_us: Spread::of(&base).map_or(0.0, |s| s.median),
+        noahi_over_base: ratio(|r| r.noahi_us)?,
+        itc_over_base: ratio(|r| r.itc_us)?,
+        base_hash_hits,
+        rounds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_configuration_leads_one_round_in_three() {
+        let firsts: Vec<Setup> = (0..3).map(|r| rotation(r)[0]).collect();
+        assert_eq!(firsts, [Setup::Base, Setup::NoAhi, Setup::Itc]);
+        for r in 0..3 {
+            let mut order = rotation(r).to_vec();
+            order.sort_by_key(|s| *s as u8);
+            assert_eq!(order, [Setup::Base, Setup::NoAhi, Setup::Itc]);
+        }
+    }
 }

@@ -31,6 +31,7 @@ use clap::Args;
 use minnow::Config;
 use minnow::FlushMethod;
 use minnow_workload::e3::{self, E3Config, Layout, Prepared, RunReport, Workload};
+use minnow_workload::spread::Spread;
 use serde::Serialize;
 
 use super::bench::{scratch_dir, usage, workload_err};
@@ -194,17 +195,8 @@ fn text_row(round: usize, r: &RunReport) -> String {
     line
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let at = |i: usize| v.get(i).copied().unwrap_or(0.0);
-    if n % 2 == 1 {
-        at(n / 2)
-    } else if n == 0 {
-        0.0
-    } else {
-        (at(n / 2 - 1) + at(n / 2)) / 2.0
-    }
+fn median(v: Vec<f64>) -> f64 {
+    Spread::of(&v).map_or(0.0, |s| s.median)
 }
 
 /// Runs `minnow bench compression`.
