@@ -299,3 +299,48 @@ fn innochecksum_agrees_with_strict_crc32_verdicts() {
         assert_eq!(code, 1);
     }
 }
+
+#[test]
+fn garbage_in_compressed_pages_is_reported_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture(dir.path(), 2, "crc32");
+    let p = path.to_str().unwrap();
+    let size = 2048;
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Page 3: record counts that cannot fit (PAGE_N_HEAP 0x7FFF, PAGE_N_RECS 0xFFFF).
+    bytes[3 * size + 42..3 * size + 44].copy_from_slice(&0xFFFFu16.to_be_bytes());
+    bytes[3 * size + 54..3 * size + 56].copy_from_slice(&0xFFFFu16.to_be_bytes());
+    // Pages 4 to 11: random bytes after the FIL header (fixed seed).
+    let mut rng = common::Rng(0x5EED_2026);
+    for page in 4..12 {
+        for b in &mut bytes[page * size + 38..(page + 1) * size] {
+            *b = rng.next() as u8;
+        }
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let run = minnow(["--json", "page", p, "3"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let problems = run.json()["zip_page"]["problems"].to_string();
+    assert!(problems.contains("PAGE_N_HEAP 32767"), "{problems}");
+    for page in 0..16 {
+        let run = minnow(["--json", "page", p, &page.to_string()]);
+        assert!(
+            run.code == 0 || run.code == 1,
+            "page {page}: {}",
+            run.stderr
+        );
+        run.json();
+    }
+    let (code, json) = verify_json(&path, "crc32");
+    assert_eq!(code, 1);
+    let bad: Vec<u64> = json["files"][0]["corrupt_pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["page"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bad, (3..12).collect::<Vec<u64>>());
+    let run = minnow(["--json", "inspect", p]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.json()["checksums"]["corrupt"], 9);
+}
