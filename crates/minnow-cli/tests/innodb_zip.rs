@@ -244,7 +244,7 @@ fn page_decodes_the_compressed_page_header() {
 
     let text = minnow(["page", path.to_str().unwrap(), "3"]);
     for want in [
-        "compressed page: 8192 bytes of a 16384-byte logical page",
+        "ROW_FORMAT=COMPRESSED: 8192 bytes as stored (logical pages of 16384 bytes)",
         "zlib stream   @94",
         "dense directory @",
         "INDEX header (@38):",

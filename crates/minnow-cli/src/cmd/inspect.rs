@@ -900,7 +900,8 @@ fn kib(bytes: u64) -> String {
 
 /// The space-usage and LSN-age sections.
 fn print_usage(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
-    if !r.indexes.is_empty() {
+    // Not computed for InnoDB compressed pages (said under "compressed:").
+    if !r.indexes.is_empty() && r.zip_size.is_none() {
         writeln!(
             out,
             "\nspace usage (fill = live records + directory over page capacity):"

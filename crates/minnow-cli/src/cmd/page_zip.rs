@@ -186,8 +186,7 @@ fn stream_length(bytes: &[u8]) -> Result<(usize, usize), String> {
 pub fn print(info: &ZipPageInfo, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
-        "compressed page: {} bytes of a {}-byte logical page (ROW_FORMAT=COMPRESSED); no FIL \
-         trailer",
+        "ROW_FORMAT=COMPRESSED: {} bytes as stored (logical pages of {} bytes); no FIL trailer",
         info.zip_size, info.logical_page_size
     )?;
     if let Some(s) = &info.stream {
