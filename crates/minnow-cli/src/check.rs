@@ -13,6 +13,10 @@
 //! payload must inflate to exactly one page). A block that fails is reported like a corrupt
 //! page, of kind `zip_block`; its FIL header and trailer are stored verbatim in the block, so
 //! the stored checksum fields and LSN words are still shown.
+//!
+//! A page of an InnoDB ROW_FORMAT=COMPRESSED tablespace has a single checksum field (offset 0)
+//! and no trailer ([`minnow_page::checksum::zip`]); [`CorruptPage::zip_page`] reports it with
+//! that one field and its physical size.
 
 use std::collections::BTreeMap;
 
@@ -69,6 +73,11 @@ pub struct CorruptPage {
     pub lsn_trailer: u32,
     /// Whether the two LSN words agree (false typically means a torn write).
     pub lsn_match: bool,
+    /// For a page of an InnoDB ROW_FORMAT=COMPRESSED tablespace, its physical size: its one
+    /// checksum is at offset 0 (`stored_first`, repeated in `stored_second`) and it has no
+    /// trailer, so there is no second LSN word. Absent for other pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zip_size: Option<usize>,
 }
 
 impl CorruptPage {
@@ -88,13 +97,7 @@ impl CorruptPage {
             checksum::expected_fields(page, algorithm).unwrap_or((0, 0));
         let lsn_header_low = word(Some(20));
         let lsn_trailer = word(trailer_at);
-        let kind = match why {
-            Corruption::LsnMismatch { .. } => "lsn_mismatch",
-            Corruption::NotEmpty { .. } => "not_empty",
-            Corruption::Checksum { .. } => "checksum",
-            Corruption::BadCompressedSize { .. } => "bad_compressed_size",
-            Corruption::Malformed(_) => "malformed",
-        };
+        let kind = kind_of(why);
         CorruptPage {
             page: page_no,
             kind,
@@ -107,6 +110,7 @@ impl CorruptPage {
             lsn_header_low,
             lsn_trailer,
             lsn_match: lsn_header_low == lsn_trailer,
+            zip_size: None,
         }
     }
 
@@ -127,6 +131,38 @@ impl CorruptPage {
             lsn_header_low: 0,
             lsn_trailer: 0,
             lsn_match: true,
+            zip_size: None,
+        }
+    }
+
+    /// Explains why page `page_no` of an InnoDB compressed tablespace (`page`, the physical
+    /// page as stored) failed under `policy`.
+    pub fn zip_page(
+        page_no: u64,
+        page: &[u8],
+        policy: ChecksumPolicy,
+        why: &Corruption,
+    ) -> CorruptPage {
+        let algorithm = match policy.algorithm {
+            ChecksumAlgorithm::FullCrc32 => ChecksumAlgorithm::Crc32,
+            other => other,
+        };
+        let stored = read_u32(page, 0).unwrap_or(0);
+        let computed = checksum::zip::expected(page, algorithm).unwrap_or(0);
+        let lsn_header_low = read_u32(page, 20).unwrap_or(0);
+        CorruptPage {
+            page: page_no,
+            kind: kind_of(why),
+            reason: why.to_string(),
+            algorithm: algorithm.name(),
+            stored_first: stored,
+            stored_second: stored,
+            computed_first: computed,
+            computed_second: computed,
+            lsn_header_low,
+            lsn_trailer: lsn_header_low,
+            lsn_match: true,
+            zip_size: Some(page.len()),
         }
     }
 
@@ -155,6 +191,7 @@ impl CorruptPage {
             lsn_header_low,
             lsn_trailer,
             lsn_match: lsn_header_low == lsn_trailer,
+            zip_size: None,
         }
     }
 
@@ -170,6 +207,24 @@ impl CorruptPage {
                 hex32(self.stored_second),
                 hex32(self.lsn_header_low),
                 hex32(self.lsn_trailer)
+            );
+        }
+        if let Some(zip_size) = self.zip_size {
+            let headline = if self.kind == "checksum" {
+                "checksum mismatch"
+            } else {
+                self.reason.as_str()
+            };
+            return format!(
+                "page {}: CORRUPT ({}): {headline}\n    compressed page ({zip_size} bytes): \
+                 checksum field at offset 0 stored {}, computed {} ({}); no trailer, LSN low \
+                 word {}",
+                self.page,
+                self.kind,
+                hex32(self.stored_first),
+                hex32(self.computed_first),
+                self.algorithm,
+                hex32(self.lsn_header_low)
             );
         }
         if self.kind == "partial_page" {
@@ -217,6 +272,17 @@ impl CorruptPage {
             "page {}: CORRUPT ({}): {headline}\n    checksum {sums}\n    {lsn}",
             self.page, self.kind
         )
+    }
+}
+
+/// The report's name for a kind of corruption.
+fn kind_of(why: &Corruption) -> &'static str {
+    match why {
+        Corruption::LsnMismatch { .. } => "lsn_mismatch",
+        Corruption::NotEmpty { .. } => "not_empty",
+        Corruption::Checksum { .. } => "checksum",
+        Corruption::BadCompressedSize { .. } => "bad_compressed_size",
+        Corruption::Malformed(_) => "malformed",
     }
 }
 

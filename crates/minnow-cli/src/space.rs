@@ -35,13 +35,26 @@
 //! [`SpaceError::DamagedBlock`] naming the file, the page, the block's offset and what is
 //! wrong, and [`Space::scan`] reports it per page so that `verify` can list it like a corrupt
 //! page. An all-zero block (allocated, never written) reads as an all-zero, empty page.
+//!
+//! ## InnoDB's ROW_FORMAT=COMPRESSED tablespaces
+//!
+//! InnoDB's own compressed tables are another kind of file: page 0's FSP flags carry a
+//! `ZIP_SSIZE` (docs/FORMAT.md §12, "InnoDB's own compressed pages"), and every page, page 0
+//! included, is stored in a *physical* page of that size (1 to 16 KiB) with one checksum at
+//! offset 0 and no FIL trailer ([`minnow_page::checksum::zip`]). minnow reads such files
+//! without inflating them: the page size reported is the logical one the flags give,
+//! [`Space::physical_page_bytes`] is the compressed size, [`Space::scan`] hands over each
+//! physical page as stored, and [`Space::check`] applies the compressed-page checksum rules.
+//! [`Space::read_page`], which promises a logical page, refuses with
+//! [`SpaceError::NotDecompressed`]. `--page-size` equal to the compressed size selects the same
+//! reading; any other value reads the file as plain pages of that size, as before.
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use minnow_page::checksum::ChecksumPolicy;
+use minnow_page::checksum::{self, ChecksumPolicy};
 use minnow_page::fsp::{FLAGS_OFFSET, FspFlags, read_flags};
 use minnow_page::{PageError, PageSize};
 use minnow_zip::format::{HEADER_OFFSET, MAGIC};
@@ -107,20 +120,18 @@ pub enum SpaceError {
         /// What is wrong with them.
         source: PageError,
     },
-    /// An InnoDB ROW_FORMAT=COMPRESSED tablespace: its pages are not stored at the logical page
-    /// size, and not in minnow's block format either.
+    /// A logical page of an InnoDB ROW_FORMAT=COMPRESSED tablespace was asked for: minnow
+    /// checks and decodes the compressed pages' headers but does not inflate their records.
     #[error(
-        "{path}: ROW_FORMAT=COMPRESSED tablespace (FSP flags {flags:#x}, {zip_size}-byte physical \
-         pages): InnoDB's compressed pages are not supported (minnow's own compressed \
-         tablespaces are: their blocks carry the zip magic at byte 38); pass --page-size to \
-         read it anyway"
+        "{path}: page {page} is stored compressed ({zip_size}-byte ROW_FORMAT=COMPRESSED page); \
+         minnow reads its header and checksum but does not decompress InnoDB's compressed pages"
     )]
-    Compressed {
+    NotDecompressed {
         /// The file.
         path: String,
-        /// The flags.
-        flags: u32,
-        /// The physical page size.
+        /// The page asked for.
+        page: u64,
+        /// The physical (compressed) page size.
         zip_size: usize,
     },
     /// A page number past the end of the file.
@@ -294,7 +305,8 @@ pub struct Slot<'a> {
     /// The page number (its position in the file).
     pub page_no: u64,
     /// The logical page: as stored in a plain file, inflated from its block in a compressed
-    /// one. `None` when the block could not be restored ([`BlockState::Damaged`]).
+    /// one. `None` when the block could not be restored ([`BlockState::Damaged`]). In an
+    /// InnoDB ROW_FORMAT=COMPRESSED tablespace, the physical page as stored (not inflated).
     pub page: Option<&'a [u8]>,
     /// For a compressed file, the block and what became of it; `None` for a plain file.
     pub block: Option<BlockRead<'a>>,
@@ -310,6 +322,7 @@ pub struct Space {
     source: PageSizeSource,
     flags: Option<FspFlags>,
     zip: Option<ZipLayout>,
+    innodb_zip: Option<usize>,
 }
 
 impl Space {
@@ -349,17 +362,31 @@ impl Space {
             source: PageSizeSource::Flags,
             flags: None,
             zip: None,
+            innodb_zip: None,
         };
         if has_zip_magic(&probe) {
             space.open_compressed(&probe, page_size)?;
             return Ok(space);
         }
         let flags = read_flags(&probe).ok();
-        (space.page_size, space.source) = match page_size {
-            Some(size) => (size, PageSizeSource::Option),
-            None => (flags_page_size(&name, len, flags)?, PageSizeSource::Flags),
+        let innodb_zip = flags
+            .filter(|f| f.validate().is_ok())
+            .and_then(FspFlags::zip_size)
+            .filter(|&z| page_size.is_none_or(|size| size.bytes() == z));
+        (space.page_size, space.source) = match (page_size, innodb_zip, flags) {
+            // The flags give the logical size; --page-size named the physical one.
+            (Some(_), Some(_), Some(f)) => (
+                f.page_size().map_err(|source| SpaceError::BadFlags {
+                    path: name.clone(),
+                    source,
+                })?,
+                PageSizeSource::Option,
+            ),
+            (Some(size), _, _) => (size, PageSizeSource::Option),
+            (None, _, _) => (flags_page_size(&name, len, flags)?, PageSizeSource::Flags),
         };
         space.flags = flags;
+        space.innodb_zip = innodb_zip;
         Ok(space)
     }
 
@@ -457,15 +484,36 @@ impl Space {
         self.flags
     }
 
-    /// How pages are compressed; `None` for a plain file.
+    /// How pages are compressed in minnow's block format; `None` for other files.
     pub fn zip(&self) -> Option<ZipLayout> {
         self.zip
     }
 
-    /// Bytes one page takes in the file: the block size if compressed, else the page size.
+    /// For an InnoDB ROW_FORMAT=COMPRESSED tablespace, the physical (compressed) page size in
+    /// bytes, from the FSP flags' `ZIP_SSIZE`; `None` for other files.
+    pub fn innodb_zip(&self) -> Option<usize> {
+        self.innodb_zip
+    }
+
+    /// Bytes one page takes in the file: the block size or the compressed page size if
+    /// compressed, else the page size.
     pub fn physical_page_bytes(&self) -> usize {
-        self.zip
-            .map_or(self.page_size.bytes(), |z| z.block_size.bytes())
+        match (self.innodb_zip, self.zip) {
+            (Some(zip_size), _) => zip_size,
+            (None, Some(z)) => z.block_size.bytes(),
+            (None, None) => self.page_size.bytes(),
+        }
+    }
+
+    /// Checks one page as [`Space::scan`] hands it over under `policy`: with the compressed
+    /// page rules ([`checksum::zip::verify`]) in an InnoDB compressed tablespace, else the
+    /// ordinary ones.
+    pub fn check(&self, page: &[u8], policy: ChecksumPolicy) -> crate::check::PageVerdict {
+        if self.innodb_zip.is_some() {
+            checksum::zip::verify(page, policy)
+        } else {
+            crate::check::check(page, policy)
+        }
     }
 
     /// Whole pages (blocks, for a compressed file) in the file.
@@ -494,8 +542,17 @@ impl Space {
     }
 
     /// Reads whole page `page` into `buf`, which must be one (logical) page long. A compressed
-    /// page is inflated; a block that cannot be restored is [`SpaceError::DamagedBlock`].
+    /// page is inflated; a block that cannot be restored is [`SpaceError::DamagedBlock`]. An
+    /// InnoDB compressed page is [`SpaceError::NotDecompressed`] (use [`Space::read_block`]).
     pub fn read_page(&self, page: u64, buf: &mut [u8]) -> Result<(), SpaceError> {
+        if let Some(zip_size) = self.innodb_zip {
+            self.check_page_no(page)?;
+            return Err(SpaceError::NotDecompressed {
+                path: self.name(),
+                page,
+                zip_size,
+            });
+        }
         let Some(zip) = self.zip else {
             self.check_page_no(page)?;
             return self.read_at(buf, page * self.page_size.bytes() as u64);
@@ -507,8 +564,8 @@ impl Space {
         }
     }
 
-    /// Reads the raw block of page `page` of a compressed file (the page itself for a plain
-    /// one).
+    /// Reads the raw block of page `page` of a compressed file (the physical page of an InnoDB
+    /// compressed tablespace, the page itself for a plain file).
     pub fn read_block(&self, page: u64) -> Result<Vec<u8>, SpaceError> {
         self.check_page_no(page)?;
         let unit = self.physical_page_bytes();
@@ -540,8 +597,8 @@ impl Space {
 
     /// Calls `visit` for every whole page in order, reading several pages (or blocks) per
     /// system call; a compressed file's blocks are inflated, and a damaged block is handed
-    /// over as such ([`Slot::page`] is `None`), not as an error. Stops at the first error
-    /// `visit` returns.
+    /// over as such ([`Slot::page`] is `None`), not as an error. An InnoDB compressed page is
+    /// handed over as stored. Stops at the first error `visit` returns.
     pub fn scan<E: From<SpaceError>>(
         &self,
         mut visit: impl FnMut(Slot<'_>) -> Result<(), E>,
@@ -652,13 +709,6 @@ fn flags_page_size(path: &str, len: u64, flags: Option<FspFlags>) -> Result<Page
         path: path.to_string(),
         source,
     })?;
-    if let Some(zip_size) = flags.zip_size() {
-        return Err(SpaceError::Compressed {
-            path: path.to_string(),
-            flags: flags.0,
-            zip_size,
-        });
-    }
     flags.page_size().map_err(|source| SpaceError::BadFlags {
         path: path.to_string(),
         source,

@@ -530,5 +530,7 @@ pub mod experimental {
     }
 }
 
+pub mod zip;
+
 #[cfg(test)]
 mod tests;

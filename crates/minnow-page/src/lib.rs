@@ -10,7 +10,10 @@
 //!   (ours and InnoDB's) can read a tablespace without being told how it was created;
 //! - [`checksum`]: the four checksum algorithms InnoDB and MariaDB write (`crc32`, legacy
 //!   `innodb`, `none`, `full_crc32`), byte for byte, and verification in InnoDB's order;
+//!   [`checksum::zip`] does the same for ROW_FORMAT=COMPRESSED pages (`page_zip_calc_checksum`);
 //! - [`index`]: the INDEX page header, decoded for inspection;
+//! - [`zip_page`]: what a ROW_FORMAT=COMPRESSED INDEX page keeps uncompressed (the page
+//!   header, the dense page directory at its end);
 //! - [`bytes`]: checked big-endian field access: parsing a page never panics, whatever the bytes;
 //! - [`lab`]: the error a course lab's starter code returns until the student writes it;
 //! - [`walk`]: [`walk::CycleGuard`], which bounds every walk over links read from disk, so a
@@ -63,6 +66,7 @@ pub mod index;
 pub mod lab;
 mod size;
 pub mod walk;
+pub mod zip_page;
 
 pub use fil::PageType;
 pub use id::PageId;

@@ -36,6 +36,11 @@
 //!   from each block's zip header, so it costs no inflating; the rest of the report is built
 //!   from the inflated pages, as for a plain file.
 //!
+//! An InnoDB ROW_FORMAT=COMPRESSED tablespace is read in its physical pages (`KEY_BLOCK_SIZE`
+//! bytes, from the FSP flags) and checked with the compressed-page checksum; page types, LSNs,
+//! indexes (pages, levels, leaf records: the uncompressed page header says) and the map are
+//! reported as for a plain file, but not the space usage, which needs the logical pages.
+//!
 //! Exit 0 when no page is corrupt, 1 otherwise, 2 when the file cannot be read.
 
 use std::collections::BTreeMap;
@@ -50,7 +55,7 @@ use minnow_page::index::IndexHeader;
 use serde::Serialize;
 
 use super::usage::{self, LsnAges, Usage};
-use crate::check::{self, Tally};
+use crate::check::Tally;
 use crate::cli::{ReadOpts, Status};
 use crate::describe::FlagsInfo;
 use crate::output::CliError;
@@ -245,6 +250,10 @@ pub struct InspectReport {
     pub map: Option<PageMap>,
     /// For a compressed tablespace: its layout and per-page compressed sizes.
     pub compression: Option<ZipReport>,
+    /// For an InnoDB ROW_FORMAT=COMPRESSED tablespace, the physical (compressed) page size in
+    /// bytes (`KEY_BLOCK_SIZE`); absent for other files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zip_size: Option<usize>,
 }
 
 /// What a compressed tablespace's blocks hold.
@@ -463,7 +472,7 @@ pub fn inspect(
             }
             return Ok(());
         };
-        let verdict = check::check(page, policy);
+        let verdict = space.check(page, policy);
         checksums.add(&verdict);
         let header = FilHeader::read(page).unwrap_or_default();
         *types.entry(header.page_type.to_u16()).or_default() += 1;
@@ -499,11 +508,17 @@ pub fn inspect(
         {
             let acc = indexes.entry(ih.index_id).or_default();
             acc.pages += 1;
-            acc.usage.add(page, &ih);
-            index_usage.add(page, &ih);
+            // A compressed page's header describes its logical page, which is not in the file.
+            let plain = space.innodb_zip().is_none();
+            if plain {
+                acc.usage.add(page, &ih);
+                index_usage.add(page, &ih);
+            }
             if ih.level == 0 {
                 acc.leaf_records += u64::from(ih.n_recs);
-                acc.leaf_usage.add(page, &ih);
+                if plain {
+                    acc.leaf_usage.add(page, &ih);
+                }
             }
             let level = acc.levels.entry(ih.level).or_default();
             level.0 += 1;
@@ -560,6 +575,7 @@ pub fn inspect(
         compression: space
             .zip()
             .map(|z| zip.finish(z.info(space.page_size()), zip_pages)),
+        zip_size: space.innodb_zip(),
     })
 }
 
@@ -589,7 +605,9 @@ fn index_stats(index_id: u64, acc: IndexAcc) -> IndexStats {
 
 /// Reads page 0's FSP header (from a partial page 0 if the file is shorter than a page).
 fn read_fsp(space: &Space) -> Result<Option<FspInfo>, SpaceError> {
-    let page0 = if space.pages() > 0 {
+    let page0 = if space.pages() > 0 && space.innodb_zip().is_some() {
+        space.read_block(0)?
+    } else if space.pages() > 0 {
         let mut buf = vec![0u8; space.page_size().bytes()];
         space.read_page(0, &mut buf)?;
         buf
@@ -655,7 +673,15 @@ fn print_text(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
     if let Some(z) = &r.compression {
         writeln!(out, "compressed:    {}", z.layout.text())?;
     }
-    let unit = if r.compression.is_some() {
+    if let Some(zip_size) = r.zip_size {
+        writeln!(
+            out,
+            "compressed:    ROW_FORMAT=COMPRESSED, {zip_size}-byte physical pages \
+             (KEY_BLOCK_SIZE={}); space usage not computed (the pages are not decompressed)",
+            zip_size / 1024
+        )?;
+    }
+    let unit = if r.compression.is_some() || r.zip_size.is_some() {
         "compressed pages"
     } else {
         "pages"
@@ -874,7 +900,8 @@ fn kib(bytes: u64) -> String {
 
 /// The space-usage and LSN-age sections.
 fn print_usage(r: &InspectReport, out: &mut dyn Write) -> std::io::Result<()> {
-    if !r.indexes.is_empty() {
+    // Not computed for InnoDB compressed pages (said under "compressed:").
+    if !r.indexes.is_empty() && r.zip_size.is_none() {
         writeln!(
             out,
             "\nspace usage (fill = live records + directory over page capacity):"

@@ -23,6 +23,7 @@ pub mod inspect;
 pub mod log;
 pub mod page;
 pub mod page_trx;
+pub mod page_zip;
 pub mod plot;
 pub mod status;
 pub mod tree;

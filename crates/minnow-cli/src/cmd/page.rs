@@ -26,6 +26,11 @@
 //! whether it matches), then the page as above. A block that does not restore is reported
 //! with what is wrong (exit 1); `--hex` then dumps the block as stored.
 //!
+//! A page of an InnoDB ROW_FORMAT=COMPRESSED tablespace is shown as stored, not inflated:
+//! the FIL header, the INDEX header (which describes the logical page), the compressed
+//! stream's extent and the dense page directory ([`crate::cmd::page_zip`]), and the
+//! compressed-page checksum verdict. Its records are not decoded.
+//!
 //! `--hex` adds an xxd-style dump (runs of zero lines collapse into `*`). Exit 0 when the page is
 //! intact, 1 when it is corrupt (or the file ends before the page is complete), 2 on errors.
 
@@ -42,6 +47,7 @@ use serde::Serialize;
 use crate::check::{self, CorruptPage};
 use crate::cli::{ReadOpts, Status};
 use crate::cmd::page_trx::{self, TrxPages};
+use crate::cmd::page_zip::{self, ZipPageInfo};
 use crate::describe::{FlagsInfo, hex_dump};
 use crate::innodb_rec::{self, Records, Schema};
 use crate::output::{CliError, hex32, page_ptr};
@@ -148,7 +154,8 @@ pub struct IndexInfo {
     pub directory: Vec<u16>,
 }
 
-/// What each algorithm computes for this page.
+/// What each algorithm computes for this page (for a page of an InnoDB compressed tablespace,
+/// the compressed-page formulas: `crc32` and `innodb_new` for the one field at offset 0).
 #[derive(Debug, Serialize)]
 pub struct Computed {
     /// `crc32` (both fields).
@@ -305,6 +312,10 @@ pub struct PageReport {
     pub page_size: usize,
     /// For a page of a compressed tablespace: its block and zip header.
     pub zip: Option<ZipBlockInfo>,
+    /// For a page of an InnoDB ROW_FORMAT=COMPRESSED tablespace (`page_size` is then the
+    /// physical size): the compressed stream and the dense directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zip_page: Option<ZipPageInfo>,
     /// The FIL header.
     pub fil: FilInfo,
     /// The FIL trailer.
@@ -387,6 +398,9 @@ pub fn run(
         }
         .into());
     }
+    if space.innodb_zip().is_some() {
+        return page_zip::run(&space, page_no, policy, hex, schema.is_some(), json, out);
+    }
     let mut page = vec![0u8; space.page_size().bytes()];
     let zip = match space.zip() {
         None => {
@@ -441,7 +455,7 @@ pub fn run(
 }
 
 /// Decodes a whole page.
-fn decode(
+pub(super) fn decode(
     space: &Space,
     page_no: u64,
     page: &[u8],
@@ -467,20 +481,40 @@ fn decode(
         PageType::Index | PageType::Sdi | PageType::Rtree
     )
     .then(|| IndexHeader::read(page).ok())
-    .flatten()
-    .map(|ih| index_info(&ih, page));
-    let verdict = check::check(page, policy);
-    let corruption = verdict
-        .as_ref()
-        .err()
-        .map(|why| CorruptPage::new(page_no, page, policy, why));
-    let (innodb_new, innodb_old) = checksum::expected_fields(page, ChecksumAlgorithm::Innodb)
-        .map_or((None, None), |(a, b)| (Some(a), Some(b)));
+    .flatten();
+    let compressed = space.innodb_zip().is_some();
+    let zip_page =
+        compressed.then(|| page_zip::decode(page, space.page_size().bytes(), index.as_ref()));
+    let mut index = index.map(|ih| index_info(&ih, page));
+    if let Some(ix) = index.as_mut().filter(|_| compressed) {
+        // The sparse directory lives in the logical page only.
+        ix.directory.clear();
+    }
+    let verdict = space.check(page, policy);
+    let corruption = verdict.as_ref().err().map(|why| {
+        if compressed {
+            CorruptPage::zip_page(page_no, page, policy, why)
+        } else {
+            CorruptPage::new(page_no, page, policy, why)
+        }
+    });
+    let (innodb_new, innodb_old) = if compressed {
+        (checksum::zip::innodb(page).ok(), None)
+    } else {
+        checksum::expected_fields(page, ChecksumAlgorithm::Innodb)
+            .map_or((None, None), |(a, b)| (Some(a), Some(b)))
+    };
+    let (crc32, full_crc32_sum) = if compressed {
+        (checksum::zip::crc32(page).ok(), None)
+    } else {
+        (checksum::crc32(page).ok(), checksum::full_crc32(page).ok())
+    };
     PageReport {
         file: space.name(),
         page: page_no,
         page_size: page.len(),
         zip: None,
+        zip_page,
         fil: FilInfo {
             checksum: h.checksum,
             page_no: h.page_no,
@@ -495,7 +529,9 @@ fn decode(
         trailer: TrailerInfo {
             first: t.first,
             second: t.second,
-            meaning: if full_crc32 {
+            meaning: if compressed {
+                "none: a compressed page has no trailer (these are its last 8 bytes)"
+            } else if full_crc32 {
                 "full_crc32: LSN low word, then CRC-32C of bytes [0, N-4)"
             } else {
                 "second checksum field, then LSN low word"
@@ -509,10 +545,10 @@ fn decode(
             verdict: check::verdict_name(&verdict),
             corruption,
             computed: Computed {
-                crc32: checksum::crc32(page).ok(),
+                crc32,
                 innodb_new,
                 innodb_old,
-                full_crc32: checksum::full_crc32(page).ok(),
+                full_crc32: full_crc32_sum,
             },
         },
         records: None,
@@ -592,7 +628,7 @@ fn print_damaged(r: &DamagedReport, json: bool, out: &mut dyn Write) -> std::io:
     Ok(())
 }
 
-fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
+pub(super) fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
     let f = &r.fil;
     if let Some(zip) = &r.zip {
         writeln!(
@@ -622,9 +658,13 @@ fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(out, "  flush LSN     @26  {}", f.flush_lsn)?;
     writeln!(out, "  space id      @34  {}", f.space_id)?;
-    writeln!(out, "FIL trailer ({}):", r.trailer.meaning)?;
-    writeln!(out, "  @N-8  {}", hex32(r.trailer.first))?;
-    writeln!(out, "  @N-4  {}", hex32(r.trailer.second))?;
+    if let Some(z) = &r.zip_page {
+        page_zip::print(z, out)?;
+    } else {
+        writeln!(out, "FIL trailer ({}):", r.trailer.meaning)?;
+        writeln!(out, "  @N-8  {}", hex32(r.trailer.first))?;
+        writeln!(out, "  @N-4  {}", hex32(r.trailer.second))?;
+    }
     if let Some(fsp) = &r.fsp {
         writeln!(out, "FSP header (@38):")?;
         writeln!(out, "  space id      {}", fsp.space_id)?;
@@ -682,7 +722,9 @@ fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
             page_ptr(ix.seg_top.page_no),
             ix.seg_top.offset
         )?;
-        writeln!(out, "  directory     {} slots:", ix.directory.len())?;
+        if r.zip_page.is_none() {
+            writeln!(out, "  directory     {} slots:", ix.directory.len())?;
+        }
         for chunk in ix.directory.chunks(12) {
             let slots: Vec<String> = chunk.iter().map(|s| format!("{s:>5}")).collect();
             writeln!(out, "   {}", slots.join(" "))?;

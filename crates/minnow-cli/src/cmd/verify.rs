@@ -22,7 +22,12 @@
 //! per page: first its block (the zip header decodes, the block's CRC-32C matches, the
 //! padding is zero, the payload inflates to exactly one page), then the restored page as
 //! above. A block that fails the first check is listed as a corrupt page of kind `zip_block`
-//! with what is wrong; an all-zero block is an empty page. Exit 0 when every page of every file is fine, 1 when any is corrupt, 2 when a
+//! with what is wrong; an all-zero block is an empty page.
+//!
+//! An InnoDB ROW_FORMAT=COMPRESSED tablespace (page 0's FSP flags carry a `ZIP_SSIZE`) is read
+//! in physical pages of `KEY_BLOCK_SIZE` bytes, each checked with the compressed-page rules
+//! (`page_zip_verify_checksum`: one checksum at offset 0, no trailer, step 1 skipped). A corrupt
+//! one is listed with its stored and computed checksum. Exit 0 when every page of every file is fine, 1 when any is corrupt, 2 when a
 //! file cannot be read at all.
 
 use std::io::Write;
@@ -32,7 +37,7 @@ use minnow_page::checksum::Verdict;
 use minnow_page::fil::FilHeader;
 use serde::Serialize;
 
-use crate::check::{self, CorruptPage, Tally};
+use crate::check::{CorruptPage, Tally};
 use crate::cli::{ReadOpts, Status};
 use crate::output::CliError;
 use crate::report::{self, Outcome};
@@ -53,6 +58,10 @@ pub struct FileReport {
     pub fsp_flags: Option<u32>,
     /// For a compressed tablespace: block size, algorithm and logical page size.
     pub compression: Option<ZipInfo>,
+    /// For an InnoDB ROW_FORMAT=COMPRESSED tablespace, the physical (compressed) page size in
+    /// bytes (`KEY_BLOCK_SIZE`); absent for other files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zip_size: Option<usize>,
     /// The checksum policy applied (after adjusting to the flags).
     pub policy: Option<String>,
     /// Verdict counts.
@@ -149,9 +158,12 @@ pub fn verify_file(path: &std::path::Path, opts: &ReadOpts) -> Result<FileReport
             }
             return Ok(());
         };
-        let verdict = check::check(page, policy);
+        let verdict = space.check(page, policy);
         summary.add(&verdict);
         match &verdict {
+            Err(why) if space.innodb_zip().is_some() => {
+                corrupt_pages.push(CorruptPage::zip_page(page_no, page, policy, why));
+            }
             Err(why) => corrupt_pages.push(CorruptPage::new(page_no, page, policy, why)),
             Ok(Verdict::Valid(_)) => {
                 if let Ok(h) = FilHeader::read(page)
@@ -184,6 +196,7 @@ pub fn verify_file(path: &std::path::Path, opts: &ReadOpts) -> Result<FileReport
         page_size_source: Some(space.page_size_source()),
         fsp_flags: space.flags().map(|f| f.0),
         compression: space.zip().map(|z| z.info(space.page_size())),
+        zip_size: space.innodb_zip(),
         policy: Some(policy.to_string()),
         summary,
         corrupt_pages,
@@ -201,6 +214,7 @@ fn error_report(path: &std::path::Path, err: &SpaceError) -> FileReport {
         page_size_source: None,
         fsp_flags: None,
         compression: None,
+        zip_size: None,
         policy: None,
         summary: Tally::default(),
         corrupt_pages: Vec::new(),
@@ -234,9 +248,14 @@ fn print_text(report: &FileReport, out: &mut dyn Write) -> std::io::Result<()> {
         Some(PageSizeSource::Option) => ", from --page-size",
         _ => "",
     };
-    let blocks = report.compression.as_ref().map_or_else(String::new, |z| {
-        format!(" in {} KiB {} blocks", z.key_block_size, z.codec)
-    });
+    let blocks = match (&report.compression, report.zip_size) {
+        (Some(z), _) => format!(" in {} KiB {} blocks", z.key_block_size, z.codec),
+        (None, Some(zip_size)) => format!(
+            " stored as {} KiB ROW_FORMAT=COMPRESSED pages",
+            zip_size / 1024
+        ),
+        (None, None) => String::new(),
+    };
     writeln!(
         out,
         "{file}: {}: {} [{size} KiB pages{blocks}{source}, FSP flags {flags}, checksum {}]",
