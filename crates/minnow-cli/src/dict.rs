@@ -7,6 +7,9 @@
 //! with [`minnow::inspect::decode_table_indexes`]; what a live or crashed database holds only
 //! in memory or in the redo log is not seen.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use minnow::Value;
 use minnow::inspect::IndexInfo;
 use minnow_btree::node;
@@ -28,12 +31,38 @@ pub(crate) enum Lookup {
     },
 }
 
-/// Finds `table` in the dictionary (the B-tree rooted at [`minnow::inspect::DICT_ROOT`]), reading
-/// raw pages.
-pub(crate) fn find_table(r: &Reader, table: &str) -> Result<Lookup, CliError> {
+/// A table's definition and its indexes (the clustered one first), or why its dictionary
+/// record does not decode.
+pub(crate) type Decoded = Result<(minnow::TableDef, Vec<IndexInfo>), String>;
+
+/// Every table the dictionary holds, as written to the data file.
+pub(crate) struct Tables {
+    /// By name.
+    pub tables: Vec<(String, Decoded)>,
+    /// Problems met while walking the dictionary's tree.
+    pub problems: Vec<String>,
+}
+
+impl Tables {
+    /// `table.index` for every index id of a table that decodes, and `(dictionary)` for the
+    /// dictionary's own tree.
+    pub fn index_names(&self) -> BTreeMap<u64, String> {
+        let mut names = BTreeMap::new();
+        names.insert(minnow::inspect::DICT_INDEX_ID, "(dictionary)".to_string());
+        for (table, decoded) in &self.tables {
+            for ix in decoded.iter().flat_map(|(_, ix)| ix) {
+                names.insert(ix.index_id, format!("{table}.{}", ix.name));
+            }
+        }
+        names
+    }
+}
+
+/// Reads every table of the dictionary (the B-tree rooted at
+/// [`minnow::inspect::DICT_ROOT`]) from raw pages.
+pub(crate) fn read_tables(r: &Reader) -> Result<Tables, CliError> {
     let dict = minnow::inspect::dict_layout().map_err(|e| CliError::Database(e.to_string()))?;
     let mut problems = Vec::new();
-    let mut found: Option<Result<(minnow::TableDef, Vec<IndexInfo>), String>> = None;
     let mut tables = Vec::new();
     r.walk(
         PageId::new(minnow::inspect::SYSTEM_SPACE_ID, minnow::inspect::DICT_ROOT),
@@ -58,20 +87,44 @@ pub(crate) fn find_table(r: &Reader, table: &str) -> Result<Lookup, CliError> {
                     continue; // the repair marker, pending drops, auto-increment records
                 }
                 let name = String::from_utf8_lossy(key).into_owned();
-                if name == table {
-                    found = Some(
-                        minnow::inspect::decode_table_indexes(&name, value)
-                            .map_err(|e| e.to_string()),
-                    );
-                }
-                tables.push(name);
+                let decoded =
+                    minnow::inspect::decode_table_indexes(&name, value).map_err(|e| e.to_string());
+                tables.push((name, decoded));
             }
         },
     )?;
-    match found {
-        Some(Ok((def, ix))) => Ok(Lookup::Found(def, ix)),
-        Some(Err(e)) => Err(CliError::Database(format!("table `{table}`: {e}"))),
-        None => Ok(Lookup::Missing { tables, problems }),
+    Ok(Tables { tables, problems })
+}
+
+/// The dictionary of the minnow data directory that holds `file` (its `ibdata1`), when there
+/// is one and it can be read: the inspection commands name indexes and decode records with
+/// it. `None` for a file elsewhere (an InnoDB tablespace, a copy).
+pub(crate) fn beside(file: &Path) -> Option<Tables> {
+    let dir = file.parent()?;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if !dir.join(minnow::inspect::SYSTEM_TABLESPACE).is_file() {
+        return None;
+    }
+    let reader = Reader::open(dir).ok()?;
+    read_tables(&reader).ok()
+}
+
+/// Finds `table` in the dictionary (the B-tree rooted at [`minnow::inspect::DICT_ROOT`]), reading
+/// raw pages.
+pub(crate) fn find_table(r: &Reader, table: &str) -> Result<Lookup, CliError> {
+    let Tables { tables, problems } = read_tables(r)?;
+    let names = tables.iter().map(|(n, _)| n.clone()).collect();
+    match tables.into_iter().find(|(n, _)| n == table) {
+        Some((_, Ok((def, ix)))) => Ok(Lookup::Found(def, ix)),
+        Some((_, Err(e))) => Err(CliError::Database(format!("table `{table}`: {e}"))),
+        None => Ok(Lookup::Missing {
+            tables: names,
+            problems,
+        }),
     }
 }
 

@@ -519,6 +519,40 @@ fn tree_of_the_primary_key_and_a_secondary_index() {
 }
 
 #[test]
+fn inspect_names_the_indexes_from_the_dictionary_beside_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let ibdata = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
+    let (code, r) = minnow_json(dir.path(), &["inspect", s(&ibdata)]);
+    assert_eq!(code, 0, "{r}");
+    let names: Vec<&str> = r["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(names, ["(dictionary)", "t.PRIMARY", "t.by_k"], "{r}");
+    let (code, text) = minnow_text(&["inspect", s(&ibdata)]);
+    assert_eq!(code, 0);
+    assert!(text.contains(" t.by_k "), "{text}");
+
+    // A copy of the file away from its directory has no dictionary beside it: ids only.
+    let away = tempfile::tempdir().unwrap();
+    let copy = away.path().join("copy.ibd");
+    std::fs::copy(&ibdata, &copy).unwrap();
+    let (code, r) = minnow_json(away.path(), &["inspect", s(&copy)]);
+    assert_eq!(code, 0, "{r}");
+    assert!(
+        r["indexes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["name"].is_null()),
+        "{r}"
+    );
+}
+
+#[test]
 fn tree_draws_dot_and_svg() {
     let dir = tempfile::tempdir().unwrap();
     make_db(dir.path());

@@ -45,7 +45,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::Status;
-use crate::cmd::tree::{CompressionReport, show_value};
+use crate::cmd::tree::CompressionReport;
 use crate::dict::{Lookup, find_table, missing_table};
 use crate::output::CliError;
 use crate::reader::Reader;
@@ -206,7 +206,10 @@ fn chain(
             "table `{}` has no row with primary key ({}) = ({}) in the data file",
             def.name,
             clustered.key_columns.join(", "),
-            key.iter().map(show_value).collect::<Vec<_>>().join(", ")
+            key.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
         return Ok(());
     };

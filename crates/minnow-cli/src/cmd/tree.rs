@@ -445,43 +445,19 @@ fn find_index(
     Ok((def, found))
 }
 
-/// A key for humans: `name=value` per key field.
+/// A key for humans: `name=value` per key field, each value as `Value`'s `Display` shows it
+/// (numbers as they are, text quoted, other bytes in hex, long ones cut short).
 fn show_key(values: &[Value], n_key: usize, names: &[String]) -> String {
     values
         .iter()
         .take(n_key)
         .enumerate()
         .map(|(i, v)| match names.get(i) {
-            Some(n) => format!("{n}={}", show_value(v)),
-            None => show_value(v),
+            Some(n) => format!("{n}={v}"),
+            None => v.to_string(),
         })
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// A value for humans: numbers as they are, text quoted, other bytes in hex.
-pub(crate) fn show_value(v: &Value) -> String {
-    match v {
-        Value::Null => "NULL".to_string(),
-        Value::Int(x) => x.to_string(),
-        Value::UInt(x) => x.to_string(),
-        Value::Double(x) => x.to_string(),
-        Value::Bytes(b) => match std::str::from_utf8(b) {
-            Ok(s) if s.chars().all(|c| !c.is_control()) => {
-                let short: String = s.chars().take(24).collect();
-                if short.len() < s.len() {
-                    format!("{short:?}...")
-                } else {
-                    format!("{s:?}")
-                }
-            }
-            _ => {
-                let hex: String = b.iter().take(16).map(|x| format!("{x:02x}")).collect();
-                format!("0x{hex}{}", if b.len() > 16 { "..." } else { "" })
-            }
-        },
-        other => format!("{other:?}"),
-    }
 }
 
 fn print_text(r: &TreeReport, out: &mut dyn Write) -> Result<(), CliError> {
