@@ -21,7 +21,7 @@ plot $d/data/e5_stamp.csv --out $d/e5.svg --kind line --x page_kib --y ns_per_pa
 plot $d/data/e6.csv --out $d/e6.svg --kind bar --x part --y bytes_per_frame \
     --y-label "bytes per frame" --title "E6: buffer pool bookkeeping per 16 KiB frame (61 bytes)"
 plot $d/data/e8.csv --out $d/e8.svg --kind bar --x plan --y value --facet metric --log-y \
-    --title "E8: one user's 5,000 revisions on a cold pool"
+    --title "E8: one user's 5,000 revisions on a cold pool (no dump load)"
 plot $d/data/e7.csv --out $d/e7.svg --x threads --y rows_per_sec --series keys --log-x \
     --y-label "rows/s" --title "E7: parallel inserts, auto-increment lock modes and explicit keys"
 plot $d/data/e4_point.csv --out $d/e4.svg --kind bar --x ahi --y value --series run \
