@@ -5,8 +5,9 @@
 //! a clustered page read per row on cold data (10,000 random 16 KiB reads, 200 MB, 21.73 s),
 //! against about 100 page reads (2 MB, 2.30 s) through an index that covers the query. This
 //! bench loads the same shape of table ([`minnow_workload::revisions`]), closes it, and runs
-//! each plan on a freshly opened database with `O_DIRECT` (a cold buffer pool that the OS
-//! cache cannot help; fsync with a note where the file system refuses O_DIRECT).
+//! each plan on a freshly opened database with `O_DIRECT` and no buffer pool dump load (a cold
+//! buffer pool that neither the previous run's pages nor the OS cache help; fsync with a note
+//! where the file system refuses O_DIRECT).
 //!
 //! ## What it prints
 //!

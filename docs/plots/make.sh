@@ -21,7 +21,7 @@ plot $d/data/e5_stamp.csv --out $d/e5.svg --kind line --x page_kib --y ns_per_pa
 plot $d/data/e6.csv --out $d/e6.svg --kind bar --x part --y bytes_per_frame \
     --y-label "bytes per frame" --title "E6: buffer pool bookkeeping per 16 KiB frame (61 bytes)"
 plot $d/data/e8.csv --out $d/e8.svg --kind bar --x plan --y value --facet metric --log-y \
-    --title "E8: one user's 5,000 revisions on a cold pool"
+    --title "E8: one user's 5,000 revisions on a cold pool (no dump load)"
 plot $d/data/e7.csv --out $d/e7.svg --x threads --y rows_per_sec --series keys --log-x \
     --y-label "rows/s" --title "E7: parallel inserts, auto-increment lock modes and explicit keys"
 plot $d/data/e4_point.csv --out $d/e4.svg --kind bar --x ahi --y value --series run \
@@ -35,9 +35,9 @@ plot $d/data/e9.csv --out $d/e9.svg --kind bar --x phase --y value --facet metri
     --title "E9: count(*) over 10,000 rows with 1,000,000 committed updates and an old read view"
 plot $d/data/e10.csv --out $d/e10.svg --x threads --y value --series series --facet metric \
     --title "E10: a status() snapshot while N threads run point gets, and their throughput"
-plot $d/data/e11.csv --out $d/e11.svg --kind bar --x run --y seconds_to_90pct --series restart \
-    --y-label "s to 90 % of steady reads/s" \
-    --title "E11: restart cold vs with the pool dump loaded (dump 100 %, run 2: warm not within 4 s)"
+plot $d/data/e11.csv --out $d/e11.svg --kind bar --x run --y seconds --series restart \
+    --facet measure --y-label "s after the restart" \
+    --title "E11: restart cold vs with the pool dump loaded (no bar: not within the run)"
 plot $d/data/mvcc.csv --out $d/mvcc.svg --x threads --y tps --series mode --facet commit --log-x \
     --y-label "transactions/s" --title "MVCC: sysbench with one transaction per event (purge on)"
 plot $d/data/mvcc.csv --out $d/mvcc_history.svg --x threads --y history_max --series mode \

@@ -3,10 +3,10 @@
 //! A freshly started server has an empty pool and is slow until its working set is read back,
 //! one miss at a time. So at shutdown the pool writes the ids of each instance's most recently
 //! used pages (`dump_pct` percent of its LRU list, from the head) to `ib_buffer_pool` in the
-//! data directory, and at startup a background thread reads them back — sorted by
-//! (space, page), so the reads are as sequential as the files allow — into free frames only,
-//! stopping when the pool has none left. Only ids are stored, never page contents: a page
-//! that changed since is simply read as it is now.
+//! data directory, and at startup a background load reads them back — many reads at once,
+//! sorted by (space, page), so the reads are as sequential as the files allow — into free
+//! frames only, stopping when the pool has none left ([`crate::load`]). Only ids are stored,
+//! never page contents: a page that changed since is simply read as it is now.
 //!
 //! ## File format (text, one line each)
 //!
@@ -21,12 +21,11 @@
 //! ([`crate::BufError::Dump`]). The file is written to `ib_buffer_pool.tmp` and renamed, so a
 //! crash during the dump leaves the previous dump.
 
+use minnow_page::PageId;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
-use minnow_page::PageId;
-
+use crate::load::LoadReport;
 use crate::pool::Shared;
 use crate::{BufError, BufferPool};
 
@@ -101,53 +100,6 @@ impl Shared {
         }
         out
     }
-
-    /// Loads pages listed in the dump into free frames; returns how many were read.
-    pub(crate) fn load_dump(&self, path: &Path) -> Result<usize, BufError> {
-        let text = std::fs::read_to_string(path).map_err(|e| BufError::Dump {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        let mut pages = decode_dump(path, &text)?;
-        pages.sort_unstable();
-        pages.dedup();
-        let mut loaded = 0;
-        for id in pages {
-            if self.stopping.load(Ordering::Acquire) {
-                break;
-            }
-            let Some(space) = self.spaces.get(id.space) else {
-                continue;
-            };
-            if id.page_no >= space.size_in_pages() || self.contains(id) {
-                continue;
-            }
-            let ii = self.instance_of(id);
-            if self.instances[ii].free_len.load(Ordering::Relaxed) == 0 {
-                continue;
-            }
-            let Some(f) = self.claim_quiet(id) else {
-                continue;
-            };
-            // SAFETY: `claim_quiet` returned the frame latched exclusively by this thread.
-            let bytes = unsafe { self.frames.slice_mut(f) };
-            if space.read_page(id.page_no, bytes).is_ok() {
-                if let Err(e) = self.publish_read(ii, f) {
-                    self.discard(f);
-                    return Err(e);
-                }
-                self.instances[ii].stats.bump(crate::stats::Counter::Reads);
-                let c = self.ctl(f);
-                c.unlock_x();
-                c.unpin();
-                loaded += 1;
-            } else {
-                // A damaged page is reported when somebody actually reads it.
-                self.discard(f);
-            }
-        }
-        Ok(loaded)
-    }
 }
 
 impl BufferPool {
@@ -188,14 +140,39 @@ impl BufferPool {
     }
 
     /// Waits for the background load started at open; returns the pages it read (0 if none
-    /// was started).
+    /// was started). [`BufferPool::load_report`] has the rest of what it did.
     pub fn wait_for_load(&self) -> Result<usize, BufError> {
-        match self.loader.lock().take() {
-            Some(h) => h
-                .join()
-                .map_err(|_| BufError::Recovery("the buffer pool load thread panicked".into()))?,
-            None => Ok(0),
-        }
+        Ok(self.join_loader()?.map_or(0, |r| r.loaded))
+    }
+
+    /// Joins the background load, if one was started and not joined yet, keeping its report.
+    pub(crate) fn join_loader(&self) -> Result<Option<LoadReport>, BufError> {
+        let Some(h) = self.loader.lock().take() else {
+            return Ok(None);
+        };
+        let report = h
+            .join()
+            .map_err(|_| BufError::Recovery("the buffer pool load thread panicked".into()))??;
+        *self.last_load.lock() = Some(report);
+        Ok(Some(report))
+    }
+
+    /// Loads `ib_buffer_pool` now, in this thread (with the load's reader threads), as the
+    /// open does in the background (`innodb_buffer_pool_load_now`); `Ok(None)` without a
+    /// `dump_dir` or a dump file.
+    pub fn load_now(&self) -> Result<Option<LoadReport>, BufError> {
+        let Some(path) = self.dump_path().filter(|p| p.exists()) else {
+            return Ok(None);
+        };
+        let report = self.shared.load_dump(&path)?;
+        *self.last_load.lock() = Some(report);
+        Ok(Some(report))
+    }
+
+    /// What the last finished load did (joined by [`BufferPool::wait_for_load`] or close, or
+    /// run by [`BufferPool::load_now`]); `None` before any.
+    pub fn load_report(&self) -> Option<LoadReport> {
+        *self.last_load.lock()
     }
 }
 

@@ -20,6 +20,7 @@
 //! | `recovery` | doublewrite first, then redo apply, then flush and checkpoint |
 //! | `readahead` | linear read-ahead of the next extent |
 //! | [`dump`] | `ib_buffer_pool`: warm restart |
+//! | [`load`] | reading the dump back: many reads at once, in page order, into free frames only |
 //! | [`stats`], [`config`] | counters, striped per thread; the `innodb_*` knobs |
 //! | `zip` (private) | compressed pages: the zip cache in borrowed frames, the IO-bound rule, the fit check at commit ([`mtr`]) |
 //!
@@ -84,6 +85,7 @@ mod frame;
 pub mod guard;
 mod hash;
 mod instance;
+pub mod load;
 mod lru;
 pub mod mtr;
 mod pool;
@@ -106,6 +108,7 @@ pub use config::{BufConfig, Clock, FlushNeighbors};
 pub use error::BufError;
 pub use flush::{DirectWriter, PageImage, PageWriter};
 pub use guard::{OptimisticRead, PageReadGuard, PageWriteGuard};
+pub use load::LoadReport;
 pub use mtr::{Mtr, PageHandle};
 pub use recovery::{DoublewriteRecovery, RecoveryProgress, RecoveryProgressHook, RecoveryReport};
 pub use space::SpaceMap;
@@ -146,7 +149,8 @@ const FREE_CHECK_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct BufferPool {
     shared: Arc<Shared>,
     cleaners: Mutex<Vec<JoinHandle<()>>>,
-    loader: Mutex<Option<JoinHandle<Result<usize, BufError>>>>,
+    loader: Mutex<Option<JoinHandle<Result<LoadReport, BufError>>>>,
+    last_load: Mutex<Option<LoadReport>>,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -192,6 +196,7 @@ impl BufferPool {
             shared,
             cleaners: Mutex::new(cleaners),
             loader: Mutex::new(None),
+            last_load: Mutex::new(None),
         };
         pool.start_load();
         Ok(pool)
@@ -447,9 +452,8 @@ impl BufferPool {
         for h in self.cleaners.lock().drain(..) {
             let _ = h.join();
         }
-        if let Some(h) = self.loader.lock().take() {
-            let _ = h.join();
-        }
+        // A load that failed (a damaged dump) has nothing to hand back at close.
+        let _ = self.join_loader();
     }
 }
 
@@ -519,5 +523,7 @@ impl MemoryReport {
     }
 }
 
+#[cfg(test)]
+mod load_tests;
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 
 use crate::hash::fold;
 use crate::pool::Shared;
+use crate::stats::Counter;
 
 const TRACKERS: usize = 32;
 
@@ -94,7 +95,9 @@ impl Shared {
     }
 
     /// Claims a frame for `id` without flushing; `None` if cached or no frame is free/clean.
-    pub(crate) fn claim_quiet(&self, id: PageId) -> Option<u32> {
+    /// With `free_only`, only a free frame will do (no clean page is evicted for it): the
+    /// dump load's rule ([`crate::load`]).
+    pub(crate) fn claim_quiet(&self, id: PageId, free_only: bool) -> Option<u32> {
         let ii = self.instance_of(id);
         let inst = &self.instances[ii];
         let key = id.to_u64();
@@ -106,12 +109,48 @@ impl Shared {
         {
             return None;
         }
+        // Frames leave the free list under this instance's hash lock (held here), so the
+        // count cannot drop to zero before `take_frame` looks.
+        if free_only && inst.free_len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
         let f = self.take_frame(ii, &mut h)?;
         let c = self.ctl(f);
         c.page_id.store(key, Ordering::Release);
         c.pin();
         h.insert(key, f - inst.base);
         Some(f)
+    }
+
+    /// Reads the pages of `space` into their frames, `(frame, page_no)` each claimed by
+    /// [`Shared::claim_quiet`] (latched exclusively by this thread, all distinct), with one
+    /// [`Tablespace::read_pages`] batch; true if every page was read and verified.
+    pub(crate) fn read_claimed_batch(&self, space: &Tablespace, claimed: &[(u32, u32)]) -> bool {
+        let mut batch: Vec<(u32, &mut [u8])> = claimed
+            .iter()
+            // SAFETY: each frame is latched exclusively by this thread (the caller's claim),
+            // and the frames are distinct, so the mutable slices do not overlap.
+            .map(|&(f, no)| (no, unsafe { self.frames.slice_mut(f) }))
+            .collect();
+        space.read_pages(&mut batch).is_ok()
+    }
+
+    /// Publishes frame `f`, claimed by [`Shared::claim_quiet`] and just filled with page `id`,
+    /// at the head of the old sublist; counts it under `counter`; releases latch and pin.
+    /// Returns false, the frame discarded, when the LRU refused it, which only a course lab's
+    /// starter does: read-ahead and the dump load are advisory, and the page is read, with the
+    /// error, when somebody asks for it.
+    pub(crate) fn publish_claimed(&self, f: u32, id: PageId, counter: Counter) -> bool {
+        let ii = self.instance_of(id);
+        if self.publish_read(ii, f).is_err() {
+            self.discard(f);
+            return false;
+        }
+        self.instances[ii].stats.bump(counter);
+        let c = self.ctl(f);
+        c.unlock_x();
+        c.unpin();
+        true
     }
 
     /// Reads the uncached pages of `extent` with one batch; returns how many were read.
@@ -125,7 +164,7 @@ impl Shared {
             if self.contains(id) {
                 continue;
             }
-            match self.claim_quiet(id) {
+            match self.claim_quiet(id, false) {
                 Some(f) => claimed.push((f, no)),
                 None if self.contains(id) => continue,
                 None => break,
@@ -134,25 +173,10 @@ impl Shared {
         if claimed.is_empty() {
             return 0;
         }
-        let mut batch: Vec<(u32, &mut [u8])> = claimed
-            .iter()
-            // SAFETY: each frame was claimed above, latched exclusively by this thread, and
-            // the frames are distinct, so the mutable slices do not overlap.
-            .map(|&(f, no)| (no, unsafe { self.frames.slice_mut(f) }))
-            .collect();
-        let ok = space.read_pages(&mut batch).is_ok();
-        drop(batch);
+        let ok = self.read_claimed_batch(space, &claimed);
         for &(f, no) in &claimed {
-            let ii = self.instance_of(PageId::new(space.space_id(), no));
-            // (publish_read fails only in a lab starter; read-ahead is advisory, and the page
-            // is read, with the error, when somebody asks for it.)
-            if ok && self.publish_read(ii, f).is_ok() {
-                self.instances[ii]
-                    .stats
-                    .bump(crate::stats::Counter::ReadAhead);
-                let c = self.ctl(f);
-                c.unlock_x();
-                c.unpin();
+            if ok {
+                self.publish_claimed(f, PageId::new(space.space_id(), no), Counter::ReadAhead);
             } else {
                 // A bad page is reported when somebody actually reads it.
                 self.discard(f);

@@ -44,7 +44,7 @@ pub(crate) fn env_on(backend: &dyn Backend, pages: u32, log_capacity: u64) -> En
     Env { dir, spaces, log }
 }
 
-fn cfg(frames: usize) -> BufConfig {
+pub(crate) fn cfg(frames: usize) -> BufConfig {
     BufConfig {
         page_cleaners: 0,
         read_ahead_threshold: 0,
@@ -52,7 +52,7 @@ fn cfg(frames: usize) -> BufConfig {
     }
 }
 
-fn open(e: &Env, c: BufConfig) -> BufferPool {
+pub(crate) fn open(e: &Env, c: BufConfig) -> BufferPool {
     BufferPool::open(
         c,
         Arc::clone(&e.spaces),
@@ -62,12 +62,12 @@ fn open(e: &Env, c: BufConfig) -> BufferPool {
     .unwrap()
 }
 
-fn pid(n: u32) -> PageId {
+pub(crate) fn pid(n: u32) -> PageId {
     PageId::new(1, n)
 }
 
 /// Creates pages 1..=n with a marker at offset 100.
-fn create_pages(pool: &BufferPool, n: u32) {
+pub(crate) fn create_pages(pool: &BufferPool, n: u32) {
     for no in 1..=n {
         let mut m = pool.mtr().unwrap();
         let h = m.new_page(pid(no)).unwrap();

@@ -508,6 +508,7 @@ fn warmup_reports_both_restarts() {
     assert_eq!(j["cold"]["load"], false);
     assert_eq!(j["cold"]["pages_loaded"], 0);
     assert_eq!(j["warm"]["load"], true);
+    assert!(j["disk"].is_null(), "no emulated disk without --hdd");
     assert!(j["dumped_pages"].as_u64().unwrap() > 0);
     assert!(j["steady_reads_per_sec"].as_f64().unwrap() > 0.0);
     let csv = minnow([
@@ -536,6 +537,10 @@ fn warmup_reports_both_restarts() {
     assert!(lines[5].starts_with("cold,") && lines[12].starts_with("warm,"));
     let bad = minnow(["bench", "warmup", "--hot-pct", "101"]);
     assert_eq!(bad.code, 2, "stderr: {}", bad.stderr);
+    // Emulated numbers must keep their label: CSV has no place for it.
+    let bad = minnow(["bench", "warmup", "--hdd", "--csv"]);
+    assert_eq!(bad.code, 2, "stderr: {}", bad.stderr);
+    assert!(bad.stderr.contains("--hdd"), "stderr: {}", bad.stderr);
 }
 
 #[test]

@@ -25,12 +25,35 @@
 //! `rev_len`); through [`BY_USER_COVERING`] it is. [`run_cold`] opens the database afresh (an
 //! empty buffer pool; with `O_DIRECT` the OS cache does not help either), runs one plan, and
 //! reports the time and the pages the buffer pool read.
+//!
+//! ## Cold means no dump load
+//!
+//! A database closed with the default settings leaves `ib_buffer_pool` (the page ids of its
+//! most recently used pages) behind, and the next open reads those pages back in the
+//! background (`innodb_buffer_pool_load_at_startup`). A "cold" run that loaded it would count
+//! the previous run's pages among its own reads and find some of its own already cached. So
+//! [`run_cold`] opens with `buffer_pool_dump_at_shutdown = false` (minnow's one knob for
+//! `innodb_buffer_pool_dump_at_shutdown` and `_load_at_startup`), as a user measuring cold
+//! reads would: nothing is loaded and nothing is dumped.
+//!
+//! ## Where the pages go
+//!
+//! Every page the query brings in stays resident unless the pool runs out of frames, so
+//! [`run_cold`] also classifies the pages that became resident during the query
+//! ([`ColdRun::breakdown`]): B-tree pages by index id and level (0 = leaf), other pages by
+//! their type. With fewer pages read than the pool holds, the breakdown adds up to the
+//! pages read.
 
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
 use minnow::inspect::Internals;
 use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
+use minnow_buf::BufferPool;
+use minnow_page::PageId;
+use minnow_page::fil::{PageType, page_type};
+use minnow_page::index::IndexHeader;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -149,14 +172,67 @@ pub struct ColdRun {
     pub read_ahead: u64,
     /// Bytes those pages amount to.
     pub bytes_read: u64,
+    /// The pages that became resident during the query, by kind (see the module docs).
+    pub breakdown: Vec<PageKind>,
+    /// Pages a buffer pool dump load read in the background (0: the run was cold).
+    pub dump_pages_loaded: u64,
 }
 
-/// Opens the database in `dir` afresh with `config` (a cold buffer pool), runs the query with
-/// `plan`, and closes it.
+/// How many of the pages a query brought in are of one kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageKind {
+    /// `index <id> level <n>` for a B-tree page (level 0: leaf), else the page type's name.
+    pub kind: String,
+    /// Pages of that kind.
+    pub pages: u64,
+}
+
+/// The pages resident in `pool` now, in every instance.
+fn resident(pool: &BufferPool) -> HashSet<PageId> {
+    (0..pool.config().instances)
+        .flat_map(|i| pool.lru(i))
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Classifies the pages resident in `pool` that are not in `before` (reading each from the
+/// pool: they are cached, so this reads nothing from disk).
+fn classify(pool: &BufferPool, before: &HashSet<PageId>) -> Result<Vec<PageKind>, WorkloadError> {
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+    for id in resident(pool).difference(before) {
+        let page = match pool.get_read(*id) {
+            Ok(g) => g,
+            // Evicted meanwhile: not counted.
+            Err(_) => continue,
+        };
+        let kind = match page_type(&page) {
+            Ok(PageType::Index) => match IndexHeader::read(&page) {
+                Ok(h) => format!("index {} level {}", h.index_id, h.level),
+                Err(_) => "INDEX (unreadable header)".to_string(),
+            },
+            Ok(t) => t.name().to_string(),
+            Err(_) => "unreadable".to_string(),
+        };
+        *kinds.entry(kind).or_default() += 1;
+    }
+    Ok(kinds
+        .into_iter()
+        .map(|(kind, pages)| PageKind { kind, pages })
+        .collect())
+}
+
+/// Opens the database in `dir` afresh with `config` but without the buffer pool dump load (a
+/// cold buffer pool; see the module docs), runs the query with `plan`, classifies the pages
+/// it brought in, and closes the database (without writing a dump).
 pub fn run_cold(dir: &Path, config: Config, plan: Plan) -> Result<ColdRun, WorkloadError> {
     let page = config.page_size.bytes() as u64;
+    let config = Config {
+        buffer_pool_dump_at_shutdown: false,
+        ..config
+    };
     let db = Database::open(dir, config)?;
     let t = db.table(TABLE)?;
+    let was_resident = resident(db.buffer_pool()?);
     let before = db.buffer_pool()?.stats();
     let started = Instant::now();
     let user = vec![Value::UInt(TARGET_USER)];
@@ -178,6 +254,11 @@ pub fn run_cold(dir: &Path, config: Config, plan: Plan) -> Result<ColdRun, Workl
     }
     let seconds = started.elapsed().as_secs_f64();
     let after = db.buffer_pool()?.stats();
+    let breakdown = classify(db.buffer_pool()?, &was_resident)?;
+    let dump_pages_loaded = db
+        .buffer_pool()?
+        .wait_for_load()
+        .map_err(minnow::Error::from)? as u64;
     drop(t);
     db.close()?;
     let pages_read = after.reads.saturating_sub(before.reads);
@@ -190,6 +271,8 @@ pub fn run_cold(dir: &Path, config: Config, plan: Plan) -> Result<ColdRun, Workl
         pages_read,
         read_ahead,
         bytes_read: (pages_read + read_ahead) * page,
+        breakdown,
+        dump_pages_loaded,
     })
 }
 
@@ -211,6 +294,20 @@ mod tests {
         // every leaf); the covering one a few index pages.
         assert!(nc.pages_read + nc.read_ahead > 100, "{nc:?}");
         assert!(c.pages_read + c.read_ahead < 20, "{c:?}");
+        // Cold means cold: the dump that `prepare`'s close left was not loaded...
+        assert_eq!((nc.dump_pages_loaded, c.dump_pages_loaded), (0, 0));
+        // ...so every page the
+        // covering plan read is one the breakdown finds (the pool holds them all), and most
+        // of them are B-tree pages.
+        let classified: u64 = c.breakdown.iter().map(|k| k.pages).sum();
+        assert_eq!(classified, c.pages_read + c.read_ahead, "{c:?}");
+        assert!(
+            c.breakdown.iter().any(|k| k.kind.ends_with("level 0")),
+            "{c:?}"
+        );
+        // A second cold run after a first one reads the same pages (no dump carried them).
+        let again = run_cold(dir.path(), Config::default(), Plan::Covering).unwrap();
+        assert_eq!(again.pages_read, c.pages_read, "{again:?} vs {c:?}");
         let other = tempfile::tempdir().unwrap();
         let db = Database::create(other.path(), Config::default()).unwrap();
         assert!(prepare(&db, 10, 11, 0).is_err());

@@ -5,8 +5,8 @@
 //! articles report an IO-bound first hour. InnoDB's answer (5.6 on) is to write the ids of
 //! the hottest pages to `ib_buffer_pool` at shutdown and read them back at startup
 //! (`innodb_buffer_pool_dump_at_shutdown`, `_load_at_startup`, `_dump_pct`); minnow does the
-//! same (`minnow_buf`'s `dump` module: a background thread reads the listed pages, sorted by
-//! page number, into free frames).
+//! same (`minnow_buf`'s `load` module: background readers issue the listed pages' reads many
+//! at a time, sorted by page number, into free frames).
 //!
 //! ## The workload
 //!

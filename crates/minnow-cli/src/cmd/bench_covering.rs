@@ -8,8 +8,9 @@
 //!
 //! Creates the database (with `flush_method=O_DIRECT` unless `--set` says otherwise, so the
 //! OS cache does not serve the cold reads), loads the `revision` table, closes it, then runs
-//! each plan `--rounds` times, alternating, each on a freshly opened database, and prints the
-//! time and the pages read per run and the medians.
+//! each plan `--rounds` times, alternating, each on a freshly opened database that loads no
+//! buffer pool dump ([`revisions::run_cold`]), and prints the time and the pages read per run,
+//! with the pages the query brought in by kind (B-tree index id and level, or page type).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -120,6 +121,12 @@ pub fn run(a: &CoveringArgs, json: bool, out: &mut dyn Write) -> Result<Status, 
                     r.read_ahead,
                     r.bytes_read
                 )?;
+                let kinds: Vec<String> = r
+                    .breakdown
+                    .iter()
+                    .map(|k| format!("{} {}", k.pages, k.kind))
+                    .collect();
+                writeln!(out, "    brought in: {}", kinds.join(", "))?;
             }
             runs.push(r);
         }

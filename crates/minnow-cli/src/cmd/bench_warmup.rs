@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! minnow bench warmup [--rows 1000000] [--hot-rows 2000] [--hot-pct 99] [--threads 4]
-//!     [--interval-ms 100] [--warm-secs 10] [--measure-secs 5] [--dir DIR]
+//!     [--interval-ms 100] [--warm-secs 10] [--measure-secs 5] [--dir DIR] [--hdd]
 //!     [--set name=value ...] [--csv | --json]
 //! ```
 //!
@@ -12,6 +12,9 @@
 //! steady state, then restarts it twice: without loading `ib_buffer_pool` (`cold`) and with
 //! it (`warm`). Size the pool with `--set buffer_pool_size=...` so the table does not fit and
 //! the hot set does; `--set buffer_pool_dump_pct=...` sets how much of the LRU list is dumped.
+//! `--hdd` puts every file of the database behind `minnow-io`'s latency model of a 7200 rpm
+//! disk (each IO sleeps for its modelled seek, rotation and transfer, one head for all
+//! files): the numbers are then *emulated*, and the output says so.
 //!
 //! Text prints each restart's throughput per interval as a bar next to the steady state,
 //! and the time to reach 90% of it; `--csv` prints one row per interval
@@ -20,11 +23,12 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use minnow::Config;
-use minnow::FlushMethod;
+use minnow::backend::{Backend, DiskProfile, LatencyModel, SyncBackend, UringBackend};
+use minnow::{Config, FlushMethod, IoBackend};
 use minnow_workload::warmup::{self, Interval, Restart, WarmupConfig};
 use serde::Serialize;
 
@@ -67,6 +71,9 @@ pub struct WarmupArgs {
     /// A Config knob as name=value, by its InnoDB name (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Emulate a 7200 rpm disk (minnow-io's latency model, sleeping) under every file.
+    #[arg(long)]
+    pub hdd: bool,
     /// CSV output: one row per interval.
     #[arg(long)]
     pub csv: bool,
@@ -76,6 +83,8 @@ pub struct WarmupArgs {
 struct WarmupReport {
     workload: &'static str,
     flush_method: String,
+    /// The emulated disk's label, if `--hdd`.
+    disk: Option<String>,
     buffer_pool_size: usize,
     buffer_pool_dump_pct: u32,
     hot_pct: u32,
@@ -135,6 +144,11 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
     if json && a.csv {
         return Err(usage("--json and --csv cannot be used together"));
     }
+    if a.hdd && a.csv {
+        return Err(usage(
+            "--hdd prints text or JSON, which carry the emulated disk's label",
+        ));
+    }
     let config = super::bench_args::knob_config(
         Config {
             flush_method: FlushMethod::ODirect,
@@ -142,6 +156,22 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
         },
         &a.set,
     )?;
+    let mut config = config;
+    let model = if a.hdd {
+        let inner: Arc<dyn Backend> = match &config.io_backend {
+            IoBackend::Sync => Arc::new(SyncBackend::new()),
+            IoBackend::IoUring => {
+                Arc::new(UringBackend::new().map_err(|e| CliError::Database(e.to_string()))?)
+            }
+            IoBackend::Custom(b) => Arc::clone(b),
+        };
+        let m = Arc::new(LatencyModel::new(inner, DiskProfile::spinning_disk(), true));
+        config.io_backend = IoBackend::Custom(Arc::clone(&m) as Arc<dyn Backend>);
+        Some(m)
+    } else {
+        None
+    };
+    let disk = model.as_ref().map(|m| m.label());
     let cfg = WarmupConfig {
         rows: a.rows,
         hot_rows: a.hot_rows,
@@ -165,6 +195,7 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
             &WarmupReport {
                 workload: "warmup",
                 flush_method: format!("{:?}", config.flush_method),
+                disk,
                 buffer_pool_size: config.buffer_pool_size,
                 buffer_pool_dump_pct: config.buffer_pool_dump_pct,
                 hot_pct: a.hot_pct,
@@ -191,6 +222,9 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
             "steady state before the restart: {:.0} reads/s; ib_buffer_pool lists {} pages (dump_pct {})",
             r.steady_reads_per_sec, r.dumped_pages, config.buffer_pool_dump_pct
         )?;
+        if let Some(d) = &disk {
+            writeln!(out, "EMULATED: {d}")?;
+        }
         text_restart(out, &r.cold, r.steady_reads_per_sec)?;
         text_restart(out, &r.warm, r.steady_reads_per_sec)?;
     }
