@@ -132,7 +132,10 @@ impl Shared {
             // SAFETY: `claim_quiet` returned the frame latched exclusively by this thread.
             let bytes = unsafe { self.frames.slice_mut(f) };
             if space.read_page(id.page_no, bytes).is_ok() {
-                self.publish_read(ii, f);
+                if let Err(e) = self.publish_read(ii, f) {
+                    self.discard(f);
+                    return Err(e);
+                }
                 self.instances[ii].stats.bump(crate::stats::Counter::Reads);
                 let c = self.ctl(f);
                 c.unlock_x();

@@ -96,6 +96,10 @@ pub enum BufError {
         /// What is wrong.
         source: RecordError,
     },
+    /// A course lab's function is not written yet: only a lab's starter code returns this
+    /// (docs/labs/); the engine itself never does.
+    #[error(transparent)]
+    NotWritten(#[from] minnow_page::lab::NotWritten),
     /// The redo log could not be recovered (no valid checkpoint, corruption in the middle
     /// of the log, a malformed group).
     #[error(transparent)]

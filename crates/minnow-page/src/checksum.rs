@@ -148,16 +148,22 @@ fn check_len(page: &[u8]) -> Result<usize, PageError> {
 
 /// Borrows the two ranges the `crc32` and `innodb` formulas cover: `[4, 26)` and `[38, N-8)`.
 fn covered_ranges(page: &[u8]) -> Result<(&[u8], &[u8]), PageError> {
+    // lab 1 begin: covered_ranges
+    // lab 1 starter: let _ = page; Err(crate::lab::NotWritten::new(1, "covered_ranges").into())
     let n = check_len(page)?;
     let head = crate::bytes::slice(page, 4, 22)?;
     let body = crate::bytes::slice(page, HEADER_SIZE, n - HEADER_SIZE - TRAILER_SIZE)?;
     Ok((head, body))
+    // lab 1 end
 }
 
 /// The `crc32` checksum of a page: CRC-32C of `[4, 26)` XOR CRC-32C of `[38, N-8)`.
 pub fn crc32(page: &[u8]) -> Result<u32, PageError> {
+    // lab 1 begin: crc32
+    // lab 1 starter: let _ = page; Err(crate::lab::NotWritten::new(1, "crc32").into())
     let (head, body) = covered_ranges(page)?;
     Ok(crc::crc32c(head) ^ crc::crc32c(body))
+    // lab 1 end
 }
 
 /// The `crc32` checksum as computed by old big-endian builds of InnoDB's software CRC, which
@@ -216,6 +222,8 @@ pub fn full_crc32(page: &[u8]) -> Result<u32, PageError> {
 /// Prepares a page for writing: copies the LSN's low word into the trailer and writes the
 /// checksum field(s) of `algorithm`. The page's LSN must already be set.
 pub fn stamp(page: &mut [u8], algorithm: ChecksumAlgorithm) -> Result<(), PageError> {
+    // lab 1 begin: stamp
+    // lab 1 starter: let _ = (page, algorithm); Err(crate::lab::NotWritten::new(1, "stamp").into())
     let n = check_len(page)?;
     let lsn_low = read_u32(page, 20)?;
     match algorithm {
@@ -243,6 +251,7 @@ pub fn stamp(page: &mut [u8], algorithm: ChecksumAlgorithm) -> Result<(), PageEr
             write_u32(page, n - 8, NO_CHECKSUM_MAGIC)
         }
     }
+    // lab 1 end
 }
 
 /// Which formula a valid page matched.
@@ -336,6 +345,8 @@ pub fn verify(page: &[u8], policy: ChecksumPolicy) -> Result<Verdict, Corruption
     if policy.algorithm == ChecksumAlgorithm::FullCrc32 {
         return verify_full_crc32(page);
     }
+    // lab 1 begin: verify
+    // lab 1 starter: let _ = page; Err(PageError::from(crate::lab::NotWritten::new(1, "verify")).into())
     let n = check_len(page)?;
     let header = read_u32(page, 20)?;
     let trailer = read_u32(page, n - 4)?;
@@ -382,6 +393,7 @@ pub fn verify(page: &[u8], policy: ChecksumPolicy) -> Result<Verdict, Corruption
         computed_first,
         computed_second,
     })
+    // lab 1 end
 }
 
 /// Does the page match `algorithm` (one of crc32, innodb, none)?

@@ -104,4 +104,8 @@ pub enum PageError {
         /// The name that was given.
         name: String,
     },
+    /// A course lab's function is not written yet: only a lab's starter code returns this
+    /// (see [`lab`]); the engine itself never does.
+    #[error(transparent)]
+    NotWritten(#[from] lab::NotWritten),
 }
