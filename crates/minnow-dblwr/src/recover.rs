@@ -368,9 +368,9 @@ pub fn recover(
 /// A tablespace and the copies to write back into it: (page number, bytes).
 type Restores<'a> = (Arc<Tablespace>, Vec<(u32, &'a [u8])>);
 
-/// What to do about one page, given its data page (in `data_bytes`) and usable copy. (The
-/// `Result` is for course lab 6, whose starter code returns [`DblwrError::NotWritten`]; this
-/// code never fails.)
+/// What to do about one page, given its data page (in `data_bytes`) and usable copy. Never an
+/// error here: the `Result` is for course lab 6, whose starter code returns
+/// [`DblwrError::NotWritten`].
 fn decide(
     data: &DataState,
     data_bytes: &[u8],
@@ -497,8 +497,8 @@ fn slot_bytes(copies: &AlignedBuf, slot: usize, page_size: PageSize) -> Option<&
 
 /// Validates the copy in `slot` against its entry and its tablespace's checksum policy:
 /// `Ok(Ok(()))` for a valid copy, `Ok(Err(why))` for one that must not be written anywhere.
-/// (The outer `Result` is for course lab 6, whose starter code returns
-/// [`DblwrError::NotWritten`]; this code never fails.)
+/// Never an `Err` here: the outer `Result` is for course lab 6, whose starter code returns
+/// [`DblwrError::NotWritten`].
 fn check_copy(
     copies: &AlignedBuf,
     slot: usize,
