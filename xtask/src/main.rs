@@ -73,7 +73,8 @@ enum LabCommand {
     Grade {
         /// The lab's number.
         n: u32,
-        /// Succeed only if every lab-specific test fails (CI's check on a fresh starter).
+        /// Succeed only if every lab-specific test fails (CI's check on a fresh starter); the
+        /// engine's tests listed for the lab are not run then.
         #[arg(long)]
         expect_fail: bool,
     },

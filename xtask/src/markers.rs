@@ -205,26 +205,37 @@ pub fn start(path: &str, text: &str, lab: u32, handout: &str) -> Result<Option<S
 mod tests {
     use super::*;
 
+    /// A file with two regions. Its marker lines are spelled `%% lab` here, and turned into
+    /// comments by [`file`], so that this source file holds no markers itself (`lab start`
+    /// would otherwise rewrite it).
     const FILE: &str = "fn a() -> Result<u32, E> {
     let x = 1;
-    // lab 2 begin: a
-    // lab 2 starter: Err(NotWritten::new(2, \"a\").into())
+    %% lab 2 begin: a
+    %% lab 2 starter: Err(NotWritten::new(2, \"a\").into())
     let y = x + 1;
     Ok(y)
-    // lab 2 end
+    %% lab 2 end
 }
 
 fn b() -> Result<(), E> {
-        // lab 3 begin: b
-        // lab 3 starter: let _ = 1; Err(E)
+        %% lab 3 begin: b
+        %% lab 3 starter: let _ = 1; Err(E)
         Ok(())
-        // lab 3 end
+        %% lab 3 end
 }
 ";
 
+    fn file() -> String {
+        unmark(FILE)
+    }
+
+    fn unmark(text: &str) -> String {
+        text.replace("%% lab", "// lab")
+    }
+
     #[test]
     fn parses_regions_with_their_lines_and_indentation() {
-        let r = parse("f.rs", FILE).unwrap();
+        let r = parse("f.rs", &file()).unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!((r[0].lab, r[0].name.as_str()), (2, "a"));
         assert_eq!(r[0].starter, "Err(NotWritten::new(2, \"a\").into())");
@@ -235,30 +246,32 @@ fn b() -> Result<(), E> {
 
     #[test]
     fn start_rewrites_only_that_labs_region_keeping_indentation() {
-        let out = start("f.rs", FILE, 2, "docs/labs/02-lru.md")
+        let out = start("f.rs", &file(), 2, "docs/labs/02-lru.md")
             .unwrap()
             .unwrap();
         assert_eq!(
             out,
-            "fn a() -> Result<u32, E> {
+            unmark(
+                "fn a() -> Result<u32, E> {
     let x = 1;
-    // lab 2: write a here (docs/labs/02-lru.md)
+    %% lab 2: write a here (docs/labs/02-lru.md)
     Err(NotWritten::new(2, \"a\").into())
 }
 
 fn b() -> Result<(), E> {
-        // lab 3 begin: b
-        // lab 3 starter: let _ = 1; Err(E)
+        %% lab 3 begin: b
+        %% lab 3 starter: let _ = 1; Err(E)
         Ok(())
-        // lab 3 end
+        %% lab 3 end
 }
 "
+            )
         );
         // The started file still parses: lab 3's region is intact, the placeholder is no marker.
         let left = parse("f.rs", &out).unwrap();
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].lab, 3);
-        let out3 = start("f.rs", FILE, 3, "h.md").unwrap().unwrap();
+        let out3 = start("f.rs", &file(), 3, "h.md").unwrap().unwrap();
         assert!(
             out3.contains("\n        // lab 3: write b here (h.md)\n        let _ = 1; Err(E)\n}")
         );
@@ -267,7 +280,7 @@ fn b() -> Result<(), E> {
 
     #[test]
     fn a_file_without_the_lab_is_left_alone() {
-        assert_eq!(start("f.rs", FILE, 5, "h.md").unwrap(), None);
+        assert_eq!(start("f.rs", &file(), 5, "h.md").unwrap(), None);
         assert_eq!(start("g.rs", "fn main() {}", 1, "h.md").unwrap(), None);
     }
 
