@@ -102,6 +102,10 @@ pub enum DblwrError {
         /// What is wrong.
         reason: String,
     },
+    /// Only a course lab's starter code returns this: a function of lab 6 (the doublewrite
+    /// decision at recovery) that the student has not written yet. docs/labs/ has the handout.
+    #[error(transparent)]
+    NotWritten(#[from] minnow_page::lab::NotWritten),
     /// Torn pages that recovery could not repair: no valid copy exists (detect_only, or copies
     /// damaged) or the mode forbids writing (detect_only). Repairs of other pages, if any, were
     /// made and synced before this error was returned.

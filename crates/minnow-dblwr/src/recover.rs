@@ -265,7 +265,7 @@ pub fn recover(
             c.lsn = c.lsn.max(entry.lsn);
             let Some(space) = &c.space else { continue };
             let Some(copies) = &l.copies else { continue };
-            match check_copy(copies, slot, l.slots_read, page_size, entry, space) {
+            match check_copy(copies, slot, l.slots_read, page_size, entry, space)? {
                 Ok(()) => {
                     if c.best.is_none_or(|(_, _, lsn)| entry.lsn > lsn) {
                         c.best = Some((li, slot, entry.lsn));
@@ -309,7 +309,7 @@ pub fn recover(
         };
         let data = read_data(space, page, &mut page_buf)?;
         let usable = copy_bytes.filter(|_| may_write);
-        let action = decide(&data, &page_buf, usable, c);
+        let action = decide(&data, &page_buf, usable, c)?;
         match action {
             Action::Restored => {
                 if let Some(bytes) = usable {
@@ -368,10 +368,19 @@ pub fn recover(
 /// A tablespace and the copies to write back into it: (page number, bytes).
 type Restores<'a> = (Arc<Tablespace>, Vec<(u32, &'a [u8])>);
 
-/// What to do about one page, given its data page (in `data_bytes`) and usable copy.
-fn decide(data: &DataState, data_bytes: &[u8], copy: Option<&[u8]>, c: &Collected) -> Action {
+/// What to do about one page, given its data page (in `data_bytes`) and usable copy. Never an
+/// error here: the `Result` is for course lab 6, whose starter code returns
+/// [`DblwrError::NotWritten`].
+fn decide(
+    data: &DataState,
+    data_bytes: &[u8],
+    copy: Option<&[u8]>,
+    c: &Collected,
+) -> Result<Action, DblwrError> {
+    // lab 6 begin: decide
+    // lab 6 starter: let _ = (data, data_bytes, copy, c); Err(minnow_page::lab::NotWritten::new(6, "decide").into())
     let copy_lsn = c.best.map_or(0, |(_, _, lsn)| lsn);
-    match (data, copy) {
+    Ok(match (data, copy) {
         (DataState::Torn { .. }, Some(_)) => Action::Restored,
         (DataState::Torn { .. }, None) => Action::Unrepairable,
         (DataState::Empty | DataState::Missing, Some(_)) => Action::Restored,
@@ -390,7 +399,8 @@ fn decide(data: &DataState, data_bytes: &[u8], copy: Option<&[u8]>, c: &Collecte
             }
         }
         (DataState::Unknown, _) => Action::UnknownSpace,
-    }
+    })
+    // lab 6 end
 }
 
 /// The segment files in `dir`: `dblwr.<n>`, by segment index.
@@ -485,7 +495,10 @@ fn slot_bytes(copies: &AlignedBuf, slot: usize, page_size: PageSize) -> Option<&
     copies.get(slot * psz..(slot + 1) * psz)
 }
 
-/// Validates the copy in `slot` against its entry and its tablespace's checksum policy.
+/// Validates the copy in `slot` against its entry and its tablespace's checksum policy:
+/// `Ok(Ok(()))` for a valid copy, `Ok(Err(why))` for one that must not be written anywhere.
+/// Never an `Err` here: the outer `Result` is for course lab 6, whose starter code returns
+/// [`DblwrError::NotWritten`].
 fn check_copy(
     copies: &AlignedBuf,
     slot: usize,
@@ -493,36 +506,45 @@ fn check_copy(
     page_size: PageSize,
     entry: &format::SlotEntry,
     space: &Tablespace,
-) -> Result<(), String> {
+) -> Result<Result<(), String>, DblwrError> {
+    // lab 6 begin: check_copy
+    // lab 6 starter: let _ = (copies, slot, slots_read, page_size, entry, space); Err(minnow_page::lab::NotWritten::new(6, "check_copy").into())
+    let invalid = |why: String| Ok(Err(why));
+    let beyond = || "the slot lies beyond the end of the segment file".to_string();
     if slot >= slots_read {
-        return Err("the slot lies beyond the end of the segment file".to_string());
+        return invalid(beyond());
     }
     if space.page_size() != page_size {
-        return Err(format!(
+        return invalid(format!(
             "the tablespace's pages are {} bytes, the copy's {}",
             space.page_size().bytes(),
             page_size.bytes()
         ));
     }
-    let bytes = slot_bytes(copies, slot, page_size)
-        .ok_or_else(|| "the slot lies beyond the end of the segment file".to_string())?;
-    entry
-        .check_copy(bytes)
-        .map_err(|e| format!("the copy is damaged: {e}"))?;
+    let Some(bytes) = slot_bytes(copies, slot, page_size) else {
+        return invalid(beyond());
+    };
+    if let Err(e) = entry.check_copy(bytes) {
+        return invalid(format!("the copy is damaged: {e}"));
+    }
     match checksum::verify(bytes, space.policy()) {
         Ok(Verdict::Valid(_) | Verdict::NotChecked) => {}
-        Ok(Verdict::Empty) => return Err("the copy is all zeros".to_string()),
-        Err(e) => return Err(format!("the copy fails verification: {e}")),
+        Ok(Verdict::Empty) => return invalid("the copy is all zeros".to_string()),
+        Err(e) => return invalid(format!("the copy fails verification: {e}")),
     }
-    let h = FilHeader::read(bytes).map_err(|e| e.to_string())?;
+    let h = match FilHeader::read(bytes) {
+        Ok(h) => h,
+        Err(e) => return invalid(e.to_string()),
+    };
     let stored = PageId::new(h.space_id, h.page_no);
     if stored != entry.page || h.lsn != entry.lsn {
-        return Err(format!(
+        return invalid(format!(
             "the copy is page {stored} at LSN {}, the entry says {} at LSN {}",
             h.lsn, entry.page, entry.lsn
         ));
     }
-    Ok(())
+    Ok(Ok(()))
+    // lab 6 end
 }
 
 /// Reads and classifies the data page `page` into `buf`.

@@ -58,6 +58,10 @@ pub enum MvccError {
         /// The count asked for.
         requested: usize,
     },
+    /// Only a course lab's starter code returns this: a function of lab 5 (MVCC visibility)
+    /// that the student has not written yet. docs/labs/ has the handout.
+    #[error(transparent)]
+    NotWritten(#[from] minnow_page::lab::NotWritten),
     /// An undo record too large to encode (a field over 4 GiB, more than 65535 fields).
     #[error("undo record too large: {what}")]
     RecordTooLarge {

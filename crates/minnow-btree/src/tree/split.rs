@@ -228,6 +228,8 @@ impl BTree {
     /// Where a split of `page` (at `level`) to make room for `rec` cuts: from
     /// [`node::split_point`], checked to fit (see `choose_split`).
     fn plan_split(&self, page: &[u8], level: u16, rec: &RecordBuf) -> Result<Plan, TreeError> {
+        // lab 4 begin: plan_split
+        // lab 4 starter: let _ = (page, level, rec); Err(node::NodeError::from(minnow_page::lab::NotWritten::new(4, "plan_split")).into())
         let layout = self.layout_at(level);
         let key = layout.key_of(rec.as_bytes(), rec.extra())?;
         let after = node::search(page, layout, &key)?.cursor;
@@ -256,6 +258,7 @@ impl BTree {
             })?;
         let new_pos = items.iter().position(|(x, _)| x.is_none()).unwrap_or(0);
         Ok(Plan { idx, new_pos })
+        // lab 4 end
     }
 
     /// Splits page `n` (whose right sibling, if any, is `right`) at level `level` as `plan`
@@ -272,6 +275,8 @@ impl BTree {
         plan: Plan,
     ) -> Result<RecordBuf, TreeError> {
         minnow_buf::trace_event!("split", index = self.index_id, page = n.no, level);
+        // lab 4 begin: split
+        // lab 4 starter: let _ = (mtr, n, right, level, rec, plan); Err(node::NodeError::from(minnow_page::lab::NotWritten::new(4, "split")).into())
         let layout = self.layout_at(level);
         let page = mtr.page(n.h);
         let Plan { idx, new_pos } = plan;
@@ -285,6 +290,7 @@ impl BTree {
         let target = if new_pos >= idx { m } else { n.h };
         node::insert(&mut (&mut *mtr, target), layout, rec)?;
         self.first_ptr(mtr, m, m_no, level)
+        // lab 4 end
     }
 
     /// The first half of a split: a new page to the right of `n` (linked between `n` and

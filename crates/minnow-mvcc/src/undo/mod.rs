@@ -128,6 +128,8 @@ pub fn gather<S: PageSource + ?Sized>(
     at: UndoAddr,
     len: usize,
 ) -> Result<Vec<u8>> {
+    // lab 5 begin: gather
+    // lab 5 starter: let _ = (pool, space, at, len); Err(minnow_page::lab::NotWritten::new(5, "gather").into())
     let mut out = Vec::with_capacity(len.min(1 << 20));
     let (mut page, mut off) = (at.page, usize::from(at.offset));
     let page_len = pool.page_len();
@@ -168,6 +170,7 @@ pub fn gather<S: PageSource + ?Sized>(
         off = UNDO_DATA;
     }
     Ok(out)
+    // lab 5 end
 }
 
 /// Reads the undo record at `at`.
@@ -176,6 +179,8 @@ pub fn read_record<S: PageSource + ?Sized>(
     space: u32,
     at: UndoAddr,
 ) -> Result<UndoRecord> {
+    // lab 5 begin: read_record
+    // lab 5 starter: let _ = (pool, space, at); Err(minnow_page::lab::NotWritten::new(5, "read_record").into())
     let head = gather(pool, space, at, 4)?;
     let len = claimed_len(&head).map_err(|e| corrupt(space, at.page, usize::from(at.offset), e))?;
     if len < record::RECORD_HEADER_LEN {
@@ -191,6 +196,7 @@ pub fn read_record<S: PageSource + ?Sized>(
     }
     let b = gather(pool, space, at, len)?;
     UndoRecord::decode(&b).map_err(|e| corrupt(space, at.page, usize::from(at.offset) + e.at, e))
+    // lab 5 end
 }
 
 /// Reads the log header at `at` (never split across pages).
