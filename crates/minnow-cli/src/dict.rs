@@ -56,6 +56,14 @@ impl Tables {
         }
         names
     }
+
+    /// The index whose pages carry `index_id`, with its table's definition.
+    pub fn index(&self, index_id: u64) -> Option<(&minnow::TableDef, &IndexInfo)> {
+        self.tables.iter().find_map(|(_, decoded)| {
+            let (def, ix) = decoded.as_ref().ok()?;
+            Some((def, ix.iter().find(|i| i.index_id == index_id)?))
+        })
+    }
 }
 
 /// Reads every table of the dictionary (the B-tree rooted at

@@ -553,6 +553,52 @@ fn inspect_names_the_indexes_from_the_dictionary_beside_the_file() {
 }
 
 #[test]
+fn page_decodes_minnow_records_with_the_schema_from_the_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path());
+    let ibdata = dir.path().join(minnow::inspect::SYSTEM_TABLESPACE);
+    let (_, tree) = minnow_json(dir.path(), &["tree", s(dir.path()), "t"]);
+    let root = tree["root"].as_u64().unwrap().to_string();
+    let pages = tree["pages"].as_array().unwrap();
+    let leaf = pages.iter().find(|p| p["level"] == 0).unwrap()["page"]
+        .as_u64()
+        .unwrap()
+        .to_string();
+
+    let (code, r) = minnow_json(dir.path(), &["page", s(&ibdata), &leaf]);
+    assert_eq!(code, 0, "{r}");
+    let recs = &r["minnow_records"];
+    assert_eq!(recs["index"], "t.PRIMARY", "{r}");
+    assert_eq!(
+        recs["fields"],
+        serde_json::json!(["id", "DB_TRX_ID", "DB_ROLL_PTR", "k", "c"])
+    );
+    let first = &recs["records"][0]["values"];
+    let id: u64 = first[0].as_str().unwrap().parse().unwrap();
+    assert_eq!(first[3], (id % 37).to_string(), "k of row {id}: {r}");
+    assert!(
+        first[4]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("\"row-{id:06}-")),
+        "{r}"
+    );
+    assert!(recs["problems"].as_array().unwrap().is_empty(), "{r}");
+
+    // The root holds node pointers: the key and the child page.
+    let (code, r) = minnow_json(dir.path(), &["page", s(&ibdata), &root]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(
+        r["minnow_records"]["fields"],
+        serde_json::json!(["id", "child page"])
+    );
+    let (code, text) = minnow_text(&["page", s(&ibdata), &root]);
+    assert_eq!(code, 0);
+    assert!(text.contains("records of t.PRIMARY"), "{text}");
+    assert!(text.contains("id=0 child page="), "{text}");
+}
+
+#[test]
 fn tree_draws_dot_and_svg() {
     let dir = tempfile::tempdir().unwrap();
     make_db(dir.path());

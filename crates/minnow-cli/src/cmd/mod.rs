@@ -22,6 +22,8 @@ pub mod history;
 pub mod inspect;
 pub mod log;
 pub mod page;
+pub mod page_block;
+pub mod page_minnow;
 pub mod page_trx;
 pub mod page_zip;
 pub mod plot;

@@ -31,6 +31,11 @@
 //! stream's extent and the dense page directory ([`crate::cmd::page_zip`]), and the
 //! compressed-page checksum verdict. Its records are not decoded.
 //!
+//! On one of minnow's own INDEX pages, in a file that lies in a minnow data directory, the
+//! records are decoded with no `--columns`: the dictionary in the directory's `ibdata1` says
+//! which table and index the page's index id belongs to, and so the record layout
+//! ([`crate::cmd::page_minnow`]).
+//!
 //! `--hex` adds an xxd-style dump (runs of zero lines collapse into `*`). Exit 0 when the page is
 //! intact, 1 when it is corrupt (or the file ends before the page is complete), 2 on errors.
 
@@ -46,9 +51,12 @@ use serde::Serialize;
 
 use crate::check::{self, CorruptPage};
 use crate::cli::{ReadOpts, Status};
+use crate::cmd::page_block::{DamagedReport, ZipBlockInfo, print_damaged};
+use crate::cmd::page_minnow::{self, MinnowRecords};
 use crate::cmd::page_trx::{self, TrxPages};
 use crate::cmd::page_zip::{self, ZipPageInfo};
 use crate::describe::{FlagsInfo, hex_dump};
+use crate::dict;
 use crate::innodb_rec::{self, Records, Schema};
 use crate::output::{CliError, hex32, page_ptr};
 use crate::reader::Reader;
@@ -181,126 +189,6 @@ pub struct ChecksumInfo {
     pub computed: Computed,
 }
 
-/// A compressed page's block and zip header.
-#[derive(Debug, Serialize)]
-pub struct ZipBlockInfo {
-    /// `intact` (restored), `empty` (all zero, never written) or `damaged`.
-    pub state: &'static str,
-    /// The block size in bytes (from the file's layout).
-    pub block_size: usize,
-    /// `KEY_BLOCK_SIZE` in KiB.
-    pub key_block_size: usize,
-    /// The zip header's fields, if it decodes.
-    pub header: Option<ZipHeaderInfo>,
-    /// What is wrong with a damaged block.
-    pub error: Option<String>,
-}
-
-/// The zip header of one block, decoded.
-#[derive(Debug, Serialize)]
-pub struct ZipHeaderInfo {
-    /// `zlib` or `lz4`.
-    pub algorithm: &'static str,
-    /// The zlib level; absent for LZ4.
-    pub level: Option<u8>,
-    /// The block size the header records, in bytes.
-    pub block_size: usize,
-    /// The logical page size the header records, in bytes.
-    pub logical_page_size: usize,
-    /// The compressed payload's length in bytes.
-    pub payload_len: usize,
-    /// The payload as a share of the block (0 to 1).
-    pub share_of_block: f64,
-    /// The stored CRC-32C (of the FIL header, zip header, payload and trailer).
-    pub crc: u32,
-    /// Whether the block restored, so its CRC matched.
-    pub crc_ok: bool,
-}
-
-impl ZipBlockInfo {
-    fn new(block_size: usize, state: &BlockState) -> ZipBlockInfo {
-        let header = |h: &minnow_zip::ZipHeader, crc_ok: bool| {
-            let (algorithm, level) = match h.algorithm {
-                minnow_zip::Algorithm::Zlib(l) => ("zlib", Some(l.get())),
-                minnow_zip::Algorithm::Lz4 => ("lz4", None),
-            };
-            ZipHeaderInfo {
-                algorithm,
-                level,
-                block_size: h.block_size.bytes(),
-                logical_page_size: h.logical_size.bytes(),
-                payload_len: h.payload_len,
-                share_of_block: h.payload_len as f64 / h.block_size.bytes() as f64,
-                crc: h.crc,
-                crc_ok,
-            }
-        };
-        let (state, header, error) = match state {
-            BlockState::Empty => ("empty", None, None),
-            BlockState::Intact(h) => ("intact", Some(header(h, true)), None),
-            BlockState::Damaged { header: h, error } => {
-                let crc_ok = !matches!(error, minnow_zip::ZipError::Checksum { .. });
-                (
-                    "damaged",
-                    h.as_ref().map(|h| header(h, crc_ok)),
-                    Some(error.to_string()),
-                )
-            }
-        };
-        ZipBlockInfo {
-            state,
-            block_size,
-            key_block_size: block_size / 1024,
-            header,
-            error,
-        }
-    }
-
-    fn print(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(
-            out,
-            "compressed block: {} bytes (KEY_BLOCK_SIZE={}), {}",
-            self.block_size,
-            self.key_block_size,
-            self.state.to_uppercase()
-        )?;
-        if let Some(h) = &self.header {
-            let algo = match h.level {
-                Some(level) => format!("{} level {level}", h.algorithm),
-                None => h.algorithm.to_string(),
-            };
-            writeln!(out, "zip header (@38 of the block):")?;
-            writeln!(out, "  block size    {} bytes", h.block_size)?;
-            writeln!(out, "  algorithm     {algo}")?;
-            writeln!(out, "  logical size  {} bytes", h.logical_page_size)?;
-            writeln!(
-                out,
-                "  payload       {} bytes ({:.1}% of the block, {:.1}% of the page)",
-                h.payload_len,
-                h.share_of_block * 100.0,
-                h.payload_len as f64 * 100.0 / h.logical_page_size.max(1) as f64
-            )?;
-            let verdict = if h.crc_ok { "matches" } else { "MISMATCH" };
-            writeln!(out, "  CRC-32C       {} ({verdict})", hex32(h.crc))?;
-        }
-        if let Some(why) = &self.error {
-            writeln!(out, "  damaged: {why}")?;
-        }
-        Ok(())
-    }
-}
-
-/// The JSON printed for a compressed page whose block does not restore.
-#[derive(Debug, Serialize)]
-struct DamagedReport {
-    file: String,
-    page: u64,
-    page_size: usize,
-    zip: ZipBlockInfo,
-    corruption: CorruptPage,
-    hex: Option<Vec<String>>,
-}
-
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct PageReport {
@@ -332,6 +220,9 @@ pub struct PageReport {
     pub checksum: ChecksumInfo,
     /// The records, decoded with `--columns` (COMPACT INDEX pages only).
     pub records: Option<Records>,
+    /// The records of one of minnow's own INDEX pages, decoded with the schema from the
+    /// dictionary of the data directory the file lies in ([`page_minnow`]).
+    pub minnow_records: Option<MinnowRecords>,
     /// The hex dump, with `--hex`.
     pub hex: Option<Vec<String>>,
 }
@@ -431,6 +322,9 @@ pub fn run(
     report.zip = zip;
     if let Some(schema) = schema {
         report.records = Some(records(&page, report.index.as_ref(), schema));
+    } else if let Some(ix) = &report.index {
+        report.minnow_records =
+            dict::beside(path).and_then(|t| page_minnow::decode(&t, &page, ix.index_id, ix.level));
     }
     // The undo stream is walked through the same file, every page checksum-verified.
     let reader = Reader::over(space, policy);
@@ -444,7 +338,8 @@ pub fn run(
         || report
             .records
             .as_ref()
-            .is_some_and(|r| !r.problems.is_empty());
+            .is_some_and(|r| !r.problems.is_empty())
+        || (report.minnow_records.as_ref()).is_some_and(|r| !r.problems.is_empty());
     let status = if report.checksum.corruption.is_some() || problems {
         Status::Corrupt
     } else {
@@ -552,6 +447,7 @@ pub(super) fn decode(
             },
         },
         records: None,
+        minnow_records: None,
         hex: hex.then(|| hex_dump(page)),
     }
 }
@@ -606,26 +502,6 @@ fn index_info(ih: &IndexHeader, page: &[u8]) -> IndexInfo {
 
 fn opt_hex(v: Option<u32>) -> String {
     v.map_or_else(|| "-".to_string(), hex32)
-}
-
-fn print_damaged(r: &DamagedReport, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    if json {
-        return report::emit_json(out, r);
-    }
-    writeln!(
-        out,
-        "{}: page {} ({} bytes, compressed)",
-        r.file, r.page, r.page_size
-    )?;
-    r.zip.print(out)?;
-    writeln!(out, "{}", r.corruption.text())?;
-    if let Some(lines) = &r.hex {
-        writeln!(out, "hex dump of the block:")?;
-        for line in lines {
-            writeln!(out, "{line}")?;
-        }
-    }
-    Ok(())
 }
 
 pub(super) fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result<()> {
@@ -790,6 +666,9 @@ pub(super) fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result
         for p in &recs.problems {
             writeln!(out, "  problem: {p}")?;
         }
+    }
+    if let Some(recs) = &r.minnow_records {
+        page_minnow::print(recs, out)?;
     }
     if let Some(lines) = &r.hex {
         writeln!(out, "hex dump:")?;

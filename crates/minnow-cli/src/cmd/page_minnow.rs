@@ -1,0 +1,141 @@
+//! The records of one of minnow's own INDEX pages, decoded with the table's schema from the
+//! dictionary (`minnow page DIR/ibdata1 N`).
+//!
+//! A page says which index it belongs to (`PAGE_INDEX_ID` in its header), not what its
+//! records hold: the columns, their types and their order are in the dictionary. When the
+//! file lies in a minnow data directory, [`crate::dict::beside`] reads that dictionary from the
+//! directory's `ibdata1`; the index with the page's id gives the record layout, so the records
+//! decode with no `--columns` typed by hand. A leaf of a clustered index holds the key, the two
+//! hidden fields (`DB_TRX_ID`, `DB_ROLL_PTR`) and the other columns; a leaf of a secondary
+//! index holds its own columns and then the primary key's; a page above the leaves holds node
+//! pointers: a key prefix and the child page number.
+
+use std::io::Write;
+
+use minnow::Value;
+use minnow_btree::node;
+use minnow_btree::record::{Field, RecordHeader};
+use serde::Serialize;
+
+use crate::dict::Tables;
+
+/// The decoded records of a minnow INDEX page.
+#[derive(Debug, Serialize)]
+pub struct MinnowRecords {
+    /// `table.index`, from the dictionary.
+    pub index: String,
+    /// The field names, in record order.
+    pub fields: Vec<String>,
+    /// The records, in key order (the page's record list, infimum and supremum excluded).
+    pub records: Vec<MinnowRecord>,
+    /// Why the walk stopped early or a record did not decode.
+    pub problems: Vec<String>,
+}
+
+/// One record.
+#[derive(Debug, Serialize)]
+pub struct MinnowRecord {
+    /// The record's origin (its offset in the page).
+    pub offset: usize,
+    /// Delete-marked (purge has not removed it yet).
+    pub deleted: bool,
+    /// The field values, as `Value`'s `Display` shows them; an off-page column as `<off-page>`.
+    pub values: Vec<String>,
+}
+
+/// Decodes `page` (an INDEX page of index `index_id`, at `level`) with the dictionary; `None`
+/// when the dictionary has no such index.
+pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option<MinnowRecords> {
+    let (def, ix) = tables.index(index_id)?;
+    let leaf = level == 0;
+    let layout = if leaf {
+        ix.layout.clone()
+    } else {
+        ix.layout.node_ptr()
+    };
+    let mut fields: Vec<String> = ix.key_columns.clone();
+    if leaf && layout.trx_id_field().is_some() {
+        fields.push("DB_TRX_ID".into());
+        fields.push("DB_ROLL_PTR".into());
+        let key = &ix.key_columns;
+        fields.extend(
+            def.columns
+                .iter()
+                .filter(|c| !key.contains(&c.name))
+                .map(|c| c.name.clone()),
+        );
+    } else if !leaf {
+        fields.truncate(layout.n_key());
+        fields.push("child page".into());
+    }
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    for cursor in node::records(page) {
+        let origin = match cursor {
+            Ok(c) => c.origin(),
+            Err(e) => {
+                problems.push(format!("record list: {e}"));
+                break;
+            }
+        };
+        let deleted = RecordHeader::read(page, origin).is_ok_and(|h| h.deleted());
+        let hidden = if leaf { layout.trx_id_field() } else { None };
+        match layout.decode_fields(page, origin) {
+            Ok(decoded) => records.push(MinnowRecord {
+                offset: origin,
+                deleted,
+                values: decoded
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, f)| match f {
+                        // The hidden fields are big-endian numbers: a trx id, a roll pointer.
+                        Field::Value(Value::Bytes(b)) if hidden == Some(i) => be(&b).to_string(),
+                        Field::Value(Value::Bytes(b)) if hidden.map(|t| t + 1) == Some(i) => {
+                            format!("{:#x}", be(&b))
+                        }
+                        Field::Value(v) => v.to_string(),
+                        Field::External(_) => "<off-page>".to_string(),
+                    })
+                    .collect(),
+            }),
+            Err(e) => problems.push(format!("record at offset {origin}: {e}")),
+        }
+    }
+    Some(MinnowRecords {
+        index: format!("{}.{}", def.name, ix.name),
+        fields,
+        records,
+        problems,
+    })
+}
+
+/// A big-endian number of up to eight bytes (the hidden fields are six and seven).
+fn be(b: &[u8]) -> u64 {
+    b.iter().fold(0, |acc, &x| (acc << 8) | u64::from(x))
+}
+
+/// Prints the records, one per line: `@offset name=value ...`.
+pub fn print(r: &MinnowRecords, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "records of {} ({} in key order, schema from the dictionary):",
+        r.index,
+        r.records.len()
+    )?;
+    for rec in &r.records {
+        let fields: Vec<String> = r
+            .fields
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::repeat("?"))
+            .zip(&rec.values)
+            .map(|(name, v)| format!("{name}={v}"))
+            .collect();
+        let mark = if rec.deleted { " DELETED" } else { "" };
+        writeln!(out, "  @{:<5}{mark} {}", rec.offset, fields.join(" "))?;
+    }
+    for p in &r.problems {
+        writeln!(out, "  problem: {p}")?;
+    }
+    Ok(())
+}
