@@ -351,7 +351,8 @@ pub struct Records {
     pub problems: Vec<String>,
 }
 
-fn be(bytes: &[u8]) -> u64 {
+/// A big-endian number of up to eight bytes.
+pub(crate) fn be(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0, |a, &b| (a << 8) | u64::from(b))
 }
 

@@ -18,6 +18,7 @@ use minnow_btree::record::{Field, RecordHeader};
 use serde::Serialize;
 
 use crate::dict::Tables;
+use crate::innodb_rec::be;
 
 /// The decoded records of a minnow INDEX page.
 #[derive(Debug, Serialize)]
@@ -107,11 +108,6 @@ pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option
         records,
         problems,
     })
-}
-
-/// A big-endian number of up to eight bytes (the hidden fields are six and seven).
-fn be(b: &[u8]) -> u64 {
-    b.iter().fold(0, |acc, &x| (acc << 8) | u64::from(x))
 }
 
 /// Prints the records, one per line: `@offset name=value ...`.
