@@ -596,6 +596,13 @@ fn page_decodes_minnow_records_with_the_schema_from_the_dictionary() {
     assert_eq!(code, 0);
     assert!(text.contains("records of t.PRIMARY"), "{text}");
     assert!(text.contains("id=0 child page="), "{text}");
+
+    // The dictionary's own root: one record, the table's name and its encoded definition.
+    let dict_root = minnow::inspect::DICT_ROOT.to_string();
+    let (code, r) = minnow_json(dir.path(), &["page", s(&ibdata), &dict_root]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["minnow_records"]["index"], "(dictionary)", "{r}");
+    assert_eq!(r["minnow_records"]["records"][0]["values"][0], "\"t\"", "{r}");
 }
 
 #[test]

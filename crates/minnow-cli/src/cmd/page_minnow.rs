@@ -13,6 +13,7 @@
 use std::io::Write;
 
 use minnow::Value;
+use minnow::inspect::DICT_INDEX_ID;
 use minnow_btree::node;
 use minnow_btree::record::{Field, RecordHeader};
 use serde::Serialize;
@@ -45,27 +46,44 @@ pub struct MinnowRecord {
 }
 
 /// Decodes `page` (an INDEX page of index `index_id`, at `level`) with the dictionary; `None`
-/// when the dictionary has no such index.
+/// when the dictionary has no such index. The dictionary's own tree decodes too: its records
+/// are a table's name and its encoded definition (docs/FORMAT.md §8).
 pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option<MinnowRecords> {
-    let (def, ix) = tables.index(index_id)?;
     let leaf = level == 0;
-    let layout = if leaf {
-        ix.layout.clone()
+    // (index name, leaf layout, key field names, the names of the columns after the key)
+    let (index, leaf_layout, key, rest) = if index_id == DICT_INDEX_ID {
+        let layout = minnow::inspect::dict_layout().ok()?;
+        let key = vec!["table".to_string()];
+        (
+            "(dictionary)".to_string(),
+            layout,
+            key,
+            vec!["definition".into()],
+        )
     } else {
-        ix.layout.node_ptr()
+        let (def, ix) = tables.index(index_id)?;
+        let key = ix.key_columns.clone();
+        let rest = def
+            .columns
+            .iter()
+            .filter(|c| !key.contains(&c.name))
+            .map(|c| c.name.clone())
+            .collect();
+        let name = format!("{}.{}", def.name, ix.name);
+        (name, ix.layout.clone(), key, rest)
     };
-    let mut fields: Vec<String> = ix.key_columns.clone();
-    if leaf && layout.trx_id_field().is_some() {
+    let mut fields = key;
+    if leaf_layout.trx_id_field().is_some() {
         fields.push("DB_TRX_ID".into());
         fields.push("DB_ROLL_PTR".into());
-        let key = &ix.key_columns;
-        fields.extend(
-            def.columns
-                .iter()
-                .filter(|c| !key.contains(&c.name))
-                .map(|c| c.name.clone()),
-        );
-    } else if !leaf {
+        fields.extend(rest);
+    }
+    let layout = if leaf {
+        leaf_layout
+    } else {
+        leaf_layout.node_ptr()
+    };
+    if !leaf {
         fields.truncate(layout.n_key());
         fields.push("child page".into());
     }
@@ -81,6 +99,7 @@ pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option
         };
         let deleted = RecordHeader::read(page, origin).is_ok_and(|h| h.deleted());
         let hidden = if leaf { layout.trx_id_field() } else { None };
+        let n = layout.fields().len();
         match layout.decode_fields(page, origin) {
             Ok(decoded) => records.push(MinnowRecord {
                 offset: origin,
@@ -94,6 +113,14 @@ pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option
                         Field::Value(Value::Bytes(b)) if hidden.map(|t| t + 1) == Some(i) => {
                             format!("{:#x}", be(&b))
                         }
+                        // The dictionary's definition is binary: its length and first bytes.
+                        Field::Value(Value::Bytes(b))
+                            if index_id == DICT_INDEX_ID && leaf && i == n - 1 =>
+                        {
+                            let head: String =
+                                b.iter().take(12).map(|x| format!("{x:02x}")).collect();
+                            format!("0x{head}… ({} bytes)", b.len())
+                        }
                         Field::Value(v) => v.to_string(),
                         Field::External(_) => "<off-page>".to_string(),
                     })
@@ -103,7 +130,7 @@ pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option
         }
     }
     Some(MinnowRecords {
-        index: format!("{}.{}", def.name, ix.name),
+        index,
         fields,
         records,
         problems,
