@@ -602,7 +602,10 @@ fn page_decodes_minnow_records_with_the_schema_from_the_dictionary() {
     let (code, r) = minnow_json(dir.path(), &["page", s(&ibdata), &dict_root]);
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["minnow_records"]["index"], "(dictionary)", "{r}");
-    assert_eq!(r["minnow_records"]["records"][0]["values"][0], "\"t\"", "{r}");
+    assert_eq!(
+        r["minnow_records"]["records"][0]["values"][0], "\"t\"",
+        "{r}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::io::Write;
 use minnow::Value;
 use minnow::inspect::DICT_INDEX_ID;
 use minnow_btree::node;
-use minnow_btree::record::{Field, RecordHeader};
+use minnow_btree::record::{Field, INFO_MIN_REC, RecordHeader};
 use serde::Serialize;
 
 use crate::dict::Tables;
@@ -41,6 +41,9 @@ pub struct MinnowRecord {
     pub offset: usize,
     /// Delete-marked (purge has not removed it yet).
     pub deleted: bool,
+    /// The leftmost node pointer of its level (`MIN_REC`): it compares below every key,
+    /// whatever key it holds.
+    pub min_rec: bool,
     /// The field values, as `Value`'s `Display` shows them; an off-page column as `<off-page>`.
     pub values: Vec<String>,
 }
@@ -97,13 +100,16 @@ pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option
                 break;
             }
         };
-        let deleted = RecordHeader::read(page, origin).is_ok_and(|h| h.deleted());
+        let header = RecordHeader::read(page, origin).ok();
+        let deleted = header.is_some_and(|h| h.deleted());
+        let min_rec = header.is_some_and(|h| h.info_bits & INFO_MIN_REC != 0);
         let hidden = if leaf { layout.trx_id_field() } else { None };
         let n = layout.fields().len();
         match layout.decode_fields(page, origin) {
             Ok(decoded) => records.push(MinnowRecord {
                 offset: origin,
                 deleted,
+                min_rec,
                 values: decoded
                     .into_iter()
                     .enumerate()
@@ -154,8 +160,14 @@ pub fn print(r: &MinnowRecords, out: &mut dyn Write) -> std::io::Result<()> {
             .zip(&rec.values)
             .map(|(name, v)| format!("{name}={v}"))
             .collect();
-        let mark = if rec.deleted { " DELETED" } else { "" };
-        writeln!(out, "  @{:<5}{mark} {}", rec.offset, fields.join(" "))?;
+        let mut flags = String::new();
+        if rec.deleted {
+            flags.push_str(" DELETED");
+        }
+        if rec.min_rec {
+            flags.push_str(" MIN_REC");
+        }
+        writeln!(out, "  @{:<5}{flags} {}", rec.offset, fields.join(" "))?;
     }
     for p in &r.problems {
         writeln!(out, "  problem: {p}")?;
