@@ -592,6 +592,9 @@ fn page_decodes_minnow_records_with_the_schema_from_the_dictionary() {
         r["minnow_records"]["fields"],
         serde_json::json!(["id", "child page"])
     );
+    // Its first pointer stands for every key below the second: InnoDB's MIN_REC flag.
+    assert_eq!(r["minnow_records"]["records"][0]["min_rec"], true, "{r}");
+    assert_eq!(r["minnow_records"]["records"][1]["min_rec"], false, "{r}");
     let (code, text) = minnow_text(&["page", s(&ibdata), &root]);
     assert_eq!(code, 0);
     assert!(text.contains("records of t.PRIMARY"), "{text}");
