@@ -11,8 +11,9 @@
 //!       │
 //!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
 //!       │             (handles and statements: the public API)
-//!   minnow-engine     table definitions and the dictionary's records, Config and its
-//!       │             knobs, compressed-tablespace placement, Error
+//!   minnow-engine     table definitions and the dictionary's records, version chains
+//!       │             (the step back through undo), Config and its knobs,
+//!       │             compressed-tablespace placement, Error
 //!       ├──────────────────┬──────────────────┐
 //!   minnow-btree      minnow-mvcc        minnow-buf         B+trees and records; undo, read
 //!       │                  │                  │             views, row locks; buffer pool,
@@ -38,11 +39,14 @@
 //!   reads and prints them by name.
 //! - [`compression`]: `ROW_FORMAT=COMPRESSED` ([`Compression`]) and the shared compressed
 //!   tablespaces that hold such tables.
+//! - [`history`]: version chains: the step back from a version to the one before it that
+//!   consistent reads, rollback and purge share, bounded against corrupt undo, and a row's
+//!   whole chain ([`history::RowHistory`]).
 //! - [`error`]: [`Error`], the one error type of the whole API, and how the lower crates'
 //!   errors map into it.
 //!
 //! The statement machinery (the open database's shared state, row writes with undo and
-//! locks, visibility, rollback, purge, bulk build, DDL, auto-increment) still lives in the
+//! locks, the visibility check, rollback, purge, bulk build, DDL, auto-increment) still lives in the
 //! `minnow` crate, next to the handles; it moves here behind a narrow engine handle next.
 
 #![cfg_attr(
@@ -55,6 +59,7 @@ pub mod compression;
 pub mod config;
 pub mod dict;
 pub mod error;
+pub mod history;
 pub mod schema;
 
 pub use compression::Compression;
