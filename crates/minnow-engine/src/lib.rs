@@ -13,7 +13,7 @@
 //!       │             (handles and statements: the public API)
 //!   minnow-engine     table definitions and the dictionary's records, version chains
 //!       │             (the step back through undo), Config and its knobs,
-//!       │             compressed-tablespace placement, Error
+//!       │             compressed-tablespace placement, status reports, Error
 //!       ├──────────────────┬──────────────────┐
 //!   minnow-btree      minnow-mvcc        minnow-buf         B+trees and records; undo, read
 //!       │                  │                  │             views, row locks; buffer pool,
@@ -42,6 +42,8 @@
 //! - [`history`]: version chains: the step back from a version to the one before it that
 //!   consistent reads, rollback and purge share, bounded against corrupt undo, and a row's
 //!   whole chain ([`history::RowHistory`]).
+//! - [`status`]: the status snapshot ([`status::Status`]) and its JSON, the striped row
+//!   counters, the status-file thread; [`purge`]: purge's report and counters.
 //! - [`error`]: [`Error`], the one error type of the whole API, and how the lower crates'
 //!   errors map into it.
 //!
@@ -60,7 +62,9 @@ pub mod config;
 pub mod dict;
 pub mod error;
 pub mod history;
+pub mod purge;
 pub mod schema;
+pub mod status;
 
 pub use compression::Compression;
 pub use config::Config;
