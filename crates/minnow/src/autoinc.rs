@@ -67,13 +67,14 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use minnow_btree::TreeError;
-use minnow_btree::record::{ColumnType, Value};
+use minnow_btree::record::Value;
 use minnow_redo::Lsn;
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::db::{Inner, TableEntry, dict_row};
+use crate::db::{Inner, TableEntry};
+use crate::dict::dict_row;
 use crate::error::{Error, Result, from_tree};
-use crate::schema::TableMeta;
+use crate::schema::{self, TableMeta};
 
 /// The prefix of the dictionary keys that hold auto-increment counters (no table name
 /// contains NUL, so no table record has such a key).
@@ -128,21 +129,6 @@ pub(crate) fn delete_counter(inner: &Inner, table: &str) -> Result<Option<Lsn>> 
         Err(TreeError::NotFound { .. }) => Ok(None),
         Err(e) => Err(from_tree(e, table, "SYS_TABLES")),
     }
-}
-
-/// The smallest and largest value of an integer column type; `None` for other types.
-pub(crate) fn int_range(ty: ColumnType) -> Option<(i128, u128)> {
-    Some(match ty {
-        ColumnType::I8 => (i8::MIN.into(), 127),
-        ColumnType::I16 => (i16::MIN.into(), 32_767),
-        ColumnType::I32 => (i32::MIN.into(), 2_147_483_647),
-        ColumnType::I64 => (i64::MIN.into(), 9_223_372_036_854_775_807),
-        ColumnType::U8 => (0, u8::MAX.into()),
-        ColumnType::U16 => (0, u16::MAX.into()),
-        ColumnType::U32 => (0, u32::MAX.into()),
-        ColumnType::U64 => (0, u64::MAX.into()),
-        _ => return None,
-    })
 }
 
 /// What a table's auto-increment counter and AUTO-INC lock look like now
@@ -223,7 +209,7 @@ impl AutoInc {
     pub fn new(meta: &TableMeta, mark: u128) -> Option<AutoInc> {
         let column = meta.auto_increment_column()?;
         let def = meta.def.columns.get(column)?;
-        let (min, max) = int_range(def.ty)?;
+        let (min, max) = schema::int_range(def.ty)?;
         Some(AutoInc {
             column,
             column_name: def.name.clone(),

@@ -35,7 +35,8 @@ use minnow_buf::BufferPool;
 use minnow_redo::Durability;
 
 use crate::config::AutoIncLockMode;
-use crate::db::{Database, TableEntry, dict_row};
+use crate::db::{Database, TableEntry};
+use crate::dict::dict_row;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, IndexDef, PRIMARY, SecMeta, TableMeta};
 use crate::table::Table;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+use minnow_btree::record::Value;
 use minnow_btree::{BTree, ScanRange};
 use minnow_buf::{BufferPool, DirectWriter, DoublewriteRecovery, PageWriter, SpaceMap};
 use minnow_dblwr::{Doublewrite, DoublewriteMode};
@@ -17,26 +17,16 @@ use minnow_redo::{Durability, Log, Lsn};
 use parking_lot::{Mutex, RwLock};
 
 use crate::autoinc::{self, AutoInc};
-use crate::config::Config;
+use crate::compression;
+use crate::config::{self, Config};
+use crate::dict::{
+    DICT_INDEX_ID, DICT_ROOT, REDO_LOG, SYSTEM_SPACE_ID, SYSTEM_TABLESPACE, TRX_SYS_PAGE,
+    dict_layout, dict_row,
+};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY, TableDef, TableMeta};
 use crate::status::{RowCounters, RowOp, StatusFileWriter};
 use crate::table::Table;
-
-/// The system tablespace's file name (InnoDB's `ibdata1`): the dictionary, the undo log and
-/// every uncompressed table.
-pub const SYSTEM_TABLESPACE: &str = "ibdata1";
-/// The redo log's file name.
-pub const REDO_LOG: &str = "ib_logfile0";
-/// The system tablespace's space id (as InnoDB's).
-pub const SYSTEM_SPACE_ID: u32 = 0;
-/// The dictionary B-tree's root page: the first page the allocator hands out after page 1,
-/// the first INODE page (which holds the dictionary's two segments).
-pub const DICT_ROOT: u32 = 2;
-/// The dictionary's index id.
-pub const DICT_INDEX_ID: u64 = 1;
-/// The TRX_SYS page (the first page of the undo segment, made right after the dictionary).
-pub const TRX_SYS_PAGE: u32 = 3;
 
 /// Secondary-index entries (index columns, then primary key columns).
 type Entries = Vec<Vec<Value>>;
@@ -288,29 +278,6 @@ impl std::fmt::Debug for Database {
     }
 }
 
-/// The layout of the dictionary's records (FORMAT.md §8): key the table name, one value
-/// column. For read-only tools that read the dictionary from raw pages.
-pub fn dict_layout() -> Result<RecordLayout> {
-    RecordLayout::clustered(
-        vec![Column::new(ColumnType::Var(schema::MAX_NAME_LEN as u16))],
-        vec![Column::new(ColumnType::Var(
-            minnow_btree::record::MAX_VAR_LEN as u16,
-        ))],
-    )
-    .map_err(|e| Error::Corrupt {
-        what: format!("dictionary layout: {e}"),
-    })
-}
-
-pub(crate) fn dict_row(name: &[u8], value: Vec<u8>) -> Vec<Value> {
-    vec![
-        Value::Bytes(name.to_vec()),
-        Value::trx_id(0),
-        Value::roll_ptr(1 << 55),
-        Value::Bytes(value),
-    ]
-}
-
 fn writer(
     backend: &dyn Backend,
     dir: &Path,
@@ -318,7 +285,11 @@ fn writer(
 ) -> Result<Arc<dyn PageWriter>, minnow_buf::BufError> {
     Ok(match config.doublewrite {
         DoublewriteMode::Off => Arc::new(DirectWriter),
-        _ => Arc::new(Doublewrite::open(backend, dir, config.dblwr_config())?),
+        _ => Arc::new(Doublewrite::open(
+            backend,
+            dir,
+            config::dblwr_config(config),
+        )?),
     })
 }
 
@@ -339,7 +310,7 @@ impl Database {
         if dir.join(SYSTEM_TABLESPACE).exists() {
             return Err(dir_err("already holds a database".into()));
         }
-        let backend = config.io_backend.build()?;
+        let backend = config::backend(&config.io_backend)?;
         let space = Tablespace::create(
             &*backend,
             &dir.join(SYSTEM_TABLESPACE),
@@ -357,7 +328,7 @@ impl Database {
         )?;
         let log = Arc::new(Log::create(log_file, config.redo_capacity())?);
         let w = writer(&*backend, dir, &config)?;
-        let pool = BufferPool::open(config.buf_config(Some(dir)), spaces, log, w)?;
+        let pool = BufferPool::open(config::buf_config(&config, Some(dir)), spaces, log, w)?;
         let (dict, _) = BTree::create(&pool, SYSTEM_SPACE_ID, DICT_INDEX_ID, dict_layout()?)
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
         if dict.root() != DICT_ROOT {
@@ -375,7 +346,7 @@ impl Database {
             .map_err(|e| from_tree(e, "TRX_SYS", "undo segment"))?;
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
-        let ahi = minnow_ahi::Ahi::new(config.ahi_config());
+        let ahi = minnow_ahi::Ahi::new(config::ahi_config(&config));
         let inner = Arc::new(Inner::new(
             pool,
             config,
@@ -408,7 +379,7 @@ impl Database {
         // Before anything is read: a second opener must not even run recovery.
         let lock = DirLock::acquire(dir)?;
         let opened = Instant::now();
-        let backend = config.io_backend.build()?;
+        let backend = config::backend(&config.io_backend)?;
         let opts = OpenOptions::new(config.flush_method);
         // Page 0 is verified only after recovery: a tear of it is repaired by the
         // doublewrite buffer like any other page's.
@@ -446,7 +417,7 @@ impl Database {
             mode: config.doublewrite,
         });
         let (pool, _log, rec) = BufferPool::recover(
-            config.buf_config(Some(dir)),
+            config::buf_config(&config, Some(dir)),
             spaces,
             dblwr,
             || writer(&*backend, dir, &config),
@@ -509,7 +480,7 @@ impl Database {
             );
             tables.insert(name, meta);
         }
-        let ahi = minnow_ahi::Ahi::new(config.ahi_config());
+        let ahi = minnow_ahi::Ahi::new(config::ahi_config(&config));
         let mut entries = BTreeMap::new();
         for (name, meta) in tables {
             let mark = counters.remove(&name);
@@ -596,7 +567,7 @@ impl Database {
             });
         }
         if let Some(c) = meta.def.compression {
-            c.check_config(meta.name(), &inner.config)?;
+            compression::check_config(&c, meta.name(), &inner.config)?;
         }
         let name = meta.name().to_owned();
         // The dictionary record must fit before any tree is created.

@@ -69,7 +69,8 @@ use minnow_btree::record::Value;
 use minnow_btree::space::{self, FsegHeader, Segment};
 use minnow_btree::{BTree, ScanRange};
 
-use crate::db::{Database, Inner, SYSTEM_SPACE_ID, TableEntry, dict_row};
+use crate::db::{Database, Inner, TableEntry};
+use crate::dict::{SYSTEM_SPACE_ID, dict_row};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY};
 

@@ -37,7 +37,8 @@ use minnow_io::DirLock;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::db::{Database, Inner, OpenReport, SYSTEM_TABLESPACE};
+use crate::db::{Database, Inner, OpenReport};
+use crate::dict::SYSTEM_TABLESPACE;
 use crate::error::{Error, Result};
 use crate::trx::{Isolation, Transaction};
 

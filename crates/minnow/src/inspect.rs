@@ -37,11 +37,11 @@ use minnow_buf::BufferPool;
 use crate::Database;
 use crate::error::Result;
 
-pub use crate::db::{
+pub use minnow_engine::dict::{
     DICT_INDEX_ID, DICT_ROOT, REDO_LOG, SYSTEM_SPACE_ID, SYSTEM_TABLESPACE, TRX_SYS_PAGE,
     dict_layout,
 };
-pub use crate::schema::{IndexInfo, decode_table_indexes};
+pub use minnow_engine::schema::{IndexInfo, decode_table_indexes};
 
 /// Access to a running [`Database`]'s engine parts, for tests, benchmarks and experiments
 /// (flush every page, read the buffer pool's counters, reach the redo log). Bring it into

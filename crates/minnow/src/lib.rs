@@ -2,7 +2,8 @@
 //!
 //! This crate is what an application links: a [`Database`] in a directory, tables with typed
 //! columns, a clustered primary key and secondary indexes, point and range reads, and
-//! explicit durability. Underneath it are the crates that do the work: the buffer pool and
+//! explicit durability. Underneath it are the crates that do the work: the row engine's
+//! definitions, settings and errors (`minnow-engine`), the buffer pool and
 //! mini-transactions (`minnow-buf`), the redo log (`minnow-redo`), the doublewrite buffer
 //! (`minnow-dblwr`), B+trees (`minnow-btree`) and files (`minnow-io`).
 //!
@@ -479,17 +480,18 @@ pub mod backend;
 mod bulk;
 pub mod cause;
 pub mod compression;
-mod config;
+use minnow_engine::config;
 mod db;
 mod ddl;
+use minnow_engine::dict;
 mod durable;
-mod error;
+use minnow_engine::error;
 mod handle;
 pub mod history;
 pub mod inspect;
 pub mod purge;
 pub mod row;
-mod schema;
+use minnow_engine::schema;
 pub mod status;
 mod table;
 mod trx;

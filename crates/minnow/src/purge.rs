@@ -82,20 +82,22 @@
 //! early; the log stays at the head of the history and the next batch does it again. [`Database::purge`] may run beside the thread; the two take
 //! turns.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use minnow_btree::TreeError;
 use minnow_btree::record::Value;
 use minnow_mvcc::{LockMode, ReadView, RollPtr, TrxLocks, UndoAddr, UndoKind, UndoRecord};
-use parking_lot::{Condvar, Mutex};
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::history::{VersionWalk, older_in_log, sys_of, version_of};
 use crate::schema::PRIMARY;
 use crate::trx::{key_of_undo, row_lock_key, sec, table_of};
+
+pub(crate) use minnow_engine::purge::PurgeCounters;
+pub use minnow_engine::purge::PurgeReport;
 
 /// Logs the background thread purges before it looks for a newer purge view.
 pub const BATCH_LOGS: usize = 32;
@@ -104,70 +106,6 @@ pub const BATCH_LOGS: usize = 32;
 const PURGE_LOCKER: u64 = u64::MAX;
 /// How long the background thread sleeps when it finds nothing to purge.
 pub const IDLE_WAIT: Duration = Duration::from_millis(10);
-
-/// What a purge did (one [`Database::purge`] call; the totals since open are in the
-/// status's transactions section, [`crate::status::TransactionStatus`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PurgeReport {
-    /// Undo logs taken off the history list.
-    pub logs: u64,
-    /// Undo records purged.
-    pub records: u64,
-    /// Delete-marked clustered records removed.
-    pub clustered_removed: u64,
-    /// Delete-marked secondary entries removed.
-    pub secondary_removed: u64,
-    /// Undo pages given back to the undo segment.
-    pub undo_pages_freed: u64,
-    /// The history list length afterwards.
-    pub history_len: u64,
-}
-
-/// Purge's counters since open and the background thread's controls (shared with the thread
-/// and the status file).
-#[derive(Debug, Default)]
-pub(crate) struct PurgeCounters {
-    pub logs: AtomicU64,
-    pub records: AtomicU64,
-    pub clustered_removed: AtomicU64,
-    pub secondary_removed: AtomicU64,
-    /// Batches that purged at least one log or freed a page.
-    pub batches: AtomicU64,
-    /// Errors that stopped the background thread (0 or 1).
-    pub errors: AtomicU64,
-    /// 1 while the background thread runs.
-    pub running: AtomicU64,
-    /// The error that stopped the background thread, if one did.
-    pub last_error: Mutex<Option<String>>,
-    /// One purger at a time (the thread and [`Database::purge`] take turns).
-    turn: Mutex<()>,
-    stop: Mutex<bool>,
-    wake: Condvar,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-impl PurgeCounters {
-    fn add(&self, r: &PurgeReport) {
-        self.logs.fetch_add(r.logs, Ordering::Relaxed);
-        self.records.fetch_add(r.records, Ordering::Relaxed);
-        self.clustered_removed
-            .fetch_add(r.clustered_removed, Ordering::Relaxed);
-        self.secondary_removed
-            .fetch_add(r.secondary_removed, Ordering::Relaxed);
-        if r.logs > 0 || r.undo_pages_freed > 0 {
-            self.batches.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Stops the background thread, if any, and waits for it.
-    pub(crate) fn stop(&self) {
-        *self.stop.lock() = true;
-        self.wake.notify_all();
-        if let Some(t) = self.thread.lock().take() {
-            let _ = t.join();
-        }
-    }
-}
 
 impl Database {
     /// Purges now, on this thread, until the history list holds only logs that some open

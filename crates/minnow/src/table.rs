@@ -164,7 +164,7 @@ impl Table {
             self.t.meta.check_names(names)?;
         }
         let cols = cols.map_or(get::Cols::All, get::Cols::Named);
-        self.snapshot_read(snap, key, |meta, found| meta.project(found, cols))
+        self.snapshot_read(snap, key, |meta, found| get::project(meta, found, cols))
     }
 
     /// [`crate::Transaction::get_with`]: `f` on the row with primary key `key` as `snap`

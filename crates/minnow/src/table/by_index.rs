@@ -28,7 +28,6 @@
 //! saved count in `Status::rows` (`sec_cluster_reads`, `sec_cluster_reads_avoided`), as a
 //! scan's do.
 
-use std::borrow::Cow;
 use std::ops::Bound;
 
 use minnow_btree::ScanRange;
@@ -36,7 +35,7 @@ use minnow_btree::record::Value;
 
 use super::Table;
 use super::get::{Cols, Reader};
-use crate::error::{Error, Result, from_tree};
+use crate::error::{Result, from_tree};
 use crate::schema::{SecMeta, TableMeta};
 use crate::status::RowOp;
 use crate::trx::Snapshot;
@@ -48,9 +47,9 @@ impl Table {
     /// than a scan (see the `by_index` module docs for how it meets the delete-marked
     /// entries a unique index keeps for old versions).
     ///
-    /// Errors: [`Error::NoSuchIndex`]; [`Error::NotUniqueKey`] for an index that is not
+    /// Errors: [`crate::Error::NoSuchIndex`]; [`crate::Error::NotUniqueKey`] for an index that is not
     /// unique or a key with a NULL in it (any number of rows may have NULL there);
-    /// [`Error::TypeMismatch`] naming the index for a key of the wrong width or type.
+    /// [`crate::Error::TypeMismatch`] naming the index for a key of the wrong width or type.
     ///
     /// ```
     /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, TableDef, Value};
@@ -84,7 +83,7 @@ impl Table {
     /// The columns `columns` (by name, in the order wanted) of the row [`Table::get_by`]
     /// finds: its projection, which decodes only those columns, and answers from the index
     /// entry alone when they are all index or primary key columns and the entry's leaf holds
-    /// no change the read cannot see. [`Error::NoSuchColumn`] for a name the table does not
+    /// no change the read cannot see. [`crate::Error::NoSuchColumn`] for a name the table does not
     /// have.
     pub fn get_by_columns(
         &self,
@@ -158,7 +157,7 @@ impl Table {
             self.db.count_rows(RowOp::SecClusterRead, 1);
             let pk = e.values.get(nk..).unwrap_or_default();
             let row = self.read_row(inner, pk, Reader::Snap(snap), &mut |meta, found| {
-                meta.project(found, Cols::Named(&names))
+                super::get::project(meta, found, Cols::Named(&names))
             })?;
             if let Some(mut row) = row
                 && row.get(..nk) == Some(&key[..])
@@ -167,56 +166,6 @@ impl Table {
             }
         }
         Ok(None)
-    }
-}
-
-impl TableMeta {
-    /// Secondary index `index` (its position and definition) and `key` checked and
-    /// normalised as a whole key of it, for a look-up of one row: [`Error::NoSuchIndex`],
-    /// [`Error::NotUniqueKey`] if the index is not unique or the key holds a NULL,
-    /// [`Error::TypeMismatch`] naming the index for a key of the wrong width or type.
-    pub(crate) fn unique_key<'k>(
-        &self,
-        index: &str,
-        key: &'k [Value],
-    ) -> Result<(usize, &SecMeta, Cow<'k, [Value]>)> {
-        let (i, s) = self
-            .secondary
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.name == index)
-            .ok_or_else(|| Error::NoSuchIndex {
-                table: self.name().to_owned(),
-                index: index.to_owned(),
-            })?;
-        let refuse = |reason: &str| Error::NotUniqueKey {
-            table: self.name().to_owned(),
-            index: s.name.clone(),
-            reason: reason.to_owned(),
-        };
-        if !s.unique {
-            return Err(refuse(
-                "it is not a unique index (scan it with `scan_index` instead)",
-            ));
-        }
-        let key = self.normalise_key_cow(&s.cols, key).map_err(|e| match e {
-            Error::TypeMismatch {
-                table,
-                column,
-                reason,
-            } => Error::TypeMismatch {
-                table,
-                column,
-                reason: format!("key of index `{}`: {reason}", s.name),
-            },
-            e => e,
-        })?;
-        if key.contains(&Value::Null) {
-            return Err(refuse(
-                "the key holds a NULL, which any number of rows may have",
-            ));
-        }
-        Ok((i, s, key))
     }
 }
 

@@ -148,50 +148,29 @@ enum Step<R> {
     Older,
 }
 
-impl TableMeta {
-    /// The positions of the columns `names`, in that order; [`Error::NoSuchColumn`] for a
-    /// name the table does not have.
-    pub(crate) fn positions_of<'n>(
-        &'n self,
-        names: &'n [&'n str],
-    ) -> impl Iterator<Item = Result<usize>> + 'n {
-        names.iter().map(move |n| {
-            self.def.column_index(n).ok_or_else(|| Error::NoSuchColumn {
-                table: self.def.name.clone(),
-                column: (*n).to_owned(),
-            })
-        })
-    }
-
-    /// The columns at `cols` of what a point read found, in that order.
-    pub(super) fn project(&self, found: Found<'_>, cols: Cols<'_>) -> Result<Vec<Value>> {
-        match found {
-            Found::Page(rec) => {
-                let field = |c: usize| -> Result<Value> {
-                    let f = self.row_fields_trx.get(c).copied().unwrap_or(usize::MAX);
-                    rec.value(f).map_err(|e| from_tree(e, self.name(), PRIMARY))
-                };
-                match cols {
-                    Cols::All => (0..self.def.columns.len()).map(field).collect(),
-                    Cols::Named(names) => self.positions_of(names).map(|c| field(c?)).collect(),
-                }
+/// The columns at `cols` of what a point read found, in that order.
+pub(super) fn project(meta: &TableMeta, found: Found<'_>, cols: Cols<'_>) -> Result<Vec<Value>> {
+    match found {
+        Found::Page(rec) => {
+            let field = |c: usize| -> Result<Value> {
+                let f = meta.row_fields_trx.get(c).copied().unwrap_or(usize::MAX);
+                rec.value(f).map_err(|e| from_tree(e, meta.name(), PRIMARY))
+            };
+            match cols {
+                Cols::All => (0..meta.def.columns.len()).map(field).collect(),
+                Cols::Named(names) => meta.positions_of(names).map(|c| field(c?)).collect(),
             }
-            Found::Row(row) => match cols {
-                Cols::All => Ok(row),
-                Cols::Named(names) => self
-                    .positions_of(names)
-                    .map(|c| {
-                        let v = row.get(c?).cloned();
-                        v.ok_or_else(|| self.mismatch("", "column out of range".into()))
-                    })
-                    .collect(),
-            },
         }
-    }
-
-    /// [`Error::NoSuchColumn`] if a name in `names` is not a column of the table.
-    pub(super) fn check_names(&self, names: &[&str]) -> Result<()> {
-        self.positions_of(names).try_for_each(|c| c.map(|_| ()))
+        Found::Row(row) => match cols {
+            Cols::All => Ok(row),
+            Cols::Named(names) => meta
+                .positions_of(names)
+                .map(|c| {
+                    let v = row.get(c?).cloned();
+                    v.ok_or_else(|| meta.mismatch("", "column out of range".into()))
+                })
+                .collect(),
+        },
     }
 }
 
@@ -208,7 +187,7 @@ impl Table {
     /// The row with primary key `key` (one value per primary key column), all columns in
     /// table order.
     pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        self.point(key, |meta, found| meta.project(found, Cols::All))
+        self.point(key, |meta, found| project(meta, found, Cols::All))
     }
 
     /// The columns `columns` (by name, in the order wanted; a name may repeat) of the row
@@ -237,7 +216,9 @@ impl Table {
     /// ```
     pub fn get_columns(&self, key: &[Value], columns: &[&str]) -> Result<Option<Vec<Value>>> {
         self.t.meta.check_names(columns)?;
-        self.point(key, |meta, found| meta.project(found, Cols::Named(columns)))
+        self.point(key, |meta, found| {
+            project(meta, found, Cols::Named(columns))
+        })
     }
 
     /// Runs `f` on the row with primary key `key`, read in place: `f` gets a [`RowView`]

@@ -79,14 +79,14 @@ pub enum Error {
         /// The table.
         table: String,
     },
-    /// A [`crate::Table`] handle taken before a `drop_table` or `drop_index` of its table:
-    /// take a new one with [`crate::Database::table`].
+    /// A `Table` handle taken before a `drop_table` or `drop_index` of its table:
+    /// take a new one with `Database::table`.
     #[error("table `{table}` was dropped or changed after this handle was taken")]
     TableChanged {
         /// The table.
         table: String,
     },
-    /// A [`crate::Table`] handle of one database passed to a [`crate::Transaction`] of
+    /// A `Table` handle of one database passed to a `Transaction` of
     /// another: its rows live in the other database's pages, which this transaction's undo
     /// log, locks and commit do not cover. Nothing was read or written.
     #[error(
@@ -121,7 +121,7 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// A typed row ([`crate::row`]) that does not fit the table: a value that does not
+    /// A typed row (`row`) that does not fit the table: a value that does not
     /// convert to its field's type, a field whose column the table lacks, a NOT NULL column
     /// the type has no field for (`field` is empty then), an update without a primary key
     /// column.
@@ -204,19 +204,19 @@ pub enum Error {
         corruption: Corruption,
     },
     /// A structure is damaged: a B-tree page, a dictionary record, or an index that does
-    /// not agree with its table ([`crate::Database::check`]).
+    /// not agree with its table (`Database::check`).
     #[error("corruption: {what}")]
     Corrupt {
         /// What is wrong, and where.
         what: String,
     },
-    /// [`crate::Table::load`] of a table that already has rows.
+    /// `Table::load` of a table that already has rows.
     #[error("table `{table}` is not empty: load needs an empty table")]
     TableNotEmpty {
         /// The table.
         table: String,
     },
-    /// [`crate::Table::load`] got rows out of primary key order.
+    /// `Table::load` got rows out of primary key order.
     #[error(
         "rows out of order for load into table `{table}`: key {} after {}",
         Key(key),
@@ -248,7 +248,7 @@ pub enum Error {
     },
     /// Waiting for a row lock would have closed a cycle of waits, and this transaction was
     /// chosen to give way (the youngest in the cycle). Its whole transaction has been rolled
-    /// back (an autocommit statement, or a [`crate::Transaction`], which is now ended).
+    /// back (an autocommit statement, or a `Transaction`, which is now ended).
     #[error("deadlock: transaction {trx} rolled back (waiting for {key}; cycle {cycle:?})")]
     Deadlock {
         /// The transaction rolled back.
@@ -291,12 +291,12 @@ pub enum Error {
         /// The transactions that held it.
         holders: Vec<u64>,
     },
-    /// A [`crate::Transaction`] used after `commit` or `rollback`, or after a failed commit.
+    /// A `Transaction` used after `commit` or `rollback`, or after a failed commit.
     #[error("the transaction has already ended")]
     TransactionEnded,
-    /// [`crate::Table::get_by`] through an index that cannot name at most one row: one that
+    /// `Table::get_by` through an index that cannot name at most one row: one that
     /// is not unique, or a key with a NULL in it (a unique index lets any number of rows have
-    /// NULL there). A scan of the index ([`crate::Table::scan_index`]) finds such rows.
+    /// NULL there). A scan of the index (`Table::scan_index`) finds such rows.
     #[error("index `{index}` of table `{table}` cannot find one row by key: {reason}")]
     NotUniqueKey {
         /// The table.
@@ -306,9 +306,9 @@ pub enum Error {
         /// Why not.
         reason: String,
     },
-    /// [`crate::Table::update_columns`] naming a primary key column: a row's key is where
+    /// `Table::update_columns` naming a primary key column: a row's key is where
     /// it lives in the clustered index, so InnoDB changes it by a delete and an insert; do
-    /// that ([`crate::Table::delete`], [`crate::Table::insert`]) in one transaction.
+    /// that (`Table::delete`, `Table::insert`) in one transaction.
     #[error("cannot update primary key column `{column}` of table `{table}` in place")]
     PrimaryKeyUpdate {
         /// The table.
@@ -346,9 +346,9 @@ pub enum Error {
         /// What the runtime said.
         reason: String,
     },
-    /// The database was closed ([`crate::Database::close`], through this handle or another
+    /// The database was closed (`Database::close`, through this handle or another
     /// of the same database): every call through any of its handles (clones, tables,
-    /// transactions, scans) fails with this. Open it again with [`crate::Database::open`].
+    /// transactions, scans) fails with this. Open it again with `Database::open`.
     #[error("the database in {} is closed", path.display())]
     Closed {
         /// The data directory.
@@ -367,7 +367,7 @@ impl Error {
     /// True for the errors after which running the same transaction again may succeed: a
     /// deadlock ([`Error::Deadlock`], whose transaction has been rolled back) and a lock
     /// wait timeout ([`Error::LockWaitTimeout`]); both come from other transactions holding
-    /// locks, not from what this one asked. [`crate::Database::transaction`] retries on
+    /// locks, not from what this one asked. `Database::transaction` retries on
     /// them. Every other error would come back the same (a duplicate key, a bad value, a
     /// closed or poisoned database) and is not retryable.
     pub fn is_retryable(&self) -> bool {
@@ -459,7 +459,7 @@ fn row_type(ty: &str, field: &str, column: &str, table: &str, reason: &str) -> S
 
 /// Maps a tree error that is not a duplicate or a missing key (those are handled where they
 /// happen, with the table's names).
-pub(crate) fn from_tree(e: TreeError, table: &str, index: &str) -> Error {
+pub fn from_tree(e: TreeError, table: &str, index: &str) -> Error {
     match e {
         TreeError::Buf(BufError::CompressionFailure { page, block, .. }) => {
             Error::DoesNotCompress {

@@ -57,7 +57,7 @@ impl ColumnDef {
     /// "generate" as in MySQL without `NO_AUTO_VALUE_ON_ZERO`); inserting a larger value
     /// moves the counter past it. As in MySQL the column must be an integer, a table has at
     /// most one, and it must be the first column of the primary key or of some secondary
-    /// index; [`crate::Database::create_table`] refuses anything else with
+    /// index; `Database::create_table` refuses anything else with
     /// [`Error::BadDefinition`]. How values are handed out under concurrency is
     /// [`crate::Config::autoinc_lock_mode`]; the counter survives restarts and crashes (the
     /// `autoinc` module docs say how).
@@ -189,7 +189,7 @@ impl TableDef {
     /// indexes live in the shared compressed tablespace of `c`'s block size and algorithm
     /// (see the crate docs, "Compressed tables"). The block must be 1, 2, 4 or 8 KiB and
     /// smaller than the page size, and the checksum cannot be `full_crc32`;
-    /// [`crate::Database::create_table`] refuses anything else with a typed error naming the
+    /// `Database::create_table` refuses anything else with a typed error naming the
     /// table.
     ///
     /// ```
@@ -213,23 +213,28 @@ impl TableDef {
     }
 }
 
-/// The name the primary key goes by in errors and [`crate::Database::check`].
+/// The name the primary key goes by in errors and `Database::check`.
 pub const PRIMARY: &str = "PRIMARY";
 
 /// A secondary index, resolved: column positions, its tree's identity.
 #[derive(Debug, Clone)]
-pub(crate) struct SecMeta {
+pub struct SecMeta {
+    /// The index's name.
     pub name: String,
+    /// Whether the index is unique.
     pub unique: bool,
     /// Positions (in the row) of the indexed columns.
     pub cols: Vec<usize>,
+    /// The index id stamped on the tree's pages.
     pub index_id: u64,
+    /// The tree's root page (fixed for the tree's life).
     pub root: u32,
 }
 
 /// A table, resolved: what the dictionary record holds.
 #[derive(Debug, Clone)]
-pub(crate) struct TableMeta {
+pub struct TableMeta {
+    /// The definition as given (and validated).
     pub def: TableDef,
     /// Positions of the primary key columns.
     pub pk: Vec<usize>,
@@ -238,8 +243,11 @@ pub(crate) struct TableMeta {
     /// True when the primary key is the leading columns in order (`pk == [0, 1, ..]`): a
     /// clustered record is then the row with the system columns inserted after the key.
     pub pk_leads: bool,
+    /// The clustered index's id.
     pub index_id: u64,
+    /// The clustered index's root page.
     pub root: u32,
+    /// The secondary indexes, in definition order.
     pub secondary: Vec<SecMeta>,
     /// For each column in table order, its stored field in the clustered record (the
     /// primary key columns first, then `DB_TRX_ID` and `DB_ROLL_PTR`, then the rest); then
@@ -282,6 +290,73 @@ fn positions(def: &TableDef, names: &[String], what: &str) -> Result<Vec<usize>>
 }
 
 impl TableMeta {
+    /// The positions of the columns `names`, in that order; [`Error::NoSuchColumn`] for a
+    /// name the table does not have.
+    pub fn positions_of<'n>(
+        &'n self,
+        names: &'n [&'n str],
+    ) -> impl Iterator<Item = Result<usize>> + 'n {
+        names.iter().map(move |n| {
+            self.def.column_index(n).ok_or_else(|| Error::NoSuchColumn {
+                table: self.def.name.clone(),
+                column: (*n).to_owned(),
+            })
+        })
+    }
+
+    /// [`Error::NoSuchColumn`] if a name in `names` is not a column of the table.
+    pub fn check_names(&self, names: &[&str]) -> Result<()> {
+        self.positions_of(names).try_for_each(|c| c.map(|_| ()))
+    }
+
+    /// Secondary index `index` (its position and definition) and `key` checked and
+    /// normalised as a whole key of it, for a look-up of one row: [`Error::NoSuchIndex`],
+    /// [`Error::NotUniqueKey`] if the index is not unique or the key holds a NULL,
+    /// [`Error::TypeMismatch`] naming the index for a key of the wrong width or type.
+    pub fn unique_key<'k>(
+        &self,
+        index: &str,
+        key: &'k [Value],
+    ) -> Result<(usize, &SecMeta, Cow<'k, [Value]>)> {
+        let (i, s) = self
+            .secondary
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.name == index)
+            .ok_or_else(|| Error::NoSuchIndex {
+                table: self.name().to_owned(),
+                index: index.to_owned(),
+            })?;
+        let refuse = |reason: &str| Error::NotUniqueKey {
+            table: self.name().to_owned(),
+            index: s.name.clone(),
+            reason: reason.to_owned(),
+        };
+        if !s.unique {
+            return Err(refuse(
+                "it is not a unique index (scan it with `scan_index` instead)",
+            ));
+        }
+        let key = self.normalise_key_cow(&s.cols, key).map_err(|e| match e {
+            Error::TypeMismatch {
+                table,
+                column,
+                reason,
+            } => Error::TypeMismatch {
+                table,
+                column,
+                reason: format!("key of index `{}`: {reason}", s.name),
+            },
+            e => e,
+        })?;
+        if key.contains(&Value::Null) {
+            return Err(refuse(
+                "the key holds a NULL, which any number of rows may have",
+            ));
+        }
+        Ok((i, s, key))
+    }
+
     /// Checks a definition and resolves names to positions (index ids and roots are 0 until
     /// the trees exist).
     pub fn resolve(def: TableDef) -> Result<TableMeta> {
@@ -370,6 +445,7 @@ impl TableMeta {
         Ok(meta)
     }
 
+    /// The table's name.
     pub fn name(&self) -> &str {
         &self.def.name
     }
@@ -407,7 +483,7 @@ impl TableMeta {
                 ),
             ));
         }
-        if crate::autoinc::int_range(c.ty).is_none() {
+        if int_range(c.ty).is_none() {
             return Err(bad(
                 &self.def,
                 format!(
@@ -438,6 +514,7 @@ impl TableMeta {
             .map_or(Column::new(ColumnType::U8), ColumnDef::column)
     }
 
+    /// The clustered index's record layout: the primary key, the system columns, the rest.
     pub fn clustered_layout(&self) -> Result<RecordLayout> {
         RecordLayout::clustered(
             self.pk.iter().map(|&i| self.col(i)).collect(),
@@ -446,6 +523,7 @@ impl TableMeta {
         .map_err(|e| bad(&self.def, e.to_string()))
     }
 
+    /// Secondary index `s`'s record layout: its columns, then the primary key's.
     pub fn secondary_layout(&self, s: &SecMeta) -> Result<RecordLayout> {
         RecordLayout::secondary(
             s.cols
@@ -543,6 +621,7 @@ impl TableMeta {
         }
     }
 
+    /// [`Error::TypeMismatch`] for `column` of this table.
     pub fn mismatch(&self, column: &str, reason: String) -> Error {
         Error::TypeMismatch {
             table: self.def.name.clone(),
@@ -730,5 +809,20 @@ mod encoding;
 #[cfg(test)]
 mod tests;
 
+/// The smallest and largest value of an integer column type; `None` for other types.
+pub fn int_range(ty: ColumnType) -> Option<(i128, u128)> {
+    Some(match ty {
+        ColumnType::I8 => (i8::MIN.into(), 127),
+        ColumnType::I16 => (i16::MIN.into(), 32_767),
+        ColumnType::I32 => (i32::MIN.into(), 2_147_483_647),
+        ColumnType::I64 => (i64::MIN.into(), 9_223_372_036_854_775_807),
+        ColumnType::U8 => (0, u8::MAX.into()),
+        ColumnType::U16 => (0, u16::MAX.into()),
+        ColumnType::U32 => (0, u32::MAX.into()),
+        ColumnType::U64 => (0, u64::MAX.into()),
+        _ => return None,
+    })
+}
+
 pub use encoding::{IndexInfo, decode_table_indexes};
-pub(crate) use encoding::{decode, encode};
+pub use encoding::{decode, encode};

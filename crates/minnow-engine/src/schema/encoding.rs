@@ -35,7 +35,7 @@ fn put_u16(out: &mut Vec<u8>, v: usize) {
 /// `u8` (1 zlib, 2 LZ4) and its level `u8` (zlib's 1..=9, 0 for LZ4). The trailer was added
 /// without a version bump: a record without it (every record written before it) decodes as
 /// an uncompressed table, as it was.
-pub(crate) fn encode(m: &TableMeta) -> Vec<u8> {
+pub fn encode(m: &TableMeta) -> Vec<u8> {
     let mut out = vec![FORMAT_VERSION];
     out.extend_from_slice(&m.index_id.to_be_bytes());
     out.extend_from_slice(&m.root.to_be_bytes());
@@ -166,7 +166,7 @@ fn decode_inner(name: &str, b: &[u8]) -> Option<TableMeta> {
 }
 
 /// Decodes a dictionary value; damage is [`Error::Corrupt`] naming the table.
-pub(crate) fn decode(name: &str, b: &[u8]) -> Result<TableMeta> {
+pub fn decode(name: &str, b: &[u8]) -> Result<TableMeta> {
     decode_inner(name, b).ok_or_else(|| Error::Corrupt {
         what: format!("dictionary record of table `{name}` is malformed"),
     })
@@ -180,7 +180,7 @@ pub struct IndexInfo {
     pub name: String,
     /// The index id every page of the tree carries.
     pub index_id: u64,
-    /// The tablespace holding the tree: the system tablespace ([`crate::inspect::SYSTEM_SPACE_ID`]),
+    /// The tablespace holding the tree: the system tablespace (`inspect::SYSTEM_SPACE_ID`),
     /// or for a compressed table its shared compressed tablespace
     /// ([`Compression::space_id`]).
     pub space_id: u32,

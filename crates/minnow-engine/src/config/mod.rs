@@ -79,14 +79,13 @@ pub enum IoBackend {
     Custom(Arc<dyn Backend>),
 }
 
-impl IoBackend {
-    pub(crate) fn build(&self) -> Result<Arc<dyn Backend>> {
-        Ok(match self {
-            IoBackend::Sync => Arc::new(SyncBackend::new()),
-            IoBackend::IoUring => Arc::new(UringBackend::new()?),
-            IoBackend::Custom(b) => Arc::clone(b),
-        })
-    }
+/// The IO backend `io` names, made ready (an io_uring ring is set up here).
+pub fn backend(io: &IoBackend) -> Result<Arc<dyn Backend>> {
+    Ok(match io {
+        IoBackend::Sync => Arc::new(SyncBackend::new()),
+        IoBackend::IoUring => Arc::new(UringBackend::new()?),
+        IoBackend::Custom(b) => Arc::clone(b),
+    })
 }
 
 /// `innodb_autoinc_lock_mode`: how inserts into a table with an AUTO_INCREMENT column get
@@ -98,8 +97,8 @@ pub enum AutoIncLockMode {
     /// the table run one after another.
     Traditional,
     /// 1, "consecutive" (MySQL's default up to 8.0.2): a statement whose row count is known
-    /// up front (a "simple insert": [`crate::Table::insert`], or
-    /// [`crate::Table::insert_many`] of an iterator with an exact size) reserves that many
+    /// up front (a "simple insert": `Table::insert`, or
+    /// `Table::insert_many` of an iterator with an exact size) reserves that many
     /// values under the AUTO-INC lock and releases it at once; one whose count is unknown (a
     /// "bulk insert") holds the lock to its end, as in mode 0.
     Consecutive,
@@ -170,7 +169,7 @@ pub struct Config {
     /// `flush_log_at_trx_commit` 0 and 2 a background thread writes and syncs the redo log
     /// this often, so a commit is durable at most about this long after it returned, with
     /// or without later activity. Under 1 every commit syncs and no thread is started until
-    /// a transaction commits below `Sync` ([`crate::Transaction::commit_with`]).
+    /// a transaction commits below `Sync` (`Transaction::commit_with`).
     pub flush_log_at_timeout: Duration,
     /// `innodb_log_file_size` / `innodb_redo_log_capacity`: bytes of the circular redo log.
     /// The default, 0, sizes it from the buffer pool: the larger of 100 MiB (InnoDB's
@@ -228,7 +227,7 @@ pub struct Config {
     /// `innodb_purge_threads`: background purge threads, 0 or 1 (default 1). With 1, a
     /// thread removes delete-marked records, old secondary entries and undo that no open
     /// read view needs, in batches, sleeping 10 ms when there is nothing it may purge; with
-    /// 0 nothing is purged except by [`crate::Database::purge`]. More than 1 is refused:
+    /// 0 nothing is purged except by `Database::purge`. More than 1 is refused:
     /// purge walks the history list in commit order on one thread, so a second one could
     /// only wait for its turn (InnoDB's default of 4 is a coordinator handing records to
     /// worker threads, which minnow does not have). See the `purge` module docs.
@@ -240,14 +239,14 @@ pub struct Config {
     /// each other to log undo or commit (see `minnow_mvcc::trx_sys`).
     pub rollback_segments: usize,
     /// `innodb_status_file`: if set, a background thread rewrites `minnow_status.json` in
-    /// the data directory at this interval (at least 10 ms) with [`crate::Database::status`],
+    /// the data directory at this interval (at least 10 ms) with `Database::status`,
     /// for `minnow status` and `minnow watch` to read while the database runs; removed at
     /// close. Default off. See the `status` module docs.
     pub status_file: Option<Duration>,
     /// `innodb_adaptive_hash_index` (default on: point lookups of a cached working set are
     /// 1.6x faster with it and it costs nothing measurable elsewhere; see the E4 section of
     /// `docs/EXPERIMENTS.md`). Changeable at runtime with
-    /// [`crate::Database::set_adaptive_hash_index`].
+    /// `Database::set_adaptive_hash_index`.
     pub adaptive_hash_index: bool,
     /// `innodb_adaptive_hash_index_parts`: partitions of the hash (default 64; rounded up to
     /// a power of two, at most 4096). Unlike InnoDB's, a key's partition is chosen by its
@@ -449,56 +448,55 @@ impl Config {
                 format!("{} is outside 1..=4096", self.adaptive_hash_index_parts),
             );
         }
-        self.buf_config(None)
+        buf_config(self, None)
             .validate()
             .or_else(|e| bad("innodb_buffer_pool_*", e.to_string()))
     }
+}
 
-    /// The buffer pool's settings. Every field of [`BufConfig`] is named here (no `..`), so a
-    /// field added there does not compile until it is taken from a knob or stated as fixed;
-    /// the registry's tests check that every buffer pool knob changes what this returns.
-    pub(crate) fn buf_config(&self, dump_dir: Option<&std::path::Path>) -> BufConfig {
-        BufConfig {
-            pool_size: self.buffer_pool_size,
-            page_size: self.page_size,
-            instances: self.buffer_pool_instances,
-            old_blocks_pct: self.old_blocks_pct,
-            old_blocks_time: self.old_blocks_time,
-            page_cleaners: self.page_cleaners,
-            doublewrite_pages: self.doublewrite_pages,
-            flush_neighbors: self.flush_neighbors,
-            io_capacity: self.io_capacity,
-            max_dirty_pages_pct: self.max_dirty_pages_pct,
-            max_dirty_pages_pct_lwm: self.max_dirty_pages_pct_lwm,
-            read_ahead_threshold: self.read_ahead_threshold,
-            dump_pct: self.buffer_pool_dump_pct,
-            dump_dir: if self.buffer_pool_dump_at_shutdown {
-                dump_dir.map(std::path::Path::to_path_buf)
-            } else {
-                None
-            },
-            recovery_progress: self.recovery_progress.clone(),
-            // Not knobs: the real clock, and recovery's default memory (a quarter of the pool).
-            clock: minnow_buf::Clock::real(),
-            recovery_memory: None,
-        }
+/// The buffer pool's settings. Every field of [`BufConfig`] is named here (no `..`), so a
+/// field added there does not compile until it is taken from a knob or stated as fixed;
+/// the registry's tests check that every buffer pool knob changes what this returns.
+pub fn buf_config(c: &Config, dump_dir: Option<&std::path::Path>) -> BufConfig {
+    BufConfig {
+        pool_size: c.buffer_pool_size,
+        page_size: c.page_size,
+        instances: c.buffer_pool_instances,
+        old_blocks_pct: c.old_blocks_pct,
+        old_blocks_time: c.old_blocks_time,
+        page_cleaners: c.page_cleaners,
+        doublewrite_pages: c.doublewrite_pages,
+        flush_neighbors: c.flush_neighbors,
+        io_capacity: c.io_capacity,
+        max_dirty_pages_pct: c.max_dirty_pages_pct,
+        max_dirty_pages_pct_lwm: c.max_dirty_pages_pct_lwm,
+        read_ahead_threshold: c.read_ahead_threshold,
+        dump_pct: c.buffer_pool_dump_pct,
+        dump_dir: if c.buffer_pool_dump_at_shutdown {
+            dump_dir.map(std::path::Path::to_path_buf)
+        } else {
+            None
+        },
+        recovery_progress: c.recovery_progress.clone(),
+        // Not knobs: the real clock, and recovery's default memory (a quarter of the pool).
+        clock: minnow_buf::Clock::real(),
+        recovery_memory: None,
     }
+}
 
-    pub(crate) fn ahi_config(&self) -> minnow_ahi::AhiConfig {
-        minnow_ahi::AhiConfig {
-            enabled: self.adaptive_hash_index,
-            partitions: self.adaptive_hash_index_parts,
-            max_memory: self.adaptive_hash_index_max_memory,
-        }
+/// The adaptive hash index's settings.
+pub fn ahi_config(c: &Config) -> minnow_ahi::AhiConfig {
+    minnow_ahi::AhiConfig {
+        enabled: c.adaptive_hash_index,
+        partitions: c.adaptive_hash_index_parts,
+        max_memory: c.adaptive_hash_index_max_memory,
     }
+}
 
-    pub(crate) fn dblwr_config(&self) -> minnow_dblwr::DoublewriteConfig {
-        minnow_dblwr::DoublewriteConfig::new(
-            self.doublewrite,
-            self.page_cleaners + 1,
-            self.page_size,
-        )
-        .pages_per_batch(self.doublewrite_pages)
-        .flush_method(self.flush_method)
-    }
+/// The doublewrite buffer's settings: one segment per page cleaner plus one for user
+/// threads' flushes.
+pub fn dblwr_config(c: &Config) -> minnow_dblwr::DoublewriteConfig {
+    minnow_dblwr::DoublewriteConfig::new(c.doublewrite, c.page_cleaners + 1, c.page_size)
+        .pages_per_batch(c.doublewrite_pages)
+        .flush_method(c.flush_method)
 }

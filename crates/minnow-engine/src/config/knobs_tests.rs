@@ -7,7 +7,7 @@ use std::time::Duration;
 use minnow_dblwr::DoublewriteMode;
 
 use super::*;
-use crate::config::IoBackend;
+use crate::config::{IoBackend, ahi_config, buf_config, dblwr_config};
 
 /// `Config::default()` with every knob that text can set changed to its example value.
 fn every_knob_changed() -> Config {
@@ -222,9 +222,9 @@ fn knobs_reach_the_lower_crates() {
     let dir = Path::new("dump-dir");
     let lower = |c: &Config| {
         (
-            format!("{:?}", c.buf_config(Some(dir))),
-            c.dblwr_config(),
-            c.ahi_config(),
+            format!("{:?}", buf_config(c, Some(dir))),
+            dblwr_config(c),
+            ahi_config(c),
             c.zip_pad(),
         )
     };

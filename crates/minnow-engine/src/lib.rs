@@ -1,0 +1,72 @@
+//! # minnow-engine: the row engine under the embedded API
+//!
+//! The `minnow` crate is what an application links: `Database`, `Table`, `Transaction`,
+//! typed rows. This crate is the layer it stands on, the part of the engine that knows about
+//! **tables and rows** rather than pages: what a table is, how the dictionary stores it, what
+//! the settings mean and what can go wrong. Below it, the storage crates know only pages,
+//! trees, undo and redo.
+//!
+//! ```text
+//!   application
+//!       │
+//!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
+//!       │             (handles and statements: the public API)
+//!   minnow-engine     table definitions and the dictionary's records, version chains
+//!       │             (the step back through undo), Config and its knobs,
+//!       │             compressed-tablespace placement, status reports, Error
+//!       ├──────────────────┬──────────────────┐
+//!   minnow-btree      minnow-mvcc        minnow-buf         B+trees and records; undo, read
+//!       │                  │                  │             views, row locks; buffer pool,
+//!       │                  │                  │             mini-transactions, recovery
+//!   minnow-redo       minnow-dblwr       minnow-io          redo log; doublewrite buffer;
+//!       │                  │                  │             files and IO backends
+//!   minnow-page (+ minnow-zip, minnow-ahi)                   page formats, checksums,
+//!                                                            compression, adaptive hash
+//! ```
+//!
+//! Each layer uses only the layers under it: nothing here names a `Database` or a handle,
+//! and the `minnow` crate re-exports the items of this one that are part of its API one by
+//! one ([`Error`], [`Config`], [`TableDef`], ...), never the crate itself.
+//!
+//! ## The modules
+//!
+//! - [`schema`]: [`TableDef`], [`ColumnDef`], [`IndexDef`], a definition's validation and its
+//!   resolution into record layouts ([`schema::TableMeta`]), and the dictionary record's
+//!   encoding.
+//! - [`dict`]: where the dictionary lives in the system tablespace (file names, fixed pages
+//!   and ids) and the layout of its records.
+//! - [`config`]: [`Config`], every setting with its InnoDB name, and the knob registry that
+//!   reads and prints them by name.
+//! - [`compression`]: `ROW_FORMAT=COMPRESSED` ([`Compression`]) and the shared compressed
+//!   tablespaces that hold such tables.
+//! - [`history`]: version chains: the step back from a version to the one before it that
+//!   consistent reads, rollback and purge share, bounded against corrupt undo, and a row's
+//!   whole chain ([`history::RowHistory`]).
+//! - [`status`]: the status snapshot ([`status::Status`]) and its JSON, the striped row
+//!   counters, the status-file thread; [`purge`]: purge's report and counters.
+//! - [`error`]: [`Error`], the one error type of the whole API, and how the lower crates'
+//!   errors map into it.
+//!
+//! The statement machinery (the open database's shared state, row writes with undo and
+//! locks, the visibility check, rollback, purge, bulk build, DDL, auto-increment) still lives in the
+//! `minnow` crate, next to the handles; it moves here behind a narrow engine handle next.
+
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+#![deny(unsafe_code)]
+
+pub mod compression;
+pub mod config;
+pub mod dict;
+pub mod error;
+pub mod history;
+pub mod purge;
+pub mod schema;
+pub mod status;
+
+pub use compression::Compression;
+pub use config::Config;
+pub use error::{Error, Result};
+pub use schema::{ColumnDef, IndexDef, TableDef};
