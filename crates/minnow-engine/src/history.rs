@@ -138,6 +138,8 @@ pub fn sys_of(meta: &TableMeta, values: &[Value]) -> Result<(u64, RollPtr)> {
 /// The clustered values (system columns included) of the version an update or delete-mark
 /// undo record holds. `layout` is the table's clustered record layout.
 pub fn version_of(meta: &TableMeta, layout: &RecordLayout, rec: &UndoRecord) -> Result<Vec<Value>> {
+    // lab 5 begin: version_of
+    // lab 5 starter: let _ = (meta, layout, rec); Err(minnow_mvcc::MvccError::NotWritten(minnow_page::lab::NotWritten::new(5, "version_of")).into())
     let fields = layout.fields();
     let n = meta.pk.len();
     if rec.fields.len() + 2 != fields.len() {
@@ -162,6 +164,7 @@ pub fn version_of(meta: &TableMeta, layout: &RecordLayout, rec: &UndoRecord) -> 
         });
     }
     Ok(out)
+    // lab 5 end
 }
 
 /// [`Error::Corrupt`] for undo record `rec` of `meta` holding another number of fields
