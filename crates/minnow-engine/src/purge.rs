@@ -45,7 +45,11 @@ pub struct PurgeCounters {
     pub running: AtomicU64,
     /// The error that stopped the background thread, if one did.
     pub last_error: Mutex<Option<String>>,
-    /// One purger at a time (the thread and `Database::purge` take turns).
+    /// One purger at a time (the thread and `Database::purge` take turns): it guards the
+    /// head of the history list, which a batch reads, purges and trims. Held for a whole
+    /// batch, so it sits above everything purge takes (row locks, the quiesce latch, a
+    /// metadata lock, page latches: docs/ARCHITECTURE.md, "The latch order", row 3b). No
+    /// statement takes it, so it serialises purgers only, never readers or writers.
     pub turn: Mutex<()>,
     /// Set to stop the background thread.
     pub stop: Mutex<bool>,
