@@ -105,8 +105,10 @@ pub(crate) fn read_tables(r: &Reader) -> Result<Tables, CliError> {
 }
 
 /// The dictionary of the minnow data directory that holds `file` (its `ibdata1`), when there
-/// is one and it can be read: the inspection commands name indexes and decode records with
-/// it. `None` for a file elsewhere (an InnoDB tablespace, a copy).
+/// is one and it reads without a problem: the inspection commands name indexes and decode
+/// records with it. `None` for a file elsewhere (an InnoDB tablespace, a copy), and for a
+/// directory whose `ibdata1` is not minnow's (InnoDB's own system tablespace has no minnow
+/// dictionary at page 2, and its `SYS_TABLES` index has minnow's dictionary index id).
 pub(crate) fn beside(file: &Path) -> Option<Tables> {
     let dir = file.parent()?;
     let dir = if dir.as_os_str().is_empty() {
@@ -118,7 +120,7 @@ pub(crate) fn beside(file: &Path) -> Option<Tables> {
         return None;
     }
     let reader = Reader::open(dir).ok()?;
-    read_tables(&reader).ok()
+    read_tables(&reader).ok().filter(|t| t.problems.is_empty())
 }
 
 /// Finds `table` in the dictionary (the B-tree rooted at [`minnow::inspect::DICT_ROOT`]), reading

@@ -275,7 +275,9 @@ fn cell(
             let us = result.response_us();
             match setup {
                 Setup::Base => {
-                    base_hash_hits += db.ahi_stats().map_err(bench_err)?.hits - hits_before;
+                    // (saturating: switching the hash off and on may reset its counters)
+                    let hits = db.ahi_stats().map_err(bench_err)?.hits;
+                    base_hash_hits += hits.saturating_sub(hits_before);
                     round.base_us = us;
                 }
                 Setup::NoAhi => round.noahi_us = us,

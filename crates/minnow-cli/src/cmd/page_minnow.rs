@@ -121,7 +121,7 @@ pub fn decode(tables: &Tables, page: &[u8], index_id: u64, level: u16) -> Option
                         }
                         // The dictionary's definition is binary: its length and first bytes.
                         Field::Value(Value::Bytes(b))
-                            if index_id == DICT_INDEX_ID && leaf && i == n - 1 =>
+                            if index_id == DICT_INDEX_ID && leaf && i + 1 == n =>
                         {
                             let head: String =
                                 b.iter().take(12).map(|x| format!("{x:02x}")).collect();
