@@ -71,6 +71,14 @@ use crate::error::{Error, Result};
 /// do not offer). Give it to [`crate::TableDef::compressed`].
 ///
 /// ```
+/// # mod minnow { // the items as the `minnow` crate (which depends on this one) re-exports them
+/// #     pub use minnow_btree::record::ColumnType;
+/// #     pub use minnow_engine::Compression;
+/// #     pub use minnow_zip::KeyBlockSize;
+/// #     pub use minnow_engine::config::{Config, KnobError};
+/// #     pub use minnow_engine::{ColumnDef, Error, IndexDef, TableDef};
+/// #     pub use minnow_redo::FlushAtCommit;
+/// # }
 /// use minnow::{Compression, KeyBlockSize};
 ///
 /// let c = Compression::default();

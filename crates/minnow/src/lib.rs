@@ -441,6 +441,11 @@
 //! let db = Database::open(dir.path(), config)?;
 //! let id = db.table("log")?.insert_returning_id(&[Value::Null, Value::text("m3")])?.id();
 //! assert_eq!(id, Some(4));
+//!
+//! // An explicit value moves the counter past it; 0, like NULL, asks for the next value.
+//! let log = db.table("log")?;
+//! log.insert(&[Value::UInt(10), Value::text("explicit")])?;
+//! assert_eq!(log.insert_returning_id(&[Value::UInt(0), Value::text("m11")])?.id(), Some(11));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -677,6 +677,11 @@ pub fn decode_value(ty: ColumnType, b: &[u8]) -> Result<Value, &'static str> {
         }
         _ => {}
     }
+    // An integer's stored width is its type's: a shorter or longer field (a torn or foreign
+    // record) must not decode as some other number.
+    if ty.fixed_len() != Some(b.len()) || b.is_empty() || b.len() > 8 {
+        return Err("not the integer type's width");
+    }
     let mut x: u64 = 0;
     for &byte in b {
         x = (x << 8) | u64::from(byte);

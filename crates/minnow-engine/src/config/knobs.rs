@@ -13,6 +13,14 @@
 //! `innodb_buffer_pool_size` and `Innodb-Buffer-Pool-Size` are the same knob.
 //!
 //! ```
+//! # mod minnow { // the items as the `minnow` crate (which depends on this one) re-exports them
+//! #     pub use minnow_btree::record::ColumnType;
+//! #     pub use minnow_engine::Compression;
+//! #     pub use minnow_zip::KeyBlockSize;
+//! #     pub use minnow_engine::config::{Config, KnobError};
+//! #     pub use minnow_engine::{ColumnDef, Error, IndexDef, TableDef};
+//! #     pub use minnow_redo::FlushAtCommit;
+//! # }
 //! use minnow::{Config, FlushAtCommit};
 //!
 //! let mut config = Config::default();

@@ -141,6 +141,14 @@ impl TryFrom<u8> for AutoIncLockMode {
 /// Settings of a database. Start from [`Config::default`] and change fields:
 ///
 /// ```
+/// # mod minnow { // the items as the `minnow` crate (which depends on this one) re-exports them
+/// #     pub use minnow_btree::record::ColumnType;
+/// #     pub use minnow_engine::Compression;
+/// #     pub use minnow_zip::KeyBlockSize;
+/// #     pub use minnow_engine::config::{Config, KnobError};
+/// #     pub use minnow_engine::{ColumnDef, Error, IndexDef, TableDef};
+/// #     pub use minnow_redo::FlushAtCommit;
+/// # }
 /// use minnow::Config;
 /// use minnow::FlushAtCommit;
 ///
@@ -329,6 +337,14 @@ impl Config {
     /// larger of [`DEFAULT_REDO_CAPACITY`] and `buffer_pool_size`.
     ///
     /// ```
+    /// # mod minnow { // the items as the `minnow` crate (which depends on this one) re-exports them
+    /// #     pub use minnow_btree::record::ColumnType;
+    /// #     pub use minnow_engine::Compression;
+    /// #     pub use minnow_zip::KeyBlockSize;
+    /// #     pub use minnow_engine::config::{Config, KnobError};
+    /// #     pub use minnow_engine::{ColumnDef, Error, IndexDef, TableDef};
+    /// #     pub use minnow_redo::FlushAtCommit;
+    /// # }
     /// use minnow::Config;
     ///
     /// assert_eq!(Config::default().redo_capacity(), 100 << 20);

@@ -1,7 +1,9 @@
-//! Lab 5's graded tests for `version_of` (docs/labs/05-mvcc.md): a consistent read whose view
-//! must not see the newest version of a row rebuilds an older one from the undo record, and
-//! the rows a snapshot returns are those rebuilt versions. Each test runs the real engine
-//! through the public API; in a lab 5 starter workspace every one of them fails.
+//! Snapshots that must read what a row was: a consistent read whose view must not see the
+//! newest version of a row rebuilds an older one from its undo record (`version_of` in
+//! `minnow-engine`'s history module), and the rows a snapshot returns are those rebuilt
+//! versions. Each test runs the real engine through the public API. Lab 5 grades `version_of`
+//! on its own (`crates/minnow-engine/tests/lab5.rs`); these are the same rebuild end to end,
+//! which a student can run once the graded tests pass.
 
 use minnow::{ColumnDef, ColumnType, Config, Database, Table, TableDef, Value};
 
