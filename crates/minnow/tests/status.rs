@@ -89,6 +89,40 @@ fn counters_follow_the_work() {
 }
 
 #[test]
+fn transactional_writes_are_counted_like_autocommit_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        purge_threads: 0,
+        ..Config::default()
+    };
+    let db = Database::create(dir.path(), config).unwrap();
+    let t = table(&db);
+    let mut tx = db.begin().unwrap();
+    for i in 0..5u64 {
+        tx.insert(&t, &[Value::UInt(i), Value::text("x")]).unwrap();
+    }
+    tx.update(&t, &[Value::UInt(1), Value::text("y")]).unwrap();
+    assert!(
+        tx.update_columns(&t, &[Value::UInt(2)], &[("v", Value::text("z"))])
+            .unwrap()
+    );
+    assert!(
+        !tx.update_columns(&t, &[Value::UInt(9)], &[("v", Value::text("z"))])
+            .unwrap()
+    );
+    assert!(tx.delete(&t, &[Value::UInt(3)]).unwrap());
+    assert!(!tx.delete(&t, &[Value::UInt(9)]).unwrap());
+    tx.commit().unwrap();
+    let s = db.status().unwrap();
+    assert_eq!(s.rows.inserted, 5);
+    assert_eq!(
+        s.rows.updated, 2,
+        "a row update and a column update; a missing row is none"
+    );
+    assert_eq!(s.rows.deleted, 1, "a missing row deletes nothing");
+}
+
+#[test]
 fn no_doublewrite_section_when_off() {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {

@@ -280,7 +280,7 @@ pub(crate) fn note(skip_trx: bool) -> String {
     if skip_trx {
         "--skip-trx on: each statement is its own transaction, no BEGIN/COMMIT is issued, and a transaction in this report is one event's sequence of statements".to_owned()
     } else {
-        "one transaction per event (BEGIN, statements, COMMIT; REPEATABLE READ; updates read with a locking read); deadlocks and lock wait timeouts roll the event back and restart it, counted as ignored errors; no history list length yet (purge is not built)".to_owned()
+        "one transaction per event (BEGIN, statements, COMMIT; REPEATABLE READ; updates read with a locking read); deadlocks and lock wait timeouts roll the event back and restart it, counted as ignored errors; the history list length is in the database's status (`minnow status DIR`, `minnow watch DIR`) while the run goes on".to_owned()
     }
 }
 

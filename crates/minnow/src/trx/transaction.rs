@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use crate::db::{Database, Inner, TableEntry};
 use crate::error::{Error, Result};
+use crate::status::RowOp;
 
 use super::write::lock_and_read;
 use super::*;
@@ -154,16 +155,20 @@ impl Transaction {
         self.write(table, |inner, t, st, w| {
             let row = t.meta.normalise_row(row)?;
             update(inner, t, st, w, &row)
-        })
+        })?;
+        self.db.count_rows(RowOp::Update, 1);
+        Ok(())
     }
 
     /// Deletes the row with primary key `key`; false if there was none (as the autocommit
     /// [`crate::Table::delete`]).
     pub fn delete(&mut self, table: &crate::Table, key: &[Value]) -> Result<bool> {
-        self.write(table, |inner, t, st, w| {
+        let found = self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             delete(inner, t, st, w, &key)
-        })
+        })?;
+        self.db.count_rows(RowOp::Delete, u64::from(found));
+        Ok(found)
     }
 
     /// The row with primary key `key` as this transaction sees it.

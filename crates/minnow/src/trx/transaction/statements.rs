@@ -7,6 +7,7 @@ use minnow_btree::record::Value;
 use super::Transaction;
 use crate::autoinc::Inserted;
 use crate::error::Result;
+use crate::status::RowOp;
 use crate::trx::{column_changes, insert, lock_by_unique, update_columns};
 
 impl Transaction {
@@ -114,11 +115,13 @@ impl Transaction {
         key: &[Value],
         changes: &[(&str, Value)],
     ) -> Result<bool> {
-        self.write(table, |inner, t, st, w| {
+        let found = self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             let changes = column_changes(&t.meta, changes)?;
             update_columns(inner, t, st, w, &key, &changes)
-        })
+        })?;
+        self.db.count_rows(RowOp::Update, u64::from(found));
+        Ok(found)
     }
 
     /// Inserts a row ([`Transaction::insert`]) and says what it did:
@@ -156,6 +159,7 @@ impl Transaction {
             insert(inner, t, st, w, &row)?;
             Ok(generated)
         })?;
+        self.db.count_rows(RowOp::Insert, 1);
         Ok(Inserted { rows: 1, generated })
     }
 }
