@@ -31,7 +31,9 @@ use crate::error::{Error, Result};
 use crate::schema::{IndexInfo, TableDef, TableMeta};
 
 /// Whether the transaction that wrote a version had committed when the chain was read.
+/// More states may come (`#[non_exhaustive]`); [`Writer::name`] names each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Writer {
     /// Committed (or transaction id 0: a row written without a transaction, by a bulk load).
     Committed,
@@ -40,8 +42,19 @@ pub enum Writer {
     Active,
 }
 
+impl Writer {
+    /// The state in one lowercase word: `committed` or `active`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Writer::Committed => "committed",
+            Writer::Active => "active",
+        }
+    }
+}
+
 /// One version of a row.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RowVersion {
     /// `DB_TRX_ID`: the transaction that wrote this version (0: none, a bulk-loaded row).
     pub trx_id: u64,
@@ -59,8 +72,11 @@ pub struct RowVersion {
     pub values: Vec<Value>,
 }
 
-/// Why a chain ends where it does.
+/// Why a chain ends where it does. More reasons may come (`#[non_exhaustive]`):
+/// [`ChainEnd::reason`] names each, [`ChainEnd::trx_id`] gives the transaction where there is
+/// one, and `Display` says it in a sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChainEnd {
     /// The oldest version's undo record is an insert: the row did not exist before it.
     Inserted {
@@ -79,8 +95,45 @@ pub enum ChainEnd {
     },
 }
 
+impl ChainEnd {
+    /// The reason in one snake_case word: `inserted`, `no_undo` or `undo_gone`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ChainEnd::Inserted { .. } => "inserted",
+            ChainEnd::NoUndo => "no_undo",
+            ChainEnd::UndoGone { .. } => "undo_gone",
+        }
+    }
+
+    /// The transaction that inserted the row, for [`ChainEnd::Inserted`].
+    pub fn trx_id(&self) -> Option<u64> {
+        match self {
+            ChainEnd::Inserted { trx_id } => Some(*trx_id),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ChainEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChainEnd::Inserted { trx_id } => write!(
+                f,
+                "end of chain: transaction {trx_id} inserted the row (insert undo: nothing older)"
+            ),
+            ChainEnd::NoUndo => f.write_str(
+                "end of chain: the oldest version has no undo record (a bulk-loaded row)",
+            ),
+            ChainEnd::UndoGone { roll_ptr, why } => {
+                write!(f, "end of chain: the undo at {roll_ptr} is gone ({why})")
+            }
+        }
+    }
+}
+
 /// The version chain of one row, newest first.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RowHistory {
     /// The table.
     pub table: String,

@@ -46,8 +46,64 @@ use crate::trx::{Isolation, Transaction};
 /// ([`Error::is_retryable`]): at most `1 + TRANSACTION_RETRIES` runs in all.
 pub const TRANSACTION_RETRIES: u32 = 4;
 
-/// The pause before retry `n` (0-based) of [`Database::transaction`]: 1, 2, 4, 8 ms, so the
-/// transaction that won a deadlock can finish before the loser runs again.
+/// How [`Database::transaction_with`] runs a transaction: its isolation level and how many
+/// times it retries after a retryable error. The default is REPEATABLE READ with
+/// [`TRANSACTION_RETRIES`] retries; an [`Isolation`] converts into the options with that
+/// level and the default retries.
+///
+/// ```
+/// use minnow::{Isolation, TransactionOptions};
+///
+/// let opts = TransactionOptions::default().isolation(Isolation::ReadCommitted).retries(20);
+/// assert_eq!(opts.retry_limit(), 20);
+/// assert_eq!(TransactionOptions::from(Isolation::ReadCommitted).retry_limit(), minnow::TRANSACTION_RETRIES);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionOptions {
+    isolation: Isolation,
+    retries: u32,
+}
+
+impl Default for TransactionOptions {
+    fn default() -> TransactionOptions {
+        TransactionOptions {
+            isolation: Isolation::default(),
+            retries: TRANSACTION_RETRIES,
+        }
+    }
+}
+
+impl From<Isolation> for TransactionOptions {
+    fn from(isolation: Isolation) -> TransactionOptions {
+        TransactionOptions::default().isolation(isolation)
+    }
+}
+
+impl TransactionOptions {
+    /// The isolation level of each run.
+    pub fn isolation(self, isolation: Isolation) -> TransactionOptions {
+        TransactionOptions { isolation, ..self }
+    }
+
+    /// At most `retries` runs again after the first (0: run once, never retry). The pause
+    /// before each doubles from 1 ms and stays at 64 ms from the seventh on.
+    pub fn retries(self, retries: u32) -> TransactionOptions {
+        TransactionOptions { retries, ..self }
+    }
+
+    /// The isolation level set.
+    pub fn isolation_level(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// The retries allowed after the first run.
+    pub fn retry_limit(&self) -> u32 {
+        self.retries
+    }
+}
+
+/// The pause before retry `n` (0-based) of [`Database::transaction`]: 1, 2, 4, 8 ms, ... up to
+/// 64 ms, so the transaction that won a deadlock can finish before the loser runs again.
 fn backoff(n: u32) -> Duration {
     Duration::from_millis(1 << n.min(6))
 }
@@ -282,15 +338,18 @@ impl Database {
         self.transaction_with(Isolation::default(), f)
     }
 
-    /// [`Database::transaction`] at the given isolation level.
+    /// [`Database::transaction`] with other options: an isolation level
+    /// (`db.transaction_with(Isolation::ReadCommitted, f)`) or [`TransactionOptions`], which
+    /// also set how many times it retries.
     pub fn transaction_with<T>(
         &self,
-        isolation: Isolation,
+        options: impl Into<TransactionOptions>,
         mut f: impl FnMut(&mut Transaction) -> Result<T>,
     ) -> Result<T> {
+        let options = options.into();
         let mut retries = 0;
         loop {
-            let mut tx = self.begin_with(isolation)?;
+            let mut tx = self.begin_with(options.isolation)?;
             let e = match f(&mut tx) {
                 Ok(v) => return tx.commit().map(|_| v),
                 Err(e) => {
@@ -300,7 +359,7 @@ impl Database {
                     e
                 }
             };
-            if !e.is_retryable() || retries == TRANSACTION_RETRIES {
+            if !e.is_retryable() || retries >= options.retries {
                 return Err(e);
             }
             std::thread::sleep(backoff(retries));

@@ -514,7 +514,7 @@ pub use config::{
 };
 pub use db::{CheckReport, Database, OpenReport};
 pub use error::{Error, Result};
-pub use handle::TRANSACTION_RETRIES;
+pub use handle::{TRANSACTION_RETRIES, TransactionOptions};
 pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
 pub use minnow_btree::record::{ColumnType, Date, DateTime, Value};
 pub use minnow_btree::tree::ZipIndexStats;

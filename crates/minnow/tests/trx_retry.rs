@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use minnow::{
     ColumnDef, ColumnType, Config, Database, Error, Isolation, MIN_LOG_FILE_SIZE,
-    TRANSACTION_RETRIES, TableDef, Value,
+    TRANSACTION_RETRIES, TableDef, TransactionOptions, Value,
 };
 
 fn config(lock_wait_timeout: Duration) -> Config {
@@ -111,6 +111,30 @@ fn lock_wait_timeouts_are_retried_a_bounded_number_of_times() {
     // Every run was rolled back, row 2 included.
     assert_eq!(t.get(&[Value::UInt(2)]).unwrap(), Some(row(2, 0)));
     assert_eq!(t.get(&[Value::UInt(1)]).unwrap(), Some(row(1, 0)));
+}
+
+#[test]
+fn the_retry_limit_is_the_callers() {
+    let (_dir, db) = setup(Duration::from_millis(5));
+    let t = db.table("acct").unwrap();
+    let mut holder = db.begin().unwrap();
+    holder.update(&t, &row(1, 99)).unwrap();
+    for limit in [0, 1, 6] {
+        let runs = AtomicU32::new(0);
+        let opts = TransactionOptions::default().retries(limit);
+        let r = db.transaction_with(opts, |tx| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            tx.update(&t, &row(1, 5))
+        });
+        assert!(matches!(r, Err(Error::LockWaitTimeout { .. })), "{r:?}");
+        assert_eq!(runs.load(Ordering::SeqCst), 1 + limit, "retries({limit})");
+    }
+    holder.rollback().unwrap();
+    // With the row free, the first run commits.
+    let opts = TransactionOptions::from(Isolation::ReadCommitted).retries(0);
+    db.transaction_with(opts, |tx| tx.update(&t, &row(1, 7)))
+        .unwrap();
+    assert_eq!(t.get(&[Value::UInt(1)]).unwrap(), Some(row(1, 7)));
 }
 
 #[test]

@@ -35,7 +35,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use minnow::inspect::IndexInfo;
-use minnow::{ChainEnd, RowHistory, TableDef, Value, Writer};
+use minnow::{RowHistory, TableDef, Value};
 use minnow_btree::node;
 use minnow_btree::record::{ColumnType, Field, RecordLayout};
 use minnow_btree::tree::overflow::{BLOB_DATA, BLOB_NEXT, BLOB_PART_LEN, ExternRef};
@@ -243,35 +243,17 @@ fn fill(report: &mut HistoryReport, def: &TableDef, h: &RowHistory) {
             .collect();
         report.versions.push(VersionReport {
             trx_id: v.trx_id,
-            writer: match v.writer {
-                Writer::Committed => "committed",
-                Writer::Active => "active",
-            },
+            writer: v.writer.name(),
             roll_ptr: v.roll_ptr.into(),
             undo: v.undo.map(minnow::history::kind_name),
             deleted: v.deleted,
             values,
         });
     }
-    report.end = Some(match &h.end {
-        ChainEnd::Inserted { trx_id } => EndReport {
-            reason: "inserted",
-            trx_id: Some(*trx_id),
-            detail: format!(
-                "end of chain: transaction {trx_id} inserted the row (insert undo: nothing older)"
-            ),
-        },
-        ChainEnd::NoUndo => EndReport {
-            reason: "no_undo",
-            trx_id: None,
-            detail: "end of chain: the oldest version has no undo record (a bulk-loaded row)"
-                .to_string(),
-        },
-        ChainEnd::UndoGone { roll_ptr, why } => EndReport {
-            reason: "undo_gone",
-            trx_id: None,
-            detail: format!("end of chain: the undo at {roll_ptr} is gone ({why})"),
-        },
+    report.end = Some(EndReport {
+        reason: h.end.reason(),
+        trx_id: h.end.trx_id(),
+        detail: h.end.to_string(),
     });
 }
 
