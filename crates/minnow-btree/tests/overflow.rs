@@ -206,3 +206,53 @@ fn off_page_rows_survive_a_clean_reopen() {
         assert_eq!(&tree.get(&pool, &r[..1]).unwrap().unwrap().values, r);
     }
 }
+
+#[test]
+fn a_stamp_in_place_changes_the_system_columns_and_mark_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = PageSize::K4;
+    let pool = BufferPool::create_scratch(dir.path(), BufConfig::with_frames(64, page), 1).unwrap();
+    let (tree, _) = BTree::create(&pool, 1, 9, layout()).unwrap();
+    // An inline row and one whose BLOB lives on overflow pages.
+    for k in 0..2u32 {
+        tree.insert(&pool, &row(k, Some(40 + k as usize * 9000), Some(20)))
+            .unwrap();
+    }
+    let pages = space_usage(&pool, 1).unwrap();
+    let chains = tree.check(&pool).unwrap().overflow_pages;
+    assert!(!chains.is_empty());
+    for k in 0..2u32 {
+        let key = [Value::UInt(k.into())];
+        tree.stamp_marked(&pool, &key, 77, 0x12_3456, Some(true))
+            .unwrap();
+        let e = tree.get(&pool, &key).unwrap().unwrap();
+        assert!(e.deleted);
+        let mut want = row(k, Some(40 + k as usize * 9000), Some(20));
+        want[1] = Value::trx_id(77);
+        want[2] = Value::roll_ptr(0x12_3456);
+        assert_eq!(e.values, want, "only DB_TRX_ID and DB_ROLL_PTR changed");
+        // Clearing the mark keeps the stamp; `None` keeps the mark.
+        tree.stamp_marked(&pool, &key, 78, 5, Some(false)).unwrap();
+        tree.stamp_marked(&pool, &key, 79, 6, None).unwrap();
+        let e = tree.get(&pool, &key).unwrap().unwrap();
+        assert!(!e.deleted);
+        assert_eq!(e.values[1], Value::trx_id(79));
+        assert_eq!(e.values[2], Value::roll_ptr(6));
+    }
+    // The off-page BLOB stayed where it was: no page was allocated or freed.
+    assert_eq!(space_usage(&pool, 1).unwrap(), pages);
+    assert_eq!(tree.check(&pool).unwrap().overflow_pages, chains);
+    assert!(matches!(
+        tree.stamp_marked(&pool, &[Value::UInt(9)], 1, 1, Some(true)),
+        Err(TreeError::NotFound { .. })
+    ));
+    tree.check(&pool).unwrap();
+    // A secondary index has no system columns to stamp.
+    let sec = RecordLayout::secondary(vec![Column::new(ColumnType::U32)]).unwrap();
+    let (s, _) = BTree::create(&pool, 1, 10, sec).unwrap();
+    s.insert(&pool, &[Value::UInt(1)]).unwrap();
+    assert!(
+        s.stamp_marked(&pool, &[Value::UInt(1)], 1, 1, Some(true))
+            .is_err()
+    );
+}

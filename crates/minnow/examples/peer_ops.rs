@@ -12,8 +12,9 @@
 //! and divide the total (`Ir`) by N. OP is `get` (`Table::get` of a random existing key),
 //! `get_tx` (the same in one REPEATABLE READ transaction), `scan10` (`Table::scan` of 10
 //! rows from a random key), `insert_tx` (N inserts of new random keys in one transaction,
-//! committed with the default durability) or `count` (`Table::count`, after one write so
-//! that each count walks). Keys come from a fixed seed, so every run does the same work.
+//! committed with the default durability), `remove_tx` (N deletes of distinct existing keys in
+//! one transaction, committed the same way; N is capped at the rows loaded) or `count`
+//! (`Table::count`, after one write so that each count walks). Keys come from a fixed seed, so every run does the same work.
 
 use std::ops::Bound;
 
@@ -87,6 +88,16 @@ fn measured(
             }
             tx.commit()?;
         }
+        "remove_tx" => {
+            let mut tx = db.begin()?;
+            // Every other loaded key, in a scattered order: each delete finds its row.
+            let step = keys.len() / n.min(keys.len()).max(1);
+            for i in 0..n.min(keys.len()) {
+                let k = &keys[(i.wrapping_mul(2_654_435_761) % n.min(keys.len())) * step];
+                seen += u64::from(tx.delete(t, &[Value::Bytes(k.clone())])?);
+            }
+            tx.commit()?;
+        }
         "count" => {
             for i in 0..n {
                 t.insert(&row(Keys(1_000 + i as u64).next_key()))?;
@@ -95,7 +106,7 @@ fn measured(
         }
         other => {
             return Err(format!(
-                "unknown operation {other:?}: get, get_tx, scan10, insert_tx or count"
+                "unknown operation {other:?}: get, get_tx, scan10, insert_tx, remove_tx or count"
             )
             .into());
         }

@@ -72,7 +72,7 @@ mod modify;
 mod reorg;
 
 pub use check::{CheckError, check};
-pub use modify::{delete, insert, insert_at, set_delete_mark};
+pub use modify::{delete, insert, insert_at, set_delete_mark, stamp_sys};
 pub use reorg::{
     SplitAt, SplitKind, SplitPoint, fill_factor, fits, fits_after_reorganize, free_space,
     max_record_len, move_records_before_to, move_records_to, reorganize, split_point, used_bytes,

@@ -368,6 +368,42 @@ pub fn set_delete_mark<P: PageMut + ?Sized>(
     Ok(())
 }
 
+/// Stamps the clustered-leaf record at `cursor` in place: its `DB_TRX_ID` and `DB_ROLL_PTR`
+/// become `trx_id` (low 48 bits) and `roll_ptr` (low 56 bits), and `mark` sets (`Some(true)`)
+/// or clears (`Some(false)`) its delete mark (`None` keeps it). What InnoDB's
+/// `btr_cur_del_mark_set_clust_rec` writes for a delete: the record keeps its size and place,
+/// so two small writes replace rewriting the record.
+pub fn stamp_sys<P: PageMut + ?Sized>(
+    p: &mut P,
+    layout: &RecordLayout,
+    cursor: Cursor,
+    trx_id: u64,
+    roll_ptr: u64,
+    mark: Option<bool>,
+) -> Result<(), NodeError> {
+    if !cursor.is_user() {
+        return Err(NodeError::BadCursor {
+            at: cursor.origin(),
+            what: "only user records can be stamped",
+        });
+    }
+    let Some(at) = layout.sys_fields_at(p.bytes(), cursor.origin())? else {
+        return Err(NodeError::BadCursor {
+            at: cursor.origin(),
+            what: "a record without system columns cannot be stamped",
+        });
+    };
+    let mut sys = [0u8; 13];
+    let (t, r) = sys.split_at_mut(6);
+    t.copy_from_slice(trx_id.to_be_bytes().get(2..).unwrap_or_default());
+    r.copy_from_slice(roll_ptr.to_be_bytes().get(1..).unwrap_or_default());
+    p.write_changed(at, &sys)?;
+    if let Some(deleted) = mark {
+        set_delete_mark(p, cursor, deleted)?;
+    }
+    Ok(())
+}
+
 /// Inserts `rec` at its place in key order: searches, refuses a duplicate key, reorganizes
 /// the page first if that makes room, then calls [`insert_at`].
 pub fn insert<P: PageMut + ?Sized>(

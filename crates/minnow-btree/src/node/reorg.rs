@@ -9,7 +9,9 @@ use super::{
     records,
 };
 use crate::PageMut;
-use crate::record::{INFO_MIN_REC, RecordBuf, RecordHeader, RecordLayout, SearchKey, next_rel};
+use crate::record::{
+    HEADER_SIZE, INFO_MIN_REC, RecordBuf, RecordHeader, RecordLayout, SearchKey, next_rel,
+};
 
 /// Bytes held by live records (delete-marked ones included), excluding infimum and supremum.
 pub fn used_bytes(page: &[u8]) -> Result<usize, NodeError> {
@@ -67,10 +69,11 @@ pub fn fits_after_reorganize(page: &[u8], len: usize) -> Result<bool, NodeError>
     Ok(need <= n && usize::from(h.n_recs) + 2 < 0x1FFF)
 }
 
-/// One record copied out of a page: its bytes, origin within them and key.
+/// One record copied out of a page: its bytes and origin within them. Its key is read only
+/// where records of two pages are merged ([`move_into`]): a split or a reorganization keeps
+/// the page's order.
 struct Owned {
     buf: RecordBuf,
-    key: SearchKey,
     min_rec: bool,
 }
 
@@ -80,7 +83,6 @@ fn copy_out(page: &[u8], layout: &RecordLayout, origin: usize) -> Result<Owned, 
     let h = rec_header(page, origin)?;
     Ok(Owned {
         buf: RecordBuf::from_parts(b, x),
-        key: layout.key_of(page, origin)?,
         min_rec: h.info_bits & INFO_MIN_REC != 0,
     })
 }
@@ -132,16 +134,24 @@ fn rebuild<P: PageMut + ?Sized>(
         if owner {
             slots.push(origin);
         }
-        let mut b = r.buf.clone();
-        let old_h = b.header();
-        b.set_header(RecordHeader {
+        let old_h = r.buf.header();
+        let h = RecordHeader {
             info_bits: old_h.info_bits,
             n_owned: if owner { group as u8 } else { 0 },
             heap_no: (i + 2) as u16,
             status: old_h.status,
             next_rel: next_rel(origin, next),
-        });
-        image.extend_from_slice(b.as_bytes());
+        };
+        // The record's bytes, then its new header over the old one (the 5 bytes before its
+        // origin), in the image itself.
+        let at = image.len() + r.buf.extra();
+        image.extend_from_slice(r.buf.as_bytes());
+        if let Some(dst) = at
+            .checked_sub(HEADER_SIZE)
+            .and_then(|start| image.get_mut(start..at))
+        {
+            dst.copy_from_slice(&h.to_bytes());
+        }
     }
     slots.push(SUPREMUM);
     let first = origins.first().copied().unwrap_or(SUPREMUM);
@@ -241,21 +251,37 @@ fn move_into<P: PageMut + ?Sized, Q: PageMut + ?Sized>(
     moved: Vec<Owned>,
 ) -> Result<(), NodeError> {
     check_kind(dst.bytes(), layout)?;
-    let mut all = collect(dst.bytes(), layout)?;
-    all.extend(moved);
-    all.sort_by(|a, b| (!a.min_rec, &a.key).cmp(&(!b.min_rec, &b.key)));
+    let present = collect(dst.bytes(), layout)?;
+    // Into an empty page (a split, a root raise) the moved records keep their order; only a
+    // merge with records already there sorts by key.
+    let all = if present.is_empty() {
+        moved
+    } else {
+        merged(layout, present, moved)?
+    };
+    rebuild(dst, &all, 0)?;
+    rebuild(src, &keep, 0)
+}
+
+/// `a` and `b` in one list in key order, refusing two records with the same key.
+fn merged(layout: &RecordLayout, a: Vec<Owned>, b: Vec<Owned>) -> Result<Vec<Owned>, NodeError> {
+    let mut all = a
+        .into_iter()
+        .chain(b)
+        .map(|r| Ok((layout.key_of(r.buf.as_bytes(), r.buf.extra())?, r)))
+        .collect::<Result<Vec<(SearchKey, Owned)>, NodeError>>()?;
+    all.sort_by(|(ka, a), (kb, b)| (!a.min_rec, ka).cmp(&(!b.min_rec, kb)));
     // A MIN_REC node pointer is below every key whatever key it stores, and it may store the
     // key of the record after it: the leftmost child it points to kept the key at a root raise
     // and later split off the records from that key on, whose pointer follows it here.
     if let Some(w) = all
         .windows(2)
-        .find(|w| matches!(w, [a, b] if !a.min_rec && a.key == b.key))
+        .find(|w| matches!(w, [(ka, a), (kb, _)] if !a.min_rec && ka == kb))
     {
-        let at = w.first().map_or(0, |r| r.buf.extra());
+        let at = w.first().map_or(0, |(_, r)| r.buf.extra());
         return Err(NodeError::Duplicate { at });
     }
-    rebuild(dst, &all, 0)?;
-    rebuild(src, &keep, 0)
+    Ok(all.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Moves the records of `src` from `from` (inclusive) to the end into `dst`, merged with

@@ -422,6 +422,45 @@ impl RecordLayout {
             .collect()
     }
 
+    /// Where `DB_TRX_ID` of the record at `origin` starts on the page, `DB_ROLL_PTR` following
+    /// it at once: the 13 bytes a stamp in place ([`crate::BTree::stamp_marked`]) rewrites.
+    /// `None` for a layout without them (a secondary index or a node pointer); an error if the
+    /// record stores them with other lengths than 6 and 7 bytes.
+    pub(crate) fn sys_fields_at(
+        &self,
+        page: &[u8],
+        origin: usize,
+    ) -> Result<Option<usize>, RecordError> {
+        let Some(t) = self.trx_id_field else {
+            return Ok(None);
+        };
+        let mut w = self.walk(page, origin);
+        let mut start = None;
+        for i in 0..=t + 1 {
+            let pos = w.next_pos().unwrap_or(Ok(None))?;
+            let want = if i == t { TRX_ID_LEN } else { ROLL_PTR_LEN };
+            if i < t {
+                continue;
+            }
+            match pos {
+                Some((at, len))
+                    if len == want && (i == t || Some(at) == start.map(|s| s + TRX_ID_LEN)) =>
+                {
+                    start = start.or(Some(at));
+                }
+                _ => {
+                    return Err(RecordError::BadStored {
+                        origin,
+                        field: i,
+                        ty: ColumnType::Fixed(want as u16),
+                        reason: "a system column missing, of the wrong length or not in place",
+                    });
+                }
+            }
+        }
+        Ok(start)
+    }
+
     /// The offset of field `i` from the record origin, if every field before it is a
     /// fixed-width NOT NULL key field (so the offset is the same in every record): for
     /// example the child page number of a node pointer with an integer key.

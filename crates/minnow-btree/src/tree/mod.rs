@@ -220,12 +220,12 @@ pub use probe::{InsertProbe, LeafHint};
 pub use segs::Segments;
 pub use zip::{ZipIndexStats, ZipPadConfig};
 
-use minnow_buf::{BufError, BufferPool};
+use minnow_buf::{BufError, BufferPool, Mtr, PageHandle};
 use minnow_page::PageId;
 use minnow_redo::Lsn;
 
 use crate::PageMut as _;
-use crate::node::{self, NodeError};
+use crate::node::{self, Cursor, NodeError};
 use crate::record::{RecordBuf, RecordError, RecordLayout, SearchKey, Value};
 
 /// A page less full than this share of its record space is merged with a sibling if they fit.
@@ -576,6 +576,49 @@ impl BTree {
         })
     }
 
+    /// Stamps the clustered record with key `key` in place with `trx_id` and `roll_ptr`
+    /// (`DB_TRX_ID`, `DB_ROLL_PTR`) and sets or clears its delete mark as `mark` says
+    /// ([`node::stamp_sys`]), in one mini-transaction on one leaf: [`BTree::update_marked`]
+    /// for a change that leaves every other field as it is (a delete), without encoding the
+    /// record again. Off-page fields stay where they are.
+    pub fn stamp_marked(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        trx_id: u64,
+        roll_ptr: u64,
+        mark: Option<bool>,
+    ) -> Result<Lsn, TreeError> {
+        self.in_place(pool, key, |p, cursor| {
+            node::stamp_sys(p, &self.leaf, cursor, trx_id, roll_ptr, mark)
+        })
+    }
+
+    /// Changes the leaf record with key `key` in place with `change` (given the latched leaf
+    /// and the record's cursor), in one mini-transaction: no split, no merge, one leaf.
+    fn in_place(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        change: impl Fn(&mut (&mut Mtr<'_>, PageHandle), Cursor) -> Result<(), NodeError>,
+    ) -> Result<Lsn, TreeError> {
+        let k = self.key(key)?;
+        self.zip_retry(pool, || {
+            loop {
+                let mut mtr = pool.mtr()?;
+                let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
+                    continue;
+                };
+                let found = node::search(mtr.page(h), &self.leaf, &k)?;
+                if !found.exact {
+                    return Err(self.not_found(k.clone()));
+                }
+                change(&mut (&mut mtr, h), found.cursor)?;
+                return Ok(mtr.commit()?);
+            }
+        })
+    }
+
     /// Sets or clears the delete mark of the record with key `key` (one byte, one page).
     pub fn set_delete_mark(
         &self,
@@ -596,21 +639,9 @@ impl BTree {
         deleted: bool,
         trx_id: u64,
     ) -> Result<Lsn, TreeError> {
-        let k = self.key(key)?;
-        self.zip_retry(pool, || {
-            loop {
-                let mut mtr = pool.mtr()?;
-                let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
-                    continue;
-                };
-                let found = node::search(mtr.page(h), &self.leaf, &k)?;
-                if !found.exact {
-                    return Err(self.not_found(k.clone()));
-                }
-                node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
-                node::set_delete_mark(&mut (&mut mtr, h), found.cursor, deleted)?;
-                return Ok(mtr.commit()?);
-            }
+        self.in_place(pool, key, |p, cursor| {
+            node::raise_max_trx_id(p, trx_id)?;
+            node::set_delete_mark(p, cursor, deleted)
         })
     }
 

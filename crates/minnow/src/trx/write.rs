@@ -342,16 +342,28 @@ pub(crate) fn delete(
         lock_absent(inner, t, trx, pk)?;
         return Ok(false);
     }
-    let old_row = meta.row_of(old.values.clone())?;
-    rewrite(
+    // The undo record holds the whole old version; the record itself only takes the delete
+    // mark and the new system columns, written in place (as InnoDB's delete-mark).
+    let (old_trx, old_ptr) = sys_of(meta, &old.values)?;
+    let ptr = trx.append(
         inner,
-        t,
-        trx,
-        &old.values,
-        UndoKind::DeleteMark,
-        &old_row,
-        Some(true),
+        NewRecord {
+            kind: UndoKind::DeleteMark,
+            old_deleted: false,
+            index_id: meta.index_id,
+            old_trx_id: old_trx,
+            old_roll_ptr: old_ptr,
+            fields: undo_fields(t, &old.values, false)?,
+        },
     )?;
+    trx.end = t
+        .clustered
+        .stamp_marked(&inner.pool, pk, trx.id, ptr.to_u64(), Some(true))
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    if meta.secondary.is_empty() {
+        return Ok(true);
+    }
+    let old_row = meta.row_of(old.values)?;
     for (i, s) in meta.secondary.iter().enumerate() {
         sec_mark(
             inner,
