@@ -208,7 +208,11 @@ impl Inner {
                 Arc::clone(&self.rows),
                 self.ahi.clone(),
                 self.started,
-                (Arc::clone(&self.trx_sys), Arc::clone(&self.purge)),
+                (
+                    Arc::clone(&self.trx_sys),
+                    Arc::clone(&self.purge),
+                    Arc::clone(&self.locks),
+                ),
             )?;
             *self.status_file.lock() = Some(w);
         }
