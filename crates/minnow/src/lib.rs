@@ -492,6 +492,8 @@ pub mod inspect;
 pub mod purge;
 pub mod row;
 use minnow_engine::schema;
+#[cfg(test)]
+mod dict_tests;
 pub mod status;
 mod table;
 mod trx;
