@@ -118,7 +118,7 @@ pub(crate) struct Inner {
     pub pool: Arc<BufferPool>,
     pub config: Config,
     pub dict: BTree,
-    pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
+    pub tables: RwLock<crate::table_cache::TableCache>,
     /// The dictionary latch: one DDL statement (create, drop, create index, load) at a time.
     /// Taken before any table's metadata lock; DML never takes it. Latch order: row 3 of
     /// ARCHITECTURE.md's table.
@@ -186,7 +186,7 @@ impl Inner {
             pool: Arc::new(pool),
             config,
             dict,
-            tables: RwLock::new(tables),
+            tables: RwLock::new(crate::table_cache::TableCache::new(tables)),
             ddl: Mutex::new(()),
             quiesce: RwLock::new(()),
             next_index_id: Mutex::new(next_index_id),

@@ -63,6 +63,15 @@ fn dropped_tables_leave_nothing_in_the_cache() {
     }
     let created = watch(&db);
     assert_eq!(created.len() as u64, TABLES);
+    // Rollback and purge find each table by its clustered index id.
+    let ids: Vec<u64> = created
+        .iter()
+        .map(|w| w.upgrade().unwrap().meta.index_id)
+        .collect();
+    for (w, id) in created.iter().zip(&ids) {
+        let found = crate::trx::table_of(db.inner().unwrap(), *id).unwrap();
+        assert!(Arc::ptr_eq(&found, &w.upgrade().unwrap()));
+    }
     // A handle taken before the drop keeps its entry alive until it goes, and no longer.
     let held = db.table("t0").unwrap();
     for i in 0..TABLES {
@@ -74,6 +83,11 @@ fn dropped_tables_leave_nothing_in_the_cache() {
     assert_eq!(alive.len(), 1, "only the held table's entry is alive");
     drop(held);
     assert!(created.iter().all(|w| w.upgrade().is_none()));
+    let inner = db.inner().unwrap();
+    assert!(
+        ids.iter()
+            .all(|&id| crate::trx::table_of(inner, id).is_none())
+    );
     db.close().unwrap();
 }
 

@@ -496,6 +496,7 @@ use minnow_engine::schema;
 mod dict_tests;
 pub mod status;
 mod table;
+mod table_cache;
 mod trx;
 #[cfg(test)]
 mod walk_tests;
