@@ -48,6 +48,11 @@ impl TableCache {
     pub(crate) fn remove(&mut self, name: &str) -> Option<Arc<TableEntry>> {
         let old = self.by_name.remove(name)?;
         self.by_index.remove(&old.meta.index_id);
+        // After many drops the hash gives its room back (it shrinks only once under a quarter
+        // full, so the rehash costs O(1) per drop over time): a dropped table leaves nothing.
+        if self.by_index.len() * 4 < self.by_index.capacity() {
+            self.by_index.shrink_to_fit();
+        }
         Some(old)
     }
 
