@@ -44,7 +44,7 @@ fn count(open: usize, calls: u64, dir: &std::path::Path) -> Result<(), Box<dyn s
             ..Config::default()
         },
     )?;
-    let (table, _) = status_load::prepare(&db, open, 3)?;
+    let (table, _) = status_load::prepare(&db, open, 3, 1)?;
     let txs = status_load::open_transactions(&db, &table, open, 3)?;
     // One snapshot outside the counted region: it may drop a stale cached view.
     db.status()?;
@@ -95,6 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rounds: 5,
         threads,
         millis: 2_000,
+        writer_rows: 10_000,
     };
     println!(
         "open,active,ns_median,ns_min,ns_max,writers,writer_ops_alone,writer_ops_polled,\

@@ -49,6 +49,8 @@ pub struct StatusLoadConfig {
     pub threads: usize,
     /// Milliseconds each half of step 3 runs.
     pub millis: u64,
+    /// Rows the writers of step 3 update (after the ones the open transactions lock).
+    pub writer_rows: u64,
 }
 
 /// One count's figures.
@@ -79,9 +81,6 @@ fn table_def() -> TableDef {
         .primary_key(&["id"])
 }
 
-/// Rows the writers of step 3 update, after the ones the open transactions lock.
-const WRITER_ROWS: u64 = 10_000;
-
 /// Runs the steps of the module docs on `db` (a fresh database), reporting each count through
 /// `progress` as it ends.
 pub fn run(
@@ -89,14 +88,14 @@ pub fn run(
     cfg: &StatusLoadConfig,
     progress: &mut dyn FnMut(&StatusPoint),
 ) -> Result<Vec<StatusPoint>, WorkloadError> {
-    if cfg.calls == 0 || cfg.rounds == 0 || cfg.locks_per_trx == 0 {
+    if cfg.calls == 0 || cfg.rounds == 0 || cfg.locks_per_trx == 0 || cfg.writer_rows == 0 {
         return Err(WorkloadError::Setting {
-            setting: "calls, rounds, locks_per_trx",
+            setting: "calls, rounds, locks_per_trx, writer_rows",
             reason: "must each be at least 1".into(),
         });
     }
     let most = cfg.open.iter().copied().max().unwrap_or(0);
-    let (table, locked) = prepare(db, most, cfg.locks_per_trx)?;
+    let (table, locked) = prepare(db, most, cfg.locks_per_trx, cfg.writer_rows)?;
     let mut out = Vec::new();
     for &n in &cfg.open {
         let open = open_transactions(db, &table, n, cfg.locks_per_trx)?;
@@ -150,15 +149,16 @@ pub fn run(
 }
 
 /// Creates the table with rows for `most` transactions of `locks_per_trx` rows each, then
-/// the writers' rows. Returns the table and the first of the writers' rows.
+/// `writer_rows` for the writers. Returns the table and the first of the writers' rows.
 pub fn prepare(
     db: &Database,
     most: usize,
     locks_per_trx: usize,
+    writer_rows: u64,
 ) -> Result<(Table, u64), WorkloadError> {
     let table = db.create_table(table_def())?;
     let locked = (most * locks_per_trx) as u64;
-    table.insert_many((0..locked + WRITER_ROWS).map(|i| vec![Value::UInt(i), Value::UInt(0)]))?;
+    table.insert_many((0..locked + writer_rows).map(|i| vec![Value::UInt(i), Value::UInt(0)]))?;
     Ok((table, locked))
 }
 
@@ -192,7 +192,7 @@ fn writers(
 ) -> Result<f64, WorkloadError> {
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
-    let per = WRITER_ROWS / cfg.threads as u64;
+    let per = cfg.writer_rows / cfg.threads as u64;
     let started = Instant::now();
     let handles: Vec<_> = (0..cfg.threads as u64)
         .map(|w| {
@@ -258,7 +258,8 @@ mod tests {
             calls: 10,
             rounds: 3,
             threads: 1,
-            millis: 20,
+            millis: 10,
+            writer_rows: 100,
         };
         let points = run(&db, &cfg, &mut |_| {}).unwrap();
         assert_eq!(points.len(), 2);
