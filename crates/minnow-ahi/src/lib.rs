@@ -275,7 +275,18 @@ impl Ahi {
     /// shard and one partition at a time (other lookups wait at most for one partition's
     /// share of the work, never for the whole drop).
     pub fn drop_index(&self, index_id: u64) {
-        let Some(state) = self.indexes.lock().remove(&index_id) else {
+        let state = {
+            let mut idx = self.indexes.lock();
+            let state = idx.remove(&index_id);
+            // After many drops (thousands of tables) the map gives its room back rather than
+            // keep a slot for every index it ever held; it shrinks only once it is under a
+            // quarter full, so the rehash costs O(1) per drop over time.
+            if idx.len() * 4 < idx.capacity() {
+                idx.shrink_to_fit();
+            }
+            state
+        };
+        let Some(state) = state else {
             return;
         };
         state.dead.store(true, Ordering::SeqCst);

@@ -8,8 +8,14 @@
 //!
 //! The MySQL 5.x articles measured `SHOW STATUS` going from 0.2 ms to 20 ms under many
 //! threads, because it took a global mutex every query also needed, and `SHOW INNODB STATUS`
-//! spending 0.3 s on two rarely read counters. A snapshot here takes **no lock that any
-//! reader or writer of rows takes**: it only loads atomics with relaxed ordering.
+//! spending 0.3 s on two rarely read counters. A snapshot here **walks nothing that grows with
+//! the load** and holds no lock across more than a few loads: it loads atomics with relaxed
+//! ordering, and takes one mutex that statements take, the transaction system's slot for the
+//! cached statement view (twice, each time for one comparison: to drop a stale cached view,
+//! which would hold purge back, and to ask whether any statement still uses it; see
+//! `minnow_mvcc`'s `statement` module). An autocommit read waits for a snapshot there at
+//! most that long. Dropping a stale cached view unregisters it, which takes the `ids` mutex
+//! writers take at begin and commit once, as the end of any statement's view does.
 //!
 //! - buffer pool: each instance's striped counters (16 stripes, [`minnow_buf::BufferPoolStats`])
 //!   and the mirrors of its list lengths;
@@ -20,7 +26,9 @@
 //! - rows: `RowCounters`, striped the same way as the pool's (a row operation writes only
 //!   its thread's stripe, so counting adds no shared cache line to the hot path);
 //! - transactions: mirrors the transaction system keeps in atomics next to its locked state,
-//!   and purge's counters;
+//!   purge's counters, and the lock manager's (locks held and waiting are counters kept where
+//!   locks are granted and released, so no transaction and no lock queue is walked: a snapshot
+//!   costs the same with 10,000 open transactions as with none, see EXPERIMENTS.md's E10);
 //! - compression: each compressed tablespace's counters (a short mutex of the file's own,
 //!   which only compressions and decompressions of that file take) and the zip cache's.
 //!
@@ -40,6 +48,7 @@ use parking_lot::{Condvar, Mutex};
 use serde::Serialize;
 
 use minnow_mvcc::TrxSys;
+use minnow_mvcc::lock::LockManager;
 
 mod json;
 
@@ -287,6 +296,18 @@ pub struct TransactionStatus {
     pub purge_batches: u64,
     /// Errors that stopped the background purge thread (see the log of the application).
     pub purge_errors: u64,
+    /// Row locks held now by transactions (one per transaction and key; InnoDB prints
+    /// "N row lock(s)" per transaction, this is their sum, kept in a counter rather than
+    /// walked).
+    pub row_locks: u64,
+    /// Transactions waiting for a row lock now.
+    pub lock_waiting: u64,
+    /// Row lock requests that had to wait, since open.
+    pub lock_waits: u64,
+    /// Deadlocks found since open (each rolled one victim back).
+    pub deadlocks: u64,
+    /// Lock waits that ended in a timeout since open.
+    pub lock_timeouts: u64,
 }
 
 /// Takes a snapshot from the pool, the row counters and the open time.
@@ -295,7 +316,7 @@ pub fn collect(
     rows: &RowCounters,
     ahi: &minnow_ahi::Ahi,
     started: Instant,
-    (trx_sys, purge): (&TrxSys, &PurgeCounters),
+    (trx_sys, purge, locks): (&TrxSys, &PurgeCounters, &LockManager),
 ) -> Status {
     let b = pool.stats();
     let buffer_pool = BufferPoolStatus {
@@ -354,15 +375,16 @@ pub fn collect(
         doublewrite,
         rows: rows.snapshot(),
         adaptive_hash_index: ahi.stats(),
-        transactions: transactions(trx_sys, purge),
+        transactions: transactions(trx_sys, purge, locks),
         compression: compression(pool),
         not_built: SECTIONS_NOT_BUILT.to_vec(),
     }
 }
 
 /// The TRANSACTIONS section, from atomics (the trx system's mirrors and purge's counters).
-fn transactions(trx_sys: &TrxSys, purge: &PurgeCounters) -> TransactionStatus {
+fn transactions(trx_sys: &TrxSys, purge: &PurgeCounters, locks: &LockManager) -> TransactionStatus {
     let t = trx_sys.status();
+    let l = locks.stats();
     let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
     TransactionStatus {
         next_trx_id: t.next_id,
@@ -381,6 +403,11 @@ fn transactions(trx_sys: &TrxSys, purge: &PurgeCounters) -> TransactionStatus {
         purge_secondary_removed: load(&purge.secondary_removed),
         purge_batches: load(&purge.batches),
         purge_errors: load(&purge.errors),
+        row_locks: l.held,
+        lock_waiting: l.waiting,
+        lock_waits: l.waits,
+        deadlocks: l.deadlocks,
+        lock_timeouts: l.timeouts,
     }
 }
 
@@ -503,11 +530,11 @@ impl StatusFileWriter {
         rows: Arc<RowCounters>,
         ahi: minnow_ahi::Ahi,
         started: Instant,
-        (trx_sys, purge): (Arc<TrxSys>, Arc<PurgeCounters>),
+        (trx_sys, purge, locks): (Arc<TrxSys>, Arc<PurgeCounters>, Arc<LockManager>),
     ) -> Result<StatusFileWriter> {
         let path = dir.join(STATUS_FILE);
-        let first =
-            collect(&pool, &rows, &ahi, started, (&trx_sys, &purge)).to_json(Some(interval));
+        let first = collect(&pool, &rows, &ahi, started, (&trx_sys, &purge, &locks))
+            .to_json(Some(interval));
         write_atomically(&path, &first).map_err(|e| crate::Error::Directory {
             path: path.clone(),
             reason: format!("cannot write the status file: {e}"),
@@ -522,7 +549,7 @@ impl StatusFileWriter {
                 let mut stopped = flag.lock();
                 while !*stopped {
                     if cv.wait_for(&mut stopped, interval).timed_out() && !*stopped {
-                        let json = collect(&pool, &rows, &ahi, started, (&trx_sys, &purge))
+                        let json = collect(&pool, &rows, &ahi, started, (&trx_sys, &purge, &locks))
                             .to_json(Some(interval));
                         // A failed write is retried at the next tick; the engine never
                         // hears of it (the file is a window, not part of the database).

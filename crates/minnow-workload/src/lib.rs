@@ -35,6 +35,11 @@
 //!   CPU versus IO wait and the zip cache's counters (experiment E3).
 //! - [`textgen`]: deterministic text-like rows (titles and bodies of Zipf-distributed words,
 //!   names, e-mail addresses, dates, small counters) for the compression experiment E3.
+//! - [`dict_memory`]: tables created, reopened and dropped by the thousand, with the live
+//!   heap per table (read through a counting allocator the caller installs) and the pages
+//!   each empty table takes (seed 004's dictionary memory).
+//! - [`status_load`]: the cost of a status snapshot with many transactions open and holding
+//!   row locks, alone and beside writers (seed 004's status commands, after E10).
 //! - [`io_stats`]: pages flushed and bytes written around a run.
 //! - [`spread`]: the median and range of repeated measurements.
 //!
@@ -71,6 +76,7 @@
 )]
 #![deny(unsafe_code)]
 
+pub mod dict_memory;
 pub mod e3;
 pub mod hot_rows;
 pub mod io_stats;
@@ -82,6 +88,7 @@ pub mod reads2007;
 pub mod revisions;
 pub mod slap;
 pub mod spread;
+pub mod status_load;
 pub mod textgen;
 pub mod timed;
 pub mod warmup;

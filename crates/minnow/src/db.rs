@@ -53,8 +53,8 @@ pub(crate) struct TableEntry {
     /// ARCHITECTURE.md's table, after the quiesce latch, never held across a row lock wait.
     pub mdl: Arc<RwLock<()>>,
     /// The gap latch: a stripe of it is held across finding a clustered record's neighbour
-    /// and locking by it (see `crate::trx` gaps). One per table, carried from entry to entry
-    /// when DDL replaces the entry.
+    /// and locking by it (see `crate::trx` gaps). One per database ([`Inner::gaps`]), shared
+    /// by every entry.
     pub gaps: Arc<crate::trx::GapLatch>,
     /// The change counter and last reusable `count()` (see `table::count`); new with every
     /// entry.
@@ -118,7 +118,7 @@ pub(crate) struct Inner {
     pub pool: Arc<BufferPool>,
     pub config: Config,
     pub dict: BTree,
-    pub tables: RwLock<BTreeMap<String, Arc<TableEntry>>>,
+    pub tables: RwLock<crate::table_cache::TableCache>,
     /// The dictionary latch: one DDL statement (create, drop, create index, load) at a time.
     /// Taken before any table's metadata lock; DML never takes it. Latch order: row 3 of
     /// ARCHITECTURE.md's table.
@@ -130,6 +130,8 @@ pub(crate) struct Inner {
     /// count, one shared cache line). Latch order: row 4, after the dictionary latch.
     pub quiesce: RwLock<()>,
     pub(crate) next_index_id: Mutex<u64>,
+    /// The gap latch every table's entry shares (`crate::trx` gaps).
+    pub(crate) gaps: Arc<crate::trx::GapLatch>,
     pub(crate) dir: PathBuf,
     /// The transaction system: ids, active transactions, the undo store (shared with the
     /// status-file thread, which reads its counters).
@@ -166,8 +168,13 @@ impl Inner {
         pool: BufferPool,
         config: Config,
         dict: BTree,
-        // The tables and the adaptive hash index their trees are hooked to.
-        (tables, ahi): (BTreeMap<String, Arc<TableEntry>>, minnow_ahi::Ahi),
+        // The tables, the adaptive hash index their trees are hooked to and the gap latch
+        // they share.
+        (tables, ahi, gaps): (
+            BTreeMap<String, Arc<TableEntry>>,
+            minnow_ahi::Ahi,
+            Arc<crate::trx::GapLatch>,
+        ),
         next_index_id: u64,
         dir: &Path,
         (trx_sys, undo_segment): (TrxSys, minnow_btree::space::Segment),
@@ -179,10 +186,11 @@ impl Inner {
             pool: Arc::new(pool),
             config,
             dict,
-            tables: RwLock::new(tables),
+            tables: RwLock::new(crate::table_cache::TableCache::new(tables)),
             ddl: Mutex::new(()),
             quiesce: RwLock::new(()),
             next_index_id: Mutex::new(next_index_id),
+            gaps,
             dir: dir.to_path_buf(),
             rows: Arc::default(),
             started: Instant::now(),
@@ -208,7 +216,11 @@ impl Inner {
                 Arc::clone(&self.rows),
                 self.ahi.clone(),
                 self.started,
-                (Arc::clone(&self.trx_sys), Arc::clone(&self.purge)),
+                (
+                    Arc::clone(&self.trx_sys),
+                    Arc::clone(&self.purge),
+                    Arc::clone(&self.locks),
+                ),
             )?;
             *self.status_file.lock() = Some(w);
         }
@@ -351,7 +363,7 @@ impl Database {
             pool,
             config,
             dict,
-            (BTreeMap::new(), ahi),
+            (BTreeMap::new(), ahi, Arc::default()),
             DICT_INDEX_ID + 1,
             dir,
             (trx_sys, undo_segment),
@@ -481,10 +493,11 @@ impl Database {
             tables.insert(name, meta);
         }
         let ahi = minnow_ahi::Ahi::new(config::ahi_config(&config));
+        let gaps = Arc::default();
         let mut entries = BTreeMap::new();
         for (name, meta) in tables {
             let mark = counters.remove(&name);
-            let entry = TableEntry::open(&pool, meta, mark)?
+            let entry = TableEntry::open(&pool, meta, mark, &gaps)?
                 .hooked(&ahi)
                 .zip_padded(config.zip_pad());
             entries.insert(name, Arc::new(entry));
@@ -494,7 +507,7 @@ impl Database {
             pool,
             config,
             dict,
-            (tables, ahi),
+            (tables, ahi, gaps),
             next,
             dir,
             (trx_sys, undo_segment),
@@ -638,7 +651,7 @@ impl Database {
                 superseded: Default::default(),
                 autoinc,
                 mdl: Arc::default(),
-                gaps: Arc::default(),
+                gaps: Arc::clone(&inner.gaps),
                 counted: Default::default(),
             }
             .hooked(&inner.ahi)
@@ -858,8 +871,13 @@ impl Database {
 
 impl TableEntry {
     /// Opens the trees of `meta`'s table; `mark` is its counter record's value, which a table
-    /// with an AUTO_INCREMENT column must have.
-    fn open(pool: &BufferPool, meta: TableMeta, mark: Option<u128>) -> Result<TableEntry> {
+    /// with an AUTO_INCREMENT column must have; `gaps` the database's gap latch.
+    fn open(
+        pool: &BufferPool,
+        meta: TableMeta,
+        mark: Option<u128>,
+        gaps: &Arc<crate::trx::GapLatch>,
+    ) -> Result<TableEntry> {
         let name = meta.name().to_owned();
         let autoinc = match (meta.auto_increment_column(), mark) {
             (None, _) => None,
@@ -901,7 +919,7 @@ impl TableEntry {
             superseded: Default::default(),
             autoinc,
             mdl: Arc::default(),
-            gaps: Arc::default(),
+            gaps: Arc::clone(gaps),
             counted: Default::default(),
         })
     }

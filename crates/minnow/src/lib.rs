@@ -497,8 +497,11 @@ pub mod inspect;
 pub mod purge;
 pub mod row;
 use minnow_engine::schema;
+#[cfg(test)]
+mod dict_tests;
 pub mod status;
 mod table;
+mod table_cache;
 mod trx;
 #[cfg(test)]
 mod walk_tests;

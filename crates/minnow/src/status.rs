@@ -21,7 +21,8 @@
 //!   ├─ adaptive_hash_index  lookups, hits, misses, pages hashed, built and dropped, entries, memory and limit
 //!   ├─ transactions  TRANSACTIONS: next transaction id, active transactions, history list
 //!   │                length, open read views and the oldest one's age, undo pages, purge's
-//!   │                counters (logs, records, entries removed, undo pages freed)
+//!   │                counters (logs, records, entries removed, undo pages freed), row locks
+//!   │                held and waiting, lock waits, deadlocks and timeouts since open
 //!   └─ compression   per compressed tablespace (INFORMATION_SCHEMA.INNODB_CMP, per file):
 //!                    file, space id, block size, algorithm, size, compress ops / ok /
 //!                    failures and time, decompress ops and time, bytes in and out; and the
@@ -69,7 +70,7 @@ impl Database {
             &inner.rows,
             &inner.ahi,
             inner.started,
-            (&inner.trx_sys, &inner.purge),
+            (&inner.trx_sys, &inner.purge, &inner.locks),
         ))
     }
 }

@@ -178,3 +178,69 @@ fn a_too_short_interval_is_refused() {
     let err = config.validate().unwrap_err().to_string();
     assert!(err.contains("innodb_status_file"), "{err}");
 }
+
+/// The TRANSACTIONS section with many transactions open, each holding row locks, and one
+/// waiting: counted exactly (the counts are counters kept where transactions and locks come
+/// and go, not a walk), and back to zero once they end.
+#[test]
+fn open_transactions_and_their_locks_are_counted() {
+    const OPEN: u64 = 25;
+    const LOCKS: u64 = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        purge_threads: 0,
+        lock_wait_timeout: Duration::from_secs(600),
+        ..Config::default()
+    };
+    let db = Database::create(dir.path(), config).unwrap();
+    let t = table(&db);
+    for i in 0..OPEN * LOCKS {
+        t.insert(&[Value::UInt(i), Value::text("x")]).unwrap();
+    }
+    let mut open = Vec::new();
+    for n in 0..OPEN {
+        let mut tx = db.begin().unwrap();
+        for k in 0..LOCKS {
+            tx.update(&t, &[Value::UInt(n * LOCKS + k), Value::text("y")])
+                .unwrap();
+        }
+        open.push(tx);
+    }
+    let s = db.status().unwrap().transactions;
+    assert_eq!((s.active, s.row_locks), (OPEN, OPEN * LOCKS), "{s:?}");
+    assert_eq!((s.lock_waiting, s.lock_waits, s.deadlocks), (0, 0, 0));
+    let json = db.status().unwrap().to_json(None);
+    assert!(
+        json.contains(&format!("\"row_locks\": {}", OPEN * LOCKS)),
+        "{json}"
+    );
+
+    // One more transaction waits for the first one's row.
+    let waiter = {
+        let (db, t) = (db.clone(), t.clone());
+        std::thread::spawn(move || {
+            let mut tx = db.begin().unwrap();
+            tx.update(&t, &[Value::UInt(0), Value::text("z")]).unwrap();
+            tx.commit().unwrap();
+        })
+    };
+    // Polled, not timed: the waiter shows up as waiting once it has queued.
+    while db.status().unwrap().transactions.lock_waiting == 0 {
+        assert!(!waiter.is_finished(), "the waiter did not wait");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let s = db.status().unwrap().transactions;
+    assert_eq!((s.active, s.lock_waiting, s.lock_waits), (OPEN + 1, 1, 1));
+    for (n, tx) in open.into_iter().enumerate() {
+        if n % 2 == 0 {
+            tx.commit().unwrap();
+        } else {
+            tx.rollback().unwrap();
+        }
+    }
+    waiter.join().unwrap();
+    let s = db.status().unwrap().transactions;
+    assert_eq!((s.active, s.row_locks, s.lock_waiting), (0, 0, 0), "{s:?}");
+    assert_eq!((s.lock_waits, s.deadlocks, s.lock_timeouts), (1, 0, 0));
+    db.check().unwrap();
+}

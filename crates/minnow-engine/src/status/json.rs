@@ -336,6 +336,11 @@ mod tests {
                     "purge_secondary_removed",
                     "purge_batches",
                     "purge_errors",
+                    "row_locks",
+                    "lock_waiting",
+                    "lock_waits",
+                    "deadlocks",
+                    "lock_timeouts",
                 ],
             ),
             (

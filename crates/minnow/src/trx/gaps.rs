@@ -25,10 +25,11 @@
 //!
 //! Keys are hashed in the lock table, so the record *after* a key is found in the B-tree, and
 //! that answer must still hold when the lock is taken: InnoDB keeps the page latched across
-//! both. minnow's B-tree calls latch pages only inside themselves, so each table has a **gap
-//! latch** (`TableEntry::gaps`, a [`GapLatch`]): 64 mutexes, and the one a step takes is
-//! picked by the lock key of the record at the **right end of the gap** it works on (the
-//! record after the key, or the supremum). Every step that finds a neighbour and locks by it
+//! both. minnow's B-tree calls latch pages only inside themselves, so the database has a
+//! **gap latch** (`TableEntry::gaps`, a [`GapLatch`] every table's entry shares): 256
+//! mutexes, and the one a step takes is picked by the lock key (index id and key) of the
+//! record at the **right end of the gap** it works on (the record after the key, or the
+//! supremum). Every step that finds a neighbour and locks by it
 //! takes that stripe:
 //!
 //! - an insert of a new record: find its successor `n` (in the same descent as the duplicate
@@ -55,6 +56,13 @@
 //! would wait lets the stripe go, waits (as any row lock wait, with the statement's latches
 //! let go too), and then runs again from the start, since the neighbours may have changed
 //! meanwhile.
+//!
+//! The latch is one for the whole database, not one per table: a step works on one table's
+//! gap and never holds a stripe while it works on another table, so two tables' steps that
+//! hash to the same stripe only take turns, as two gaps of one table do. A latch per table
+//! (64 stripes, each alone on its cache line) cost 4 KiB of every table's 7.5 KiB in the
+//! table cache, for tables never written as much as for busy ones (seed 004's complaint
+//! about InnoDB's dictionary memory; EXPERIMENTS.md, "Dictionary memory per table").
 
 use std::ops::Bound;
 
@@ -70,8 +78,8 @@ use crate::schema::PRIMARY;
 
 use super::*;
 
-/// Stripes of a [`GapLatch`] (a power of two).
-const STRIPES: usize = 64;
+/// Stripes of the [`GapLatch`] (a power of two): 16 KiB for the database.
+const STRIPES: usize = 256;
 
 /// One stripe, alone on its cache line: threads latching different stripes share nothing. It
 /// guards one neighbour look-up and the lock (and insert or removal) that depends on it;
@@ -81,9 +89,9 @@ const STRIPES: usize = 64;
 #[repr(align(64))]
 struct Stripe(Mutex<()>);
 
-/// A table's gap latch: [`STRIPES`] mutexes, picked by the lock key of the record that ends
-/// the gap a step works on (see the module docs, "The gap latch"). One per table, carried
-/// from entry to entry when DDL replaces the entry.
+/// The gap latch: [`STRIPES`] mutexes, picked by the lock key of the record that ends the gap
+/// a step works on (see the module docs, "The gap latch"). One per database, shared by every
+/// table's entry.
 #[derive(Debug)]
 pub(crate) struct GapLatch {
     stripes: Box<[Stripe]>,

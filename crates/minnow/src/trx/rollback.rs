@@ -42,13 +42,9 @@ pub(super) fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> 
 
 // ---- Undoing one record ----
 
+/// The table whose clustered index is `index_id` (one hash probe: see `crate::table_cache`).
 pub(crate) fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
-    inner
-        .tables
-        .read()
-        .values()
-        .find(|t| t.meta.index_id == index_id)
-        .cloned()
+    inner.tables.read().by_index(index_id).cloned()
 }
 
 /// Undoes one undo record of transaction `me` (idempotent: acts only if the record's roll
