@@ -25,6 +25,7 @@
 //! B-tree does) cannot deadlock.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry as MapEntry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -213,24 +214,44 @@ impl Shared {
             let Some(part) = self.parts.get(p) else {
                 break;
             };
+            // This partition's run of `new`, so that the map grows once for all of it.
+            let run = new.get(i..).map_or(0, |rest| {
+                rest.partition_point(|&(f, _)| self.part_index(f) == p)
+            });
+            // Room for the run is claimed up front (one shared write per partition, not one
+            // per entry) and what overwrites left unused is given back after.
+            let max = self.max_entries.load(Ordering::Relaxed);
+            let claim = |n: usize| Some(n + run.min(max.saturating_sub(n)));
+            let room = match self
+                .entries
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, claim)
+            {
+                Ok(n) | Err(n) => run.min(max.saturating_sub(n)),
+            };
+            let (mut added, mut refused) = (0usize, 0u64);
             let mut map = part.map.write();
-            while let Some(&(f, slot)) = new.get(i) {
-                if self.part_index(f) != p {
-                    break;
+            map.reserve(run.min(room));
+            for &(f, slot) in new.get(i..i + run).unwrap_or(&[]) {
+                match map.entry(f) {
+                    MapEntry::Occupied(mut old) => {
+                        old.insert(Entry::new(slot));
+                        done.push(f);
+                    }
+                    MapEntry::Vacant(v) if added < room => {
+                        v.insert(Entry::new(slot));
+                        added += 1;
+                        done.push(f);
+                    }
+                    MapEntry::Vacant(_) => refused += 1,
                 }
-                i += 1;
-                if let Some(old) = map.get_mut(&f) {
-                    *old = Entry::new(slot);
-                    done.push(f);
-                } else if self.entries.load(Ordering::Relaxed)
-                    < self.max_entries.load(Ordering::Relaxed)
-                {
-                    map.insert(f, Entry::new(slot));
-                    self.entries.fetch_add(1, Ordering::Relaxed);
-                    done.push(f);
-                } else {
-                    self.refused.fetch_add(1, Ordering::Relaxed);
-                }
+            }
+            drop(map);
+            i += run.max(1);
+            if added < room {
+                self.entries.fetch_sub(room - added, Ordering::Relaxed);
+            }
+            if refused > 0 {
+                self.refused.fetch_add(refused, Ordering::Relaxed);
             }
         }
         done

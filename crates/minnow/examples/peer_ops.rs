@@ -9,7 +9,9 @@
 //!     target/release/examples/peer_ops get 100000 20000
 //! ```
 //!
-//! and divide the total (`Ir`) by N. OP is `get` (`Table::get` of a random existing key),
+//! and divide the total (`Ir`) by N. Run without valgrind it prints the measured part's
+//! time per operation: wall clock and this thread's time on a CPU (the steadier figure on a
+//! shared machine). OP is `get` (`Table::get` of a random existing key),
 //! `get_tx` (the same in one REPEATABLE READ transaction), `scan10` (`Table::scan` of 10
 //! rows from a random key), `insert_tx` (N inserts of new random keys in one transaction,
 //! committed with the default durability), `remove_tx` (N deletes of distinct existing keys in
@@ -114,6 +116,14 @@ fn measured(
     Ok(seen)
 }
 
+/// Nanoseconds this thread has run on a CPU (Linux's `/proc/thread-self/schedstat`, first
+/// field), `None` where that file is missing: on a busy machine a steadier figure than the
+/// wall clock, which also counts the time the thread waited for a core.
+fn on_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let op = args.next().unwrap_or_else(|| "get".to_owned());
@@ -138,10 +148,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     keys.sort();
     keys.dedup();
     t.load(keys.iter().map(|k| row(k.clone())))?;
+    let (cpu0, wall0) = (on_cpu_ns(), std::time::Instant::now());
     let seen = measured(&db, &t, &op, &keys, n)?;
+    let (wall, cpu) = (wall0.elapsed(), on_cpu_ns().zip(cpu0).map(|(b, a)| b - a));
     println!(
         "{op}: {n} operations over {} rows, {seen} rows seen",
         keys.len()
+    );
+    let per = |ns: u128| ns as f64 / n.max(1) as f64;
+    let cpu = cpu.map_or("unknown".to_owned(), |c| {
+        format!("{:.0}", per(u128::from(c)))
+    });
+    println!(
+        "  {:.0} ns/op wall, {cpu} ns/op on CPU (this thread)",
+        per(wall.as_nanos())
     );
     drop(t);
     db.close()?;

@@ -5,7 +5,8 @@
 //! it, so a search compares bytes with bytes ([`RecordLayout::compare`]). Where every key
 //! field is fixed-width and NOT NULL the fields sit at fixed offsets from the origin, and
 //! [`RecordLayout::flat_key`] turns the key into one byte string (or one integer, up to 8
-//! bytes) compared with a single `memcmp`. A single-field key is borrowed, not copied, so a
+//! bytes) compared in one pass, eight bytes at a time as big-endian words, which gives the
+//! order and the first differing byte (hence the matched fields) together. A single-field key is borrowed, not copied, so a
 //! descent that flattens the key on every level allocates nothing for it.
 //!
 //! [`SearchKey::set`] re-encodes a key into the buffers of an existing one: a point lookup
@@ -27,6 +28,32 @@ fn be_word(b: &[u8]) -> u64 {
         *d = *s;
     }
     u64::from_be_bytes(w)
+}
+
+/// The order of `a` against `b` and the index of their first differing byte (the shorter
+/// length if one is a prefix of the other): `a.cmp(b)` and the position, found in one pass
+/// eight bytes at a time. Each 8-byte chunk is read as a big-endian word, so word order is
+/// byte order, and the leading zero bits of the two words' XOR count the equal bytes before
+/// the first difference; a tail of under 8 bytes is compared as left-aligned words.
+#[inline]
+pub(crate) fn first_diff(a: &[u8], b: &[u8]) -> (Ordering, usize) {
+    let n = a.len().min(b.len());
+    let (a8, b8) = (a.get(..n).unwrap_or(&[]), b.get(..n).unwrap_or(&[]));
+    let (mut ca, mut cb) = (a8.chunks_exact(8), b8.chunks_exact(8));
+    let mut at = 0;
+    for (x, y) in ca.by_ref().zip(cb.by_ref()) {
+        let x = u64::from_be_bytes(x.try_into().unwrap_or([0; 8]));
+        let y = u64::from_be_bytes(y.try_into().unwrap_or([0; 8]));
+        if x != y {
+            return (x.cmp(&y), at + ((x ^ y).leading_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let (x, y) = (be_word(ca.remainder()), be_word(cb.remainder()));
+    if x != y {
+        return (x.cmp(&y), at + ((x ^ y).leading_zeros() / 8) as usize);
+    }
+    (a.len().cmp(&b.len()), n)
 }
 
 /// A search key made of fixed-width fields, flattened for fast comparison
@@ -78,20 +105,7 @@ impl FlatKey<'_> {
                 } & mask;
                 (k.cmp(&r), ((k ^ r).leading_zeros() / 8) as usize)
             }
-            None => {
-                let stored = bytes::slice(page, origin, n)?;
-                let key: &[u8] = &self.bytes;
-                let ord = key.cmp(stored);
-                let d = if ord == Ordering::Equal {
-                    n
-                } else {
-                    key.iter()
-                        .zip(stored)
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(n)
-                };
-                (ord, d)
-            }
+            None => first_diff(&self.bytes, bytes::slice(page, origin, n)?),
         };
         if ord == Ordering::Equal {
             return Ok((ord, self.ends.len()));
@@ -148,7 +162,7 @@ impl RecordLayout {
 
     /// `key` prepared for fast comparison, if each of its fields is non-NULL and its column
     /// fixed-width and NOT NULL: such fields lie at fixed offsets from the origin, so the key
-    /// compares with one `memcmp` of its concatenated bytes (one integer comparison for keys of
+    /// compares with one pass over its concatenated bytes (one integer comparison for keys of
     /// up to 8 bytes) instead of a walk through the record's extra bytes. A key of one field
     /// is borrowed, not copied.
     pub fn flat_key<'l>(&'l self, key: &'l SearchKey) -> Option<FlatKey<'l>> {

@@ -471,8 +471,11 @@ impl RecordLayout {
         }
     }
 
-    /// Where each leading fixed-width NOT NULL key field ends, relative to the origin.
-    pub(super) fn fixed_key_ends(&self) -> &[usize] {
+    /// Where each leading fixed-width NOT NULL key field ends, relative to the origin: field
+    /// `i` of such a prefix is the bytes `origin + ends[i - 1] .. origin + ends[i]` (from the
+    /// origin for the first), readable without walking the record's extra bytes. Empty when
+    /// the first key field is variable-length or nullable.
+    pub fn fixed_key_ends(&self) -> &[usize] {
         &self.fixed_key_ends
     }
 }

@@ -307,8 +307,9 @@ mod flat_key {
     use proptest::prelude::*;
 
     /// Layouts with fixed-width keys: clustered ones whose key fits a word (3 bytes) or does
-    /// not (11 bytes), and a secondary one that is all key (3 bytes).
-    fn layouts() -> [RecordLayout; 3] {
+    /// not (11 bytes; 24 bytes in one field, as the peer comparison's keys; 21 bytes over two
+    /// fields, three words and a tail), and a secondary one that is all key (3 bytes).
+    fn layouts() -> [RecordLayout; 5] {
         let make = |key: &[ColumnType]| {
             let key: Vec<Column> = key.iter().map(|&t| Column::new(t)).collect();
             RecordLayout::clustered(key, vec![Column::new(ColumnType::Var(20))]).unwrap()
@@ -316,6 +317,8 @@ mod flat_key {
         [
             make(&[ColumnType::U8, ColumnType::U16]),
             make(&[ColumnType::U16, ColumnType::Fixed(5), ColumnType::U32]),
+            make(&[ColumnType::Fixed(24)]),
+            make(&[ColumnType::Fixed(13), ColumnType::U64]),
             // Only 3 data bytes: with little tail, fewer than 8 bytes follow the origin.
             RecordLayout::secondary(vec![
                 Column::new(ColumnType::U8),
@@ -328,7 +331,7 @@ mod flat_key {
     fn value(ty: ColumnType, x: u64) -> Value {
         match ty {
             ColumnType::Fixed(n) => {
-                Value::Bytes((0..n).map(|i| (x >> (i % 8)) as u8 & 3).collect())
+                Value::Bytes((0..n).map(|i| (x >> (i % 61)) as u8 & 3).collect())
             }
             ColumnType::U8 => Value::UInt(x % 4),
             ColumnType::U16 => Value::UInt(x % 5),
@@ -341,7 +344,7 @@ mod flat_key {
         /// also when the record ends within 8 bytes of the page end.
         #[test]
         fn flat_compare_agrees_with_compare(
-            which in 0usize..3,
+            which in 0usize..5,
             rec_seed in any::<u64>(),
             key_seed in any::<u64>(),
             tail in 0usize..12,
@@ -377,6 +380,50 @@ mod flat_key {
                     l.compare(&key, &page, origin, 0).unwrap()
                 );
             }
+        }
+    }
+
+    /// `first_diff` orders byte strings exactly as `a.cmp(b)` does and finds the first
+    /// differing byte as a byte-by-byte scan does, over strings of every length up to 40
+    /// (whole words, tails, prefixes of each other) from a small alphabet, so that long
+    /// equal runs and differences in every byte of a word occur. Fixed seed.
+    #[test]
+    fn first_diff_agrees_with_bytewise_compare() {
+        let mut x = 0x5EED_u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for _ in 0..20_000 {
+            let la = (next() % 41) as usize;
+            let lb = if next() % 2 == 0 {
+                la
+            } else {
+                (next() % 41) as usize
+            };
+            let a: Vec<u8> = (0..la).map(|_| (next() % 3) as u8 * 0x7F).collect();
+            let mut b: Vec<u8> = a.iter().copied().take(lb).collect();
+            while b.len() < lb {
+                b.push((next() % 3) as u8 * 0x7F);
+            }
+            // Usually equal up to one changed byte.
+            if !b.is_empty() && next() % 4 != 0 {
+                let i = (next() as usize) % b.len();
+                b[i] = (next() % 256) as u8;
+            }
+            let pos = a
+                .iter()
+                .zip(&b)
+                .position(|(p, q)| p != q)
+                .unwrap_or(la.min(lb));
+            assert_eq!(
+                super::super::key::first_diff(&a, &b),
+                (a.cmp(&b), pos),
+                "{a:?} vs {b:?}"
+            );
         }
     }
 

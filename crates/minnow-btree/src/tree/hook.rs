@@ -179,7 +179,13 @@ impl BTree {
         if h.status != self.leaf.status() || h.info_bits & INFO_MIN_REC != 0 {
             return None;
         }
-        match self.leaf.compare(k, g, guess.origin, 0) {
+        // A fixed-width key compares flattened (its bytes at fixed offsets, no walk of the
+        // record's extra bytes), as the page search does.
+        let cmp = match self.leaf.flat_key(k) {
+            Some(flat) => flat.compare(g, guess.origin),
+            None => self.leaf.compare(k, g, guess.origin, 0),
+        };
+        match cmp {
             Ok((std::cmp::Ordering::Equal, m)) if m == k.len() => Some(()),
             _ => None,
         }
