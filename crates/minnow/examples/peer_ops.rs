@@ -9,9 +9,11 @@
 //!     target/release/examples/peer_ops get 100000 20000
 //! ```
 //!
-//! and divide the total (`Ir`) by N. OP is `get` (`Table::get` of a random existing key),
+//! and divide the total (`Ir`) by N. Run natively it also prints the wall time per
+//! operation (a noisy figure on a shared machine: give the load average with it). OP is `get` (`Table::get` of a random existing key),
 //! `get_tx` (the same in one REPEATABLE READ transaction), `scan10` (`Table::scan` of 10
-//! rows from a random key), `insert_tx` (N inserts of new random keys in one transaction,
+//! rows from a random key), `scan10_with` (the same 10 rows in place, through
+//! `Table::scan_with`, each key and value read as borrowed bytes), `insert_tx` (N inserts of new random keys in one transaction,
 //! committed with the default durability) or `count` (`Table::count`, after one write so
 //! that each count walks). Keys come from a fixed seed, so every run does the same work.
 
@@ -78,6 +80,17 @@ fn measured(
                 }
             }
         }
+        "scan10_with" => {
+            for i in 0..n {
+                let from = Bound::Included(vec![Value::Bytes(pick(i))]);
+                let scan = Scan::range(from, Bound::Unbounded).limit(10);
+                t.scan_with(scan, |r| {
+                    let (k, v) = (r.bytes(0)?, r.bytes(1)?);
+                    seen += u64::from(k.is_some() && v.is_some_and(|v| v.len() == VALUE));
+                    Ok(true)
+                })?;
+            }
+        }
         "insert_tx" => {
             let mut fresh = Keys(99);
             let mut tx = db.begin()?;
@@ -95,7 +108,7 @@ fn measured(
         }
         other => {
             return Err(format!(
-                "unknown operation {other:?}: get, get_tx, scan10, insert_tx or count"
+                "unknown operation {other:?}: get, get_tx, scan10, scan10_with, insert_tx or count"
             )
             .into());
         }
@@ -127,10 +140,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     keys.sort();
     keys.dedup();
     t.load(keys.iter().map(|k| row(k.clone())))?;
+    let clock = std::time::Instant::now();
     let seen = measured(&db, &t, &op, &keys, n)?;
+    let wall = clock.elapsed();
     println!(
-        "{op}: {n} operations over {} rows, {seen} rows seen",
-        keys.len()
+        "{op}: {n} operations over {} rows, {seen} rows seen, {:.2} µs per operation (wall)",
+        keys.len(),
+        wall.as_secs_f64() * 1e6 / n.max(1) as f64
     );
     drop(t);
     db.close()?;
