@@ -65,4 +65,6 @@ pub mod space;
 pub mod tree;
 
 pub use page_mut::{CountingPage, PageMut};
-pub use tree::{BTree, Entry, LeafRecord, RangeCursor, RangeScan, ScanRange, TreeError, TreeStats};
+pub use tree::{
+    BTree, Entry, LeafRecord, RangeCursor, RangeScan, ScanRange, TreeError, TreeStats, Visit,
+};

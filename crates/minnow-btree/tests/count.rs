@@ -62,10 +62,13 @@ fn check_clustered(key_col: ColumnType, key: impl Fn(u64) -> Value) {
     for k in (0..2000u64).step_by(7) {
         tree.set_delete_mark(&pool, &[key(k)], true).unwrap();
     }
-    for sees in [1, 6, 10] {
-        let c = tree
-            .count_visible(&pool, &|_| panic!("asked about a page"), &|t| t < sees)
-            .unwrap();
+    // The same readers told "every writer below `sees`" up front (the inline test), or
+    // nothing up front and asked about each writer.
+    let readers = [1, 6, 10]
+        .into_iter()
+        .flat_map(|sees| [(sees, sees), (sees, 0)]);
+    for (sees, below) in readers {
+        let c = tree.count_visible(&pool, below, &|t| t < sees).unwrap();
         let (visible, unseen) = by_scan(&pool, &tree, 1, sees);
         assert_eq!(c.visible, visible, "reader seeing ids below {sees}");
         assert_eq!(
@@ -79,7 +82,7 @@ fn check_clustered(key_col: ColumnType, key: impl Fn(u64) -> Value) {
             assert_eq!(e.values.len(), 4, "every field decoded");
         }
     }
-    let all = tree.count_visible(&pool, &|_| true, &|_| true).unwrap();
+    let all = tree.count_visible(&pool, u64::MAX, &|_| true).unwrap();
     assert_eq!(all.visible, 2000 - 2000u64.div_ceil(7));
 }
 
@@ -116,11 +119,11 @@ fn secondary_leaves_count_as_a_whole_when_their_max_trx_id_is_seen() {
     let marked = 3000 / 50;
     // A reader that sees everything trusts every leaf.
     let c = tree
-        .count_visible(&pool, &|m| m < 9, &|_| panic!("asked about a record"))
+        .count_visible(&pool, 9, &|_| panic!("asked about a record"))
         .unwrap();
     assert_eq!((c.visible, c.unresolved.len()), (3000 - marked, 0));
     // One that does not see 8: the leaves 8 changed come back whole, the rest count.
-    let c = tree.count_visible(&pool, &|m| m < 8, &|_| true).unwrap();
+    let c = tree.count_visible(&pool, 8, &|_| true).unwrap();
     let touched: u64 = c.unresolved.iter().map(|e| u64::from(e.deleted)).sum();
     assert_eq!(
         touched, marked,

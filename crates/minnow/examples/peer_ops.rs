@@ -13,10 +13,12 @@
 //! time per operation: wall clock and this thread's time on a CPU (the steadier figure on a
 //! shared machine). OP is `get` (`Table::get` of a random existing key),
 //! `get_tx` (the same in one REPEATABLE READ transaction), `scan10` (`Table::scan` of 10
-//! rows from a random key), `insert_tx` (N inserts of new random keys in one transaction,
-//! committed with the default durability), `remove_tx` (N deletes of distinct existing keys in
-//! one transaction, committed the same way; N is capped at the rows loaded) or `count`
-//! (`Table::count`, after one write so that each count walks). Keys come from a fixed seed, so every run does the same work.
+//! rows from a random key), `scan10_with` (the same 10 rows in place, through
+//! `Table::scan_with`, each key and value read as borrowed bytes), `insert_tx` (N inserts of
+//! new random keys in one transaction, committed with the default durability), `remove_tx`
+//! (N deletes of distinct existing keys in one transaction, committed the same way; N is
+//! capped at the rows loaded) or `count` (`Table::count`, after one write so that each count
+//! walks). Keys come from a fixed seed, so every run does the same work.
 
 use std::ops::Bound;
 
@@ -81,6 +83,17 @@ fn measured(
                 }
             }
         }
+        "scan10_with" => {
+            for i in 0..n {
+                let from = Bound::Included(vec![Value::Bytes(pick(i))]);
+                let scan = Scan::range(from, Bound::Unbounded).limit(10);
+                t.scan_with(scan, |r| {
+                    let (k, v) = (r.bytes(0)?, r.bytes(1)?);
+                    seen += u64::from(k.is_some() && v.is_some_and(|v| v.len() == VALUE));
+                    Ok(true)
+                })?;
+            }
+        }
         "insert_tx" => {
             let mut fresh = Keys(99);
             let mut tx = db.begin()?;
@@ -108,7 +121,7 @@ fn measured(
         }
         other => {
             return Err(format!(
-                "unknown operation {other:?}: get, get_tx, scan10, insert_tx, remove_tx or count"
+                "unknown operation {other:?}: get, get_tx, scan10, scan10_with, insert_tx, remove_tx or count"
             )
             .into());
         }

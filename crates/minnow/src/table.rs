@@ -29,6 +29,7 @@ mod by_index;
 mod count;
 mod get;
 mod scan;
+mod scan_with;
 mod typed;
 mod update_columns;
 pub(crate) use count::CountCache;

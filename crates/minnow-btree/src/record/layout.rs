@@ -30,6 +30,10 @@ pub struct RecordLayout {
     /// fields are fixed-width and NOT NULL: such fields sit at fixed offsets, so
     /// [`RecordLayout::compare`] reads them directly instead of walking the extra bytes.
     fixed_key_ends: Vec<usize>,
+    /// The same for the leading fixed-width NOT NULL fields of the whole record, key or not:
+    /// what [`RecordLayout::walk_after_fixed`] steps over (every field, for a record of
+    /// fixed-width NOT NULL columns).
+    fixed_ends: Vec<usize>,
 }
 
 /// The end offsets of the leading fixed-width, NOT NULL fields among the first `n_key`.
@@ -75,6 +79,7 @@ impl RecordLayout {
         let n_nullable = fields.iter().filter(|c| c.nullable).count();
         Ok(RecordLayout {
             fixed_key_ends: fixed_key_ends(&fields, n_key),
+            fixed_ends: fixed_key_ends(&fields, fields.len()),
             fields,
             n_key,
             status,
@@ -108,6 +113,7 @@ impl RecordLayout {
         RecordLayout {
             n_nullable: fields.iter().filter(|c| c.nullable).count(),
             fixed_key_ends: fixed_key_ends(&fields, self.n_key),
+            fixed_ends: fixed_key_ends(&fields, fields.len()),
             fields,
             n_key: self.n_key,
             status: RecStatus::NodePtr,
@@ -337,6 +343,23 @@ impl RecordLayout {
             data_pos: origin,
             external: false,
         }
+    }
+
+    /// Where each leading fixed-width NOT NULL field ends, relative to the origin (see
+    /// [`RecordLayout::walk_after_fixed`]).
+    pub(crate) fn fixed_ends(&self) -> &[usize] {
+        &self.fixed_ends
+    }
+
+    /// [`RecordLayout::walk`] from the first field after the leading fixed-width NOT NULL
+    /// ones ([`RecordLayout::fixed_ends`]), which lie at fixed offsets from the origin and
+    /// take no length byte or null bit, so the walk's state after them is known without
+    /// reading the record.
+    pub(crate) fn walk_after_fixed<'p>(&'p self, page: &'p [u8], origin: usize) -> FieldWalk<'p> {
+        let mut w = self.walk(page, origin);
+        w.field = self.fixed_ends.len();
+        w.data_pos = origin + self.fixed_ends.last().copied().unwrap_or(0);
+        w
     }
 
     /// The off-page fields of the record at `origin`: `(field index, 20-byte reference)`.

@@ -15,6 +15,13 @@
 //!        └── trx_id()   -> u64                     DB_TRX_ID read as a number
 //! ```
 //!
+//! The leading fields that are fixed-width and NOT NULL (a clustered record's integer or
+//! `BINARY(n)` key, `DB_TRX_ID`, `DB_ROLL_PTR`, and any such columns after them) take no
+//! length byte or null bit and lie at the same offsets in every record: their positions come
+//! from the layout with one bounds check, and the walk starts after them. A table of such
+//! columns only (redb's benchmark shape: `BINARY(24)` key, `BINARY(150)` value) is viewed
+//! without reading its extra bytes beyond the header.
+//!
 //! The positions of up to [`INLINE_FIELDS`] fields are kept inside the view itself (on the
 //! stack), so viewing a record of a table of that many columns allocates nothing; wider
 //! records keep them in one `Vec`.
@@ -57,7 +64,8 @@ enum Kind {
     External,
 }
 
-/// The fields' positions: in the view up to [`INLINE_FIELDS`], else on the heap.
+/// The positions of the fields after the fixed prefix: in the view up to [`INLINE_FIELDS`],
+/// else on the heap (none at all, and no allocation, when every field is in the prefix).
 #[derive(Debug, Clone)]
 enum Spans {
     Inline(u16, [Span; INLINE_FIELDS]),
@@ -84,6 +92,8 @@ pub struct RecordView<'p> {
     header: RecordHeader,
     extra: usize,
     end: usize,
+    /// The fields after the leading fixed-width NOT NULL ones, whose places the layout
+    /// knows ([`RecordLayout::fixed_ends`]), checked to lie on the page.
     spans: Spans,
 }
 
@@ -97,14 +107,20 @@ impl<'p> RecordView<'p> {
         origin: usize,
     ) -> Result<RecordView<'p>, RecordError> {
         let header = RecordHeader::read(page, origin)?;
-        let n = layout.fields().len();
-        let mut spans = if n <= INLINE_FIELDS {
+        // The leading fixed-width NOT NULL fields lie at fixed offsets: one bounds check
+        // for all of them, no walk.
+        let fixed = layout.fixed_ends();
+        let mut end = origin + fixed.last().copied().unwrap_or(0);
+        minnow_page::bytes::slice(page, origin, end - origin)?;
+        let n = layout.fields().len() - fixed.len();
+        let mut spans = if n == 0 {
+            Spans::Heap(Vec::new())
+        } else if n <= INLINE_FIELDS {
             Spans::Inline(0, [Span::default(); INLINE_FIELDS])
         } else {
             Spans::Heap(Vec::with_capacity(n))
         };
-        let mut walk = layout.walk(page, origin);
-        let mut end = origin;
+        let mut walk = layout.walk_after_fixed(page, origin);
         while let Some(f) = walk.next_pos() {
             let span = match f? {
                 None => Span::default(),
@@ -138,7 +154,7 @@ impl<'p> RecordView<'p> {
             origin,
             header,
             extra,
-            end: end.max(origin),
+            end,
             spans,
         })
     }
@@ -165,7 +181,7 @@ impl<'p> RecordView<'p> {
 
     /// Number of fields (the layout's).
     pub fn len(&self) -> usize {
-        self.spans.as_slice().len()
+        self.layout.fixed_ends().len() + self.spans.as_slice().len()
     }
 
     /// True for a record with no fields (no layout has none).
@@ -181,15 +197,27 @@ impl<'p> RecordView<'p> {
 
     /// Field `i`, borrowed from the page.
     pub fn field(&self, i: usize) -> Result<FieldRef<'p>, RecordError> {
-        let s = self
-            .spans
-            .as_slice()
-            .get(i)
-            .copied()
-            .ok_or(RecordError::NoField {
-                field: i,
-                fields: self.len(),
-            })?;
+        let fixed = self.layout.fixed_ends();
+        let s =
+            match fixed.get(i) {
+                Some(&e) => {
+                    let from = i
+                        .checked_sub(1)
+                        .and_then(|p| fixed.get(p))
+                        .map_or(0, |&p| p);
+                    Span {
+                        start: (self.origin + from) as u32,
+                        len: (e - from) as u32,
+                        kind: Kind::Inline,
+                    }
+                }
+                None => self.spans.as_slice().get(i - fixed.len()).copied().ok_or(
+                    RecordError::NoField {
+                        field: i,
+                        fields: self.len(),
+                    },
+                )?,
+            };
         let b = || minnow_page::bytes::slice(self.page, s.start as usize, s.len as usize);
         Ok(match s.kind {
             Kind::Null => FieldRef::Null,

@@ -87,6 +87,9 @@ use super::{BTree, Entry, TreeError};
 use crate::node::{self, Cursor};
 use crate::record::{SearchKey, Value};
 
+mod visit;
+pub use visit::Visit;
+
 /// What a range scan returns: keys within `start..end` (each bound inclusive, exclusive or
 /// open; a bound may be a prefix of the key, see the module docs), in ascending order (or
 /// descending with [`ScanRange::reverse`]), at most `limit` of them.
@@ -587,8 +590,9 @@ impl RangeCursor {
         Ok(out)
     }
 
-    /// Records decoded so far (each record this scan returned or holds to return next,
-    /// and no other): what a limit or a batch saves is visible here.
+    /// Records decoded so far (each record this scan returned or holds to return next, or
+    /// handed to a [`RangeCursor::visit_in`] closure, and no other): what a limit or a batch
+    /// saves is visible here.
     pub fn decoded(&self) -> u64 {
         self.decoded
     }
@@ -610,15 +614,33 @@ impl RangeCursor {
             self.budget = self.batch;
         }
         let cap = limit.min(self.budget);
+        let (last, full) = self.walk_leaf(&g, at, |s, page, c| s.take(pool, page, c, cap))?;
+        if full && cap >= limit {
+            self.done = true;
+        }
+        self.budget = self.budget.saturating_sub(self.buf.len());
+        self.leave(&g, last, full)
+    }
+
+    /// Walks the records of the range on the latched leaf `g` from the position `at` it was
+    /// reached with, in the scan's direction, calling `per` on each until it returns true
+    /// (the leaf may hold more: a later visit continues after that record) or the range or
+    /// the leaf ends (the range's end sets `done`). Returns the last record `per` got and
+    /// whether `per` stopped the walk.
+    fn walk_leaf<E: From<TreeError>>(
+        &mut self,
+        g: &[u8],
+        at: Cursor,
+        mut per: impl FnMut(&mut Self, &[u8], Cursor) -> Result<bool, E>,
+    ) -> Result<(Option<Cursor>, bool), E> {
         let mut last = None;
-        let mut full = false;
         if self.reverse {
             // Records link forwards only: collect the origins up to the position, then walk
             // them backwards.
             let mut origins = Vec::new();
             if !at.is_infimum() {
-                for c in node::records(&g) {
-                    let c = c?;
+                for c in node::records(g) {
+                    let c = c.map_err(TreeError::from)?;
                     origins.push(c);
                     if c == at {
                         break;
@@ -626,54 +648,60 @@ impl RangeCursor {
                 }
             }
             for &c in origins.iter().rev() {
-                if self.after_end(&g, c.origin())? {
+                if self.after_end(g, c.origin())? {
                     continue;
                 }
-                if self.before_start(&g, c.origin())? {
+                if self.before_start(g, c.origin())? {
                     self.done = true;
                     break;
                 }
                 last = Some(c);
-                if self.take(pool, &g, c, cap)? {
-                    full = true;
-                    break;
+                if per(self, g, c)? {
+                    return Ok((last, true));
                 }
             }
         } else {
             let mut started = matches!(self.start, Bound::Unbounded);
-            for c in node::records_after(&g, at) {
-                let c = c?;
+            for c in node::records_after(g, at) {
+                let c = c.map_err(TreeError::from)?;
                 if !started {
-                    if self.before_start(&g, c.origin())? {
+                    if self.before_start(g, c.origin())? {
                         continue;
                     }
                     started = true;
                 }
-                if self.after_end(&g, c.origin())? {
+                if self.after_end(g, c.origin())? {
                     self.done = true;
                     break;
                 }
                 last = Some(c);
-                if self.take(pool, &g, c, cap)? {
-                    full = true;
-                    break;
+                if per(self, g, c)? {
+                    return Ok((last, true));
                 }
             }
         }
-        if full && cap >= limit {
-            self.done = true;
-        }
-        self.budget = self.budget.saturating_sub(self.buf.len());
+        Ok((last, false))
+    }
+
+    /// Remembers where a visit of the latched leaf `g` left it: the key of `last` (the last
+    /// record taken, where a search restores from) and the leaf's page, LSN and links; `full`
+    /// if the visit stopped inside the leaf, after `last`.
+    fn leave(
+        &mut self,
+        g: &PageReadGuard<'_>,
+        last: Option<Cursor>,
+        full: bool,
+    ) -> Result<(), TreeError> {
         if let Some(c) = last {
-            self.last = Some(self.tree.leaf.key_of(&g, c.origin())?);
+            self.last = Some(self.tree.leaf.key_of(g, c.origin())?);
         }
         let no = g.page_id().page_no;
         let bad = |e: minnow_page::PageError| self.tree.corrupt(no, e.to_string());
         self.pos = Some(Pos {
             page: no,
             lsn: g.lsn(),
-            prev: super::page::prev(&g).map_err(bad)?,
-            next: super::page::next(&g).map_err(bad)?,
+            prev: super::page::prev(g).map_err(bad)?,
+            next: super::page::next(g).map_err(bad)?,
             at: if full { last } else { None },
         });
         Ok(())

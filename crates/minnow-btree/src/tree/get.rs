@@ -52,6 +52,22 @@ pub struct LeafRecord<'a> {
 }
 
 impl<'a> LeafRecord<'a> {
+    /// The record at `origin` of the latched leaf `page` (page number `leaf`) of `tree`.
+    pub(super) fn read(
+        tree: &'a BTree,
+        pool: &'a BufferPool,
+        page: &'a [u8],
+        leaf: u32,
+        origin: usize,
+    ) -> Result<LeafRecord<'a>, TreeError> {
+        Ok(LeafRecord {
+            view: RecordView::new(&tree.leaf, page, origin)?,
+            tree,
+            pool,
+            leaf,
+        })
+    }
+
     /// The record's view: its header and fields as slices of the page.
     pub fn view(&self) -> &RecordView<'a> {
         &self.view
@@ -144,12 +160,7 @@ impl BTree {
             let Some((g, cursor)) = self.find_exact(pool, k)? else {
                 return Ok(None);
             };
-            let rec = LeafRecord {
-                view: RecordView::new(&self.leaf, &g, cursor.origin())?,
-                tree: self,
-                pool,
-                leaf: g.page_id().page_no,
-            };
+            let rec = LeafRecord::read(self, pool, &g, g.page_id().page_no, cursor.origin())?;
             Ok(Some(f(&rec)))
         })
     }

@@ -212,7 +212,7 @@ pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use count::Counted;
-pub use cursor::{RangeCursor, RangeScan, ScanRange};
+pub use cursor::{RangeCursor, RangeScan, ScanRange, Visit};
 pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
@@ -355,8 +355,10 @@ pub struct BTree {
     space: u32,
     root: u32,
     index_id: u64,
-    leaf: RecordLayout,
-    node: RecordLayout,
+    /// The leaf and node-pointer layouts, shared by every clone (a scan's cursor owns one, so
+    /// cloning must not copy the layouts' vectors).
+    leaf: std::sync::Arc<RecordLayout>,
+    node: std::sync::Arc<RecordLayout>,
     /// The non-leaf segment (which holds the root) and the leaf segment.
     segs: Segments,
     /// The adaptive hash index of this tree, if one is installed.
@@ -420,12 +422,12 @@ impl BTree {
         segs: Segments,
         zip: Option<std::sync::Arc<zip::ZipState>>,
     ) -> BTree {
-        let node = leaf.node_ptr();
+        let node = leaf.node_ptr().into();
         BTree {
             space,
             root,
             index_id,
-            leaf,
+            leaf: leaf.into(),
             node,
             segs,
             hook: None,

@@ -52,6 +52,22 @@ enum Src<'a> {
 }
 
 impl<'a> RowView<'a> {
+    /// The row of `meta` that is the clustered record `rec`, read in place.
+    pub(super) fn on_page(meta: &'a TableMeta, rec: &'a LeafRecord<'a>) -> RowView<'a> {
+        RowView {
+            meta,
+            src: Src::Page(rec),
+        }
+    }
+
+    /// The row of `meta` that is the version `row` (in table order), rebuilt from undo.
+    pub(super) fn owned(meta: &'a TableMeta, row: &'a [Value]) -> RowView<'a> {
+        RowView {
+            meta,
+            src: Src::Owned(row),
+        }
+    }
+
     /// Number of columns.
     pub fn len(&self) -> usize {
         self.meta.def.columns.len()
@@ -353,14 +369,8 @@ pub(super) fn with_view<R>(
         table: meta.name().to_owned(),
     })?;
     match found {
-        Found::Page(rec) => f(&RowView {
-            meta,
-            src: Src::Page(rec),
-        }),
-        Found::Row(row) => f(&RowView {
-            meta,
-            src: Src::Owned(&row),
-        }),
+        Found::Page(rec) => f(&RowView::on_page(meta, rec)),
+        Found::Row(row) => f(&RowView::owned(meta, &row)),
     }
 }
 

@@ -284,16 +284,23 @@ fn prefix_bound(
 /// What a locking range read over the primary key of `t` needs from `scan`
 /// (`Transaction::scan_for_update`): its bounds, normalised, and the positions of its
 /// columns.
-pub(crate) type LockingPlan = ((Bound<Vec<Value>>, Bound<Vec<Value>>), Vec<usize>);
+pub(crate) type LockingPlan = (Bounds, Vec<usize>);
+
+/// A scan's lower and upper bound.
+pub(crate) type Bounds = (Bound<Vec<Value>>, Bound<Vec<Value>>);
 
 /// See [`LockingPlan`].
 pub(crate) fn locking_plan(t: &TableEntry, scan: &Scan) -> Result<LockingPlan> {
-    let meta = &t.meta;
-    let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b.clone());
     Ok((
-        (b(&scan.start)?, b(&scan.end)?),
-        projection(meta, &scan.columns)?,
+        pk_bounds(&t.meta, scan)?,
+        projection(&t.meta, &scan.columns)?,
     ))
+}
+
+/// The bounds of `scan` over the primary key of `meta`, normalised.
+pub(super) fn pk_bounds(meta: &crate::schema::TableMeta, scan: &Scan) -> Result<Bounds> {
+    let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b.clone());
+    Ok((b(&scan.start)?, b(&scan.end)?))
 }
 
 /// The positions of the columns `cols` names (`None`: every column in table order).

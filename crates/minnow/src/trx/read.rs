@@ -25,6 +25,14 @@ impl Snapshot {
         }
     }
 
+    /// Every transaction id below this one is seen (the view's up limit): what
+    /// [`Snapshot::sees_page`] compares with, and the inline test of a count's walk.
+    pub fn up_limit(&self) -> u64 {
+        match self {
+            Snapshot::View(v) => v.up_limit(),
+        }
+    }
+
     /// True if every change on a secondary leaf whose `PAGE_MAX_TRX_ID` is `max_trx_id` is
     /// visible (the page shortcut of secondary-index reads).
     pub fn sees_page(&self, max_trx_id: u64) -> bool {

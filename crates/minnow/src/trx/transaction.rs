@@ -328,6 +328,21 @@ impl Transaction {
         table.scan_in(snap, scan)
     }
 
+    /// Runs `f` on each row of a primary-key range as this transaction sees the table, read
+    /// in place ([`crate::Table::scan_with`], with its rules: `f` runs under a leaf's latch,
+    /// must be short and must not call into the database). Returns the number of rows `f`
+    /// got.
+    pub fn scan_with(
+        &self,
+        table: &crate::Table,
+        scan: crate::Scan,
+        f: impl FnMut(&crate::RowView<'_>) -> Result<bool>,
+    ) -> Result<u64> {
+        table.belongs_to(&self.db)?;
+        let snap = self.snapshot()?;
+        table.scan_with_in(&snap, &scan, f)
+    }
+
     /// The number of rows of `table` this transaction sees: its own changes included, others'
     /// as its read view says (see [`crate::Table::count`]).
     pub fn count(&self, table: &crate::Table) -> Result<u64> {

@@ -103,10 +103,12 @@ fn nulls_read_as_null() {
 
 #[test]
 fn wide_records_keep_positions_on_the_heap() {
+    // Nullable columns after the fixed prefix (key, DB_TRX_ID, DB_ROLL_PTR): walked, more
+    // of them than the view holds inline.
     let n = INLINE_FIELDS + 5;
     let l = RecordLayout::clustered(
         vec![Column::new(ColumnType::U32)],
-        vec![Column::new(ColumnType::U16); n],
+        vec![Column::nullable(ColumnType::U16); n],
     )
     .unwrap();
     let mut vals = vec![Value::UInt(1), Value::trx_id(9), Value::roll_ptr(1)];
@@ -144,6 +146,48 @@ fn a_truncated_page_is_a_typed_error() {
             other => panic!("cut {cut}: {other:?}"),
         }
     }
+}
+
+/// A record of fixed-width NOT NULL fields only: every position comes from the layout, with
+/// one bounds check for all of them.
+#[test]
+fn fixed_width_records_are_viewed_without_a_walk() {
+    let l = RecordLayout::clustered(
+        vec![Column::new(ColumnType::Fixed(24))],
+        vec![
+            Column::new(ColumnType::Fixed(150)),
+            Column::new(ColumnType::I32),
+        ],
+    )
+    .unwrap();
+    assert_eq!(l.fixed_ends(), [24, 30, 37, 187, 191]);
+    let vals = [
+        Value::Bytes(vec![1; 24]),
+        Value::trx_id(77),
+        Value::roll_ptr(5),
+        Value::Bytes(vec![2; 150]),
+        Value::Int(-3),
+    ];
+    let rec = l.encode(&vals).unwrap();
+    let v = RecordView::new(&l, rec.as_bytes(), rec.extra()).unwrap();
+    assert_eq!((v.len(), v.trx_id().unwrap()), (5, Some(77)));
+    for (i, want) in vals.iter().enumerate() {
+        assert_eq!(&v.value(i).unwrap(), want, "field {i}");
+    }
+    assert_eq!(v.size(), (HEADER_SIZE, 191));
+    assert!(matches!(
+        v.field(5),
+        Err(RecordError::NoField {
+            field: 5,
+            fields: 5
+        })
+    ));
+    // A page that ends inside the last field: the one check catches it.
+    let short = rec.as_bytes().get(..rec.len() - 1).unwrap();
+    assert!(matches!(
+        RecordView::new(&l, short, rec.extra()),
+        Err(RecordError::Page(PageError::OutOfBounds { .. }))
+    ));
 }
 
 #[test]
