@@ -279,6 +279,9 @@ impl FileIo for CountedFile {
     fn allocate(&self, len: u64) -> Result<(), IoError> {
         self.inner.allocate(len)
     }
+    fn truncate(&self, len: u64) -> Result<(), IoError> {
+        self.inner.truncate(len)
+    }
 }
 
 // ---- Variants ----

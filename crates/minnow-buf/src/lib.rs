@@ -435,14 +435,34 @@ impl BufferPool {
         MemoryReport::new(s.ctl.len(), s.cfg.page_size, buckets)
     }
 
-    /// Stops the background threads, writes every dirty page, checkpoints and writes the
+    /// Stops the background threads, writes every dirty page, checkpoints at the end of the
+    /// log, gives the redo log file's high-water size back ([`Log::shrink`]) and writes the
     /// `ib_buffer_pool` dump (if `dump_dir` is set). Takes `&self` so that an owner sharing
     /// the pool (an `Arc`) can shut it down while others still hold it; the caller must see
     /// to it that nothing changes a page afterwards (no page cleaner is left to write it).
     pub fn shutdown(&self) -> Result<(), BufError> {
         self.stop_threads();
         self.flush_all()?;
+        self.shrink_log()?;
         self.dump()?;
+        Ok(())
+    }
+
+    /// After the final flush: makes the log durable to its end, checkpoints there (redo
+    /// appended without a sync, by mtrs that did not commit, may still lie past the
+    /// checkpoint) and shrinks the file, which needs no byte for recovery now.
+    fn shrink_log(&self) -> Result<(), BufError> {
+        let Some(log) = self.log() else {
+            return Ok(());
+        };
+        if log.checkpoint_lsn() < log.current_lsn() {
+            log.write_up_to(log.current_lsn(), true)?;
+            self.shared.advance_checkpoint()?;
+        }
+        if let Err(e) = log.shrink() {
+            self.shared.poison();
+            return Err(e.into());
+        }
         Ok(())
     }
 

@@ -204,6 +204,10 @@ impl FileIo for GatedFile {
     fn allocate(&self, len: u64) -> Result<(), IoError> {
         self.inner.allocate(len)
     }
+
+    fn truncate(&self, len: u64) -> Result<(), IoError> {
+        self.inner.truncate(len)
+    }
 }
 
 #[test]

@@ -16,7 +16,9 @@
 //!   old page nor the new one, which is why pages carry checksums (to notice) and why InnoDB has a
 //!   doublewrite buffer (to repair).
 //!
-//! A file that grew since the last sync may also come back at its old length.
+//! A file that grew since the last sync may also come back at its old length, and a file that
+//! was shrunk (`ftruncate`) since the last sync may come back at its old length with its old
+//! bytes.
 //!
 //! ## How [`CrashSim`] models it
 //!
@@ -28,7 +30,10 @@
 //! [`CrashSim::power_cut`] then rewrites each real file into one state a real power cut could
 //! leave: it restores the durable image (old length, old sectors), decides with a seeded RNG
 //! whether the extension survives, and replays each unsynced write in order as kept, lost or torn
-//! (torn at 512-byte or 4 KiB granularity, chosen per write; some chunks new, some old). The same
+//! (torn at 512-byte or 4 KiB granularity, chosen per write; some chunks new, some old). A
+//! [`FileIo::truncate`] since the last sync is kept or lost as a whole (its pre-image, the durable
+//! bytes beyond the new end, is captured when it runs): kept, it drops what the writes before
+//! it left beyond the new end; lost, the old length and bytes come back. The same
 //! seed always gives the same files. Afterwards every handle opened before the cut fails with
 //! [`IoError::DeviceGone`]: reopen the files, as a restarted process would.
 //!
@@ -94,6 +99,9 @@ struct FileState {
     pre_images: BTreeMap<u64, Vec<u8>>,
     /// Writes since the last sync, in order.
     pending: Vec<PendingWrite>,
+    /// The smallest length a truncate since the last sync left, and how many of `pending`
+    /// came before that truncate.
+    shrink: Option<(u64, usize)>,
     /// A plain descriptor for capturing pre-images and rewriting the file at a power cut.
     side: Option<File>,
 }
@@ -111,6 +119,7 @@ impl fmt::Debug for FileState {
             .field("durable_len", &self.durable_len)
             .field("pre_image_sectors", &self.pre_images.len())
             .field("pending_writes", &self.pending.len())
+            .field("shrink", &self.shrink)
             .finish()
     }
 }
@@ -302,6 +311,7 @@ impl Backend for CrashSim {
                     durable_len,
                     pre_images: BTreeMap::new(),
                     pending: Vec::new(),
+                    shrink: None,
                     side: None,
                 },
             );
@@ -370,6 +380,23 @@ impl FileState {
         self.durable_len = len;
         self.pre_images.clear();
         self.pending.clear();
+        self.shrink = None;
+    }
+
+    /// Notes a truncate to `len`: captures the durable bytes it removes, so that a cut that
+    /// loses it can bring them back.
+    fn truncated(&mut self, path: &Path, len: u64) -> Result<(), IoError> {
+        if len < self.durable_len {
+            let gone = usize::try_from(self.durable_len - len).unwrap_or(usize::MAX);
+            self.capture(path, len, gone)?;
+        }
+        let smallest = self.shrink.map_or(len, |(m, _)| m.min(len));
+        let at = match self.shrink {
+            Some((m, at)) if m <= len => at,
+            _ => self.pending.len(),
+        };
+        self.shrink = Some((smallest, at));
+        Ok(())
     }
 
     /// Rewrites the real file into one possible post-crash state.
@@ -387,33 +414,53 @@ impl FileState {
             len_after: len_before,
             writes: Vec::new(),
         };
-        if self.pending.is_empty() && len_before <= durable_len {
+        if self.pending.is_empty() && len_before <= durable_len && self.shrink.is_none() {
             return Ok(report);
         }
-        let len_after = if len_before > durable_len && rng.below(2) == 0 {
+        // A truncate since the sync is kept (the file ends where it ends now) or lost (the
+        // old length and bytes come back).
+        let kept_shrink = match self.shrink {
+            Some(shrink) if rng.below(2) == 0 => Some(shrink),
+            _ => None,
+        };
+        let len_after = if kept_shrink.is_some() {
+            len_before
+        } else if len_before > durable_len && rng.below(2) == 0 {
             durable_len
         } else {
             len_before.max(durable_len)
         };
+        let full = len_after.max(durable_len);
         let side = side(&mut self.side, path)?;
-        side.set_len(len_after)
-            .map_err(|e| side_err(IoOp::Allocate, e))?;
+        let set_len = |len: u64| side.set_len(len).map_err(|e| side_err(IoOp::Allocate, e));
+        set_len(full)?;
         for (&s, image) in &self.pre_images {
-            put(side, path, s * SECTOR as u64, image, len_after)?;
+            put(side, path, s * SECTOR as u64, image, full)?;
         }
-        for w in &self.pending {
+        for (i, w) in self.pending.iter().enumerate() {
+            if let Some((m, at)) = kept_shrink
+                && at == i
+            {
+                set_len(m)?;
+            }
             let fate = if w.durable {
                 Fate::Durable
             } else {
                 decide(rng, w.offset, w.data.len())
             };
-            let fate = apply(side, path, w, fate, rng, len_after)?;
+            let fate = apply(side, path, w, fate, rng, full)?;
             report.writes.push(WriteFate {
                 offset: w.offset,
                 len: w.data.len(),
                 fate,
             });
         }
+        if let Some((m, at)) = kept_shrink
+            && at >= self.pending.len()
+        {
+            set_len(m)?;
+        }
+        set_len(len_after)?;
         side.sync_all().map_err(|e| side_err(IoOp::Sync, e))?;
         report.len_after = len_after;
         self.synced(len_after);
@@ -734,6 +781,18 @@ impl FileIo for SimFile {
             return Err(self.dead_error(IoOp::Allocate, 0, 0));
         }
         self.inner.allocate(len)
+    }
+
+    fn truncate(&self, len: u64) -> Result<(), IoError> {
+        let mut st = self.enter(IoOp::Truncate, 0, 0)?;
+        if !Self::tick(&mut st) {
+            return Err(self.dead_error(IoOp::Truncate, 0, 0));
+        }
+        if len >= self.inner.len()? {
+            return Ok(());
+        }
+        self.file_state(&mut st)?.truncated(&self.key, len)?;
+        self.inner.truncate(len)
     }
 }
 

@@ -213,6 +213,58 @@ fn unsynced_extension_may_be_lost_synced_one_never() {
     assert_eq!(lengths.len(), 2, "both outcomes should occur over 20 seeds");
 }
 
+/// A simulator and a file `f` in `dir` holding four pages of version 1, synced.
+fn four_synced_pages(dir: &Path) -> (Arc<CrashSim>, std::path::PathBuf, Arc<dyn FileIo>) {
+    let sim = sim();
+    let path = dir.join("f");
+    let f = sim.open(&path, &opts(FlushMethod::Fsync)).unwrap();
+    f.write_at(&fill(1, 4 * PAGE), 0).unwrap();
+    f.sync_data().unwrap();
+    (sim, path, f)
+}
+
+#[test]
+fn unsynced_truncate_is_kept_or_lost_whole_synced_one_stays() {
+    let mut outcomes = std::collections::BTreeSet::new();
+    for seed in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let (sim, path, f) = four_synced_pages(dir.path());
+        // A write beyond the new end before the truncate, one inside it after.
+        f.write_at(&fill(2, PAGE), 3 * PAGE as u64).unwrap();
+        f.truncate(PAGE as u64).unwrap();
+        assert_eq!(f.len().unwrap(), PAGE as u64);
+        f.write_at(&fill(3, 512), 0).unwrap();
+        let report = sim.power_cut(seed).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let old = fill(1, 4 * PAGE);
+        match bytes.len() {
+            // Kept: nothing beyond the new end, the durable bytes below it.
+            n if n == PAGE => assert_eq!(bytes[512..], old[512..PAGE], "{report}"),
+            // Lost: the old length, and the old bytes beyond the new end unless the write
+            // before the truncate landed over them.
+            n if n == 4 * PAGE => {
+                assert_eq!(bytes[PAGE..3 * PAGE], old[PAGE..3 * PAGE], "{report}")
+            }
+            n => panic!("length {n} after the cut: {report}"),
+        }
+        outcomes.insert(bytes.len());
+    }
+    assert_eq!(
+        outcomes.len(),
+        2,
+        "both outcomes should occur over 20 seeds"
+    );
+
+    // Once synced, a truncate is durable whatever the seed.
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, path, f) = four_synced_pages(dir.path());
+    f.truncate(PAGE as u64).unwrap();
+    f.truncate(2 * PAGE as u64).unwrap(); // never grows
+    f.sync_data().unwrap();
+    sim.power_cut(7).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), fill(1, 4 * PAGE)[..PAGE]);
+}
+
 #[test]
 fn old_handles_are_gone_after_a_cut_and_reopening_works() {
     let dir = tempfile::tempdir().unwrap();

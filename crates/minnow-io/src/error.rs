@@ -30,6 +30,8 @@ pub enum IoOp {
     Allocate,
     /// Reading file metadata (its length).
     Stat,
+    /// Shrinking a file (`ftruncate`).
+    Truncate,
 }
 
 impl fmt::Display for IoOp {
@@ -41,6 +43,7 @@ impl fmt::Display for IoOp {
             IoOp::Sync => "sync",
             IoOp::Allocate => "allocate",
             IoOp::Stat => "stat",
+            IoOp::Truncate => "truncate",
         })
     }
 }

@@ -263,6 +263,11 @@ pub trait FileIo: Send + Sync + Debug {
     /// writes cannot fail for lack of space; new bytes read as zeros. Never shrinks. The new
     /// length is durable only after a sync.
     fn allocate(&self, len: u64) -> Result<(), IoError>;
+
+    /// Shrinks the file to `len` bytes (`ftruncate`); never grows it (a `len` at or beyond
+    /// the end does nothing). The new length is durable only after a sync: a power cut
+    /// before it may bring back the old length with the old bytes.
+    fn truncate(&self, len: u64) -> Result<(), IoError>;
 }
 
 /// A way of doing file IO. Backends are shared (`Arc<dyn Backend>`) by everything that opens

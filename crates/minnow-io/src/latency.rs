@@ -318,6 +318,10 @@ impl FileIo for ModelFile {
     fn allocate(&self, len: u64) -> Result<(), IoError> {
         self.inner.allocate(len)
     }
+
+    fn truncate(&self, len: u64) -> Result<(), IoError> {
+        self.inner.truncate(len)
+    }
 }
 
 impl ModelFile {

@@ -91,6 +91,17 @@ impl OsFile {
         }
         Ok(())
     }
+
+    pub(crate) fn truncate(&self, len: u64) -> Result<(), IoError> {
+        if len >= self.len()? {
+            return Ok(());
+        }
+        self.file
+            .set_len(len)
+            .map_err(|e| IoError::file(IoOp::Truncate, &self.path, e))?;
+        self.meta_dirty.store(true, Ordering::Release);
+        Ok(())
+    }
 }
 
 impl FileIo for OsFile {
@@ -139,5 +150,9 @@ impl FileIo for OsFile {
 
     fn allocate(&self, len: u64) -> Result<(), IoError> {
         OsFile::allocate(self, len)
+    }
+
+    fn truncate(&self, len: u64) -> Result<(), IoError> {
+        OsFile::truncate(self, len)
     }
 }

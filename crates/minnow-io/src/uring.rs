@@ -449,6 +449,10 @@ impl FileIo for UringFile {
     fn allocate(&self, len: u64) -> Result<(), IoError> {
         self.os.allocate(len)
     }
+
+    fn truncate(&self, len: u64) -> Result<(), IoError> {
+        self.os.truncate(len)
+    }
 }
 
 #[cfg(test)]

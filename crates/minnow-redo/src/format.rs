@@ -46,11 +46,12 @@ pub fn growth_step(capacity: u64) -> u64 {
 }
 
 /// True if a log file of `len` bytes is one the log could have grown to (see
-/// [`growth_step`]): anything else was cut short or extended by something else.
+/// [`growth_step`]; the header alone is what a shrink leaves, see `Log::shrink`): anything
+/// else was cut short or extended by something else.
 pub fn is_grown_length(capacity: u64, len: u64) -> bool {
     let full = DATA_AREA.saturating_add(capacity);
     let step = growth_step(capacity).max(1);
-    len == full || (len > DATA_AREA && len < full && (len - DATA_AREA).is_multiple_of(step))
+    len == full || (len >= DATA_AREA && len < full && (len - DATA_AREA).is_multiple_of(step))
 }
 
 /// Errors in the log's fixed structures.

@@ -72,6 +72,29 @@
 //! recovery reads the part of the data area beyond the end of a short file as zeroes: never
 //! a valid block, so the log ends there.
 //!
+//! ## The file shrinks when it is idle
+//!
+//! A long transaction or a load grows the file to its full capacity, and it would keep that
+//! size for ever. [`Log::shrink`] (called at a clean close, after the final checkpoint) gives
+//! it back: when the checkpoint is at the end of the log, no byte of the file is needed for
+//! recovery, so it truncates the file to its 4 KiB header. The next write lands at the front of
+//! the data area, because the log first **jumps to the next lap**: it writes a checkpoint at
+//! the first data byte of the block that starts the next lap of the circular area (position 0
+//! of the data area) and continues from there. LSNs only move forward, so every page stays
+//! older than the log; the skipped LSNs carry no redo. In order, each step durable before the
+//! next:
+//!
+//! 1. the checkpoint at the next lap's start (a cut before it is durable leaves the previous
+//!    checkpoint, at the old end: nothing to replay either way);
+//! 2. the truncate and a sync (a cut before the sync may leave the old length and bytes: the
+//!    block at the checkpoint then carries an older lap's LSN, which ends the log there, and
+//!    the other old blocks are older laps' leftovers).
+//!
+//! After that the file grows again a step at a time as the log is used, as after `create`
+//! (even a small database's log gives its first step, 1/32 of the capacity, back at each close:
+//! the price is a checkpoint write and two syncs at close, and one `fallocate` at the first
+//! write after the next open).
+//!
 //! A failed sync **poisons** the log: the kernel may have dropped the dirty pages it could not
 //! write, so nothing after that can be trusted to be durable, and every later append or write
 //! returns [`LogError::Poisoned`] until the database is reopened.
@@ -697,6 +720,16 @@ impl Log {
         if lsn <= self.checkpoint_lsn() {
             return Ok(());
         }
+        self.write_checkpoint(&mut no, lsn)?;
+        drop(no);
+        let _st = lock(&self.append);
+        self.space.notify_all();
+        Ok(())
+    }
+
+    /// Writes checkpoint number `*no + 1` at `lsn` into its slot, syncs it, and makes it the
+    /// current one. The caller holds the checkpoint mutex (`no`).
+    fn write_checkpoint(&self, no: &mut u64, lsn: Lsn) -> Result<(), LogError> {
         let next = Checkpoint { no: *no + 1, lsn };
         let mut block = aligned(BLOCK_SIZE)?;
         block.copy_from_slice(&next.encode());
@@ -712,10 +745,66 @@ impl Log {
         *no = next.no;
         self.checkpoint_lsn.store(lsn.0, Ordering::Release);
         LogStats::bump(&self.stats.checkpoints, 1);
-        drop(no);
-        let _st = lock(&self.append);
-        self.space.notify_all();
         Ok(())
+    }
+
+    /// Gives the file's high-water size back (see "The file shrinks when it is idle" in the
+    /// module docs): when the checkpoint is at the end of the log (nothing to replay) and the
+    /// file is longer than its header, moves the end of the log to the start of the next lap (the LSN whose block is the first of the data area) with a
+    /// checkpoint there, and truncates the file to its header. Returns the bytes given back
+    /// (0 when there was nothing to do, or redo after the checkpoint still needs the file).
+    /// Call it when no one appends (a clean close); appends that race with it wait.
+    pub fn shrink(&self) -> Result<u64, LogError> {
+        self.check_poison()?;
+        let before = self.allocated();
+        if before <= DATA_AREA {
+            return Ok(0);
+        }
+        // No write may run while the end moves: take the leadership, then the append state.
+        {
+            let mut busy = lock(&self.leader);
+            while *busy {
+                busy = self
+                    .leader_done
+                    .wait(busy)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            *busy = true;
+        }
+        let _leadership = Leadership(self);
+        let mut st = lock(&self.append);
+        let mut no = lock(&self.checkpoint);
+        let end = st.lsn;
+        if self.checkpoint_lsn() != end || self.flushed_lsn() != end {
+            return Ok(0);
+        }
+        // Step 1: a checkpoint at the first data byte of the next lap. Recovery from it finds
+        // an older lap's block (or none) at the front of the data area and ends the log at
+        // once; until the truncate below is durable, the rest of the file is leftovers.
+        let end_block = end.block_start().0;
+        let lap = (end_block / self.capacity + 1).saturating_mul(self.capacity);
+        let next = Lsn(lap + HEADER_SIZE as u64);
+        self.write_checkpoint(&mut no, next)?;
+        st.lsn = next;
+        st.buf_start = next.block_start();
+        st.buf.clear();
+        st.ensure_block(next.block_start());
+        self.current.store(next.0, Ordering::Relaxed);
+        self.written.store(next.0, Ordering::Release);
+        self.flushed.store(next.0, Ordering::Release);
+        self.space.notify_all();
+        // Step 2: the truncate to the header, made durable. A cut before the sync leaves the
+        // file long or short: both read the same from the new checkpoint.
+        let res = self
+            .file
+            .truncate(DATA_AREA)
+            .and_then(|()| self.file.sync_all());
+        if let Err(e) = res {
+            self.poisoned.store(true, Ordering::Release);
+            return Err(e.into());
+        }
+        self.allocated.store(DATA_AREA, Ordering::Release);
+        Ok(before - DATA_AREA)
     }
 
     /// Starts the background flusher that writes and syncs the log every `interval`

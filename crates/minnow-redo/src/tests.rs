@@ -456,13 +456,18 @@ mod fuzz {
     }
 }
 
-#[test]
-fn the_file_grows_a_step_at_a_time_and_a_short_file_recovers() {
+/// A new 1 MiB log file `redo.log` in a new directory, on real files.
+fn mib_log() -> (tempfile::TempDir, std::path::PathBuf, Log) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
-    let capacity = 1u64 << 20;
-    let step = capacity / 32;
-    let log = Log::create(open(&SyncBackend, &path, true), capacity).unwrap();
+    let log = Log::create(open(&SyncBackend, &path, true), 1 << 20).unwrap();
+    (dir, path, log)
+}
+
+#[test]
+fn the_file_grows_a_step_at_a_time_and_a_short_file_recovers() {
+    let (_dir, path, log) = mib_log();
+    let (capacity, step) = (log.capacity(), log.capacity() / 32);
     let len = || std::fs::metadata(&path).unwrap().len();
     // Nothing but the header and the first step up front.
     assert_eq!(len(), DATA_AREA + step);
@@ -501,16 +506,7 @@ fn the_file_grows_a_step_at_a_time_and_a_short_file_recovers() {
     // Appending on after recovery grows the file again; a whole lap leaves it full size.
     let (log, _) = recover_all(open(&SyncBackend, &path, false)).unwrap();
     let start = log.current_lsn();
-    while log.current_lsn().0 - start.0 < capacity + 8 * step {
-        let g = encode_group(&group(n));
-        if log.free_space() < 2 * g.len() as u64 + 2 * BLOCK_SIZE as u64 {
-            log.write_up_to(log.current_lsn(), true).unwrap();
-            log.checkpoint(log.flushed_lsn()).unwrap();
-        }
-        log.append(&g).unwrap();
-        n += 1;
-    }
-    log.write_up_to(log.current_lsn(), true).unwrap();
+    fill_and_checkpoint(&log, start, capacity + 8 * step, n);
     assert_eq!(len(), DATA_AREA + capacity);
 }
 
@@ -557,4 +553,131 @@ fn free_check_asks_early_and_in_large_steps() {
         asked.len()
     );
     assert!(asked.len() as u64 >= laps, "{} requests", asked.len());
+}
+
+/// Appends and syncs groups `from..` until the log's end is `bytes` past `start`, checkpoints
+/// at the end (as a clean close does) and returns the next group number.
+fn fill_and_checkpoint(log: &Log, start: Lsn, bytes: u64, mut n: u64) -> u64 {
+    while log.current_lsn().0 - start.0 < bytes {
+        let g = encode_group(&group(n));
+        if log.free_space() < 2 * g.len() as u64 + 2 * BLOCK_SIZE as u64 {
+            log.write_up_to(log.current_lsn(), true).unwrap();
+            log.checkpoint(log.flushed_lsn()).unwrap();
+        }
+        log.append(&g).unwrap();
+        n += 1;
+    }
+    log.write_up_to(log.current_lsn(), true).unwrap();
+    log.checkpoint(log.flushed_lsn()).unwrap();
+    n
+}
+
+#[test]
+fn shrink_gives_the_file_back_and_the_log_goes_on() {
+    let (_dir, path, log) = mib_log();
+    let (capacity, step) = (log.capacity(), log.capacity() / 32);
+    let len = || std::fs::metadata(&path).unwrap().len();
+    // A new log's first step is given back too; a file down to its header is left alone.
+    assert_eq!(log.shrink().unwrap(), step);
+    assert_eq!(len(), DATA_AREA);
+    assert_eq!(log.shrink().unwrap(), 0);
+    // Past a lap and a half: the file is full size and the end lies far from its front.
+    let n = fill_and_checkpoint(&log, log.current_lsn(), capacity * 3 / 2, 0);
+    assert_eq!(len(), DATA_AREA + capacity);
+    // Redo after the checkpoint pins the file.
+    let (_, end) = log.append(&encode_group(&group(n))).unwrap();
+    log.commit(end, FlushAtCommit::Sync).unwrap();
+    assert_eq!(log.shrink().unwrap(), 0);
+    assert_eq!(len(), DATA_AREA + capacity);
+    log.checkpoint(end).unwrap();
+    assert_eq!(log.shrink().unwrap(), capacity);
+    assert_eq!((len(), log.allocated()), (DATA_AREA, DATA_AREA));
+    // The end moved to the front of the next lap, with the checkpoint.
+    let front = log.current_lsn();
+    assert!(front > end);
+    assert_eq!(front.block_start().0 % capacity, 0);
+    assert_eq!(front, log.checkpoint_lsn());
+    // A reopen now replays nothing; appends go on from the front, grow the file a step, and
+    // come back after the next reopen.
+    drop(log);
+    let (log, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    assert!(groups.is_empty());
+    assert_eq!(log.current_lsn(), front);
+    for k in 0..20 {
+        let (_, end) = log.append(&encode_group(&group(1000 + k))).unwrap();
+        log.commit(end, FlushAtCommit::Sync).unwrap();
+    }
+    assert_eq!(len(), DATA_AREA + step);
+    drop(log);
+    let (log, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let got: Vec<_> = groups.into_iter().map(|g| g.records).collect();
+    assert_eq!(got, (1000..1020).map(group).collect::<Vec<_>>());
+    // An end inside the first step, in a file left full size (a crash before the truncate was
+    // durable): the shrink moves it to the next lap too.
+    fill_and_checkpoint(&log, front, step / 2, 2000);
+    drop(log);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(DATA_AREA + capacity)
+        .unwrap();
+    let (log, _) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    assert_eq!(log.shrink().unwrap(), capacity);
+    assert_eq!(len(), DATA_AREA);
+    assert_eq!(log.current_lsn().0, front.0 + capacity);
+}
+
+/// A power cut at every step of a shrink (the device dies after 0, 1, .. operations, with the
+/// unsynced ones kept, lost or torn): recovery finds nothing to replay, the file is either
+/// length, and the log goes on from wherever it came back.
+#[test]
+fn a_power_cut_during_the_shrink_loses_nothing() {
+    let capacity = 256 * BLOCK_SIZE as u64;
+    let shrunk_len = DATA_AREA;
+    let mut lengths = std::collections::BTreeSet::new();
+    for seed in minnow_io::campaign_seeds(24) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("redo.log");
+        let sim = CrashSim::new(Arc::new(SyncBackend));
+        let log = Log::create(open(&sim, &path, true), capacity).unwrap();
+        // Up to a lap and a bit, so that some seeds end near the front and most far from it.
+        let bytes = capacity / 4 + seed * 997 % capacity;
+        let n = fill_and_checkpoint(&log, Lsn::FIRST, bytes, 0);
+        let full = log.allocated();
+        // The shrink does at most 4 operations: checkpoint write, sync, truncate, sync.
+        sim.arm(seed % 5);
+        let shrunk = log.shrink();
+        let report = sim.power_cut(seed).unwrap();
+        drop(log);
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(
+            len == full || len == shrunk_len,
+            "seed {seed}: length {len} ({shrunk:?})\n{report}"
+        );
+        lengths.insert(len);
+        let (log, groups) = recover_all(open(&sim, &path, false))
+            .unwrap_or_else(|e| panic!("seed {seed}: {e} ({shrunk:?})\n{report}"));
+        assert!(groups.is_empty(), "seed {seed}: replayed {}", groups.len());
+        // The log goes on, and a second close shrinks it if the first did not.
+        for k in 0..5 {
+            let (_, end) = log.append(&encode_group(&group(n + k))).unwrap();
+            log.commit(end, FlushAtCommit::Sync).unwrap();
+        }
+        drop(log);
+        let (log, groups) = recover_all(open(&sim, &path, false)).unwrap();
+        let got: Vec<_> = groups.into_iter().map(|g| g.records).collect();
+        assert_eq!(
+            got,
+            (n..n + 5).map(group).collect::<Vec<_>>(),
+            "seed {seed}"
+        );
+        log.checkpoint(log.current_lsn()).unwrap();
+        log.shrink().unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(len, shrunk_len, "seed {seed}: after the second shrink");
+    }
+    if minnow_io::campaign_seeds(24).count() >= 24 {
+        assert_eq!(lengths.len(), 2, "cuts should leave both lengths");
+    }
 }

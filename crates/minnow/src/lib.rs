@@ -484,6 +484,7 @@ pub mod autoinc;
 pub mod backend;
 mod bulk;
 pub mod cause;
+mod compact;
 pub mod compression;
 use minnow_engine::config;
 mod db;
@@ -510,6 +511,7 @@ pub use admission::AdmissionStats;
 #[cfg(feature = "tokio")]
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
+pub use compact::CompactReport;
 pub use compression::Compression;
 pub use config::{
     Acts, AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, KNOBS, Knob, KnobError,

@@ -140,3 +140,49 @@ fn a_small_database_keeps_a_small_log() {
     assert_eq!(all_rows(&db.table("t").unwrap()).len(), 6);
     db.close().unwrap();
 }
+
+#[test]
+fn a_clean_close_gives_the_grown_log_file_back() {
+    const CAPACITY: u64 = 256 << 10;
+    const ROWS: u64 = 1500;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(minnow::inspect::REDO_LOG);
+    let len = || std::fs::metadata(&path).unwrap().len();
+    let config = || Config {
+        log_file_size: CAPACITY,
+        buffer_pool_dump_at_shutdown: false,
+        ..Config::default()
+    };
+    // What is left: the log file's 4 KiB header (the file header and checkpoint slots).
+    let shrunk = 4096;
+    let db = Database::create(dir.path(), config()).unwrap();
+    let t = db.create_table(def()).unwrap();
+    let mut tx = db.begin().unwrap();
+    for id in 0..ROWS {
+        tx.insert(&t, &row(id)).unwrap();
+    }
+    tx.commit().unwrap();
+    // A transaction that laps the log leaves it full size while the database is open.
+    assert_eq!(len(), 4096 + CAPACITY);
+    drop(t);
+    db.close().unwrap();
+    assert_eq!(len(), shrunk, "the close shrinks the log file");
+    // Everything is there after the reopen, and the log grows and shrinks again.
+    let db = Database::open(dir.path(), config()).unwrap();
+    assert_eq!(db.open_report().redo_groups, 0);
+    let t = db.table("t").unwrap();
+    assert_eq!(all_rows(&t).len(), ROWS as usize);
+    let mut tx = db.begin().unwrap();
+    for id in ROWS..2 * ROWS {
+        tx.insert(&t, &row(id)).unwrap();
+    }
+    tx.commit().unwrap();
+    assert_eq!(len(), 4096 + CAPACITY);
+    drop(t);
+    db.close().unwrap();
+    assert_eq!(len(), shrunk);
+    let db = Database::open(dir.path(), config()).unwrap();
+    assert_eq!(all_rows(&db.table("t").unwrap()).len(), 2 * ROWS as usize);
+    db.check().unwrap();
+    db.close().unwrap();
+}
