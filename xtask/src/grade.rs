@@ -2,7 +2,7 @@
 //! every listed test and handout exists).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::libtest::{self, Outcome};
@@ -28,6 +28,59 @@ fn cargo_test(root: &Path, package: &str, target: &str, args: &[&str]) -> Result
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     ))
+}
+
+/// The test executables of the whole workspace, built as `cargo test --workspace` builds them
+/// (so in CI, after that step, nothing compiles; `cargo test -p` of one package at a time would
+/// build each with that package's features alone, a second build of every lab's crates):
+/// (package, target) to the executable, `target` "lib" for a library's unit tests. A lab's
+/// package is the directory it lives in under `crates/` (labs/labs.toml says so).
+fn workspace_tests(root: &Path) -> Result<BTreeMap<(String, String), PathBuf>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = Command::new(cargo)
+        .current_dir(root)
+        .args(["test", "--workspace", "--no-run", "--message-format=json"])
+        .output()
+        .map_err(|e| Error(format!("running cargo test: {e}")))?;
+    if !out.status.success() {
+        return Err(Error(format!(
+            "cargo test --workspace --no-run failed:\n{}",
+            tail(&String::from_utf8_lossy(&out.stderr), 20)
+        )));
+    }
+    let mut found = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(exe), Some(manifest)) = (v["executable"].as_str(), v["manifest_path"].as_str())
+        else {
+            continue;
+        };
+        if v["reason"] != "compiler-artifact" || v["profile"]["test"] != true {
+            continue;
+        }
+        let Some(package) = Path::new(manifest)
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|n| n.to_str())
+        else {
+            continue;
+        };
+        let kinds: Vec<&str> = v["target"]["kind"]
+            .as_array()
+            .map(|k| k.iter().filter_map(|x| x.as_str()).collect())
+            .unwrap_or_default();
+        let target = if kinds.contains(&"lib") {
+            "lib".to_string()
+        } else if kinds.contains(&"test") {
+            v["target"]["name"].as_str().unwrap_or_default().to_string()
+        } else {
+            continue;
+        };
+        found.insert((package.to_string(), target), PathBuf::from(exe));
+    }
+    Ok(found)
 }
 
 /// The last `n` lines of `text`.
@@ -195,9 +248,24 @@ pub fn check(root: &Path) -> Result<()> {
         }
     }
     let every: Vec<Test> = m.lab.into_iter().flat_map(|l| l.test).collect();
+    let built = workspace_tests(root)?;
     for ((package, target), tests) in groups(&every) {
         eprintln!("listing the tests of {package} ({target})...");
-        let (stdout, stderr) = cargo_test(root, package, target, &["--list"])?;
+        let Some(exe) = built.get(&(package.to_string(), target.to_string())) else {
+            problems.push(format!(
+                "{package} ({target}): no such test target in the workspace"
+            ));
+            continue;
+        };
+        let out = Command::new(exe)
+            .current_dir(root.join("crates").join(package))
+            .arg("--list")
+            .output()
+            .map_err(|e| Error(format!("running {}: {e}", exe.display())))?;
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
         let names: BTreeSet<String> = libtest::parse_list(&stdout).into_iter().collect();
         if names.is_empty() {
             problems.push(format!(

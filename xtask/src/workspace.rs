@@ -163,14 +163,28 @@ pub fn start(root: &Path, n: u32, dir: &Path, over: bool) -> Result<()> {
             Some(text) => text.clone().into_bytes(),
             None => std::fs::read(&from)?,
         };
-        if std::fs::read(&to).is_ok_and(|old| old == content) {
-            continue;
-        }
+        let existed = match std::fs::read(&to) {
+            Ok(old) if old == content => continue,
+            Ok(_) => true,
+            Err(_) => false,
+        };
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)?;
         }
         std::fs::write(&to, &content)?;
-        std::fs::set_permissions(&to, std::fs::metadata(&from)?.permissions())?;
+        let source = std::fs::metadata(&from)?;
+        std::fs::set_permissions(&to, source.permissions())?;
+        if new.is_none() && !existed {
+            // A new copy of an unchanged file keeps the source's time, so that a build in a
+            // target dir the repository already built (CI's) takes the copy as built and
+            // compiles only what the lab changed. A file that replaces another copy (a
+            // starter from the lab before, with --over) gets the current time: an artifact
+            // built from what it replaces is older than it and must be rebuilt.
+            std::fs::File::options()
+                .write(true)
+                .open(&to)?
+                .set_modified(source.modified()?)?;
+        }
         written += 1;
     }
     println!(
