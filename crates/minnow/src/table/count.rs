@@ -212,8 +212,13 @@ mod tests {
     use crate::{ColumnDef, ColumnType, Config, Database, TableDef};
 
     fn db() -> (tempfile::TempDir, Database) {
+        db_with(Config::default())
+    }
+
+    /// Table `t(id)` holding ids 0..100, in a database made with `config`.
+    fn db_with(config: Config) -> (tempfile::TempDir, Database) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::create(dir.path(), Config::default()).unwrap();
+        let db = Database::create(dir.path(), config).unwrap();
         let t = db
             .create_table(
                 TableDef::new("t")
@@ -275,22 +280,11 @@ mod tests {
     /// as the view says, the cache kept out of it.
     #[test]
     fn the_walks_inline_test_agrees_with_the_view_on_every_kind_of_record() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = Config {
+        let (_dir, db) = db_with(Config {
             purge_threads: 0, // delete-marked records stay on the leaf
             ..Config::default()
-        };
-        let db = Database::create(dir.path(), config).unwrap();
-        let t = db
-            .create_table(
-                TableDef::new("t")
-                    .column(ColumnDef::new("id", ColumnType::U64))
-                    .primary_key(&["id"]),
-            )
-            .unwrap();
-        for i in 0..100u64 {
-            t.insert(&[Value::UInt(i)]).unwrap();
-        }
+        });
+        let t = db.table("t").unwrap();
         let walk = |n: u64| {
             *t.t.counted.last.lock().unwrap() = None;
             n
