@@ -114,10 +114,12 @@ fn text_restart(out: &mut dyn Write, r: &Restart, steady: f64) -> std::io::Resul
     let name = if r.load { "warm" } else { "cold" };
     writeln!(
         out,
-        "{name} restart ({} the dump): open {:.1} ms, {} pages loaded, mean {:.0} reads/s, 90% of steady state after {}",
+        "{name} restart ({} the dump): open {:.1} ms, {} of {} listed pages loaded ({} already read by the queries), mean {:.0} reads/s, 90% of steady state after {}",
         if r.load { "loading" } else { "without" },
         r.open_seconds * 1e3,
         r.pages_loaded,
+        r.pages_listed,
+        r.pages_resident,
         r.mean_reads_per_sec,
         r.time_to_90
             .map_or("never (within the run)".to_string(), |t| format!(
