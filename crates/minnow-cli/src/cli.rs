@@ -85,7 +85,7 @@ pub enum Command {
         #[command(flatten)]
         read: ReadOpts,
         /// Print the page map only for files of at most this many pages (0: never).
-        #[arg(long, value_name = "PAGES", default_value_t = cmd::inspect::DEFAULT_MAP_MAX)]
+        #[arg(long, value_name = "PAGES", default_value_t = cmd::inspector::inspect::DEFAULT_MAP_MAX)]
         map_max: u64,
         /// For a compressed tablespace, list every page's compressed payload length.
         #[arg(long)]
@@ -98,10 +98,10 @@ pub enum Command {
     Bench {
         /// The workload.
         #[command(subcommand)]
-        workload: cmd::bench::Workload,
+        workload: cmd::experiment::bench::Workload,
     },
     /// Draw a chart (SVG) from a CSV result file (`minnow plot --help`).
-    Plot(cmd::plot::PlotArgs),
+    Plot(cmd::experiment::plot::PlotArgs),
     /// Decode one page: FIL header and trailer, FSP or INDEX header, checksum verdict.
     Page {
         /// How to read the file.
@@ -137,7 +137,7 @@ pub enum Command {
         #[command(flatten)]
         db: DirOpts,
         /// List at most this many records (0: all); the summary always counts every record.
-        #[arg(long, value_name = "N", default_value_t = cmd::log::DEFAULT_LIMIT)]
+        #[arg(long, value_name = "N", default_value_t = cmd::inspector::log::DEFAULT_LIMIT)]
         limit: usize,
     },
     /// Show the doublewrite segments: each header, each slot's page id and LSN, whether the
@@ -164,7 +164,7 @@ pub enum Command {
         #[command(flatten)]
         db: DirOpts,
         /// Milliseconds between lines (at least the engine's refresh interval in effect).
-        #[arg(long, value_name = "N", default_value_t = cmd::watch::DEFAULT_INTERVAL_MS)]
+        #[arg(long, value_name = "N", default_value_t = cmd::inspector::watch::DEFAULT_INTERVAL_MS)]
         interval_ms: u64,
         /// Stop after N lines (default: run until interrupted).
         #[arg(long, value_name = "N")]
@@ -310,16 +310,16 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
             };
             cmd::demo::run(&opts, cli.json, out)
         }
-        Command::Bench { workload } => cmd::bench::run(workload, cli.json, out),
-        Command::Plot(args) => cmd::plot::run(args, out),
+        Command::Bench { workload } => cmd::experiment::bench::run(workload, cli.json, out),
+        Command::Plot(args) => cmd::experiment::plot::run(args, out),
         Command::Check { db } => cmd::check::run(&db.dir, cli.json, out),
-        Command::Verify { read, files } => cmd::verify::run(files, read, cli.json, out),
+        Command::Verify { read, files } => cmd::inspector::verify::run(files, read, cli.json, out),
         Command::Inspect {
             read,
             map_max,
             zip_pages,
             file,
-        } => cmd::inspect::run(file, read, *map_max, *zip_pages, cli.json, out),
+        } => cmd::inspector::inspect::run(file, read, *map_max, *zip_pages, cli.json, out),
         Command::Page {
             read,
             hex,
@@ -342,41 +342,41 @@ fn dispatch(cli: &Cli, out: &mut dyn Write) -> Result<Status, CliError> {
                 .map(|c| crate::innodb_rec::Schema::parse(&c, pk.as_deref(), key.as_deref()))
                 .transpose()
                 .map_err(|e| CliError::Usage(format!("--columns: {e}")))?;
-            cmd::page::run(file, *page, read, *hex, schema.as_ref(), cli.json, out)
+            cmd::inspector::page::run(file, *page, read, *hex, schema.as_ref(), cli.json, out)
         }
         Command::Log { db, limit } => {
             let limit = if *limit == 0 { usize::MAX } else { *limit };
-            cmd::log::run(&db.dir, limit, cli.json, out)
+            cmd::inspector::log::run(&db.dir, limit, cli.json, out)
         }
-        Command::Dblwr { read, db } => cmd::dblwr::run(&db.dir, read, cli.json, out),
-        Command::Status { db } => cmd::status::run(&db.dir, cli.json, out),
+        Command::Dblwr { read, db } => cmd::inspector::dblwr::run(&db.dir, read, cli.json, out),
+        Command::Status { db } => cmd::inspector::status::run(&db.dir, cli.json, out),
         Command::Watch {
             db,
             interval_ms,
             count,
-        } => cmd::watch::run(&db.dir, *interval_ms, *count, cli.json, out),
+        } => cmd::inspector::watch::run(&db.dir, *interval_ms, *count, cli.json, out),
         Command::Tree {
             at,
             index,
             dot,
             svg,
         } => {
-            let opts = cmd::tree::TreeOpts {
+            let opts = cmd::inspector::tree::TreeOpts {
                 dir: at.db.dir.clone(),
                 table: at.table.clone(),
                 index: index.clone(),
                 dot: dot.clone(),
                 svg: svg.clone(),
             };
-            cmd::tree::run(&opts, cli.json, out)
+            cmd::inspector::tree::run(&opts, cli.json, out)
         }
         Command::History { at, key } => {
-            let opts = cmd::history::HistoryOpts {
+            let opts = cmd::inspector::history::HistoryOpts {
                 dir: at.db.dir.clone(),
                 table: at.table.clone(),
                 key: key.clone(),
             };
-            cmd::history::run(&opts, cli.json, out)
+            cmd::inspector::history::run(&opts, cli.json, out)
         }
     }
 }

@@ -5,11 +5,11 @@
 //! InnoDB / MariaDB `.ibd` files alike, **without ever writing to them**, and shows what is inside:
 //!
 //! - `minnow verify FILE...` checks every page's checksum, like MySQL's `innochecksum`
-//!   ([`cmd::verify`]);
+//!   ([`cmd::inspector::verify`]);
 //! - `minnow inspect FILE` summarises a tablespace: page types, LSN range, B-tree indexes and a
-//!   one-character-per-page map ([`cmd::inspect`]);
+//!   one-character-per-page map ([`cmd::inspector::inspect`]);
 //! - `minnow page FILE N` decodes one page field by field, with an optional hex dump
-//!   ([`cmd::page`]).
+//!   ([`cmd::inspector::page`]).
 //!
 //! All three also read minnow's **compressed tablespaces** (`zip8k_zlib-6.ibd` and the like: a
 //! file of `KEY_BLOCK_SIZE` blocks, each a page compressed): every block is checked and inflated,
@@ -22,24 +22,24 @@
 //! - `minnow tree DIR TABLE [--index NAME]` reads the dictionary from `ibdata1`'s raw pages,
 //!   finds the table's index and walks its B-tree level by level: pages, records, fill and key
 //!   ranges per level (a compressed table's trees from its `zip*.ibd` file, inflated, and said
-//!   so); `--dot` writes Graphviz and `--svg` draws small trees ([`cmd::tree`]);
+//!   so); `--dot` writes Graphviz and `--svg` draws small trees ([`cmd::inspector::tree`]);
 //! - `minnow log DIR` decodes the redo log: the header, both checkpoint slots, and every record
 //!   from the newest checkpoint to the end of the valid log, grouped by mini-transaction, with a
-//!   summary and any torn tail ([`cmd::log`]);
+//!   summary and any torn tail ([`cmd::inspector::log`]);
 //! - `minnow dblwr DIR` decodes each doublewrite segment and compares every slot's copy with the
 //!   page in the data file: same LSN, data newer, data older, or torn, and what recovery would
-//!   do ([`cmd::dblwr`]);
+//!   do ([`cmd::inspector::dblwr`]);
 //! - `minnow history DIR TABLE KEY` finds one row's clustered record and follows its roll
 //!   pointers through the undo pages: every version newest first, who wrote it (committed or
-//!   still active), the undo record kinds, delete marks and values ([`cmd::history`]).
+//!   still active), the undo record kinds, delete marks and values ([`cmd::inspector::history`]).
 //!
 //! Two commands show the engine's counters, minnow's `SHOW ENGINE INNODB STATUS`:
 //!
 //! - `minnow status DIR` reads the status file a running database rewrites when
 //!   `Config::status_file` is set (live), or else what the files at rest say: LSNs from the
-//!   log, the tablespace's size, the doublewrite segments ([`cmd::status`]);
+//!   log, the tablespace's size, the doublewrite segments ([`cmd::inspector::status`]);
 //! - `minnow watch DIR` prints the live counters as rates, one line per interval, while a
-//!   workload runs ([`cmd::watch`]).
+//!   workload runs ([`cmd::inspector::watch`]).
 //!
 //! Every command takes `--json` (machine-readable output on stdout) and exits with
 //! **0** when everything checked is fine, **1** when the file has corrupt pages (or the log,
@@ -51,8 +51,11 @@
 //! formats hex dumps, [`reader`] reads checked pages of a database directory without opening
 //! it and [`dict`] finds a table in its dictionary that way, [`report`] is the envelope every
 //! report shares (the verdict, JSON or text), [`cli`] holds the options commands share as
-//! clap `flatten` structs, and each command lives in its own module under [`cmd`]. The redo
-//! log is read with `minnow_redo::scan`, the walk recovery itself makes.
+//! clap `flatten` structs, and the commands live under [`cmd`], grouped by the tool they
+//! belong to: [`cmd::inspector`] (the read-only commands above) and [`cmd::experiment`]
+//! (`minnow bench` and `minnow plot`, which run workloads on fresh databases and chart them),
+//! beside `demo` and `check`. The redo log is read with `minnow_redo::scan`, the walk recovery
+//! itself makes.
 
 #![cfg_attr(
     not(test),

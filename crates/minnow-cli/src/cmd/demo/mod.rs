@@ -13,11 +13,13 @@
 //! 4. damages one byte of one page in a copy of the file and shows `verify` naming that page;
 //! 5. creates a database with sysbench's `sbtest` table through the embedded API, loads rows,
 //!    runs point selects, ranges and secondary-index scans, checks every index, closes and
-//!    reopens it ([`super::demo_tables`]);
+//!    reopens it ([`tables`]);
 //! 6. prints the inspector's summary of the database's system tablespace: real B-tree pages.
 //!
 //! Times are wall-clock times of this one run on this machine's disk, printed to show where the
 //! time goes, not a benchmark (the Criterion benches in `benches/` are).
+
+pub mod tables;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,7 +37,7 @@ use minnow_redo::{FlushAtCommit, Log, Record};
 use serde::Serialize;
 
 use crate::cli::{ReadOpts, Status};
-use crate::cmd::{inspect, verify};
+use crate::cmd::inspector::{inspect, verify};
 use crate::output::CliError;
 use crate::report;
 
@@ -98,7 +100,7 @@ pub struct DemoReport {
     /// True if verify reported exactly the damaged page.
     pub damage_detected: bool,
     /// The table step.
-    pub tables: super::demo_tables::TablesReport,
+    pub tables: tables::TablesReport,
 }
 
 /// Runs `minnow demo`.
@@ -305,7 +307,7 @@ fn demo(dir: &Path, opts: &DemoOpts) -> Result<DemoReport, String> {
     let damage_detected = corrupt == vec![u64::from(damaged_page)];
 
     // 5. Tables through the embedded API.
-    let tables = super::demo_tables::run(dir, opts.rows)?;
+    let tables = tables::run(dir, opts.rows)?;
 
     Ok(DemoReport {
         dir: dir.display().to_string(),

@@ -45,7 +45,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::Status;
-use crate::cmd::tree::CompressionReport;
+use crate::cmd::inspector::tree::CompressionReport;
 use crate::dict::{Lookup, find_table, missing_table};
 use crate::output::CliError;
 use crate::reader::Reader;

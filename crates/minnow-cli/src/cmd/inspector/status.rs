@@ -270,7 +270,7 @@ fn stopped_facts(dir: &Path, problems: &mut Vec<String>) -> Result<StoppedFacts,
         };
     let compressed_tablespaces = zip_facts(dir, problems);
     let redo = if dir.join(minnow::inspect::REDO_LOG).exists() {
-        let (log, _) = crate::cmd::log::read(dir, 0)?;
+        let (log, _) = crate::cmd::inspector::log::read(dir, 0)?;
         problems.extend(log.problems.iter().map(|p| format!("redo log: {p}")));
         let checkpoint = log
             .checkpoints

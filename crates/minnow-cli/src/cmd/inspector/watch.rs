@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::cli::Status;
-use crate::cmd::status::{STALE_GRACE_MS, Snapshot, read_snapshot};
+use crate::cmd::inspector::status::{STALE_GRACE_MS, Snapshot, read_snapshot};
 use crate::output::CliError;
 
 /// Default time between lines.

@@ -111,7 +111,7 @@ fn bench_err(e: impl std::fmt::Display) -> CliError {
 
 /// Runs the matrix and prints it.
 pub fn run(a: &AhiArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
-    let config = super::bench_args::knob_config(
+    let config = super::args::knob_config(
         Config {
             buffer_pool_size: 512 << 20,
             flush_log_at_trx_commit: minnow::FlushAtCommit::Lazy,

@@ -11,7 +11,7 @@
 use clap::Args;
 use minnow::{Config, Knob};
 
-use super::bench::usage;
+use super::usage;
 use crate::output::CliError;
 
 /// `--set` and `--flush-log-at-trx-commit`, for benches that take nothing else knob-like.

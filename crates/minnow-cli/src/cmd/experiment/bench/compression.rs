@@ -34,8 +34,8 @@ use minnow_workload::e3::{self, E3Config, Layout, Prepared, RunReport, Workload}
 use minnow_workload::spread::Spread;
 use serde::Serialize;
 
-use super::bench::{scratch_dir, usage, workload_err};
-use super::bench_csv;
+use super::csv_out;
+use super::{scratch_dir, usage, workload_err};
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
@@ -209,7 +209,7 @@ pub fn run(a: &CompressionArgs, json: bool, out: &mut dyn Write) -> Result<Statu
     if layouts.is_empty() || workloads.is_empty() {
         return Err(usage("need at least one layout and one workload"));
     }
-    let base = super::bench_args::knob_config(
+    let base = super::args::knob_config(
         Config {
             flush_method: FlushMethod::ODirect,
             buffer_pool_dump_at_shutdown: false,
@@ -248,7 +248,7 @@ pub fn run(a: &CompressionArgs, json: bool, out: &mut dyn Write) -> Result<Statu
         .map(|p| p.table_bytes);
     let pool = cfg.pool_bytes(plain.unwrap_or(0));
     if a.csv {
-        bench_csv::header(out, CSV_HEADER)?;
+        csv_out::header(out, CSV_HEADER)?;
     } else if !json {
         writeln!(
             out,
@@ -286,7 +286,7 @@ pub fn run(a: &CompressionArgs, json: bool, out: &mut dyn Write) -> Result<Statu
                 let r = e3::run(&dir.join(layout.name()), layout, w, &cfg, pool)
                     .map_err(workload_err)?;
                 if a.csv {
-                    bench_csv::row(out, csv_row(round, &r))?;
+                    csv_out::row(out, csv_row(round, &r))?;
                 } else if !json {
                     writeln!(out, "{}", text_row(round, &r))?;
                 }

@@ -21,8 +21,8 @@ use minnow::{Config, Database};
 use minnow_workload::revisions::{self, ColdRun, Plan};
 use serde::Serialize;
 
-use super::bench::{scratch_dir, usage, workload_err};
-use super::bench_csv;
+use super::csv_out;
+use super::{scratch_dir, usage, workload_err};
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
@@ -65,7 +65,7 @@ pub fn run(a: &CoveringArgs, json: bool, out: &mut dyn Write) -> Result<Status, 
     if json && a.csv {
         return Err(usage("--json and --csv cannot be used together"));
     }
-    let config = super::bench_args::knob_config(
+    let config = super::args::knob_config(
         Config {
             flush_method: FlushMethod::ODirect,
             ..Config::default()
@@ -79,7 +79,7 @@ pub fn run(a: &CoveringArgs, json: bool, out: &mut dyn Write) -> Result<Status, 
     db.close()
         .map_err(|e| CliError::Database(format!("{}: close: {e}", dir.display())))?;
     if a.csv {
-        bench_csv::header(
+        csv_out::header(
             out,
             "plan,round,rows,seconds,pages_read,read_ahead,bytes_read",
         )?;
@@ -98,7 +98,7 @@ pub fn run(a: &CoveringArgs, json: bool, out: &mut dyn Write) -> Result<Status, 
         for plan in Plan::ALL {
             let r = revisions::run_cold(&dir, config.clone(), plan).map_err(workload_err)?;
             if a.csv {
-                bench_csv::row(
+                csv_out::row(
                     out,
                     [
                         plan.name().to_string(),

@@ -23,9 +23,9 @@ use minnow::Config;
 use minnow_workload::parallel_load::{self, KeyMode, LoadResult};
 use serde::Serialize;
 
-use super::bench::{scratch_dir, usage, workload_err};
-use super::bench_args::{KnobArgs, ratio, thread_list};
-use super::bench_csv;
+use super::args::{KnobArgs, ratio, thread_list};
+use super::csv_out;
+use super::{scratch_dir, usage, workload_err};
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
@@ -81,7 +81,7 @@ pub fn run(a: &LoadArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliE
         .map(|k| k.parse::<KeyMode>().map_err(workload_err))
         .collect::<Result<_, _>>()?;
     if a.csv {
-        bench_csv::header(
+        csv_out::header(
             out,
             "keys,threads,rows,seconds,rows_per_sec,cpu_seconds,lock_waits,lock_grants,scaling,vs_first_run",
         )?;
@@ -120,7 +120,7 @@ pub fn run(a: &LoadArgs, json: bool, out: &mut dyn Write) -> Result<Status, CliE
                 .cpu_seconds
                 .map_or_else(String::new, |c| format!("{c:.3}"));
             if a.csv {
-                bench_csv::row(
+                csv_out::row(
                     out,
                     [
                         r.keys.to_string(),

@@ -3,27 +3,27 @@
 //!
 //! ```text
 //! minnow bench reads2007 [--organisation clustered|heap|both] [--rows N] [--threads 1,4,16] \
-//!     [--csv | --json]                  (experiment E2; see the `bench_reads` module)
+//!     [--csv | --json]                  (experiment E2; see the `reads` module)
 //! minnow bench covering [--rows N] [--user-revisions N] [--rounds N] [--csv | --json]
-//!                                       (experiment E8; see the `bench_covering` module)
+//!                                       (experiment E8; see the `covering` module)
 //! minnow bench compression [--rows N] [--layouts uncompressed,zlib6_8k] [--secs 30] [--csv | --json]
-//!                                       (experiment E3; see the `bench_compression` module)
+//!                                       (experiment E3; see the `compression` module)
 //! minnow bench recovery [--redo-mb 10,20,40] [--log-mb 48] [--pool-mb 128] [--json]
-//!                                       (recovery time per MiB of redo; see `bench_recovery`)
+//!                                       (recovery time per MiB of redo; see `recovery`)
 //! minnow bench warmup [--rows N] [--hot-rows N] [--hot-pct 99] [--threads 4] [--csv | --json]
-//!                                       (experiment E11; see the `bench_warmup` module)
+//!                                       (experiment E11; see the `warmup` module)
 //! minnow bench parallel-load [--rows N] [--threads 1,2,4] [--keys autoinc0,...] [--csv | --json]
-//!                                       (experiment E7; see the `bench_load` module)
+//!                                       (experiment E7; see the `load` module)
 //! minnow bench writers [--threads 1,2,4,8] [--op update|insert] [--rows-per-trx 4] [--secs 10] \
 //!     [--flush-log-at-trx-commit 0] [--csv | --json]
-//!                                       (writer scaling on disjoint keys; see `bench_writers`)
+//!                                       (writer scaling on disjoint keys; see `writers`)
 //! minnow bench hot-rows [--threads 8] [--hot 4] [--rows-per-trx 2] [--secs 10] [--csv | --json]
-//!                                       (lock queues and deadlocks on hot rows; `bench_writers`)
+//!                                       (lock queues and deadlocks on hot rows; `writers`)
 //! minnow bench oltp --mode update_index --tables 1 --table-size 10000 --threads 4 --time 10 \
 //!     [--events N] [--dir DIR] [--set doublewrite=off --set flush_log_at_trx_commit=0 ...] \
 //!     [--report-interval 1] [--csv | --json]
 //! minnow bench oltp --mode write_only,read_write --threads 1,2,4,8 --time 10 [--csv | --json]
-//!                                       (a sweep, one line per run; see `bench_oltp_sweep`)
+//!                                       (a sweep, one line per run; see `oltp_sweep`)
 //! ```
 //!
 //! The command creates a database (in `--dir`, which must not hold one and is kept; by
@@ -57,6 +57,19 @@
 //! intervals, summary); `--csv` prints one row per interval as it ends, then the summary as
 //! `metric,value` rows after a blank line.
 
+pub mod ahi;
+pub mod args;
+pub mod compression;
+pub mod covering;
+pub(crate) mod csv_out;
+pub mod load;
+pub mod oltp_sweep;
+pub(crate) mod progress;
+pub mod reads;
+pub mod recovery;
+pub mod warmup;
+pub mod writers;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,11 +84,10 @@ use minnow_workload::io_stats::IoSnapshot;
 use minnow_workload::oltp::{self, IntervalReport, Mode, OltpConfig, RandType, Summary};
 use serde::Serialize;
 
-use super::bench_csv;
-use super::bench_progress::Bar;
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
+use progress::Bar;
 
 /// The workloads `minnow bench` runs.
 #[derive(Debug, Subcommand)]
@@ -85,36 +97,36 @@ pub enum Workload {
     Oltp(OltpArgs),
     /// The 2007 read micro-benchmark (experiment E2): the "normal" table's 13 queries at a
     /// thread sweep, on a clustered table and a MyISAM-like heap table.
-    Reads2007(super::bench_reads::ReadsArgs),
+    Reads2007(reads::ReadsArgs),
     /// Experiment E4: q1/q4/q5 point and range queries over a cached table, base / noahi /
     /// itc (adaptive hash index, thread concurrency), printed as the article's normalised
-    /// table (see `crate::cmd::bench_ahi`).
-    Ahi(crate::cmd::bench_ahi::AhiArgs),
+    /// table (see `bench::ahi`).
+    Ahi(ahi::AhiArgs),
     /// Experiment E8: one user's revisions on a cold buffer pool through a covering and a
     /// non-covering index.
-    Covering(super::bench_covering::CoveringArgs),
+    Covering(covering::CoveringArgs),
     /// Experiment E7: parallel inserts under auto-increment lock modes 0, 1, 2 and with
     /// explicit keys.
-    ParallelLoad(super::bench_load::LoadArgs),
+    ParallelLoad(load::LoadArgs),
     /// Experiment E11: throughput after a restart, with and without loading the buffer pool
     /// dump (`ib_buffer_pool`), on a table larger than the pool.
-    Warmup(super::bench_warmup::WarmupArgs),
+    Warmup(warmup::WarmupArgs),
     /// Experiment E3: the same text-like table compressed and uncompressed, read cold with
     /// the buffer pool at 1/8 of the uncompressed table (point, range, filesort, key order).
     #[command(alias = "e3")]
-    Compression(super::bench_compression::CompressionArgs),
+    Compression(compression::CompressionArgs),
     /// Crash recovery: a writer killed with N MiB of redo behind the checkpoint, then the
-    /// time `open` takes to recover (see `crate::cmd::bench_recovery`).
-    Recovery(super::bench_recovery::RecoveryArgs),
+    /// time `open` takes to recover (see `bench::recovery`).
+    Recovery(recovery::RecoveryArgs),
     /// Writer scaling: small transactions on disjoint keys at each thread count, tx/s and
-    /// rows/s against the first thread count, commit latency (see `crate::cmd::bench_writers`).
-    Writers(super::bench_writers::WritersArgs),
+    /// rows/s against the first thread count, commit latency (see `bench::writers`).
+    Writers(writers::WritersArgs),
     /// Writers updating a few hot rows in random order: commits, deadlocks and lock waits per
-    /// second, locking-read latency (see `crate::cmd::bench_writers`).
-    HotRows(super::bench_writers::HotRowsArgs),
+    /// second, locking-read latency (see `bench::writers`).
+    HotRows(writers::HotRowsArgs),
     /// The child process of `bench recovery` (not for direct use).
     #[command(hide = true)]
-    RecoveryWriter(super::bench_recovery::WriterArgs),
+    RecoveryWriter(recovery::WriterArgs),
 }
 
 /// The flags of `minnow bench oltp` (sysbench's names and defaults).
@@ -122,7 +134,7 @@ pub enum Workload {
 pub struct OltpArgs {
     /// The script: read_only, write_only, read_write, update_index, update_non_index or
     /// point_select (an `oltp_` prefix is accepted); a comma-separated list runs each in
-    /// turn (see `crate::cmd::bench_oltp_sweep`).
+    /// turn (see `bench::oltp_sweep`).
     #[arg(long, default_value = "read_write")]
     pub mode: String,
     /// Number of sbtest tables.
@@ -132,7 +144,7 @@ pub struct OltpArgs {
     #[arg(long, default_value_t = 10_000)]
     pub table_size: u64,
     /// Worker threads; a comma-separated list (`1,2,4,8`) runs each count in turn on a fresh
-    /// database, one summary line per run (see `crate::cmd::bench_oltp_sweep`).
+    /// database, one summary line per run (see `bench::oltp_sweep`).
     #[arg(long, default_value = "1")]
     pub threads: String,
     /// Seconds to run (0: no time limit; then --events must be set).
@@ -230,16 +242,16 @@ fn on_off(s: &str) -> Result<bool, String> {
 pub fn run(workload: &Workload, json: bool, out: &mut dyn Write) -> Result<Status, CliError> {
     match workload {
         Workload::Oltp(args) => run_oltp(args, json, out),
-        Workload::Reads2007(args) => super::bench_reads::run(args, json, out),
-        Workload::Ahi(args) => crate::cmd::bench_ahi::run(args, json, out),
-        Workload::Covering(args) => super::bench_covering::run(args, json, out),
-        Workload::ParallelLoad(args) => super::bench_load::run(args, json, out),
-        Workload::Warmup(args) => super::bench_warmup::run(args, json, out),
-        Workload::Compression(args) => super::bench_compression::run(args, json, out),
-        Workload::Recovery(args) => super::bench_recovery::run(args, json, out),
-        Workload::RecoveryWriter(args) => super::bench_recovery::run_writer(args),
-        Workload::Writers(args) => super::bench_writers::run_writers(args, json, out),
-        Workload::HotRows(args) => super::bench_writers::run_hot_rows(args, json, out),
+        Workload::Reads2007(args) => reads::run(args, json, out),
+        Workload::Ahi(args) => ahi::run(args, json, out),
+        Workload::Covering(args) => covering::run(args, json, out),
+        Workload::ParallelLoad(args) => load::run(args, json, out),
+        Workload::Warmup(args) => warmup::run(args, json, out),
+        Workload::Compression(args) => compression::run(args, json, out),
+        Workload::Recovery(args) => recovery::run(args, json, out),
+        Workload::RecoveryWriter(args) => recovery::run_writer(args),
+        Workload::Writers(args) => writers::run_writers(args, json, out),
+        Workload::HotRows(args) => writers::run_hot_rows(args, json, out),
     }
 }
 
@@ -304,7 +316,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         .split(',')
         .map(|m| m.parse::<Mode>().map_err(workload_err))
         .collect::<Result<_, _>>()?;
-    let threads = super::bench_args::thread_list(&a.threads)?;
+    let threads = args::thread_list(&a.threads)?;
     let (Some(&mode), Some(&first_threads)) = (modes.first(), threads.first()) else {
         return Err(usage("--mode and --threads need at least one value"));
     };
@@ -333,9 +345,9 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         report_interval: (a.report_interval > 0).then(|| Duration::from_secs(a.report_interval)),
     };
     cfg.validate().map_err(workload_err)?;
-    let config = super::bench_args::knob_config(Config::default(), &a.set)?;
+    let config = args::knob_config(Config::default(), &a.set)?;
     if modes.len() > 1 || threads.len() > 1 {
-        return super::bench_oltp_sweep::run(a, &cfg, &modes, &threads, &config, format, out);
+        return oltp_sweep::run(a, &cfg, &modes, &threads, &config, format, out);
     }
 
     let (_temp, dir) = scratch_dir(&a.dir)?;
@@ -401,7 +413,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         return Ok(status);
     }
     if format == Format::Csv {
-        bench_csv::header(
+        csv_out::header(
             out,
             "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s",
         )?;
@@ -426,7 +438,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                 r.p95_ms,
                 r.errors_per_sec
             ),
-            Format::Csv => bench_csv::row(
+            Format::Csv => csv_out::row(
                 out,
                 [
                     format!("{:.3}", r.elapsed.as_secs_f64()),
@@ -544,7 +556,7 @@ fn finish_load_only(
     };
     match format {
         Format::Json => emit_json(out, &r)?,
-        Format::Csv => bench_csv::metrics(
+        Format::Csv => csv_out::metrics(
             out,
             [
                 ("checksum_algorithm", r.checksum_algorithm.clone()),
@@ -654,7 +666,7 @@ fn summary_rows(r: &OltpReport) -> Vec<(&'static str, String)> {
 
 fn print_csv_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
-    bench_csv::metrics(out, summary_rows(r))
+    csv_out::metrics(out, summary_rows(r))
 }
 
 fn print_text_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {

@@ -24,9 +24,9 @@ use minnow_workload::io_stats::IoSnapshot;
 use minnow_workload::oltp::{self, Mode, OltpConfig, Summary};
 use serde::Serialize;
 
-use super::bench::{Format, OltpArgs, note, scratch_dir, workload_err};
-use super::bench_args::ratio;
-use super::bench_csv;
+use super::args::ratio;
+use super::csv_out;
+use super::{Format, OltpArgs, note, scratch_dir, workload_err};
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
@@ -69,7 +69,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Status, CliError> {
     if a.load_only {
-        return Err(super::bench::usage(
+        return Err(super::usage(
             "--load-only loads once: give one --mode and one --threads",
         ));
     }
@@ -79,7 +79,7 @@ pub fn run(
         ..base.clone()
     };
     let stop = std::sync::Arc::new(AtomicBool::new(false));
-    super::bench::install_ctrlc(&stop);
+    super::install_ctrlc(&stop);
     match format {
         Format::Text => {
             writeln!(
@@ -106,7 +106,7 @@ pub fn run(
                 "mode", "threads", "tps", "qps", "avg ms", "p95 ms", "p99 ms", "err/s", "x first"
             )?;
         }
-        Format::Csv => bench_csv::header(
+        Format::Csv => csv_out::header(
             out,
             "mode,threads,seconds,events,tps,qps,lat_avg_ms,lat_p95_ms,lat_p99_ms,errors_per_s,deadlocks,lock_wait_timeouts,scaling",
         )?,
@@ -170,7 +170,7 @@ fn one_run(
     let summary = oltp::run(&db, cfg, stop, &mut |_| {}).map_err(workload_err)?;
     let io = IoSnapshot::take(&db).map_err(workload_err)?.since(&before);
     let check = if a.check {
-        Some(super::bench::check_db(&db)?)
+        Some(super::check_db(&db)?)
     } else {
         None
     };
@@ -209,7 +209,7 @@ fn print_row(r: &SweepRun, format: Format, out: &mut dyn Write) -> std::io::Resu
                 .as_deref()
                 .map_or_else(String::new, |c| format!("  check {c}"))
         )?,
-        Format::Csv => bench_csv::row(
+        Format::Csv => csv_out::row(
             out,
             [
                 s.mode.name().to_string(),

@@ -32,9 +32,9 @@ use minnow::{Config, Database};
 use minnow_workload::reads2007::{self, Loaded, Organisation, Point, Query, SweepConfig};
 use serde::Serialize;
 
-use super::bench::{install_ctrlc, scratch_dir, usage, workload_err};
-use super::bench_csv;
-use super::bench_progress::Bar;
+use super::csv_out;
+use super::progress::Bar;
+use super::{install_ctrlc, scratch_dir, usage, workload_err};
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
@@ -98,7 +98,7 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         "both" => Organisation::ALL.to_vec(),
         one => vec![one.parse().map_err(workload_err)?],
     };
-    let threads = super::bench_args::thread_list(&a.threads)?;
+    let threads = super::args::thread_list(&a.threads)?;
     let queries: Vec<Query> = match &a.queries {
         None => Query::ALL.to_vec(),
         Some(q) => q
@@ -114,7 +114,7 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         duration: secs(a.time, "time")?,
         seed: a.seed,
     };
-    let config = super::bench_args::knob_config(
+    let config = super::args::knob_config(
         Config {
             buffer_pool_size: 1 << 30,
             ..Config::default()
@@ -137,7 +137,7 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         )?;
     }
     if a.csv {
-        bench_csv::header(out, Point::CSV_HEADER)?;
+        csv_out::header(out, Point::CSV_HEADER)?;
     }
     let mut loads = Vec::new();
     let mut tables = Vec::new();
@@ -175,7 +175,7 @@ pub fn run(a: &ReadsArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                 }
                 let p = reads2007::run_point(t, *org, q, n, &cfg, &stop).map_err(workload_err)?;
                 if a.csv {
-                    bench_csv::row(out, p.csv_record())?;
+                    csv_out::row(out, p.csv_record())?;
                     out.flush()?;
                 }
                 let last = format!(

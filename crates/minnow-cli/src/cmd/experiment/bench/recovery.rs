@@ -30,7 +30,7 @@ use minnow::{RecoveryProgress, RecoveryProgressHook};
 use minnow_workload::killer::{self, Shape};
 use serde::Serialize;
 
-use super::bench::scratch_dir;
+use super::scratch_dir;
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;

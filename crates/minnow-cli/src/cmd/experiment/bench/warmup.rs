@@ -32,8 +32,8 @@ use minnow::{Config, FlushMethod, IoBackend};
 use minnow_workload::warmup::{self, Interval, Restart, WarmupConfig};
 use serde::Serialize;
 
-use super::bench::{scratch_dir, usage, workload_err};
-use super::bench_csv;
+use super::csv_out;
+use super::{scratch_dir, usage, workload_err};
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
@@ -96,7 +96,7 @@ struct WarmupReport {
 
 fn csv_rows(out: &mut dyn Write, phase: &str, intervals: &[Interval]) -> std::io::Result<()> {
     for i in intervals {
-        bench_csv::row(
+        csv_out::row(
             out,
             [
                 phase.to_string(),
@@ -151,7 +151,7 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
             "--hdd prints text or JSON, which carry the emulated disk's label",
         ));
     }
-    let config = super::bench_args::knob_config(
+    let config = super::args::knob_config(
         Config {
             flush_method: FlushMethod::ODirect,
             ..Config::default()
@@ -187,7 +187,7 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
     let (_temp, dir) = scratch_dir(&a.dir)?;
     let r = warmup::run(&dir, config.clone(), &cfg).map_err(workload_err)?;
     if a.csv {
-        bench_csv::header(out, "phase,t,reads_per_sec,misses,pages_read")?;
+        csv_out::header(out, "phase,t,reads_per_sec,misses,pages_read")?;
         csv_rows(out, "first", &r.first_run)?;
         csv_rows(out, "cold", &r.cold.intervals)?;
         csv_rows(out, "warm", &r.warm.intervals)?;

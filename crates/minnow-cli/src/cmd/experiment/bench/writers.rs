@@ -36,9 +36,9 @@ use minnow_workload::hot_rows::{self, HotRowsConfig};
 use minnow_workload::writers::{self, WriteOp, WritersConfig, WritersResult};
 use serde::Serialize;
 
-use super::bench::{install_ctrlc, scratch_dir, usage, workload_err};
-use super::bench_args::{KnobArgs, ratio, thread_list};
-use super::bench_csv;
+use super::args::{KnobArgs, ratio, thread_list};
+use super::csv_out;
+use super::{install_ctrlc, scratch_dir, usage, workload_err};
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
@@ -182,7 +182,7 @@ pub fn run_writers(a: &WritersArgs, json: bool, out: &mut dyn Write) -> Result<S
     };
     cfg.validate().map_err(workload_err)?;
     if csv {
-        bench_csv::header(
+        csv_out::header(
             out,
             "threads,op,rows_per_trx,seconds,transactions,rows,tps,rows_per_sec,scaling,lat_avg_ms,lat_p50_ms,lat_p95_ms,lat_p99_ms,cpu_seconds,lock_waits,deadlocks",
         )?;
@@ -221,7 +221,7 @@ pub fn run_writers(a: &WritersArgs, json: bool, out: &mut dyn Write) -> Result<S
             .cpu_seconds
             .map_or_else(String::new, |c| format!("{c:.2}"));
         if csv {
-            bench_csv::row(
+            csv_out::row(
                 out,
                 [
                     r.threads.to_string(),
@@ -288,7 +288,7 @@ pub fn run_hot_rows(a: &HotRowsArgs, json: bool, out: &mut dyn Write) -> Result<
     };
     cfg.validate().map_err(workload_err)?;
     if csv {
-        bench_csv::header(
+        csv_out::header(
             out,
             "threads,hot,rows_per_trx,seconds,commits,commits_per_sec,deadlocks,deadlocks_per_sec,lock_wait_timeouts,lock_waits,lock_waits_per_sec,lock_avg_ms,lock_p95_ms,lock_p99_ms,trx_p95_ms",
         )?;
@@ -321,7 +321,7 @@ pub fn run_hot_rows(a: &HotRowsArgs, json: bool, out: &mut dyn Write) -> Result<
         let r = hot_rows::run(dir, config.clone(), &cfg, &sw.stop).map_err(workload_err)?;
         let l = &r.lock_latency;
         if csv {
-            bench_csv::row(
+            csv_out::row(
                 out,
                 [
                     r.threads.to_string(),

@@ -18,7 +18,7 @@
 //!   in a minnow data directory (from the dictionary in its `ibdata1`): pages, leaves, non-leaf
 //!   pages, pages per level, the tree's height and its root (the one page on the top level). A
 //!   tree of height 2 is a root above a row of leaves;
-//! - **space usage** ([`super::usage`]): per index and over all INDEX pages, the fill factor
+//! - **space usage** ([`usage`]): per index and over all INDEX pages, the fill factor
 //!   (live records and directory over the page's capacity), the free bytes (the gap between
 //!   heap top and directory) and the fragmented bytes (deleted records, `PAGE_GARBAGE`); and
 //!   the pages never written (all zero);
@@ -45,6 +45,7 @@
 //! Exit 0 when no page is corrupt, 1 otherwise, 2 when the file cannot be read.
 
 mod print;
+pub mod usage;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -57,7 +58,6 @@ use minnow_page::fsp::FspHeader;
 use minnow_page::index::IndexHeader;
 use serde::Serialize;
 
-use super::usage::{self, LsnAges, Usage};
 use crate::check::Tally;
 use crate::cli::{ReadOpts, Status};
 use crate::describe::FlagsInfo;
@@ -65,6 +65,7 @@ use crate::dict;
 use crate::output::CliError;
 use crate::report;
 use crate::space::{BlockState, PageSizeSource, Space, SpaceError, ZipInfo};
+use usage::{LsnAges, Usage};
 
 /// Files with more pages than this get no page map unless `--map-max` says otherwise.
 pub const DEFAULT_MAP_MAX: u64 = 16384;

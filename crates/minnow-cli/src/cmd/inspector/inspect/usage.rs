@@ -125,7 +125,7 @@ pub fn log_lsns(file: &Path) -> Option<(u64, u64)> {
     if !dir.join(minnow::inspect::REDO_LOG).is_file() {
         return None;
     }
-    let (log, _) = crate::cmd::log::read(dir, 0).ok()?;
+    let (log, _) = crate::cmd::inspector::log::read(dir, 0).ok()?;
     let checkpoint = log.checkpoints.iter().find(|c| c.newest && c.valid)?.lsn;
     Some((log.end?, checkpoint))
 }

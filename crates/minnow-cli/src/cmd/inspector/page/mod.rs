@@ -8,7 +8,7 @@
 //! - page 0: the **FSP header** (space id, size, free limit, flags with their meaning);
 //! - minnow's TRX_SYS page (page 3 of `ibdata1`) and undo pages: the transaction system's
 //!   fields, the active transactions' log headers, and what an undo page's bytes hold, log
-//!   headers and undo records ([`crate::cmd::page_trx`]);
+//!   headers and undo records ([`trx`]);
 //! - INDEX pages (and SDI / RTREE pages, which share the layout): the **INDEX page header**
 //!   (directory slots, heap top, record counts, level, index id, the root's segment headers) and
 //!   the **page directory**, the sparse array of record offsets that binary search starts from;
@@ -28,16 +28,21 @@
 //!
 //! A page of an InnoDB ROW_FORMAT=COMPRESSED tablespace is shown as stored, not inflated:
 //! the FIL header, the INDEX header (which describes the logical page), the compressed
-//! stream's extent and the dense page directory ([`crate::cmd::page_zip`]), and the
+//! stream's extent and the dense page directory ([`zip`]), and the
 //! compressed-page checksum verdict. Its records are not decoded.
 //!
 //! On one of minnow's own INDEX pages, in a file that lies in a minnow data directory, the
 //! records are decoded with no `--columns`: the dictionary in the directory's `ibdata1` says
 //! which table and index the page's index id belongs to, and so the record layout
-//! ([`crate::cmd::page_minnow`]).
+//! ([`minnow_records`]).
 //!
 //! `--hex` adds an xxd-style dump (runs of zero lines collapse into `*`). Exit 0 when the page is
 //! intact, 1 when it is corrupt (or the file ends before the page is complete), 2 on errors.
+
+pub mod block;
+pub mod minnow_records;
+pub mod trx;
+pub mod zip;
 
 use std::io::Write;
 use std::path::Path;
@@ -49,12 +54,13 @@ use minnow_page::fsp::FspHeader;
 use minnow_page::index::{Direction, IndexHeader};
 use serde::Serialize;
 
+use block::{DamagedReport, ZipBlockInfo, print_damaged};
+use minnow_records::MinnowRecords;
+use trx::TrxPages;
+use zip::ZipPageInfo;
+
 use crate::check::{self, CorruptPage};
 use crate::cli::{ReadOpts, Status};
-use crate::cmd::page_block::{DamagedReport, ZipBlockInfo, print_damaged};
-use crate::cmd::page_minnow::{self, MinnowRecords};
-use crate::cmd::page_trx::{self, TrxPages};
-use crate::cmd::page_zip::{self, ZipPageInfo};
 use crate::describe::{FlagsInfo, hex_dump};
 use crate::dict;
 use crate::innodb_rec::{self, Records, Schema};
@@ -221,7 +227,7 @@ pub struct PageReport {
     /// The records, decoded with `--columns` (COMPACT INDEX pages only).
     pub records: Option<Records>,
     /// The records of one of minnow's own INDEX pages, decoded with the schema from the
-    /// dictionary of the data directory the file lies in ([`page_minnow`]).
+    /// dictionary of the data directory the file lies in ([`minnow_records`]).
     pub minnow_records: Option<MinnowRecords>,
     /// The hex dump, with `--hex`.
     pub hex: Option<Vec<String>>,
@@ -290,7 +296,7 @@ pub fn run(
         .into());
     }
     if space.innodb_zip().is_some() {
-        return page_zip::run(&space, page_no, policy, hex, schema.is_some(), json, out);
+        return zip::run(&space, page_no, policy, hex, schema.is_some(), json, out);
     }
     let mut page = vec![0u8; space.page_size().bytes()];
     let zip = match space.zip() {
@@ -323,12 +329,12 @@ pub fn run(
     if let Some(schema) = schema {
         report.records = Some(records(&page, report.index.as_ref(), schema));
     } else if let Some(ix) = &report.index {
-        report.minnow_records =
-            dict::beside(path).and_then(|t| page_minnow::decode(&t, &page, ix.index_id, ix.level));
+        report.minnow_records = dict::beside(path)
+            .and_then(|t| minnow_records::decode(&t, &page, ix.index_id, ix.level));
     }
     // The undo stream is walked through the same file, every page checksum-verified.
     let reader = Reader::over(space, policy);
-    report.trx = page_trx::decode(
+    report.trx = trx::decode(
         &reader,
         page_no,
         &page,
@@ -378,8 +384,7 @@ pub(super) fn decode(
     .then(|| IndexHeader::read(page).ok())
     .flatten();
     let compressed = space.innodb_zip().is_some();
-    let zip_page =
-        compressed.then(|| page_zip::decode(page, space.page_size().bytes(), index.as_ref()));
+    let zip_page = compressed.then(|| zip::decode(page, space.page_size().bytes(), index.as_ref()));
     let mut index = index.map(|ih| index_info(&ih, page));
     if let Some(ix) = index.as_mut().filter(|_| compressed) {
         // The sparse directory lives in the logical page only.
@@ -535,7 +540,7 @@ pub(super) fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result
     writeln!(out, "  flush LSN     @26  {}", f.flush_lsn)?;
     writeln!(out, "  space id      @34  {}", f.space_id)?;
     if let Some(z) = &r.zip_page {
-        page_zip::print(z, out)?;
+        zip::print(z, out)?;
     } else {
         writeln!(out, "FIL trailer ({}):", r.trailer.meaning)?;
         writeln!(out, "  @N-8  {}", hex32(r.trailer.first))?;
@@ -606,7 +611,7 @@ pub(super) fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result
             writeln!(out, "   {}", slots.join(" "))?;
         }
     }
-    page_trx::print_text(&r.trx, out)?;
+    trx::print_text(&r.trx, out)?;
     let c = &r.checksum;
     writeln!(
         out,
@@ -668,7 +673,7 @@ pub(super) fn print_text(r: &PageReport, out: &mut dyn Write) -> std::io::Result
         }
     }
     if let Some(recs) = &r.minnow_records {
-        page_minnow::print(recs, out)?;
+        minnow_records::print(recs, out)?;
     }
     if let Some(lines) = &r.hex {
         writeln!(out, "hex dump:")?;

@@ -37,7 +37,7 @@ use minnow_mvcc::{LogHeader, LogState, SysPage, UndoAddr, UndoRecord};
 use minnow_page::{PageId, PageType, bytes, fil};
 use serde::Serialize;
 
-use crate::cmd::history::RollPtrReport;
+use crate::cmd::inspector::history::RollPtrReport;
 use crate::reader::Reader;
 
 /// Field bytes shown per field (the rest is counted, not shown).

@@ -89,7 +89,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Status, CliError> {
     let page = space.read_block(page_no)?;
-    let mut report = super::page::decode(space, page_no, &page, policy, hex);
+    let mut report = super::decode(space, page_no, &page, policy, hex);
     report.records = columns.then(|| Records {
         records: Vec::new(),
         problems: vec!["--columns: the records of a compressed page are not decoded".into()],
@@ -98,7 +98,7 @@ pub fn run(
         .zip_page
         .as_ref()
         .is_some_and(|z| !z.problems.is_empty());
-    report::emit(out, json, &report, super::page::print_text)?;
+    report::emit(out, json, &report, super::print_text)?;
     Ok(if report.checksum.corruption.is_some() || problems {
         Status::Corrupt
     } else {
