@@ -49,7 +49,8 @@
 //! module explains the mapping; values print readably (text as text, other bytes as hex)
 //! in `Debug`, `Display` and the errors that name a key.
 //!
-//! ```
+#![cfg_attr(feature = "derive", doc = "```")]
+#![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! use minnow::{ColumnDef, ColumnType, Config, Database, Row, TableDef};
 //!
 //! #[derive(Row, Debug, PartialEq)]

@@ -35,7 +35,8 @@
 //! table lacks, a missing NOT NULL column: each is [`crate::Error::RowType`], naming the
 //! type, the field, the column and the table.
 //!
-//! ```
+#![cfg_attr(feature = "derive", doc = "```")]
+#![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Row, Scan, TableDef};
 //!
 //! #[derive(Row, Debug, PartialEq)]
@@ -110,7 +111,8 @@
 //!
 //! The same struct with every field of a supported type compiles:
 //!
-//! ```
+#![cfg_attr(feature = "derive", doc = "```")]
+#![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! #[derive(minnow::Row)]
 //! struct Fine { id: u64, #[minnow(rename = "other_id")] other: u64 }
 //! ```

@@ -50,7 +50,8 @@ impl Table {
     /// [`Table::get_by`]): a struct reads only its columns ([`Table::get_by_columns`], from
     /// the index entry alone when they are all in it), a tuple every column.
     ///
-    /// ```
+    #[cfg_attr(feature = "derive", doc = "```")]
+    #[cfg_attr(not(feature = "derive"), doc = "```ignore")]
     /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Row, TableDef};
     ///
     /// #[derive(Row, Debug, PartialEq)]
