@@ -48,9 +48,10 @@ pub struct Slot {
     pub lsn: u64,
 }
 
-/// Bytes an entry costs, for the memory limit: its 40-byte bucket at a load of up to 3/4
-/// (the smaller arrays a table grew out of are kept, see the `table` module), plus the fold
-/// kept in its page's list, rounded down to a power of two.
+/// Bytes an entry costs, for the memory limit: its 40-byte bucket at a load of at most 3/4
+/// (53 bytes) plus the fold kept in its page's list (8), rounded up. The smaller arrays a
+/// table grew out of are kept (see the `table` module) and can add as much again at most;
+/// the estimate does not count them.
 pub const ENTRY_BYTES: usize = 64;
 
 /// Bytes the bookkeeping of one tracked page costs (key, value, map overhead), rounded up.
