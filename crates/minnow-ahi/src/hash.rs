@@ -48,10 +48,11 @@ pub struct Slot {
     pub lsn: u64,
 }
 
-/// Bytes an entry costs, for the memory limit: its 40-byte bucket at a load of at most 3/4
-/// (53 bytes) plus the fold kept in its page's list (8), rounded up. The smaller arrays a
-/// table grew out of are kept (see the `table` module) and can add as much again at most;
-/// the estimate does not count them.
+/// Bytes an entry costs, for the memory limit: a round estimate. Its 40-byte bucket takes 64
+/// bytes at the 5/8 load where a table grows (up to twice that just after it grew), plus 8
+/// for the fold kept in its page's list. The smaller arrays a table grew out of are kept
+/// (see the `table` module) and can add as much again at most; the estimate does not count
+/// them.
 pub const ENTRY_BYTES: usize = 64;
 
 /// Bytes the bookkeeping of one tracked page costs (key, value, map overhead), rounded up.
@@ -220,12 +221,7 @@ impl Shared {
             let mut table = part.table.write();
             table.reserve(run.min(room));
             for &(f, slot) in new.get(i..i + run).unwrap_or(&[]) {
-                let present = table.get(f).is_some();
-                if !present && added >= room {
-                    refused += 1;
-                    continue;
-                }
-                match table.insert(f, slot) {
+                match table.insert(f, slot, added < room) {
                     Put::Replaced => done.push(f),
                     Put::Added => {
                         added += 1;
