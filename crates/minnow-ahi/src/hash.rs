@@ -5,11 +5,11 @@
 //! InnoDB maps each *index* to one of `innodb_adaptive_hash_index_parts` partitions, each
 //! behind one rw-latch, so a single hot index funnels every lookup through one latch. Here
 //! the partition is picked by the high bits of the **fold** (the key's hash), so lookups of
-//! one hot index spread over all partitions. Each partition is a `RwLock<HashMap>` on its own
-//! cache lines together with its counters: a lookup takes one partition's lock *shared*
-//! (never exclusive) and bumps that partition's counters, touching no line shared with
-//! lookups of other keys. Maintenance (page builds, repairs, drops) takes one partition
-//! exclusively at a time, never two at once.
+//! one hot index spread over all partitions. Each partition is a table on its own cache
+//! lines, read under a seqlock (the private `table` module teaches it): a lookup takes no
+//! lock at all, so it writes no line another lookup reads (the hit and miss counters are per
+//! thread stripe, `Striped`). Maintenance (page builds, repairs, drops) takes one
+//! partition's writer mutex at a time, never two at once.
 //!
 //! ## Entries and pages
 //!
@@ -20,36 +20,18 @@
 //! is found stale, merged away, or its index dropped) then costs one removal per entry and no
 //! scan of the table, and no re-folding of records that may no longer be on the page.
 //!
-//! Lock order: a page shard, then partitions one at a time. Lookups take only a partition.
+//! Lock order: a page shard, then partitions' writer mutexes one at a time. Lookups take
+//! nothing (a lookup that keeps meeting a writer takes the partition's mutex, alone).
 //! Nothing here latches a buffer-pool page, so holding a page latch while calling in (as the
 //! B-tree does) cannot deadlock.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry as MapEntry;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use parking_lot::{Mutex, RwLock};
+use minnow_buf::stats::{STRIPES, thread_stripe};
+use parking_lot::Mutex;
 
-/// An identity hasher: folds are already well mixed.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FoldHasher(u64);
-
-impl Hasher for FoldHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
-pub(crate) type FoldMap<V> = HashMap<u64, V, BuildHasherDefault<FoldHasher>>;
+use crate::table::{Put, Table};
 
 /// One hash entry: where a leaf record was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,48 +48,49 @@ pub struct Slot {
     pub lsn: u64,
 }
 
-/// An entry in a partition: the slot, and whether a lookup has probed it since it was last
-/// written. The flag is set by the first probe only (a load, and a store when it was
-/// clear), so a hot entry costs its readers no further writes; when a page's build is
-/// dropped, the flags say how many of its keys it served.
-#[derive(Debug)]
-pub(crate) struct Entry {
-    pub slot: Slot,
-    pub used: AtomicBool,
-}
-
-impl Entry {
-    fn new(slot: Slot) -> Entry {
-        Entry {
-            slot,
-            used: AtomicBool::new(false),
-        }
-    }
-
-    /// The slot, marking the entry used.
-    #[inline]
-    pub fn probe(&self) -> Slot {
-        if !self.used.load(Ordering::Relaxed) {
-            self.used.store(true, Ordering::Relaxed);
-        }
-        self.slot
-    }
-}
-
-/// Bytes an entry costs, for the memory limit: the map's key and value and control byte at
-/// a 7/8 load factor, plus the fold kept in its page's list, rounded up.
+/// Bytes an entry costs, for the memory limit: a round estimate. Its 40-byte bucket takes 64
+/// bytes at the 5/8 load where a table grows (up to twice that just after it grew), plus 8
+/// for the fold kept in its page's list. The smaller arrays a table grew out of are kept
+/// (see the `table` module) and can add as much again at most; the estimate does not count
+/// them.
 pub const ENTRY_BYTES: usize = 64;
 
 /// Bytes the bookkeeping of one tracked page costs (key, value, map overhead), rounded up.
 pub const PAGE_BYTES: usize = 64;
 
-/// One partition: its map and its counters, on cache lines of their own.
+/// One partition: its table, on cache lines of its own.
 #[derive(Debug, Default)]
 #[repr(align(128))]
 pub(crate) struct Partition {
-    pub map: RwLock<FoldMap<Entry>>,
-    pub hits: AtomicU64,
-    pub misses: AtomicU64,
+    pub table: Table,
+}
+
+/// A counter bumped on the lookup path: one copy per thread stripe
+/// ([`minnow_buf::stats::thread_stripe`]), each on its own cache lines, so that threads
+/// counting hits do not pass one line between them. Reading sums the stripes.
+#[derive(Debug, Default)]
+pub(crate) struct Striped([Padded; STRIPES]);
+
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+impl Striped {
+    /// Adds one in this thread's stripe.
+    #[inline]
+    pub fn bump(&self) {
+        if let Some(p) = self.0.get(thread_stripe()) {
+            p.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The sum over the stripes.
+    pub fn get(&self) -> u64 {
+        self.0
+            .iter()
+            .map(|p| p.0.load(Ordering::Relaxed))
+            .fold(0, u64::wrapping_add)
+    }
 }
 
 /// A hashed page: the prefix it was hashed with, its LSN then, and the folds it inserted
@@ -167,6 +150,10 @@ pub(crate) struct Shared {
     /// Builds dropped whole because their page changed.
     pub pages_dropped: AtomicU64,
     pub refused: AtomicU64,
+    /// Probes whose guess verified.
+    pub hits: Striped,
+    /// Probes that found no entry, or one that failed verification.
+    pub misses: Striped,
 }
 
 impl Shared {
@@ -184,6 +171,8 @@ impl Shared {
             pages_built: AtomicU64::new(0),
             pages_dropped: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            hits: Striped::default(),
+            misses: Striped::default(),
         }
     }
 
@@ -229,23 +218,19 @@ impl Shared {
                 Ok(n) | Err(n) => run.min(max.saturating_sub(n)),
             };
             let (mut added, mut refused) = (0usize, 0u64);
-            let mut map = part.map.write();
-            map.reserve(run.min(room));
+            let mut table = part.table.write();
+            table.reserve(run.min(room));
             for &(f, slot) in new.get(i..i + run).unwrap_or(&[]) {
-                match map.entry(f) {
-                    MapEntry::Occupied(mut old) => {
-                        old.insert(Entry::new(slot));
-                        done.push(f);
-                    }
-                    MapEntry::Vacant(v) if added < room => {
-                        v.insert(Entry::new(slot));
+                match table.insert(f, slot, added < room) {
+                    Put::Replaced => done.push(f),
+                    Put::Added => {
                         added += 1;
                         done.push(f);
                     }
-                    MapEntry::Vacant(_) => refused += 1,
+                    Put::Full => refused += 1,
                 }
             }
-            drop(map);
+            drop(table);
             i += run.max(1);
             if added < room {
                 self.entries.fetch_sub(room - added, Ordering::Relaxed);
@@ -268,18 +253,16 @@ impl Shared {
             let Some(part) = self.parts.get(p) else {
                 break;
             };
-            let mut map = part.map.write();
+            let mut table = part.table.write();
             while let Some(&f) = folds.get(i) {
                 if self.part_index(f) != p {
                     break;
                 }
                 i += 1;
-                if map
-                    .get(&f)
-                    .is_some_and(|e| e.slot.space == space && e.slot.page_no == page_no)
-                    && let Some(e) = map.remove(&f)
+                if let Some((_, was_used)) =
+                    table.remove_if(f, |s| s.space == space && s.page_no == page_no)
                 {
-                    used += usize::from(e.used.load(Ordering::Relaxed));
+                    used += usize::from(was_used);
                     self.entries.fetch_sub(1, Ordering::Relaxed);
                 }
             }
@@ -292,9 +275,7 @@ impl Shared {
         let Some(part) = self.part(fold) else {
             return;
         };
-        let mut map = part.map.write();
-        if map.get(&fold).is_some_and(|e| pred(&e.slot)) {
-            map.remove(&fold);
+        if part.table.write().remove_if(fold, pred).is_some() {
             self.entries.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -334,11 +315,8 @@ impl Shared {
             self.pages_hashed.fetch_sub(hashed, Ordering::Relaxed);
         }
         for part in self.parts.iter() {
-            let mut map = part.map.write();
-            let before = map.len();
-            map.retain(|_, e| !doomed(e.slot.index_id));
-            self.entries
-                .fetch_sub(before - map.len(), Ordering::Relaxed);
+            let gone = part.table.write().retain(|s| !doomed(s.index_id));
+            self.entries.fetch_sub(gone, Ordering::Relaxed);
         }
     }
 }

@@ -9,7 +9,7 @@ use minnow_btree::record::{RecordLayout, SearchKey};
 use minnow_btree::tree::{Descent, Guess, SearchHook};
 
 use crate::fold::fold;
-use crate::hash::{self, Hashed, PageInfo, Shared, Slot};
+use crate::hash::{Hashed, PageInfo, Shared, Slot};
 use crate::info::SearchInfo;
 
 /// A page is hashed once more than `n_recs / PAGE_BUILD_LIMIT` descents that the hash could
@@ -218,7 +218,7 @@ impl SearchHook for IndexHook {
         }
         let f = self.key_fold(key, n);
         let part = self.shared.part(f)?;
-        let slot = part.map.read().get(&f).map(hash::Entry::probe);
+        let slot = part.table.probe(f);
         // The slot's index id is not checked here: the tree verifies the page itself, and a
         // foreign entry under this fold (a collision, or damage) gets repaired that way.
         match slot {
@@ -229,17 +229,19 @@ impl SearchHook for IndexHook {
                 token: f,
             }),
             _ => {
-                part.misses.fetch_add(1, Ordering::Relaxed);
+                self.shared.misses.bump();
                 None
             }
         }
     }
 
-    fn verified(&self, guess: &Guess, hit: bool) {
-        if let Some(part) = self.shared.part(guess.token) {
-            let c = if hit { &part.hits } else { &part.misses };
-            c.fetch_add(1, Ordering::Relaxed);
-        }
+    fn verified(&self, _guess: &Guess, hit: bool) {
+        let c = if hit {
+            &self.shared.hits
+        } else {
+            &self.shared.misses
+        };
+        c.bump();
     }
 
     fn descended(&self, d: &Descent<'_>) {

@@ -61,10 +61,11 @@
 //! removing delete-marked rows during a read phase) thus stops being rebuilt after a few
 //! tries.
 //!
-//! What the lookup path writes to shared memory: the partition lock taken shared, one hit
-//! or miss counter in the same partition (the probe count is their sum), and an entry's
-//! used flag on its first probe only. A descent that misses the hash also updates its page's
-//! counter under a page-shard lock, but only once the index is ready.
+//! What the lookup path writes to shared memory: nothing on most probes. The partition is
+//! read under a seqlock (the private `table` module teaches it), the hit or miss counter is
+//! the thread's own stripe, and an entry's used flag is written on its first probe only. A
+//! descent that misses the hash also updates its page's counter under a page-shard lock,
+//! but only once the index is ready.
 //!
 //! A page **evicted** from the buffer pool needs nothing at all: read back, it has the same
 //! bytes and the same LSN, so its entries are still right. A page **freed** by a merge has
@@ -77,13 +78,14 @@
 //! LSN comparison, both on the leaf the lookup reads anyway) and gets a simpler, crash-free
 //! protocol in return: a bug in the maintenance can cost speed, not answers.
 //!
-//! ## Partitioned by key hash; reads take no exclusive latch
+//! ## Partitioned by key hash; reads take no latch
 //!
 //! See [`hash`]: partitions are chosen by the key's fold, not by index, so one hot index
-//! spreads over all of them, and a lookup takes one partition's lock *shared*. Dropping an
-//! index marks it dead (no more guesses or entries, at once) and then removes its entries
-//! one partition at a time ([`Ahi::drop_index`]), so other queries never wait for the
-//! whole drop. Switching the hash off at runtime ([`Ahi::set_enabled`]) empties it the same
+//! spreads over all of them, and a lookup reads one partition optimistically (a seqlock over
+//! atomic buckets: read the version, probe, check the version again), taking no lock.
+//! Dropping an index marks it dead (no more guesses or entries, at once) and then removes
+//! its entries one partition at a time ([`Ahi::drop_index`]), so other queries never wait
+//! for the whole drop. Switching the hash off at runtime ([`Ahi::set_enabled`]) empties it the same
 //! way; on again, it relearns from scratch.
 //!
 //! ## Memory
@@ -135,6 +137,7 @@ pub mod fold;
 pub mod hash;
 mod index;
 pub mod info;
+mod table;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -310,11 +313,7 @@ impl Ahi {
     /// The current counters and sizes.
     pub fn stats(&self) -> AhiStats {
         let sh = &self.shared;
-        let (mut hits, mut misses) = (0, 0);
-        for p in sh.parts.iter() {
-            hits += p.hits.load(Ordering::Relaxed);
-            misses += p.misses.load(Ordering::Relaxed);
-        }
+        let (hits, misses) = (sh.hits.get(), sh.misses.get());
         let entries = sh.entries.load(Ordering::Relaxed) as u64;
         let pages_tracked = sh.pages_tracked.load(Ordering::Relaxed) as u64;
         AhiStats {
@@ -349,7 +348,7 @@ impl Ahi {
     pub fn entries(&self) -> Vec<Slot> {
         let mut out = Vec::new();
         for p in self.shared.parts.iter() {
-            out.extend(p.map.read().values().map(|e| e.slot));
+            out.extend(p.table.write().slots());
         }
         out
     }

@@ -29,7 +29,9 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Stripes per instance: more than the threads that usually hit one instance at once.
-pub(crate) const STRIPES: usize = 16;
+/// Other crates' hot-path counters (the adaptive hash index's) stripe the same way, with
+/// [`thread_stripe`].
+pub const STRIPES: usize = 16;
 
 /// The striped (monotonic) counters of an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +69,11 @@ thread_local! {
     static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
-/// This thread's stripe index.
+/// This thread's stripe index (below [`STRIPES`]): handed out round robin the first time a
+/// thread asks, the same ever after. Counters that keep one copy per stripe, each on its own
+/// cache lines, are written by (mostly) one thread each (see the module docs).
 #[inline]
-fn stripe() -> usize {
+pub fn thread_stripe() -> usize {
     STRIPE.with(|s| {
         let i = s.get();
         if i != usize::MAX {
@@ -85,7 +89,7 @@ impl InstanceStats {
     /// Adds one to `c` in this thread's stripe.
     #[inline]
     pub(crate) fn bump(&self, c: Counter) {
-        self.stripes[stripe()].0[c as usize].fetch_add(1, Ordering::Relaxed);
+        self.stripes[thread_stripe()].0[c as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The sum of `c` over the stripes.
