@@ -177,3 +177,29 @@ fn unknown_bounds_are_walked_and_never_carried_into_a_known_page() {
     let stats = check_counts(&pool, &tree, &model);
     assert!(stats.pages_per_level[0] < leaves - 3, "{stats:?}");
 }
+
+#[test]
+fn a_corrupt_record_list_on_a_leaf_counted_whole_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, tree) = tree(dir.path());
+    for k in 0..200u64 {
+        tree.insert(&pool, &row(k, 1, 150)).unwrap();
+    }
+    let ok = tree.count_visible(&pool, u64::MAX, &|_| true).unwrap();
+    assert_eq!((ok.visible, ok.whole_leaves), (200, ok.leaves));
+    let (_, pages) = tree.walk_checked(&pool).unwrap();
+    let leaf = pages[0][1];
+    // The infimum's next pointer (the 2 bytes below its origin) points past the page.
+    let mut mtr = pool.mtr().unwrap();
+    let h = mtr.get_write(tree.id(leaf)).unwrap();
+    mtr.write(h, node::INFIMUM - 2, &0x7FFFu16.to_be_bytes())
+        .unwrap();
+    mtr.commit().unwrap();
+    match tree.count_visible(&pool, u64::MAX, &|_| true) {
+        Err(super::TreeError::Corrupt { page, what }) => {
+            assert_eq!(page.page_no, leaf);
+            assert!(what.contains("next pointer outside"), "{what}");
+        }
+        other => panic!("expected a corrupt page, got {other:?}"),
+    }
+}
