@@ -1,6 +1,7 @@
 //! `PAGE_MAX_TRX_ID` on secondary-index leaves: the `_trx` writes raise it on the leaf they
 //! change (and only there), splits and merges carry it to the pages that take the records,
-//! a bulk build stamps every leaf it builds, and the value survives a power cut through redo.
+//! a bulk build stamps every leaf it builds, and the value survives a power cut through redo;
+//! on clustered leaves (where it bounds the records' `DB_TRX_ID`s) it survives one too.
 
 mod common;
 mod crash_common;
@@ -174,8 +175,19 @@ fn bulk_build_stamps_every_leaf_and_no_node_page() {
     assert!(page_max(&pool, &small).values().all(|&x| x == 5));
 }
 
-#[test]
-fn the_max_trx_id_survives_a_power_cut_through_redo() {
+/// Creates a tree with `layout` on a pool over a crash-simulating device, flushes it, lets
+/// `work` write it (each change made durable through redo alone), then cuts the power and
+/// recovers. Returns the reopened tree, its pool, the directory holding their files, and the
+/// leaves' `PAGE_MAX_TRX_ID` by key as `work` left them.
+fn after_power_cut(
+    layout: fn() -> RecordLayout,
+    work: impl FnOnce(&minnow_buf::BufferPool, &BTree),
+) -> (
+    tempfile::TempDir,
+    minnow_buf::BufferPool,
+    BTree,
+    BTreeMap<i64, u64>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
     let backend: Arc<dyn Backend> = sim.clone();
@@ -187,16 +199,7 @@ fn the_max_trx_id_survives_a_power_cut_through_redo() {
         pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
         pool.flush_all().unwrap();
         // From here on only the redo log's synced writes are sure to reach the disk.
-        for k in 0..600 {
-            let end = tree
-                .insert_trx(&pool, &entry(k), 100 + k as u64 / 100)
-                .unwrap();
-            pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
-        }
-        let end = tree
-            .set_delete_mark_trx(&pool, &entry(10), true, 900)
-            .unwrap();
-        pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
+        work(&pool, &tree);
         let want = page_max(&pool, &tree);
         // The device dies now: no page write that has not happened yet ever will.
         sim.arm(0);
@@ -207,9 +210,58 @@ fn the_max_trx_id_survives_a_power_cut_through_redo() {
     let report = sim.power_cut(1).unwrap();
     let pool = crash_common::recover(&*backend, dir.path(), &data, &redo, &report.to_string());
     let tree = BTree::open(&pool, SPACE, root, layout()).unwrap();
+    (dir, pool, tree, want)
+}
+
+#[test]
+fn the_max_trx_id_survives_a_power_cut_through_redo() {
+    let (_dir, pool, tree, want) = after_power_cut(layout, |pool, tree| {
+        for k in 0..600 {
+            let end = tree
+                .insert_trx(pool, &entry(k), 100 + k as u64 / 100)
+                .unwrap();
+            pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
+        }
+        let end = tree
+            .set_delete_mark_trx(pool, &entry(10), true, 900)
+            .unwrap();
+        pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
+    });
     tree.check(&pool).unwrap();
     let got = page_max(&pool, &tree);
     assert_eq!(got, want);
     assert_eq!(got[&10], 900);
     assert_eq!(got[&599], 105);
+}
+
+/// Clustered leaves keep `PAGE_MAX_TRX_ID` as a bound on their records' `DB_TRX_ID`s (0
+/// meaning unknown there): the bounds written by inserts, splits and an in-place stamp come
+/// back from redo after a power cut, and a count trusts every leaf again.
+#[test]
+fn a_clustered_leafs_bound_survives_a_power_cut_through_redo() {
+    let row = |k: i64, trx: u64| {
+        let mut r = common::row(k, &[b'c'; 120]);
+        r[1] = Value::trx_id(trx);
+        r
+    };
+    let (_dir, pool, tree, want) = after_power_cut(common::layout, |pool, tree| {
+        for k in 0..300 {
+            let end = tree.insert(pool, &row(k, 100 + k as u64 / 50)).unwrap();
+            pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
+        }
+        let end = tree
+            .stamp_marked(pool, &[Value::Int(10)], 900, 1 << 55, Some(true))
+            .unwrap();
+        pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
+        assert_eq!(tree.check(pool).unwrap().unbounded_leaves, 0);
+    });
+    let stats = tree.check(&pool).unwrap();
+    assert!(stats.pages_per_level[0] > 5, "{stats:?}");
+    assert_eq!(stats.unbounded_leaves, 0);
+    let got = page_max(&pool, &tree);
+    assert_eq!(got, want);
+    assert_eq!(got[&10], 900);
+    assert_eq!(got[&299], 105);
+    let c = tree.count_visible(&pool, 1000, &|_| true).unwrap();
+    assert_eq!((c.visible, c.whole_leaves), (299, c.leaves));
 }

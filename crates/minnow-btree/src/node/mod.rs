@@ -70,6 +70,7 @@
 mod check;
 mod modify;
 mod reorg;
+mod trx_bound;
 
 pub use check::{CheckError, check};
 pub use modify::{delete, insert, insert_at, set_delete_mark, stamp_sys};
@@ -77,6 +78,8 @@ pub use reorg::{
     SplitAt, SplitKind, SplitPoint, fill_factor, fits, fits_after_reorganize, free_space,
     max_record_len, move_records_before_to, move_records_to, reorganize, split_point, used_bytes,
 };
+pub use trx_bound::{carry_trx_id, cover_trx_id, exact_max_trx_id};
+pub(crate) use trx_bound::{record_trx_id, trx_id_of};
 
 use std::cmp::Ordering;
 
@@ -388,9 +391,10 @@ pub fn init<P: PageMut + ?Sized>(p: &mut P, index_id: u64, level: u16) -> Result
 pub const MAX_TRX_ID: usize = PAGE_HEADER + 18;
 
 /// `PAGE_MAX_TRX_ID`: on a secondary-index leaf, at least the id of every transaction that
-/// changed a record on the page (0 if none did; clustered pages and node pages keep 0). A
-/// consistent read whose view sees every id below it may trust the page's records as they
-/// are (see `minnow_mvcc::ReadView::sees_page`).
+/// changed a record on the page (0 if none did); on a clustered leaf 0 (unknown) or at least
+/// the `DB_TRX_ID` of every record on the page (see the `trx_bound` module: [`cover_trx_id`]);
+/// node pages keep whatever they had. A consistent read whose view sees every id below it may
+/// trust the page's records as they are (see `minnow_mvcc::ReadView::sees_page`).
 pub fn max_trx_id(page: &[u8]) -> Result<u64, NodeError> {
     Ok(bytes::read_u64(page, MAX_TRX_ID)?)
 }

@@ -578,6 +578,13 @@ impl<'p> BulkBuilder<'p> {
                 what: format!("bulk build lost level {level}"),
             });
         };
+        // A clustered leaf's PAGE_MAX_TRX_ID bounds its records' DB_TRX_IDs (see
+        // `node::cover_trx_id`): each record raises its page's.
+        if level == 0
+            && let Some(t) = node::record_trx_id(bytes, &self.leaf, extra)?
+        {
+            node::raise_max_trx_id(&mut p.img, t.max(1))?;
+        }
         // The first pointer of each upper level is the leftmost one: MIN_REC.
         let info = if level > 0 && p.prev == NIL && p.n_recs == 0 {
             INFO_MIN_REC

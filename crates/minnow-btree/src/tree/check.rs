@@ -15,6 +15,9 @@
 //! ([`crate::tree::overflow`]): each page must be of type BLOB with its own page number,
 //! part lengths must add up to the reference's length, the chain must end exactly there, and
 //! no overflow page may be reached twice (each belongs to one field of one record).
+//!
+//! A clustered leaf's `PAGE_MAX_TRX_ID`, unless 0 (unknown), must be at least every record's
+//! `DB_TRX_ID` ([`crate::node::cover_trx_id`]); the leaves still unknown are counted.
 
 use std::collections::HashSet;
 
@@ -39,6 +42,10 @@ pub struct TreeStats {
     pub leaf_fill: Vec<f64>,
     /// The overflow pages of every off-page field, in walk order (each once).
     pub overflow_pages: Vec<u32>,
+    /// Clustered leaves whose `PAGE_MAX_TRX_ID` is 0 (unknown: written before the field was
+    /// kept there; see [`crate::node::cover_trx_id`]). Every other clustered leaf's bound is
+    /// checked against its records.
+    pub unbounded_leaves: usize,
 }
 
 /// One page as the walk met it.
@@ -199,6 +206,17 @@ impl Walk<'_> {
         }
         if level == 0 {
             if t.leaf.trx_id_field().is_some() {
+                let bound = node::max_trx_id(&page)?;
+                if bound == 0 {
+                    self.stats.unbounded_leaves += 1;
+                } else {
+                    let newest = node::exact_max_trx_id(&page, layout)?;
+                    if newest > bound {
+                        return Err(bad(format!(
+                            "PAGE_MAX_TRX_ID {bound} is below a record's DB_TRX_ID {newest}"
+                        )));
+                    }
+                }
                 for (c, _, _) in &recs {
                     t.check_externals(
                         self.pool,

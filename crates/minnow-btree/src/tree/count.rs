@@ -12,8 +12,15 @@
 //!   key's lengths); on a secondary leaf nothing per record, but the page's `PAGE_MAX_TRX_ID`
 //!   bounds every writer of every record on it.
 //!
+//! Clustered leaves keep `PAGE_MAX_TRX_ID` as well, as a bound on their records' `DB_TRX_ID`s
+//! with 0 meaning "unknown" ([`crate::node::cover_trx_id`]). So on either kind of index a leaf
+//! whose bound the reader sees (below its up limit, and not an unknown 0 on a clustered leaf)
+//! is counted from its delete marks alone, without reading a writer: after a load or once
+//! the writers have committed, that is every leaf. The per-record tests below are for the
+//! other leaves (their writers read as above).
+//!
 //! So the walk asks the caller two questions, both about transaction ids: does the reader see
-//! a page whose `PAGE_MAX_TRX_ID` is `m` (secondary leaves), and does it see a record written by
+//! a page whose `PAGE_MAX_TRX_ID` is `m` (a whole leaf), and does it see a record written by
 //! `t` (clustered leaves)? Where the answer is yes the record counts unless delete-marked.
 //! Where it is no, the record's newest version is not the one the reader sees, and only the
 //! caller can rebuild the older one (from undo, or through the clustered index for a secondary
@@ -46,6 +53,9 @@ pub struct Counted {
     pub unresolved: Vec<Entry>,
     /// Leaves walked.
     pub leaves: u64,
+    /// Of them, leaves counted from their delete marks alone, their `PAGE_MAX_TRX_ID` saying
+    /// that the reader sees every writer on them (no record's writer read).
+    pub whole_leaves: u64,
     /// The largest transaction id behind the records counted in `visible` (or skipped as
     /// delete-marked): a clustered record's `DB_TRX_ID`, a trusted secondary leaf's
     /// `PAGE_MAX_TRX_ID`. A reader that sees every transaction up to it sees those records
@@ -114,18 +124,23 @@ impl BTree {
     ) -> Result<(), TreeError> {
         let max_trx_id = node::max_trx_id(page)?;
         warm(page);
-        let Some(trx_field) = self.leaf.trx_id_field() else {
-            if max_trx_id < seen_below {
-                // Secondary leaf whose every change the reader sees: its records are the truth.
-                out.max_trx_id = out.max_trx_id.max(max_trx_id);
-                let mut live = 0;
-                self.each_record(page, |_, deleted| {
-                    live += u64::from(!deleted);
-                    Ok(())
-                })?;
-                out.visible += live;
-                return Ok(());
-            }
+        let trx_field = self.leaf.trx_id_field();
+        // 0 on a clustered leaf means "unknown" (`node::cover_trx_id`), on a secondary leaf
+        // "changed by no transaction".
+        if max_trx_id < seen_below && (max_trx_id != 0 || trx_field.is_none()) {
+            // A leaf whose every writer the reader sees: its records are the truth, and
+            // only their delete marks are read.
+            out.max_trx_id = out.max_trx_id.max(max_trx_id);
+            let mut live = 0;
+            self.each_record(page, |_, deleted| {
+                live += u64::from(!deleted);
+                Ok(())
+            })?;
+            out.visible += live;
+            out.whole_leaves += 1;
+            return Ok(());
+        }
+        let Some(trx_field) = trx_field else {
             return self.each_record(page, |at, deleted| {
                 out.unresolved
                     .push(self.unresolved(pool, page, at, deleted)?);
@@ -145,7 +160,9 @@ impl BTree {
         };
         match self.leaf.fixed_offset(trx_field) {
             Some(off) => self.each_record(page, |at, deleted| {
-                let trx = bytes::slice(page, at + off, 6).ok().and_then(trx_id_of);
+                let trx = bytes::slice(page, at + off, 6)
+                    .ok()
+                    .and_then(node::trx_id_of);
                 let trx = trx.ok_or_else(|| self.no_trx_id(page, at))?;
                 count(trx, at, deleted)
             })?,
@@ -228,7 +245,7 @@ impl BTree {
             .transpose()?
             .flatten();
         bytes
-            .and_then(trx_id_of)
+            .and_then(node::trx_id_of)
             .ok_or_else(|| self.no_trx_id(page, origin))
     }
 
@@ -256,10 +273,6 @@ fn warm(page: &[u8]) {
     std::hint::black_box(acc);
 }
 
-/// A stored `DB_TRX_ID`: 6 bytes, big-endian.
-fn trx_id_of(b: &[u8]) -> Option<u64> {
-    let b: &[u8; 6] = b.try_into().ok()?;
-    let mut a = [0u8; 8];
-    a[2..].copy_from_slice(b);
-    Some(u64::from_be_bytes(a))
-}
+#[cfg(test)]
+#[path = "count_tests.rs"]
+mod tests;

@@ -592,6 +592,7 @@ impl BTree {
         mark: Option<bool>,
     ) -> Result<Lsn, TreeError> {
         self.in_place(pool, key, |p, cursor| {
+            node::cover_trx_id(p, &self.leaf, trx_id)?;
             node::stamp_sys(p, &self.leaf, cursor, trx_id, roll_ptr, mark)
         })
     }
@@ -690,6 +691,7 @@ impl BTree {
         let info = with_mark(node::header_at(mtr.page(h), found.cursor)?.info_bits, mark);
         self.free_external(&mut mtr, h, origin)?;
         let rec = &self.store_external(&mut mtr, p)?;
+        self.cover_rec(&mut mtr, h, rec)?;
         if x == rec.extra() && x + d == rec.len() {
             // Same shape: overwrite the extra bytes below the header and the data in place.
             let bytes = rec.as_bytes();

@@ -115,7 +115,8 @@ impl PageMut for Staged {
 /// pages held by `mtr`. `dst`'s `PAGE_MAX_TRX_ID` is raised to `src`'s, as InnoDB copies it
 /// on splits and merges: the records that arrive carry the changes it stands for, so a page
 /// never looks older than the changes on it (splits, merges, root raise and root lower all
-/// move records through here).
+/// move records through here). On a clustered leaf, where 0 means "unknown", an unknown side
+/// makes `dst`'s bound computed from its records instead ([`node::carry_trx_id`]).
 pub(crate) fn move_records(
     mtr: &mut Mtr<'_>,
     src: PageHandle,
@@ -124,12 +125,36 @@ pub(crate) fn move_records(
     from: Cursor,
 ) -> Result<(), TreeError> {
     let max = node::max_trx_id(mtr.page(src))?;
+    let dst_max = node::max_trx_id(mtr.page(dst))?;
+    let dst_had_records = node::n_recs(mtr.page(dst))? > 0;
     let mut s = Staged::of(mtr, src);
     let mut d = Staged::of(mtr, dst);
     node::move_records_to(&mut s, &mut d, layout, from)?;
-    node::raise_max_trx_id(&mut d, max)?;
+    if layout.trx_id_field().is_some() {
+        // A clustered leaf's bound is about its records only, and 0 there means unknown.
+        node::carry_trx_id(&mut d, layout, max, dst_max, dst_had_records)?;
+    } else {
+        node::raise_max_trx_id(&mut d, max)?;
+    }
     d.apply(mtr, dst)?;
     s.apply(mtr, src)
+}
+
+impl super::BTree {
+    /// Keeps the leaf `h`'s `PAGE_MAX_TRX_ID` a bound on its records' writers before `rec` is
+    /// put on it (or written over a record there): [`node::cover_trx_id`] with `rec`'s
+    /// `DB_TRX_ID`. Nothing on a secondary tree, whose callers raise the field themselves.
+    pub(crate) fn cover_rec(
+        &self,
+        mtr: &mut Mtr<'_>,
+        h: PageHandle,
+        rec: &RecordBuf,
+    ) -> Result<(), TreeError> {
+        if let Some(t) = node::record_trx_id(rec.as_bytes(), &self.leaf, rec.extra())? {
+            node::cover_trx_id(&mut (&mut *mtr, h), &self.leaf, t)?;
+        }
+        Ok(())
+    }
 }
 
 /// The left sibling (`FIL_PAGE_PREV`).

@@ -59,6 +59,7 @@ impl BTree {
         let rec = &self.store_external(&mut mtr, p)?;
         // Before the insert: a failed insert drops the mtr, which undoes the raise too.
         node::raise_max_trx_id(&mut (&mut mtr, h), trx_id)?;
+        self.cover_rec(&mut mtr, h, rec)?;
         match node::insert(&mut (&mut mtr, h), &self.leaf, rec) {
             Ok(_) => Ok(Some(mtr.commit()?)),
             Err(NodeError::PageFull { .. }) => Ok(None),
@@ -90,6 +91,7 @@ impl BTree {
         // whichever half takes the record carries the writer's id.
         node::raise_max_trx_id(&mut (&mut mtr, leaf), trx_id)?;
         let rec = self.store_external(&mut mtr, p)?;
+        self.cover_rec(&mut mtr, leaf, &rec)?;
         self.insert_into(&mut mtr, &path, last, &rec)?;
         Ok(self.commit_splits(mtr, &path)?)
     }
@@ -115,6 +117,8 @@ impl BTree {
         let info = super::with_mark(node::header_at(mtr.page(h), found.cursor)?.info_bits, mark);
         self.free_external(&mut mtr, h, found.cursor.origin())?;
         let rec = &self.store_external(&mut mtr, p)?;
+        // Before the split: it carries the leaf's bound to whichever page takes the record.
+        self.cover_rec(&mut mtr, h, rec)?;
         node::delete(&mut (&mut mtr, h), &self.leaf, found.cursor)?;
         let mut new = rec.clone();
         new.set_info_bits(info);

@@ -8,7 +8,9 @@
 //!
 //! - on the **clustered index** a record written by a transaction the snapshot sees is its
 //!   own visible version: it counts unless delete-marked. Any other record is rebuilt from undo
-//!   as a consistent read would ([`trx::visible`]) and counts if a visible version exists.
+//!   as a consistent read would ([`trx::visible`]) and counts if a visible version exists. A
+//!   leaf whose `PAGE_MAX_TRX_ID` (kept there as a bound on its records' writers, 0 meaning
+//!   unknown) is below the view's up limit is counted from its delete marks alone.
 //! - on a **secondary index** entries carry no transaction id, but a leaf whose
 //!   `PAGE_MAX_TRX_ID` the snapshot sees holds only changes it sees, so its entries count
 //!   unless delete-marked. Entries of any other leaf are checked against the clustered record

@@ -1,0 +1,205 @@
+//! The count against a row-by-row model, and the clustered leaves' `PAGE_MAX_TRX_ID` bound
+//! (`node::cover_trx_id`) through every write that moves or stamps a record, for pages that
+//! start with it unknown (0, as pages written before it was kept) too.
+
+use std::collections::BTreeMap;
+
+use minnow_buf::{BufConfig, BufferPool};
+use minnow_page::PageSize;
+
+use super::BTree;
+use crate::node;
+use crate::record::{Column, ColumnType, RecordLayout, Value};
+
+/// Key `u64`, a variable value: about 20 rows to a 4 KiB leaf at 150 bytes.
+fn tree(dir: &std::path::Path) -> (BufferPool, BTree) {
+    let cfg = BufConfig::with_frames(512, PageSize::K4);
+    let pool = BufferPool::create_scratch(dir, cfg, 1).unwrap();
+    let layout = RecordLayout::clustered(
+        vec![Column::new(ColumnType::U64)],
+        vec![Column::nullable(ColumnType::Var(400))],
+    )
+    .unwrap();
+    let (tree, _) = BTree::create(&pool, 1, 7, layout).unwrap();
+    (pool, tree)
+}
+
+fn row(k: u64, trx: u64, len: usize) -> Vec<Value> {
+    vec![
+        Value::UInt(k),
+        Value::trx_id(trx),
+        Value::roll_ptr(1 << 55),
+        Value::Bytes(vec![b'v'; len]),
+    ]
+}
+
+/// SplitMix64 from a fixed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+/// Key -> (writer, delete-marked), the row-by-row reference.
+type Model = BTreeMap<u64, (u64, bool)>;
+
+/// Counts as readers seeing writers below a few limits and compares with the model; the
+/// tree's check (which tests every known bound against its records) must pass too.
+fn check_counts(pool: &BufferPool, tree: &BTree, model: &Model) -> crate::TreeStats {
+    let stats = tree.check(pool).unwrap();
+    for below in [1, 5, 40, 150, 301, u64::MAX] {
+        let c = tree.count_visible(pool, below, &|t| t < below).unwrap();
+        let visible = model.values().filter(|(t, d)| *t < below && !d).count();
+        let unseen = model.values().filter(|(t, _)| *t >= below).count();
+        assert_eq!(c.visible, visible as u64, "reader below {below}");
+        assert_eq!(c.unresolved.len(), unseen, "reader below {below}");
+        assert_eq!(c.leaves, stats.pages_per_level[0] as u64);
+    }
+    stats
+}
+
+#[test]
+fn counts_match_the_model_through_inserts_updates_stamps_marks_and_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, tree) = tree(dir.path());
+    let mut model = Model::new();
+    let mut rng = Rng(0x5EED_C0DE);
+    for step in 0..3000u32 {
+        let k = rng.below(1200);
+        let trx = 1 + rng.below(300);
+        let len = 40 + rng.below(160) as usize;
+        match (model.get(&k).copied(), rng.below(5)) {
+            (None, _) => {
+                tree.insert(&pool, &row(k, trx, len)).unwrap();
+                model.insert(k, (trx, false));
+            }
+            // A new version: in place, by delete and insert on the leaf, or with a split.
+            (Some((_, d)), 0) => {
+                tree.update(&pool, &row(k, trx, len)).unwrap();
+                model.insert(k, (trx, d));
+            }
+            // A delete or its rollback: the writer stamped in place with the mark.
+            (Some(_), 1) => {
+                let mark = rng.below(2) == 0;
+                tree.stamp_marked(&pool, &[Value::UInt(k)], trx, 1 << 55, Some(mark))
+                    .unwrap();
+                model.insert(k, (trx, mark));
+            }
+            (Some((t, _)), 2) => {
+                let mark = rng.below(2) == 0;
+                tree.set_delete_mark(&pool, &[Value::UInt(k)], mark)
+                    .unwrap();
+                model.insert(k, (t, mark));
+            }
+            // Purge: the record goes, merges follow.
+            (Some(_), _) => {
+                tree.delete(&pool, &[Value::UInt(k)]).unwrap();
+                model.remove(&k);
+            }
+        }
+        if step % 500 == 499 {
+            let stats = check_counts(&pool, &tree, &model);
+            assert_eq!(stats.unbounded_leaves, 0, "every leaf keeps its bound");
+        }
+    }
+    let stats = check_counts(&pool, &tree, &model);
+    assert!(stats.pages_per_level[0] > 20, "{stats:?}");
+    // A reader that sees every writer trusts every leaf: no writer read.
+    let all = tree.count_visible(&pool, u64::MAX, &|_| true).unwrap();
+    assert_eq!(all.whole_leaves, all.leaves);
+    // One that sees none of them trusts none.
+    let none = tree.count_visible(&pool, 1, &|_| false).unwrap();
+    assert_eq!(none.whole_leaves, 0);
+}
+
+/// Sets the `PAGE_MAX_TRX_ID` of every leaf holding a record written by `trx` to 0, as a page
+/// written before clustered leaves kept it; returns how many.
+fn forget_bounds(pool: &BufferPool, tree: &BTree, trx: u64) -> usize {
+    let (_, pages) = tree.walk_checked(pool).unwrap();
+    let mut n = 0;
+    for &no in &pages[0] {
+        let mut mtr = pool.mtr().unwrap();
+        let h = mtr.get_write(tree.id(no)).unwrap();
+        let page = mtr.page(h);
+        let has = node::records(page).any(|c| {
+            let c = c.unwrap();
+            node::record_trx_id(page, &tree.leaf, c.origin()).unwrap() == Some(trx)
+        });
+        if has {
+            mtr.write(h, node::MAX_TRX_ID, &0u64.to_be_bytes()).unwrap();
+            n += 1;
+        }
+        mtr.commit().unwrap();
+    }
+    n
+}
+
+#[test]
+fn unknown_bounds_are_walked_and_never_carried_into_a_known_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, tree) = tree(dir.path());
+    let mut model = Model::new();
+    // Keys below 1000 written by transaction 1, the rest by 9: the left leaves' bound is 1.
+    for k in 0..2000u64 {
+        let trx = if k < 1000 { 1 } else { 9 };
+        tree.insert(&pool, &row(k, trx, 150)).unwrap();
+        model.insert(k, (trx, k % 7 == 0));
+        if k % 7 == 0 {
+            tree.set_delete_mark(&pool, &[Value::UInt(k)], true)
+                .unwrap();
+        }
+    }
+    let unknown = forget_bounds(&pool, &tree, 9);
+    assert!(unknown > 20, "{unknown} leaves");
+    let stats = check_counts(&pool, &tree, &model);
+    assert_eq!(stats.unbounded_leaves, unknown);
+    // A reader that sees everything still walks the unknown leaves record by record.
+    let c = tree.count_visible(&pool, u64::MAX, &|_| true).unwrap();
+    assert_eq!(c.whole_leaves, c.leaves - unknown as u64);
+    // Writing a record on an unknown leaf computes its bound from the records there.
+    tree.update(&pool, &row(1500, 3, 150)).unwrap();
+    model.insert(1500, (3, false));
+    let stats = check_counts(&pool, &tree, &model);
+    assert_eq!(stats.unbounded_leaves, unknown - 1);
+    // Emptying the middle merges known leaves (bound 1) with unknown ones (records by 9):
+    // the page that takes the records must not keep 1.
+    let leaves = stats.pages_per_level[0];
+    for k in (900..1100).filter(|k| k % 10 != 0) {
+        tree.delete(&pool, &[Value::UInt(k)]).unwrap();
+        model.remove(&k);
+    }
+    let stats = check_counts(&pool, &tree, &model);
+    assert!(stats.pages_per_level[0] < leaves - 3, "{stats:?}");
+}
+
+#[test]
+fn a_corrupt_record_list_on_a_leaf_counted_whole_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, tree) = tree(dir.path());
+    for k in 0..200u64 {
+        tree.insert(&pool, &row(k, 1, 150)).unwrap();
+    }
+    let ok = tree.count_visible(&pool, u64::MAX, &|_| true).unwrap();
+    assert_eq!((ok.visible, ok.whole_leaves), (200, ok.leaves));
+    let (_, pages) = tree.walk_checked(&pool).unwrap();
+    let leaf = pages[0][1];
+    // The infimum's next pointer (the 2 bytes below its origin) points past the page.
+    let mut mtr = pool.mtr().unwrap();
+    let h = mtr.get_write(tree.id(leaf)).unwrap();
+    mtr.write(h, node::INFIMUM - 2, &0x7FFFu16.to_be_bytes())
+        .unwrap();
+    mtr.commit().unwrap();
+    match tree.count_visible(&pool, u64::MAX, &|_| true) {
+        Err(super::TreeError::Corrupt { page, what }) => {
+            assert_eq!(page.page_no, leaf);
+            assert!(what.contains("next pointer outside"), "{what}");
+        }
+        other => panic!("expected a corrupt page, got {other:?}"),
+    }
+}
