@@ -16,10 +16,11 @@
 //!    those that turn out safe. The redo group is unaffected: it holds every change, and
 //!    every changed page stays latched until the group is appended;
 //! 3. **change**: [`Mtr::write`], [`Mtr::memset`], [`Mtr::init_page`] change the frame at once
-//!    and append a redo [`Record`]; each change first saves the bytes it overwrites in the
-//!    mtr's undo buffer (a few bytes for a record insert, not a copy of the page);
-//! 4. **commit** ([`Mtr::commit`]): encode the records as one group, append it to the log →
-//!    LSN range `[start, end)`; stamp every changed page's FIL LSN with `end`; put pages that
+//!    and append the encoding of a redo [`minnow_redo::Record`] to the mtr's group; each
+//!    change first saves the bytes it overwrites in the mtr's undo buffer (a few bytes for a
+//!    record insert, not a copy of the page);
+//! 4. **commit** ([`Mtr::commit`]): append the group (one length prefix, then the records)
+//!    to the log → LSN range `[start, end)`; stamp every changed page's FIL LSN with `end`; put pages that
 //!    were clean on the flush list with `oldest_modification = start`; then release the
 //!    latches. The group is replayed whole or not at all after a crash.
 //!
