@@ -16,10 +16,11 @@
 //!    those that turn out safe. The redo group is unaffected: it holds every change, and
 //!    every changed page stays latched until the group is appended;
 //! 3. **change**: [`Mtr::write`], [`Mtr::memset`], [`Mtr::init_page`] change the frame at once
-//!    and append a redo [`Record`]; each change first saves the bytes it overwrites in the
-//!    mtr's undo buffer (a few bytes for a record insert, not a copy of the page);
-//! 4. **commit** ([`Mtr::commit`]): encode the records as one group, append it to the log →
-//!    LSN range `[start, end)`; stamp every changed page's FIL LSN with `end`; put pages that
+//!    and append the encoding of a redo [`minnow_redo::Record`] to the mtr's group; each
+//!    change first saves the bytes it overwrites in the mtr's undo buffer (a few bytes for a
+//!    record insert, not a copy of the page);
+//! 4. **commit** ([`Mtr::commit`]): append the group (one length prefix, then the records)
+//!    to the log → LSN range `[start, end)`; stamp every changed page's FIL LSN with `end`; put pages that
 //!    were clean on the flush list with `oldest_modification = start`; then release the
 //!    latches. The group is replayed whole or not at all after a crash.
 //!
@@ -36,10 +37,20 @@
 //! frame. Commit does not make
 //! the redo durable; a user transaction does that once, for all its mtrs, with
 //! [`crate::BufferPool::commit_durable`] (`flush_log_at_trx_commit`).
+//!
+//! **No allocation per change.** An mtr encodes each redo record straight into its group
+//! buffer ([`GroupBuf`]) as the change is made, so a write's bytes are copied once, into the
+//! group, and never into a record of their own. The group, the saved overwritten bytes and
+//! their index are taken from a small per-thread pool when the mtr starts and handed back,
+//! emptied but with their capacity, when it ends: a thread that runs mtr after mtr (a row
+//! insert runs three or four) allocates for them only while they grow. A buffer that grew
+//! past 64 KiB (an mtr that initialised pages) is dropped instead of kept.
+
+use std::cell::RefCell;
 
 use minnow_page::{PageId, fil};
-use minnow_redo::record::encode_group;
-use minnow_redo::{Lsn, Record};
+use minnow_redo::Lsn;
+use minnow_redo::record::GroupBuf;
 
 use crate::guard::PageWriteGuard;
 use crate::pool::Mode;
@@ -66,14 +77,67 @@ struct Overwritten {
     len: usize,
 }
 
+/// The buffers of an mtr that hold no borrow: its redo group and what its changes
+/// overwrote. Pooled per thread (see the module docs).
+#[derive(Default)]
+struct Buffers {
+    /// The redo records so far, encoded.
+    group: GroupBuf,
+    /// The overwritten bytes of every change, in order; `overwritten` says where.
+    undo: Vec<u8>,
+    overwritten: Vec<Overwritten>,
+}
+
+/// A pooled buffer that grew past this many bytes is dropped when its mtr ends rather than
+/// kept for the next one (an mtr that initialised pages holds a page's worth per page).
+const POOL_KEEP: usize = 64 * 1024;
+
+/// Buffers kept per thread: enough for the mtrs one thread has open at once (an undo append
+/// inside a row write, a B-tree split and its segment allocation).
+const POOL_SLOTS: usize = 4;
+
+thread_local! {
+    static POOL: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Buffers {
+    /// Buffers from this thread's pool, or new ones.
+    fn take() -> Buffers {
+        POOL.try_with(|p| p.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Buffers {
+                // Room for a typical record insert (a dozen changes), so the first mtrs of
+                // a thread do not grow these step by step.
+                group: GroupBuf::new(),
+                undo: Vec::with_capacity(1024),
+                overwritten: Vec::with_capacity(16),
+            })
+    }
+
+    /// Empties the buffers and gives them back to this thread's pool (dropped when they grew
+    /// too big or the pool is full).
+    fn give_back(mut self) {
+        if self.group.capacity() > POOL_KEEP || self.undo.capacity() > POOL_KEEP {
+            return;
+        }
+        self.group.clear();
+        self.undo.clear();
+        self.overwritten.clear();
+        let _ = POOL.try_with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < POOL_SLOTS {
+                p.push(self);
+            }
+        });
+    }
+}
+
 /// A mini-transaction. See the module docs.
 pub struct Mtr<'a> {
     pool: &'a BufferPool,
     pages: Vec<Held<'a>>,
-    records: Vec<Record>,
-    /// The overwritten bytes of every change, in order; [`Mtr::overwritten`] says where.
-    undo: Vec<u8>,
-    overwritten: Vec<Overwritten>,
+    bufs: Buffers,
     done: bool,
 }
 
@@ -81,12 +145,10 @@ impl<'a> Mtr<'a> {
     pub(crate) fn new(pool: &'a BufferPool) -> Mtr<'a> {
         Mtr {
             pool,
-            // Room for a typical record insert (a few pages, a dozen changes), so the
-            // common mtr does not grow these step by step.
+            // Room for a typical record insert (a few pages), so the common mtr does not
+            // grow this step by step.
             pages: Vec::with_capacity(4),
-            records: Vec::with_capacity(16),
-            undo: Vec::with_capacity(1024),
-            overwritten: Vec::with_capacity(16),
+            bufs: Buffers::take(),
             done: false,
         }
     }
@@ -214,8 +276,8 @@ impl<'a> Mtr<'a> {
                 page_size: self.pool.shared.cfg.page_size.bytes(),
             })?;
         *held = true;
-        self.undo.extend_from_slice(range);
-        self.overwritten.push(Overwritten {
+        self.bufs.undo.extend_from_slice(range);
+        self.bufs.overwritten.push(Overwritten {
             page: h.0,
             offset,
             len,
@@ -240,11 +302,7 @@ impl<'a> Mtr<'a> {
         let off = self.check(offset, data.len())?;
         let (bytes, page) = self.bytes(h, offset, data.len())?;
         bytes.copy_from_slice(data);
-        self.records.push(Record::Write {
-            page,
-            offset: off,
-            data: data.to_vec(),
-        });
+        self.bufs.group.write(page, off, data);
         Ok(())
     }
 
@@ -264,12 +322,7 @@ impl<'a> Mtr<'a> {
         })?;
         let (bytes, page) = self.bytes(h, offset, len)?;
         bytes.fill(value);
-        self.records.push(Record::Memset {
-            page,
-            offset: off,
-            len: len16,
-            value,
-        });
+        self.bufs.group.memset(page, off, len16, value);
         Ok(())
     }
 
@@ -280,14 +333,14 @@ impl<'a> Mtr<'a> {
         let page_size = self.pool.shared.cfg.page_size.bytes();
         let (bytes, page) = self.bytes(h, 0, page_size)?;
         bytes.fill(0);
-        self.records.push(Record::InitPage { page });
+        self.bufs.group.init_page(page);
         self.write(h, fil::PAGE_NO, &page.page_no.to_be_bytes())?;
         self.write(h, fil::SPACE_ID, &page.space.to_be_bytes())
     }
 
     /// Number of redo records so far.
     pub fn record_count(&self) -> usize {
-        self.records.len()
+        self.bufs.group.len()
     }
 
     /// Commits: appends the redo group, stamps page LSNs, joins the flush lists, releases
@@ -296,7 +349,7 @@ impl<'a> Mtr<'a> {
     pub fn commit(mut self) -> Result<Lsn, BufError> {
         let shared = &*self.pool.shared;
         let log = shared.log()?.clone();
-        if self.records.is_empty() {
+        if self.bufs.group.is_empty() {
             self.done = true;
             return Ok(log.current_lsn());
         }
@@ -304,9 +357,8 @@ impl<'a> Mtr<'a> {
             return Err(BufError::Poisoned);
         }
         let mut zipped = self.fit_check()?;
-        let group = encode_group(&self.records);
         let gate = shared.gate.read();
-        let (start, end) = log.append(&group)?;
+        let (start, end) = log.append(self.bufs.group.finish())?;
         // A changed page is never released ([`Mtr::release`]), so each still has its guard.
         for guard in self.changed_mut() {
             let _ = fil::set_page_lsn(guard.bytes_mut(), end.0);
@@ -330,7 +382,7 @@ impl<'a> Mtr<'a> {
             start = start.0,
             end = end.0,
             pages = self.pages.iter().filter(|h| h.changed).count(),
-            records = self.records.len()
+            records = self.bufs.group.len()
         );
         Ok(end)
     }
@@ -383,16 +435,18 @@ impl<'a> Mtr<'a> {
 
     /// Undoes the in-memory changes (the mtr is being dropped uncommitted).
     fn rollback(&mut self) {
-        while let Some(o) = self.overwritten.pop() {
-            let saved = self.undo.split_off(self.undo.len().saturating_sub(o.len));
+        let bufs = &mut self.bufs;
+        while let Some(o) = bufs.overwritten.pop() {
+            let from = bufs.undo.len().saturating_sub(o.len);
             let range = self
                 .pages
                 .get_mut(o.page)
                 .and_then(|held| held.guard.as_mut())
                 .and_then(|guard| guard.bytes_mut().get_mut(o.offset..o.offset + o.len));
-            if let Some(range) = range {
-                range.copy_from_slice(&saved);
+            if let (Some(range), Some(saved)) = (range, bufs.undo.get(from..)) {
+                range.copy_from_slice(saved);
             }
+            bufs.undo.truncate(from);
         }
         for held in self.pages.drain(..).rev() {
             if let (true, Some(guard)) = (held.created, held.guard) {
@@ -407,5 +461,6 @@ impl Drop for Mtr<'_> {
         if !self.done {
             self.rollback();
         }
+        std::mem::take(&mut self.bufs).give_back();
     }
 }

@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use minnow_buf::{BufConfig, BufferPool};
-use minnow_mvcc::{NewRecord, RollPtr, TrxSys, UndoKind};
+use minnow_mvcc::{NewRecord, RollPtr, TrxSys, UndoFields, UndoKind};
 use minnow_page::PageSize;
 
 fn run(threads: usize, trxs: usize, rsegs: usize) -> Result<f64, Box<dyn std::error::Error>> {
@@ -38,7 +38,10 @@ fn run(threads: usize, trxs: usize, rsegs: usize) -> Result<f64, Box<dyn std::er
                                 index_id: 9,
                                 old_trx_id: 1,
                                 old_roll_ptr: RollPtr::NONE,
-                                fields: vec![Some(vec![t as u8, i]), Some(vec![x as u8; 100])],
+                                fields: std::borrow::Cow::Owned(UndoFields::from_fields(&[
+                                    Some(vec![t as u8, i]),
+                                    Some(vec![x as u8; 100]),
+                                ])),
                             };
                             sys.append(pool, &mut log, rec).map_err(|e| e.to_string())?;
                         }

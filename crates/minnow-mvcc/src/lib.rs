@@ -101,4 +101,4 @@ pub use trx_sys::{
     NewRecord, OpenView, SysPage, TrxStatus, TrxSys, UndoCheck, UndoLog, active_logs,
 };
 pub use undo::PageSource;
-pub use undo::record::{LogHeader, LogState, UndoAddr, UndoKind, UndoRecord};
+pub use undo::record::{LogHeader, LogState, UndoAddr, UndoFields, UndoKind, UndoRecord};

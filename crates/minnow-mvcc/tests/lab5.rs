@@ -8,7 +8,9 @@
 
 use minnow_buf::{BufConfig, BufferPool};
 use minnow_mvcc::undo::{self, record::UndoAddr};
-use minnow_mvcc::{MvccError, NewRecord, ReadView, RollPtr, TrxSys, UndoKind, UndoLog, UndoRecord};
+use minnow_mvcc::{
+    MvccError, NewRecord, ReadView, RollPtr, TrxSys, UndoFields, UndoKind, UndoLog, UndoRecord,
+};
 use minnow_page::PageSize;
 
 /// The view of the module docs' picture: next id 48, ids 42 and 45 active.
@@ -129,7 +131,7 @@ impl Undo {
     }
 
     /// Appends `r` to the log: the roll pointer of the version it describes.
-    fn append(&mut self, r: NewRecord) -> RollPtr {
+    fn append(&mut self, r: NewRecord<'_>) -> RollPtr {
         self.sys.append(&self.pool, &mut self.log, r).unwrap()
     }
 
@@ -139,14 +141,23 @@ impl Undo {
     }
 }
 
-fn rec(kind: UndoKind, old_trx_id: u64, old_roll_ptr: RollPtr, payload: usize) -> NewRecord {
+fn rec(
+    kind: UndoKind,
+    old_trx_id: u64,
+    old_roll_ptr: RollPtr,
+    payload: usize,
+) -> NewRecord<'static> {
     NewRecord {
         kind,
         old_deleted: false,
         index_id: 9,
         old_trx_id,
         old_roll_ptr,
-        fields: vec![Some(vec![7]), None, Some(vec![b'x'; payload])],
+        fields: std::borrow::Cow::Owned(UndoFields::from_fields(&[
+            Some(vec![7]),
+            None,
+            Some(vec![b'x'; payload]),
+        ])),
     }
 }
 

@@ -77,28 +77,15 @@ impl Record {
 
     /// Appends the encoding of this record to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let (kind, page) = match self {
-            Record::Write { page, .. } => (WRITE, page),
-            Record::Memset { page, .. } => (MEMSET, page),
-            Record::InitPage { page } => (INIT_PAGE, page),
-        };
-        out.push(kind);
-        put_varint(out, u64::from(page.space));
-        put_varint(out, u64::from(page.page_no));
         match self {
-            Record::Write { offset, data, .. } => {
-                out.extend_from_slice(&offset.to_be_bytes());
-                put_varint(out, data.len() as u64);
-                out.extend_from_slice(data);
-            }
+            Record::Write { page, offset, data } => put_write(out, *page, *offset, data),
             Record::Memset {
-                offset, len, value, ..
-            } => {
-                out.extend_from_slice(&offset.to_be_bytes());
-                out.extend_from_slice(&len.to_be_bytes());
-                out.push(*value);
-            }
-            Record::InitPage { .. } => {}
+                page,
+                offset,
+                len,
+                value,
+            } => put_memset(out, *page, *offset, *len, *value),
+            Record::InitPage { page } => put_head(out, INIT_PAGE, *page),
         }
     }
 
@@ -267,8 +254,116 @@ pub fn decode_group(body: &[u8]) -> Result<Vec<Record>, RecordError> {
     Ok(out)
 }
 
+/// The type byte and page of a record.
+fn put_head(out: &mut Vec<u8>, kind: u8, page: PageId) {
+    out.push(kind);
+    put_varint(out, u64::from(page.space));
+    put_varint(out, u64::from(page.page_no));
+}
+
+/// Appends a WRITE record (what [`Record::Write`] encodes to), from borrowed bytes.
+fn put_write(out: &mut Vec<u8>, page: PageId, offset: u16, data: &[u8]) {
+    put_head(out, WRITE, page);
+    out.extend_from_slice(&offset.to_be_bytes());
+    put_varint(out, data.len() as u64);
+    out.extend_from_slice(data);
+}
+
+/// Appends a MEMSET record.
+fn put_memset(out: &mut Vec<u8>, page: PageId, offset: u16, len: u16, value: u8) {
+    put_head(out, MEMSET, page);
+    out.extend_from_slice(&offset.to_be_bytes());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.push(value);
+}
+
+/// A group encoded record by record into a buffer the caller keeps: what a mini-transaction
+/// builds as it changes pages, so that no [`Record`] (and no copy of a write's bytes in a
+/// `Vec` of its own) exists between the change and the log. [`GroupBuf::finish`] gives the
+/// same bytes as [`encode_group`] of the same records; [`GroupBuf::clear`] keeps the buffer's
+/// capacity for the next group.
+#[derive(Debug, Clone, Default)]
+pub struct GroupBuf {
+    bytes: Vec<u8>,
+    records: usize,
+}
+
+impl GroupBuf {
+    /// An empty group.
+    pub fn new() -> GroupBuf {
+        GroupBuf::default()
+    }
+
+    fn start(&mut self) {
+        if self.bytes.is_empty() {
+            self.bytes.resize(GROUP_HEADER, 0);
+        }
+        self.records += 1;
+    }
+
+    /// Appends a WRITE record of `data` at `offset` of `page`.
+    pub fn write(&mut self, page: PageId, offset: u16, data: &[u8]) {
+        self.start();
+        put_write(&mut self.bytes, page, offset, data);
+    }
+
+    /// Appends a MEMSET record.
+    pub fn memset(&mut self, page: PageId, offset: u16, len: u16, value: u8) {
+        self.start();
+        put_memset(&mut self.bytes, page, offset, len, value);
+    }
+
+    /// Appends an INIT_PAGE record.
+    pub fn init_page(&mut self, page: PageId) {
+        self.start();
+        put_head(&mut self.bytes, INIT_PAGE, page);
+    }
+
+    /// Appends `record`.
+    pub fn push(&mut self, record: &Record) {
+        self.start();
+        record.encode(&mut self.bytes);
+    }
+
+    /// Number of records so far.
+    pub fn len(&self) -> usize {
+        self.records
+    }
+
+    /// True before the first record.
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// The group's bytes, length prefix set: what [`encode_group`] returns. Empty (no prefix)
+    /// for a group without records.
+    pub fn finish(&mut self) -> &[u8] {
+        let len = self.bytes.len().saturating_sub(GROUP_HEADER) as u32;
+        if let Some(prefix) = self.bytes.get_mut(..GROUP_HEADER) {
+            prefix.copy_from_slice(&len.to_be_bytes());
+        }
+        &self.bytes
+    }
+
+    /// Empties the group, keeping its buffer.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.records = 0;
+    }
+
+    /// Bytes the buffer holds room for.
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+}
+
 /// Encodes records as one group: the length prefix, then the records.
 pub fn encode_group(records: &[Record]) -> Vec<u8> {
+    let mut g = GroupBuf::new();
+    if records.is_empty() {
+        // The empty group still has its (zero) prefix.
+        return vec![0; GROUP_HEADER];
+    }
     // Sized up front (a record's encoding is its data plus at most 24 bytes of header).
     let payload: usize = records
         .iter()
@@ -277,14 +372,12 @@ pub fn encode_group(records: &[Record]) -> Vec<u8> {
             _ => 24,
         })
         .sum();
-    let mut out = Vec::with_capacity(GROUP_HEADER + payload);
-    out.resize(GROUP_HEADER, 0);
+    g.bytes.reserve(GROUP_HEADER + payload);
     for r in records {
-        r.encode(&mut out);
+        g.push(r);
     }
-    let len = (out.len() - GROUP_HEADER) as u32;
-    out[..GROUP_HEADER].copy_from_slice(&len.to_be_bytes());
-    out
+    g.finish();
+    g.bytes
 }
 
 #[cfg(test)]
@@ -317,6 +410,24 @@ mod tests {
         let len = u32::from_be_bytes([g[0], g[1], g[2], g[3]]) as usize;
         assert_eq!(len, g.len() - 4);
         assert_eq!(decode_group(&g[4..]).unwrap(), sample());
+    }
+
+    #[test]
+    fn group_buf_builds_the_same_bytes_and_is_reused() {
+        let mut g = GroupBuf::new();
+        assert!(g.is_empty());
+        for round in 0..2 {
+            g.init_page(PageId::new(1, 3));
+            g.write(PageId::new(1, 3), 38, &[1, 2, 3]);
+            g.memset(PageId::new(u32::MAX, 300), 100, 50, 0xAB);
+            assert_eq!(g.len(), 3, "round {round}");
+            assert_eq!(g.finish(), encode_group(&sample()).as_slice());
+            let cap = g.capacity();
+            g.clear();
+            assert!(g.is_empty() && g.finish().is_empty());
+            assert_eq!(g.capacity(), cap, "clear keeps the buffer");
+        }
+        assert_eq!(encode_group(&[]), vec![0; GROUP_HEADER]);
     }
 
     #[test]

@@ -187,7 +187,7 @@ impl RecordLayout {
 
     /// Appends the stored bytes of value `v` for field `i` to `out`; false (nothing appended)
     /// for NULL. What [`RecordLayout::encode_field`] returns, without a buffer of its own.
-    pub(super) fn encode_field_into(
+    pub fn encode_field_into(
         &self,
         i: usize,
         v: &Value,

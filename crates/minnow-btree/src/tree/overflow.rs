@@ -211,13 +211,32 @@ impl BTree {
         if values.len() != layout.fields().len() {
             return Ok(Prepared::inline(layout.encode(values)?));
         }
+        let page_len = pool.config().page_size.bytes();
+        let page_max = max_record_len(page_len);
+        let whole = |len: usize| {
+            self.too_large(
+                len,
+                page_max,
+                format!(
+                    "the record takes {len} bytes with every long column off-page; a page of \
+                     {page_len} bytes takes at most {page_max}"
+                ),
+            )
+        };
+        if !(0..values.len()).any(|i| layout.may_be_external(i)) {
+            // Nothing can go off-page: the record is encoded from the values in place, with
+            // no buffer per field.
+            let rec = layout.encode(values)?;
+            if rec.len() > page_max {
+                return Err(whole(rec.len()));
+            }
+            return Ok(Prepared::inline(rec));
+        }
         let raw = values
             .iter()
             .enumerate()
             .map(|(i, v)| layout.encode_field(i, v))
             .collect::<Result<Vec<_>, _>>()?;
-        let page_len = pool.config().page_size.bytes();
-        let page_max = max_record_len(page_len);
         let max = self.inline_max(page_len);
         let len_of = |i: usize| raw.get(i).and_then(Option::as_ref).map_or(0, Vec::len);
         let mut external: Vec<bool> = (0..raw.len())
@@ -235,18 +254,7 @@ impl BTree {
             match pick.and_then(|i| external.get_mut(i)) {
                 Some(e) => *e = true,
                 None if len_now <= page_max => break,
-                None => {
-                    let len = record_len(layout, &raw, &external);
-                    return Err(self.too_large(
-                        len,
-                        page_max,
-                        format!(
-                            "the record takes {} bytes with every long column off-page; a page of \
-                         {page_len} bytes takes at most {page_max}",
-                            len
-                        ),
-                    ));
-                }
+                None => return Err(whole(record_len(layout, &raw, &external))),
             }
         }
         let zero = [0u8; EXTERN_REF_LEN];

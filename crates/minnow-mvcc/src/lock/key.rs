@@ -1,7 +1,29 @@
 //! Lock keys: an index id and encoded key bytes, stored inline when short, hashed once.
 
+use std::cell::Cell;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+use minnow_btree::record::{RecordError, RecordLayout, Value};
+
+thread_local! {
+    /// The buffer each thread encodes a key's fields into before the key copies them (inline
+    /// when short): reused, so making a row's lock key allocates nothing.
+    static FIELDS: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The field encoding of a key: each field length-prefixed (`1`, u32 length, bytes), NULL as
+/// one zero byte.
+fn put_field(out: &mut Vec<u8>, field: Option<&[u8]>) {
+    match field {
+        None => out.push(0),
+        Some(f) => {
+            out.push(1);
+            out.extend_from_slice(&(f.len() as u32).to_be_bytes());
+            out.extend_from_slice(f);
+        }
+    }
+}
 
 /// Keys up to this many bytes are kept inline in a [`LockKey`] (no allocation): primary keys of
 /// integers, dates and short strings all fit.
@@ -55,6 +77,60 @@ impl LockKey {
             hash: h.finish(),
             bytes,
         }
+    }
+
+    /// The key of index `index` whose fields are `fields`, as the index stores them (`None`
+    /// for NULL; what a B-tree search key holds): each field length-prefixed, NULL as one
+    /// zero byte. The same bytes as [`LockKey::of_values`] of the values.
+    pub fn of_stored(index: u64, fields: &[Option<Vec<u8>>]) -> LockKey {
+        LockKey::encoded(index, |out| {
+            for f in fields {
+                put_field(out, f.as_deref());
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|never: std::convert::Infallible| match never {})
+    }
+
+    /// The key of index `index` for the leading key values `values` of its record layout
+    /// `layout`: each value encoded as the index stores it, then as [`LockKey::of_stored`],
+    /// in a buffer the thread reuses (no allocation for a key that fits inline).
+    pub fn of_values(
+        index: u64,
+        layout: &RecordLayout,
+        values: &[Value],
+    ) -> Result<LockKey, RecordError> {
+        LockKey::encoded(index, |out| {
+            for (i, v) in values.iter().enumerate() {
+                let at = out.len();
+                out.push(1);
+                out.extend_from_slice(&[0; 4]);
+                if layout.encode_field_into(i, v, out)? {
+                    let len = (out.len() - at - 5) as u32;
+                    if let Some(slot) = out.get_mut(at + 1..at + 5) {
+                        slot.copy_from_slice(&len.to_be_bytes());
+                    }
+                } else {
+                    out.truncate(at);
+                    out.push(0);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The key of index `index` whose bytes `fill` appends to this thread's buffer.
+    fn encoded<E>(
+        index: u64,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<LockKey, E> {
+        let mut buf = FIELDS.try_with(Cell::take).unwrap_or_default();
+        buf.clear();
+        let key = fill(&mut buf).map(|()| LockKey::new(index, &buf));
+        if buf.capacity() <= 4096 {
+            let _ = FIELDS.try_with(|c| c.set(buf));
+        }
+        key
     }
 
     /// The supremum of index `index`: greater than every key, so its gap is the one after the
@@ -161,3 +237,39 @@ impl Hasher for FoldHasher {
 }
 
 pub(super) type Fold = BuildHasherDefault<FoldHasher>;
+
+#[cfg(test)]
+mod tests {
+    use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+
+    use super::LockKey;
+
+    #[test]
+    fn a_key_of_values_has_the_bytes_of_its_stored_fields() {
+        let layout = RecordLayout::secondary(vec![
+            Column::nullable(ColumnType::I64),
+            Column::new(ColumnType::Var(40)),
+            Column::nullable(ColumnType::Var(200)),
+        ])
+        .unwrap();
+        let short = [Value::Int(-7), Value::text("ada"), Value::Null];
+        let long = [Value::Null, Value::text("b"), Value::Bytes(vec![5; 100])];
+        for values in [&short[..], &long[..], &short[..1]] {
+            let stored: Vec<Option<Vec<u8>>> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| layout.encode_field(i, v).unwrap())
+                .collect();
+            let key = LockKey::of_values(3, &layout, values).unwrap();
+            assert_eq!(key, LockKey::of_stored(3, &stored));
+            assert_eq!(key.index(), 3);
+        }
+        // Field by field: marker, big-endian length, bytes; NULL one zero byte.
+        let key = LockKey::of_values(3, &layout, &short).unwrap();
+        let mut want = vec![1, 0, 0, 0, 8];
+        want.extend_from_slice(&layout.encode_field(0, &Value::Int(-7)).unwrap().unwrap());
+        want.extend_from_slice(&[1, 0, 0, 0, 3, b'a', b'd', b'a', 0]);
+        assert_eq!(key.key(), want.as_slice());
+        assert!(LockKey::of_values(3, &layout, &[Value::text("not an int")]).is_err());
+    }
+}

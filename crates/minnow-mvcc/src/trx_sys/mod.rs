@@ -92,6 +92,7 @@
 //! its stream); `store` a transaction's log steps (begin, append, commit, rollback);
 //! `history` the history lists, purge's steps, trimming and the check.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -105,7 +106,7 @@ use parking_lot::Mutex;
 use crate::error::{MvccError, Result};
 use crate::read_view::ReadView;
 use crate::roll_ptr::RollPtr;
-use crate::undo::record::{UndoAddr, UndoKind};
+use crate::undo::record::{UndoAddr, UndoFields, UndoKind};
 
 mod history;
 pub mod page;
@@ -161,8 +162,10 @@ impl UndoLog {
 }
 
 /// What the caller passes to [`TrxSys::append`]: an undo record without its log position.
+/// The fields may be borrowed, so a writer can fill one [`UndoFields`] buffer for record
+/// after record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewRecord {
+pub struct NewRecord<'a> {
     /// What it undoes.
     pub kind: UndoKind,
     /// True if the old record was delete-marked.
@@ -173,8 +176,8 @@ pub struct NewRecord {
     pub old_trx_id: u64,
     /// The old `DB_ROLL_PTR`.
     pub old_roll_ptr: RollPtr,
-    /// The fields (see [`UndoRecord::fields`](crate::UndoRecord::fields)).
-    pub fields: Vec<Option<Vec<u8>>>,
+    /// The fields (see [`UndoRecord::fields`](crate::UndoRecord::fields)), encoded.
+    pub fields: Cow<'a, UndoFields>,
 }
 
 #[derive(Debug)]

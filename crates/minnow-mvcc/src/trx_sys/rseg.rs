@@ -68,6 +68,16 @@ impl Tail {
             hist_len: r.hist_len,
         }
     }
+
+    /// A copy for a change that leaves the free slots alone (an undo record appended to the
+    /// stream): the slot list stays behind, so the copy allocates nothing. Install it with
+    /// [`Rseg::publish_stream`].
+    pub(super) fn stream_copy(&self) -> Tail {
+        Tail {
+            free_slots: Vec::new(),
+            ..*self
+        }
+    }
 }
 
 /// A rollback segment.
@@ -147,6 +157,12 @@ impl Rseg {
             self.history_len.load(Ordering::Relaxed),
             self.undo_pages.load(Ordering::Relaxed),
         )
+    }
+
+    /// [`Rseg::publish`] of a [`Tail::stream_copy`]: the free slots stay those of `tail`.
+    pub(super) fn publish_stream(&self, tail: &mut Tail, mut t: Tail) {
+        t.free_slots = std::mem::take(&mut tail.free_slots);
+        self.publish(tail, t);
     }
 
     /// Installs `t` as the tail and mirrors its counters for status.

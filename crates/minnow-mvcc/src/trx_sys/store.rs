@@ -9,6 +9,8 @@
 //! segment's mutex is held, so that the segment's history list stays in commit-number order
 //! (purge merges the lists by it).
 
+use std::cell::Cell;
+
 use minnow_buf::BufferPool;
 use minnow_page::PageId;
 use minnow_redo::Lsn;
@@ -19,7 +21,17 @@ use super::{NewRecord, TrxSys, UndoLog};
 use crate::error::{MvccError, Result};
 use crate::roll_ptr::RollPtr;
 use crate::undo;
-use crate::undo::record::{FILLER, LogHeader, UndoAddr, UndoKind, UndoRecord, hdr};
+use crate::undo::record::{FILLER, LogHeader, RecordHead, UndoAddr, UndoKind, UndoRecord, hdr};
+
+thread_local! {
+    /// The buffer each thread encodes its undo records into before they are copied into the
+    /// undo page: kept from one append to the next, so an append allocates nothing once it
+    /// has grown to the thread's usual record size.
+    static RECORD: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A record buffer that grew past this is dropped after its append rather than kept.
+const KEEP_RECORD: usize = 64 * 1024;
 
 impl TrxSys {
     /// The rollback segment `log` writes into.
@@ -82,24 +94,44 @@ impl TrxSys {
 
     /// Appends an undo record to `log` in its own mtr (to be committed before the change it
     /// describes) and returns the roll pointer to store in the changed record.
-    pub fn append(&self, pool: &BufferPool, log: &mut UndoLog, rec: NewRecord) -> Result<RollPtr> {
-        let r = self.rseg_of(log)?;
-        let kind = rec.kind;
-        let full = UndoRecord {
-            kind,
+    pub fn append(
+        &self,
+        pool: &BufferPool,
+        log: &mut UndoLog,
+        rec: NewRecord<'_>,
+    ) -> Result<RollPtr> {
+        let head = RecordHead {
+            kind: rec.kind,
             old_deleted: rec.old_deleted,
             undo_no: log.n_recs,
             index_id: rec.index_id,
             old_trx_id: rec.old_trx_id,
             old_roll_ptr: rec.old_roll_ptr,
             prev: log.last,
-            fields: rec.fields,
         };
-        let bytes = full
-            .encode()
-            .map_err(|what| MvccError::RecordTooLarge { what })?;
+        // Taken out while in use (a nested append on this thread would find an empty one).
+        let mut bytes = RECORD.try_with(Cell::take).unwrap_or_default();
+        let done = match head.encode_into(&rec.fields, &mut bytes) {
+            Ok(()) => self.append_encoded(pool, log, rec.kind, &bytes),
+            Err(what) => Err(MvccError::RecordTooLarge { what }),
+        };
+        if bytes.capacity() <= KEEP_RECORD {
+            let _ = RECORD.try_with(|c| c.set(bytes));
+        }
+        done
+    }
+
+    /// [`TrxSys::append`] of the encoded record `bytes` (of kind `kind`).
+    fn append_encoded(
+        &self,
+        pool: &BufferPool,
+        log: &mut UndoLog,
+        kind: UndoKind,
+        bytes: &[u8],
+    ) -> Result<RollPtr> {
+        let r = self.rseg_of(log)?;
         let mut tail = r.tail.lock();
-        let mut t = tail.clone();
+        let mut t = tail.stream_copy();
         // A long record (a row with big BLOBs) is written a page's worth per mtr, so that no
         // mtr needs more redo than the log keeps free for one (`BufferPool::mtr` waits for
         // four pages' worth); only the last mtr links the record into the log (the header's
@@ -110,7 +142,7 @@ impl TrxSys {
         let space = r.space();
         let mut first: Option<UndoAddr> = None;
         let mut written = 0usize;
-        let mut rest: &[u8] = &bytes;
+        let mut rest: &[u8] = bytes;
         while rest.len() > piece {
             let (now, later) = rest.split_at(piece);
             let mut mtr = pool.mtr()?;
@@ -133,7 +165,7 @@ impl TrxSys {
                 }
             }
             mtr.commit()?;
-            r.publish(&mut tail, t.clone());
+            r.publish_stream(&mut tail, t.clone());
             rest = later;
         }
         let mut mtr = pool.mtr()?;
@@ -157,7 +189,7 @@ impl TrxSys {
             mtr.write(h, off + hdr::TYPE, &[2])?;
         }
         mtr.commit()?;
-        r.publish(&mut tail, t);
+        r.publish_stream(&mut tail, t);
         log.last = Some(at);
         log.n_recs += 1;
         log.update = update;

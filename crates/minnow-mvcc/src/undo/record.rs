@@ -36,6 +36,8 @@
 //! 44  u32  0
 //! ```
 
+use std::cell::Cell;
+
 use crate::roll_ptr::RollPtr;
 
 /// Bytes of an undo record before its fields.
@@ -98,6 +100,165 @@ impl UndoKind {
             _ => None,
         }
     }
+}
+
+/// The fields of an undo record as the record stores them (each a u32 length, `0xFFFF_FFFF`
+/// for NULL, then the bytes), in one buffer: what a writer fills straight from the stored
+/// bytes of a clustered record, with no allocation per field, and can clear and fill again
+/// for its next record. [`crate::TrxSys::append`] copies them after the record's header.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UndoFields {
+    bytes: Vec<u8>,
+    n: usize,
+    /// The first field that could not be stored (4 GiB or longer): reported when the record
+    /// is encoded.
+    too_long: Option<usize>,
+}
+
+impl UndoFields {
+    /// No fields.
+    pub fn new() -> UndoFields {
+        UndoFields::default()
+    }
+
+    /// Removes every field, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.n = 0;
+        self.too_long = None;
+    }
+
+    /// Appends a field: its stored bytes, `None` for NULL.
+    pub fn push(&mut self, field: Option<&[u8]>) {
+        self.push_with(|out| {
+            if let Some(b) = field {
+                out.extend_from_slice(b);
+            }
+            Ok::<_, std::convert::Infallible>(field.is_some())
+        })
+        .unwrap_or_else(|never| match never {});
+    }
+
+    /// Appends a field whose bytes `fill` appends to the buffer it is given, returning false
+    /// for NULL (and then appending nothing): a value encoded in place, with no buffer of its
+    /// own. On an error nothing is appended.
+    pub fn push_with<E>(
+        &mut self,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(&NULL_LEN.to_be_bytes());
+        match fill(&mut self.bytes) {
+            Ok(true) => {
+                let len = self.bytes.len() - at - 4;
+                match u32::try_from(len).ok().filter(|&l| l != NULL_LEN) {
+                    Some(l) => {
+                        if let Some(slot) = self.bytes.get_mut(at..at + 4) {
+                            slot.copy_from_slice(&l.to_be_bytes());
+                        }
+                    }
+                    None => {
+                        self.bytes.truncate(at + 4);
+                        self.too_long.get_or_insert(len);
+                    }
+                }
+            }
+            Ok(false) => self.bytes.truncate(at + 4),
+            Err(e) => {
+                self.bytes.truncate(at);
+                return Err(e);
+            }
+        }
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Runs `f` with this thread's reusable field buffer, emptied: a writer fills it for one
+    /// record, appends the record, and the next record finds the buffer with its capacity.
+    /// A call nested inside `f` on the same thread gets a new, empty buffer.
+    pub fn with_scratch<R>(f: impl FnOnce(&mut UndoFields) -> R) -> R {
+        let mut buf = SCRATCH.try_with(Cell::take).unwrap_or_default();
+        buf.clear();
+        let r = f(&mut buf);
+        if buf.bytes.capacity() <= 64 * 1024 {
+            let _ = SCRATCH.try_with(|c| c.set(buf));
+        }
+        r
+    }
+
+    /// The fields of a list of stored fields (`None` for NULL).
+    pub fn from_fields(fields: &[Option<Vec<u8>>]) -> UndoFields {
+        let mut out = UndoFields::new();
+        for f in fields {
+            out.push(f.as_deref());
+        }
+        out
+    }
+
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// True without fields.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The encoded fields, as they follow the record's header.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// An undo record's header: everything but its fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RecordHead {
+    pub(crate) kind: UndoKind,
+    pub(crate) old_deleted: bool,
+    pub(crate) undo_no: u64,
+    pub(crate) index_id: u64,
+    pub(crate) old_trx_id: u64,
+    pub(crate) old_roll_ptr: RollPtr,
+    pub(crate) prev: Option<UndoAddr>,
+}
+
+impl RecordHead {
+    /// Replaces `out` with the record of this header and `fields`; an error if a field is
+    /// 4 GiB or longer, there are more than 65535 fields or the record reaches 4 GiB.
+    pub(crate) fn encode_into(&self, fields: &UndoFields, out: &mut Vec<u8>) -> Result<(), String> {
+        if let Some(len) = fields.too_long {
+            return Err(format!("a field of {len} bytes"));
+        }
+        let n = u16::try_from(fields.len())
+            .map_err(|_| format!("{} fields (at most 65535)", fields.len()))?;
+        let total = RECORD_HEADER_LEN + fields.as_bytes().len();
+        let total32 = u32::try_from(total).map_err(|_| format!("{total} bytes (at most 4 GiB)"))?;
+        out.clear();
+        out.reserve(total);
+        out.extend_from_slice(&total32.to_be_bytes());
+        out.push(self.kind.code());
+        out.push(u8::from(self.old_deleted));
+        out.extend_from_slice(&self.undo_no.to_be_bytes());
+        out.extend_from_slice(&self.index_id.to_be_bytes());
+        out.extend_from_slice(&self.old_trx_id.to_be_bytes()[2..]);
+        out.extend_from_slice(&self.old_roll_ptr.to_u64().to_be_bytes()[1..]);
+        put_addr(out, self.prev);
+        out.extend_from_slice(&n.to_be_bytes());
+        out.extend_from_slice(fields.as_bytes());
+        Ok(())
+    }
+}
+
+thread_local! {
+    /// Each thread's [`UndoFields::with_scratch`] buffer.
+    static SCRATCH: Cell<UndoFields> = const {
+        Cell::new(UndoFields {
+            bytes: Vec::new(),
+            n: 0,
+            too_long: None,
+        })
+    };
 }
 
 /// One undo record.
@@ -240,38 +401,17 @@ impl UndoRecord {
     /// Encodes the record; an error if a field is 4 GiB or longer or there are more than
     /// 65535 fields.
     pub fn encode(&self) -> Result<Vec<u8>, String> {
-        let n = u16::try_from(self.fields.len())
-            .map_err(|_| format!("{} fields (at most 65535)", self.fields.len()))?;
-        let data: usize = self
-            .fields
-            .iter()
-            .map(|f| 4 + f.as_ref().map_or(0, Vec::len))
-            .sum();
-        let total = RECORD_HEADER_LEN + data;
-        let total32 = u32::try_from(total).map_err(|_| format!("{total} bytes (at most 4 GiB)"))?;
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(&total32.to_be_bytes());
-        out.push(self.kind.code());
-        out.push(u8::from(self.old_deleted));
-        out.extend_from_slice(&self.undo_no.to_be_bytes());
-        out.extend_from_slice(&self.index_id.to_be_bytes());
-        out.extend_from_slice(&self.old_trx_id.to_be_bytes()[2..]);
-        out.extend_from_slice(&self.old_roll_ptr.to_u64().to_be_bytes()[1..]);
-        put_addr(&mut out, self.prev);
-        out.extend_from_slice(&n.to_be_bytes());
-        for f in &self.fields {
-            match f {
-                None => out.extend_from_slice(&NULL_LEN.to_be_bytes()),
-                Some(b) => {
-                    let len = u32::try_from(b.len())
-                        .ok()
-                        .filter(|&l| l != NULL_LEN)
-                        .ok_or_else(|| format!("a field of {} bytes", b.len()))?;
-                    out.extend_from_slice(&len.to_be_bytes());
-                    out.extend_from_slice(b);
-                }
-            }
-        }
+        let head = RecordHead {
+            kind: self.kind,
+            old_deleted: self.old_deleted,
+            undo_no: self.undo_no,
+            index_id: self.index_id,
+            old_trx_id: self.old_trx_id,
+            old_roll_ptr: self.old_roll_ptr,
+            prev: self.prev,
+        };
+        let mut out = Vec::new();
+        head.encode_into(&UndoFields::from_fields(&self.fields), &mut out)?;
         Ok(out)
     }
 
@@ -471,6 +611,43 @@ mod tests {
         assert_eq!(b[5], 1);
         assert_eq!(&b[22..28], &[1, 2, 3, 4, 5, 6]);
         assert_eq!(UndoRecord::decode(&b).unwrap(), r);
+    }
+
+    #[test]
+    fn fields_filled_in_place_encode_like_owned_fields() {
+        let r = sample();
+        let mut f = UndoFields::new();
+        f.push(Some(b"stale"));
+        f.clear();
+        f.push(Some(b"key"));
+        f.push_with(|_| Ok::<_, ()>(false)).unwrap();
+        assert_eq!(
+            f.push_with(|out| {
+                out.push(1);
+                Err("refused")
+            }),
+            Err("refused")
+        );
+        f.push_with(|out| {
+            out.resize(out.len() + 300, 0);
+            Ok::<_, ()>(true)
+        })
+        .unwrap();
+        assert_eq!(f, UndoFields::from_fields(&r.fields));
+        assert_eq!(f.len(), 3);
+        let head = RecordHead {
+            kind: r.kind,
+            old_deleted: r.old_deleted,
+            undo_no: r.undo_no,
+            index_id: r.index_id,
+            old_trx_id: r.old_trx_id,
+            old_roll_ptr: r.old_roll_ptr,
+            prev: r.prev,
+        };
+        let mut out = vec![9; 7];
+        head.encode_into(&f, &mut out).unwrap();
+        assert_eq!(out, r.encode().unwrap());
+        assert_eq!(UndoRecord::decode(&out).unwrap(), r);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use minnow_page::{PageId, PageSize};
 use crate::error::MvccError;
 use crate::roll_ptr::RollPtr;
 use crate::trx_sys::{NewRecord, TRX_ID_MARGIN, TrxSys};
-use crate::undo::record::{LogState, UndoKind};
+use crate::undo::record::{LogState, UndoFields, UndoKind};
 
 const SPACE: u32 = 1;
 
@@ -15,14 +15,18 @@ fn pool(dir: &std::path::Path) -> BufferPool {
     BufferPool::create_scratch(dir, BufConfig::with_frames(256, PageSize::K4), 1).unwrap()
 }
 
-pub(crate) fn rec(kind: UndoKind, key: u8, payload: usize) -> NewRecord {
+pub(crate) fn rec(kind: UndoKind, key: u8, payload: usize) -> NewRecord<'static> {
     NewRecord {
         kind,
         old_deleted: false,
         index_id: 9,
         old_trx_id: 3,
         old_roll_ptr: RollPtr::NONE,
-        fields: vec![Some(vec![key]), None, Some(vec![key; payload])],
+        fields: std::borrow::Cow::Owned(UndoFields::from_fields(&[
+            Some(vec![key]),
+            None,
+            Some(vec![key; payload]),
+        ])),
     }
 }
 

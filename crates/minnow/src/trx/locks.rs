@@ -22,6 +22,17 @@ pub(super) fn conflict(
     key: &[Value],
 ) -> Result<()> {
     let (w, _) = sys_of(&t.meta, values)?;
+    conflict_with(inner, t, me, w, key)
+}
+
+/// [`conflict`] for a record last written by transaction `w`.
+pub(super) fn conflict_with(
+    inner: &Inner,
+    t: &TableEntry,
+    me: u64,
+    w: u64,
+    key: &[Value],
+) -> Result<()> {
     if w != me && w != 0 && inner.trx_sys.is_active(w) {
         return Err(Error::WriteConflict {
             table: t.meta.name().to_owned(),
@@ -43,31 +54,14 @@ pub(super) fn lock_key(
     index_id: u64,
     values: &[Value],
 ) -> Result<LockKey> {
-    let layout = tree.layout();
-    let fields = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| layout.encode_field(i, v))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| from_tree(e.into(), t.meta.name(), index))?;
-    Ok(stored_lock_key(index_id, &fields))
+    LockKey::of_values(index_id, tree.layout(), values)
+        .map_err(|e| from_tree(e.into(), t.meta.name(), index))
 }
 
 /// The lock key of a key given as the index stores its fields (what a B-tree search key
 /// holds): the same bytes [`lock_key`] builds from values.
 pub(super) fn stored_lock_key(index_id: u64, fields: &[Option<Vec<u8>>]) -> LockKey {
-    let mut bytes = Vec::with_capacity(16);
-    for f in fields {
-        match f {
-            None => bytes.push(0),
-            Some(f) => {
-                bytes.push(1);
-                bytes.extend_from_slice(&(f.len() as u32).to_be_bytes());
-                bytes.extend_from_slice(f);
-            }
-        }
-    }
-    LockKey::new(index_id, &bytes)
+    LockKey::of_stored(index_id, fields)
 }
 
 /// Takes `ty` on `key` for the transaction, waiting (with the statement's latches let go,

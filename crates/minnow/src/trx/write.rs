@@ -2,10 +2,12 @@
 //! record, then the secondary entries; with the unique checks and the size check before
 //! anything is written.
 
-use minnow_btree::record::{Value, decode_value};
+use std::borrow::Cow;
+
+use minnow_btree::record::{FieldRef, Value, decode_value};
 use minnow_btree::tree::InsertProbe;
 use minnow_btree::{BTree, TreeError};
-use minnow_mvcc::{NewRecord, RollPtr, UndoKind, UndoRecord};
+use minnow_mvcc::{NewRecord, RollPtr, UndoFields, UndoKind, UndoRecord};
 
 use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
@@ -29,15 +31,16 @@ pub(super) fn stamped(t: &TableEntry, row: &[Value], trx: u64, ptr: RollPtr) -> 
     v
 }
 
-/// The undo fields of a clustered record: all fields but the system ones, or only the key.
+/// Fills `out` with the undo fields of a clustered record: all fields but the system ones,
+/// or only the key, each value encoded in place.
 pub(super) fn undo_fields(
     t: &TableEntry,
     values: &[Value],
     key_only: bool,
-) -> Result<Vec<Option<Vec<u8>>>> {
+    out: &mut UndoFields,
+) -> Result<()> {
     let layout = t.clustered.layout();
     let n = t.meta.pk.len();
-    let mut out = Vec::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
         if i == n || i == n + 1 {
             continue;
@@ -45,13 +48,72 @@ pub(super) fn undo_fields(
         if key_only && i >= n {
             break;
         }
-        out.push(
-            layout
-                .encode_field(i, v)
-                .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?,
-        );
+        out.push_with(|b| layout.encode_field_into(i, v, b))
+            .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?;
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The clustered record a delete marks, as [`old_version`] reads it.
+struct OldVersion {
+    deleted: bool,
+    trx_id: u64,
+    roll_ptr: RollPtr,
+    /// Every field, off-page ones fetched; read only when secondary entries need the row.
+    values: Option<Vec<Value>>,
+}
+
+/// Reads the clustered record of primary key `pk` in place (under its leaf's latch), filling
+/// `undo` with its undo fields straight from the stored bytes (an off-page field fetched and
+/// encoded as [`undo_fields`] does); `None` if there is no record with that key.
+fn old_version(
+    inner: &Inner,
+    t: &TableEntry,
+    pk: &[Value],
+    undo: &mut UndoFields,
+    want_values: bool,
+) -> Result<Option<OldVersion>> {
+    let (layout, n) = (t.clustered.layout(), t.meta.pk.len());
+    let found = t.clustered.get_with(&inner.pool, pk, |rec| {
+        let view = rec.view();
+        let sys = |x: Option<u64>| {
+            x.ok_or_else(|| {
+                TreeError::from(minnow_btree::record::RecordError::NoField {
+                    field: n,
+                    fields: view.len(),
+                })
+            })
+        };
+        let trx_id = sys(view.trx_id()?)?;
+        let roll_ptr = RollPtr::from_u64(sys(view.roll_ptr()?)?);
+        for i in (0..view.len()).filter(|&i| i != n && i != n + 1) {
+            match view.field(i)? {
+                FieldRef::Null => undo.push(None),
+                FieldRef::Inline(b) => undo.push(Some(b)),
+                FieldRef::External(_) => {
+                    let v = rec.value(i)?;
+                    undo.push_with(|b| layout.encode_field_into(i, &v, b))?;
+                }
+            }
+        }
+        let values = match want_values {
+            true => Some(
+                (0..view.len())
+                    .map(|i| rec.value(i))
+                    .collect::<Result<_, _>>()?,
+            ),
+            false => None,
+        };
+        Ok::<_, TreeError>(OldVersion {
+            deleted: rec.deleted(),
+            trx_id,
+            roll_ptr,
+            values,
+        })
+    });
+    found
+        .and_then(Option::transpose)
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
 }
 
 /// The primary key an undo record names.
@@ -193,18 +255,21 @@ pub(crate) fn insert(
         None => {
             // A new record: it enters a gap, which another transaction may have locked.
             insert_into_gap(inner, t, trx, w, &pk, found, |trx, hint| {
-                let ptr = trx.append(
-                    inner,
-                    NewRecord {
-                        kind: UndoKind::Insert,
-                        old_deleted: false,
-                        index_id: meta.index_id,
-                        old_trx_id: 0,
-                        old_roll_ptr: RollPtr::NONE,
-                        // The key alone: the clustered record's leading fields are `pk`.
-                        fields: undo_fields(t, &pk, true)?,
-                    },
-                )?;
+                let ptr = UndoFields::with_scratch(|fields| {
+                    // The key alone: the clustered record's leading fields are `pk`.
+                    undo_fields(t, &pk, true, fields)?;
+                    trx.append(
+                        inner,
+                        NewRecord {
+                            kind: UndoKind::Insert,
+                            old_deleted: false,
+                            index_id: meta.index_id,
+                            old_trx_id: 0,
+                            old_roll_ptr: RollPtr::NONE,
+                            fields: Cow::Borrowed(fields),
+                        },
+                    )
+                })?;
                 trx.end = t
                     .clustered
                     .insert_hinted(pool, &stamped(t, row, trx.id, ptr), 0, hint)
@@ -250,17 +315,20 @@ fn rewrite(
 ) -> Result<()> {
     let (old_trx, old_ptr) = sys_of(&t.meta, old)?;
     let old_deleted = mark == Some(false);
-    let ptr = trx.append(
-        inner,
-        NewRecord {
-            kind,
-            old_deleted,
-            index_id: t.meta.index_id,
-            old_trx_id: old_trx,
-            old_roll_ptr: old_ptr,
-            fields: undo_fields(t, old, false)?,
-        },
-    )?;
+    let ptr = UndoFields::with_scratch(|fields| {
+        undo_fields(t, old, false, fields)?;
+        trx.append(
+            inner,
+            NewRecord {
+                kind,
+                old_deleted,
+                index_id: t.meta.index_id,
+                old_trx_id: old_trx,
+                old_roll_ptr: old_ptr,
+                fields: Cow::Borrowed(fields),
+            },
+        )
+    })?;
     trx.end = t
         .clustered
         .update_marked(&inner.pool, &stamped(t, row, trx.id, ptr), mark)
@@ -333,37 +401,45 @@ pub(crate) fn delete(
     pk: &[Value],
 ) -> Result<bool> {
     let meta = &t.meta;
-    let Some(old) = lock_and_read(inner, t, trx, w, pk)? else {
+    lock_row(inner, t, trx, w, pk)?;
+    // Read after the lock, in place: the undo fields come straight from the record's bytes,
+    // and the row is decoded only when secondary entries need it.
+    let (old, ptr) = UndoFields::with_scratch(|fields| -> Result<_> {
+        let want_row = !meta.secondary.is_empty();
+        let Some(old) = old_version(inner, t, pk, fields, want_row)? else {
+            return Ok((None, None));
+        };
+        conflict_with(inner, t, trx.id, old.trx_id, pk)?;
+        if old.deleted {
+            return Ok((None, None));
+        }
+        // The undo record holds the whole old version; the record itself only takes the
+        // delete mark and the new system columns, written in place (as InnoDB's delete-mark).
+        let ptr = trx.append(
+            inner,
+            NewRecord {
+                kind: UndoKind::DeleteMark,
+                old_deleted: false,
+                index_id: meta.index_id,
+                old_trx_id: old.trx_id,
+                old_roll_ptr: old.roll_ptr,
+                fields: Cow::Borrowed(fields),
+            },
+        )?;
+        Ok((Some(old), Some(ptr)))
+    })?;
+    let (Some(old), Some(ptr)) = (old, ptr) else {
         lock_absent(inner, t, trx, pk)?;
         return Ok(false);
     };
-    conflict(inner, t, trx.id, &old.values, pk)?;
-    if old.deleted {
-        lock_absent(inner, t, trx, pk)?;
-        return Ok(false);
-    }
-    // The undo record holds the whole old version; the record itself only takes the delete
-    // mark and the new system columns, written in place (as InnoDB's delete-mark).
-    let (old_trx, old_ptr) = sys_of(meta, &old.values)?;
-    let ptr = trx.append(
-        inner,
-        NewRecord {
-            kind: UndoKind::DeleteMark,
-            old_deleted: false,
-            index_id: meta.index_id,
-            old_trx_id: old_trx,
-            old_roll_ptr: old_ptr,
-            fields: undo_fields(t, &old.values, false)?,
-        },
-    )?;
     trx.end = t
         .clustered
         .stamp_marked(&inner.pool, pk, trx.id, ptr.to_u64(), Some(true))
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
-    if meta.secondary.is_empty() {
+    let Some(values) = old.values else {
         return Ok(true);
-    }
-    let old_row = meta.row_of(old.values)?;
+    };
+    let old_row = meta.row_of(values)?;
     for (i, s) in meta.secondary.iter().enumerate() {
         sec_mark(
             inner,
