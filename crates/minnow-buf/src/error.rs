@@ -116,6 +116,17 @@ pub enum BufError {
         /// What is wrong.
         reason: String,
     },
+    /// A tablespace may not be cut shorter now: the pool still runs, holds a dirty page,
+    /// or its log is not checkpointed at its end ([`crate::BufferPool::cut_space`]).
+    #[error("tablespace {space} cannot be cut to {pages} pages: {reason}")]
+    CutRefused {
+        /// The tablespace.
+        space: u32,
+        /// The length asked for, in pages.
+        pages: u32,
+        /// Why not.
+        reason: String,
+    },
     /// The `ib_buffer_pool` dump file is damaged.
     #[error("{}: {reason}", path.display())]
     Dump {

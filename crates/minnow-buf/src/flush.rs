@@ -80,6 +80,14 @@ pub trait PageWriter: Send + Sync + std::fmt::Debug {
     fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
         None
     }
+
+    /// Drops whatever copies the writer keeps of pages it wrote, once every one of them is
+    /// durable in place and none will be needed again (after a clean shutdown's final flush
+    /// and checkpoint): see [`crate::BufferPool::cut_space`]. A writer that keeps none (the
+    /// default) has nothing to do.
+    fn forget_copies(&self) -> Result<(), BufError> {
+        Ok(())
+    }
 }
 
 /// Writes pages straight to their tablespaces and syncs them (doublewrite off).
@@ -157,6 +165,10 @@ impl PageWriter for minnow_dblwr::Doublewrite {
 
     fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
         Some(self.stats().snapshot())
+    }
+
+    fn forget_copies(&self) -> Result<(), BufError> {
+        Ok(self.forget()?)
     }
 }
 

@@ -448,6 +448,50 @@ impl BufferPool {
         Ok(())
     }
 
+    /// After [`BufferPool::shutdown`]: cuts the file of tablespace `space` to `pages` pages,
+    /// the size its allocator now records (`minnow_btree::space::shrink_tail` lowered it
+    /// before the shutdown). Returns whether the file was longer.
+    ///
+    /// The order makes a power cut at any point harmless. The allocator's change is in the
+    /// redo log and in the flushed page 0, behind the final checkpoint, so recovery never
+    /// undoes it and never replays a change to a page beyond the cut. Then the writer drops
+    /// its doublewrite copies ([`PageWriter::forget_copies`]): every page is durable in
+    /// place, and a copy of a page beyond the cut would otherwise be written back at the
+    /// next start, growing the file again. Only then is the file cut and synced. Cut off
+    /// before the cut, the file is merely longer than its allocator says: nothing reads the
+    /// pages beyond, and the next clean close cuts it.
+    ///
+    /// Refused ([`BufError::CutRefused`]) unless the pool is shut down, holds no dirty page
+    /// and its log is checkpointed at its end.
+    pub fn cut_space(&self, space: u32, pages: u32) -> Result<bool, BufError> {
+        let refuse = |reason: &str| BufError::CutRefused {
+            space,
+            pages,
+            reason: reason.to_owned(),
+        };
+        if !self.shared.stopping.load(Ordering::Acquire) {
+            return Err(refuse("the pool is still running (shut it down first)"));
+        }
+        if self.oldest_modification().is_some() {
+            return Err(refuse("the pool still holds a dirty page"));
+        }
+        if let Some(log) = self.log()
+            && log.checkpoint_lsn() < log.current_lsn()
+        {
+            return Err(refuse("the log is not checkpointed at its end"));
+        }
+        let file = self
+            .shared
+            .spaces
+            .get(space)
+            .ok_or(BufError::UnknownSpace { space })?;
+        if pages >= file.size_in_pages() {
+            return Ok(false);
+        }
+        self.shared.writer.forget_copies()?;
+        Ok(file.truncate_to(pages)?)
+    }
+
     /// After the final flush: makes the log durable to its end, checkpoints there (redo
     /// appended without a sync, by mtrs that did not commit, may still lie past the
     /// checkpoint) and shrinks the file, which needs no byte for recovery now.

@@ -375,6 +375,54 @@ impl Doublewrite {
         })
     }
 
+    /// The header of segment `seg`'s next batch, naming `entries`.
+    fn next_header(&self, seg: &Segment, entries: Vec<SlotEntry>) -> SegmentHeader {
+        SegmentHeader {
+            page_size: self.config.page_size,
+            capacity: self.config.pages_per_batch,
+            copies: self.config.mode.writes_copies(),
+            segment: u32::try_from(seg.index).unwrap_or(u32::MAX),
+            sequence: seg.sequence + 1,
+            entries,
+        }
+    }
+
+    /// Empties every segment: writes a header with no entries (the next sequence number)
+    /// and syncs it, so that [`crate::recover`] finds no copy to write back. Only for when
+    /// every page of every batch is durable in place and no copy is needed any more: after a
+    /// clean shutdown's final flush and checkpoint, before a tablespace is cut shorter (a
+    /// copy of a page beyond a file's new end would be written back at the next start and
+    /// grow the file again). A power cut while it runs leaves each header old or new, either
+    /// valid, or torn, which recovery ignores. A poisoned segment (a failed batch) is an
+    /// error, and the segments after it are left as they are.
+    pub fn forget(&self) -> Result<(), DblwrError> {
+        let page_size = self.config.page_size;
+        let capacity = self.config.pages_per_batch;
+        let header_block = format::header_block_len(page_size, capacity);
+        for slot in &self.segments {
+            let mut guard = lock(slot);
+            let seg = &mut *guard;
+            if seg.poisoned {
+                return Err(DblwrError::Poisoned {
+                    segment: seg.index,
+                    path: seg.path.clone(),
+                });
+            }
+            let Some(file) = seg.file.clone() else {
+                continue;
+            };
+            let header = self.next_header(seg, Vec::new());
+            let block = seg.buf.get_mut(..header_block).ok_or_else(config_too_big)?;
+            header
+                .encode(block)
+                .map_err(|e| bad_segment(&seg.path, seg.index, &e.to_string()))?;
+            file.write_at(block, 0)?;
+            file.sync_data()?;
+            seg.sequence += 1;
+        }
+        Ok(())
+    }
+
     /// The configuration.
     pub fn config(&self) -> &DoublewriteConfig {
         &self.config
@@ -515,14 +563,7 @@ impl Doublewrite {
 
         // 2. Header and copies in one sequential write, then sync.
         if let Some(file) = &seg.file {
-            let header = SegmentHeader {
-                page_size,
-                capacity,
-                copies: self.config.mode.writes_copies(),
-                segment: u32::try_from(seg.index).unwrap_or(u32::MAX),
-                sequence: seg.sequence + 1,
-                entries,
-            };
+            let header = self.next_header(seg, entries);
             let block = seg.buf.get_mut(..header_block).ok_or_else(config_too_big)?;
             header
                 .encode(block)

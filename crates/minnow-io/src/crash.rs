@@ -90,6 +90,8 @@ struct SimState {
     dead: bool,
     fail_next_sync: bool,
     files: BTreeMap<PathBuf, FileState>,
+    /// Write, sync and truncate operations counted so far (what [`CrashSim::arm`] counts).
+    ops: u64,
 }
 
 struct FileState {
@@ -246,6 +248,13 @@ impl CrashSim {
     /// batch counts); the ones after fail with `EIO` until [`CrashSim::power_cut`].
     pub fn arm(&self, after_ops: u64) {
         self.lock().armed = Some(after_ops);
+    }
+
+    /// Write, sync and truncate operations done (or refused by a dead device) so far, each
+    /// request of a batch counted, as [`CrashSim::arm`] counts them: a test measures a step
+    /// once, then arms the device to die at each operation of it in turn.
+    pub fn ops(&self) -> u64 {
+        self.lock().ops
     }
 
     /// Cancels [`CrashSim::arm`] (a device that already died stays dead until the power cut).
@@ -662,6 +671,7 @@ impl SimFile {
 
     /// Counts one write or sync against an armed device; false when the device dies now.
     fn tick(st: &mut SimState) -> bool {
+        st.ops += 1;
         match st.armed {
             Some(0) => {
                 st.dead = true;

@@ -760,6 +760,21 @@ impl Tablespace {
         Ok(())
     }
 
+    /// Cuts the file to `pages` pages (`ftruncate`) and syncs it; never grows it. The pages
+    /// beyond must be ones nothing will read again: the space's allocator no longer
+    /// describes them, that change is durable, and no doublewrite copy of them is left to
+    /// be written back (see `minnow_btree::space::shrink_tail`). Returns whether the file
+    /// was longer.
+    pub fn truncate_to(&self, pages: u32) -> Result<bool, IoError> {
+        if pages >= self.size_in_pages() {
+            return Ok(false);
+        }
+        self.size.fetch_min(pages, Ordering::AcqRel);
+        self.file.truncate(self.byte_offset(pages))?;
+        self.file.sync_data()?;
+        Ok(true)
+    }
+
     /// Makes every page written so far, and the file's length, durable.
     pub fn sync(&self) -> Result<(), IoError> {
         self.file.sync_data()

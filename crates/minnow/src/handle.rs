@@ -38,8 +38,8 @@ use parking_lot::Mutex;
 
 use crate::config::Config;
 use crate::db::{Database, Inner, OpenReport};
-use crate::dict::SYSTEM_TABLESPACE;
-use crate::error::{Error, Result};
+use crate::dict::{SYSTEM_SPACE_ID, SYSTEM_TABLESPACE};
+use crate::error::{Error, Result, from_tree};
 use crate::trx::{Isolation, Transaction};
 
 /// How many times [`Database::transaction`] runs its closure again after a retryable error
@@ -132,15 +132,36 @@ impl Inner {
     /// checks the flag after taking the latch), marks the database closed, writes each
     /// auto-increment counter's exact value, stops the status-file and log-flusher threads
     /// and shuts the pool down (see `BufferPool::shutdown`: every dirty page written, a
-    /// checkpoint at the end of the log, the `ib_buffer_pool` dump). Every step runs even if
+    /// checkpoint at the end of the log, the `ib_buffer_pool` dump); the unused extents at
+    /// the end of the system tablespace leave its allocator before that, and its file is cut
+    /// to match after it (`minnow_btree::space::shrink_tail`, `BufferPool::cut_space`: a
+    /// power cut at any step loses nothing). Every step runs even if
     /// one before it failed; the first error is returned. Nothing changes a page afterwards.
     pub(crate) fn shutdown(&self) -> Result<()> {
-        // Purge first: its steps take the quiesce latch, shared.
+        // A slow shutdown (`fast_shutdown = 0`) purges everything first; then purge stops:
+        // its steps take the quiesce latch, shared.
+        let slow = if self.config.fast_shutdown == 0 {
+            crate::purge::all(self).map(drop)
+        } else {
+            Ok(())
+        };
         self.purge.stop();
         let _ddl = self.ddl.lock();
         let _q = self.quiesce.write();
         self.closed.set();
         let counters = self.persist_counters();
+        // After the slow shutdown's purge, the idle undo streams move down, off the end.
+        let rehomed = match &slow {
+            Ok(()) if self.config.fast_shutdown == 0 => self
+                .trx_sys
+                .rehome(&self.pool)
+                .map(drop)
+                .map_err(Error::from),
+            _ => Ok(()),
+        };
+        // The unused extents at the end of the system tablespace leave its allocator now;
+        // the file is cut after the final checkpoint (`BufferPool::cut_space`).
+        let shrunk = minnow_btree::space::shrink_tail(&self.pool, SYSTEM_SPACE_ID);
         if let Some(w) = self.status_file.lock().take() {
             w.stop();
         }
@@ -152,9 +173,17 @@ impl Inner {
             let _ = flusher.join();
         }
         let flushed = self.pool.shutdown();
+        let cut = match (&flushed, &shrunk) {
+            (Ok(()), Ok(pages)) => self.pool.cut_space(SYSTEM_SPACE_ID, *pages).map(drop),
+            _ => Ok(()),
+        };
+        slow?;
+        rehomed?;
         counters?;
+        shrunk.map_err(|e| from_tree(e, SYSTEM_TABLESPACE, "(space)"))?;
         synced.map_err(|e| Error::Storage(e.into()))?;
-        Ok(flushed?)
+        flushed?;
+        Ok(cut?)
     }
 
     /// Writes every auto-increment counter's exact value as its high-water mark, so that a

@@ -114,19 +114,23 @@ impl Database {
     /// `purge_threads = 1` a background thread does this continuously; this call is for
     /// `purge_threads = 0`, tests and benchmarks, and is safe beside the thread.
     pub fn purge(&self) -> Result<PurgeReport> {
-        let inner = self.inner()?;
-        let mut total = PurgeReport::default();
-        loop {
-            let (r, more) = batch(inner, BATCH_LOGS)?;
-            total.logs += r.logs;
-            total.records += r.records;
-            total.clustered_removed += r.clustered_removed;
-            total.secondary_removed += r.secondary_removed;
-            total.undo_pages_freed += r.undo_pages_freed;
-            total.history_len = r.history_len;
-            if !more {
-                return Ok(total);
-            }
+        all(self.inner()?)
+    }
+}
+
+/// [`Database::purge`] on the engine itself (also a slow shutdown's full purge).
+pub(crate) fn all(inner: &Inner) -> Result<PurgeReport> {
+    let mut total = PurgeReport::default();
+    loop {
+        let (r, more) = batch(inner, BATCH_LOGS)?;
+        total.logs += r.logs;
+        total.records += r.records;
+        total.clustered_removed += r.clustered_removed;
+        total.secondary_removed += r.secondary_removed;
+        total.undo_pages_freed += r.undo_pages_freed;
+        total.history_len = r.history_len;
+        if !more {
+            return Ok(total);
         }
     }
 }

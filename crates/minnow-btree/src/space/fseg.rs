@@ -240,6 +240,34 @@ impl Fsp<'_, '_> {
         self.seg_take(ip, at, start, i)
     }
 
+    /// The lowest free page of the segment's NOT_FULL extents (see [`super::lowest_free_in`]).
+    pub fn seg_lowest_free(&mut self, seg: FsegHeader) -> Result<Option<u32>, TreeError> {
+        let (ip, at, id) = self.inode(seg)?;
+        let list = base(ip, at, NOT_FULL);
+        let len = self.list_len(list)?;
+        let mut node = self.list_first(list)?;
+        let mut best: Option<u32> = None;
+        let mut seen = 0u32;
+        while let Some(a) = node {
+            seen += 1;
+            if seen > len {
+                return Err(corrupt(
+                    self.space,
+                    ip,
+                    format!("segment {id}'s NOT_FULL list is longer than its length {len}"),
+                ));
+            }
+            let start = self.extent_of_node(a)?;
+            let e = self.xdes(start)?;
+            if let Some(i) = self.first_free(e)? {
+                best = Some(best.map_or(start + i, |b| b.min(start + i)));
+            }
+            let next = self.read_addr(a.page, a.at() + 6)?;
+            node = (!next.is_null()).then_some(next);
+        }
+        Ok(best)
+    }
+
     /// Marks page `i` of the segment's extent `start` used, moving a now full extent from
     /// NOT_FULL to FULL.
     fn seg_take(&mut self, ip: u32, at: usize, start: u32, i: u32) -> Result<u32, TreeError> {

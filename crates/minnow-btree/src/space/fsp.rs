@@ -410,6 +410,51 @@ impl<'m, 'a> Fsp<'m, 'a> {
         Ok(())
     }
 
+    /// Takes up to `max` unused extents off the end of the space, last first, and lowers
+    /// `FREE_LIMIT` and `SIZE` to the start of the last one taken: a FREE extent leaves the
+    /// FREE list; the first extent of a descriptor group (other than page 0's) leaves
+    /// FREE_FRAG when its XDES page is its only page in use, and that XDES page goes with it
+    /// (the entries it holds describe only extents already taken). Stops at the first extent
+    /// with a page in use; extent 0 always stays. Returns how many extents it took.
+    ///
+    /// The extents' pages are unreachable (no page of a FREE extent is in use), so nothing
+    /// but the allocator's own pages changes; growing the space later describes them
+    /// afresh. The file keeps its length: cutting it is the caller's business, once this
+    /// change is durable (see [`super::shrink_tail`]).
+    pub fn shrink_tail(&mut self, max: usize) -> Result<u32, TreeError> {
+        let ext = self.geo.extent;
+        let mut limit = self.hdr(fsp::FREE_LIMIT)?;
+        let mut taken = 0;
+        while (taken as usize) < max && limit > ext {
+            let start = limit - ext;
+            let e = self.xdes(start)?;
+            let node = e.plus(XDES_FLST_NODE);
+            match self.state(e)? {
+                XDES_FREE => {
+                    self.list_remove(FSP_FREE, node)?;
+                    self.set_state(e, super::XDES_NOT_INITED)?;
+                }
+                XDES_FREE_FRAG
+                    if self.geo.is_descriptor(start)
+                        && self.n_used(e)? == 1
+                        && !self.is_free(e, 0)? =>
+                {
+                    // Only the XDES page itself: it goes with the extent.
+                    self.list_remove(FSP_FREE_FRAG, node)?;
+                    self.add_frag_used(-1)?;
+                }
+                _ => break,
+            }
+            limit = start;
+            taken += 1;
+        }
+        if taken > 0 {
+            self.set_hdr(fsp::FREE_LIMIT, limit)?;
+            self.set_hdr(fsp::SIZE, limit)?;
+        }
+        Ok(taken)
+    }
+
     /// Whether `page` is an FSEG extent's page (and the owning segment id) or a fragment page.
     pub fn page_state(&mut self, page: u32) -> Result<(u32, u64), TreeError> {
         let e = self.xdes(self.geo.extent_start(page))?;

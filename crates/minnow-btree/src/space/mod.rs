@@ -76,6 +76,8 @@ mod check;
 mod fseg;
 mod fsp;
 #[cfg(test)]
+mod shrink_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;
@@ -391,6 +393,13 @@ pub fn allocate_in(
     Ok(mtr.new_page(PageId::new(seg.space, no))?)
 }
 
+/// The lowest free page of segment `seg`'s partly used (NOT_FULL) extents, read inside
+/// `mtr`; `None` if it has none. Passed as the hint of [`allocate_in`], it keeps a segment's
+/// pages low in the file (`minnow_mvcc`'s slow-shutdown move of the undo streams).
+pub fn lowest_free_in(mtr: &mut Mtr<'_>, seg: FsegHeader) -> Result<Option<u32>, TreeError> {
+    Fsp::open(mtr, seg.space)?.seg_lowest_free(seg)
+}
+
 /// Gives page `page_no` back to segment `seg` inside `mtr` (see [`free`]); an error if the
 /// segment does not own it.
 pub fn free_in(mtr: &mut Mtr<'_>, seg: FsegHeader, page_no: u32) -> Result<(), TreeError> {
@@ -417,6 +426,40 @@ pub fn free_segment_step(
     max_extents: usize,
 ) -> Result<bool, TreeError> {
     Fsp::open(mtr, seg.header.space)?.seg_free_step(seg, max_extents)
+}
+
+/// One step of [`shrink_tail`] inside `mtr`: takes up to `max_extents` unused extents off the
+/// end of `space` (FREE extents, and a descriptor group's first extent once its XDES page is
+/// all it holds), lowering `FREE_LIMIT` and `SIZE` with them. Returns how many it took; the
+/// space stays consistent after every step.
+pub fn shrink_tail_step(
+    mtr: &mut Mtr<'_>,
+    space: u32,
+    max_extents: usize,
+) -> Result<u32, TreeError> {
+    Fsp::open(mtr, space)?.shrink_tail(max_extents)
+}
+
+/// Gives the unused extents at the end of `space` back: one mtr per [`EXTENTS_PER_MTR`]
+/// extents, until the last extent has a page in use. Returns the space's size in pages
+/// afterwards (its `SIZE`, equal to `FREE_LIMIT`), whether or not anything was taken.
+///
+/// Only the allocator's pages change: the file keeps its length. Cutting it is safe once
+/// this change can no longer be undone by recovery and no copy of a page beyond the new
+/// size can be written back: after the final flush and checkpoint of a clean shutdown, with
+/// the doublewrite segments emptied (`minnow_buf::BufferPool::cut_space`). Until then a file
+/// longer than `SIZE` is harmless: the pages beyond it are never read, and growing the space
+/// formats them afresh.
+pub fn shrink_tail(pool: &BufferPool, space: u32) -> Result<u32, TreeError> {
+    loop {
+        let mut mtr = pool.mtr()?;
+        let taken = shrink_tail_step(&mut mtr, space, EXTENTS_PER_MTR)?;
+        let size = Fsp::open(&mut mtr, space)?.hdr(fsph::SIZE)?;
+        mtr.commit()?;
+        if (taken as usize) < EXTENTS_PER_MTR {
+            return Ok(size);
+        }
+    }
 }
 
 /// Frees a whole segment: [`free_segment_step`] in one mtr per [`EXTENTS_PER_MTR`] extents

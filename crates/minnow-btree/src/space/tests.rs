@@ -14,7 +14,7 @@ fn pool(dir: &std::path::Path) -> BufferPool {
     BufferPool::create_scratch(dir, BufConfig::with_frames(256, PageSize::K4), 1).unwrap()
 }
 
-fn alloc_n(pool: &BufferPool, seg: FsegHeader, n: usize) -> Vec<u32> {
+pub(super) fn alloc_n(pool: &BufferPool, seg: FsegHeader, n: usize) -> Vec<u32> {
     let mut out = Vec::new();
     for _ in 0..n {
         let mut mtr = pool.mtr().unwrap();

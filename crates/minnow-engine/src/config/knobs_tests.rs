@@ -52,6 +52,7 @@ fn every_config_field_is_a_knob() {
         autoinc_lock_mode,
         lock_wait_timeout,
         purge_threads,
+        fast_shutdown,
         rollback_segments,
         status_file,
         adaptive_hash_index,
@@ -93,6 +94,7 @@ fn every_config_field_is_a_knob() {
     assert_ne!(*autoinc_lock_mode, d.autoinc_lock_mode);
     assert_ne!(*lock_wait_timeout, d.lock_wait_timeout);
     assert_ne!(*purge_threads, d.purge_threads);
+    assert_ne!(*fast_shutdown, d.fast_shutdown);
     assert_ne!(*rollback_segments, d.rollback_segments);
     assert_ne!(*status_file, d.status_file);
     assert_ne!(*adaptive_hash_index, d.adaptive_hash_index);
@@ -113,8 +115,8 @@ fn every_config_field_is_a_knob() {
     let hook = Knob::find("recovery_progress").unwrap();
     assert!(hook.example.is_none());
     assert!(Config::default().set("recovery_progress", "x").is_err());
-    // Exactly one knob per field: 34 fields above.
-    assert_eq!(KNOBS.len(), 34);
+    // Exactly one knob per field: 35 fields above.
+    assert_eq!(KNOBS.len(), 35);
 }
 
 #[test]

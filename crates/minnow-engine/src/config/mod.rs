@@ -36,6 +36,7 @@
 //! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` | `2` | `0`, `1` or `2` | 0 traditional, 1 consecutive, 2 interleaved (see `AutoIncLockMode`) | row statements (minnow): every insert into a table with an AUTO_INCREMENT column |
 //! | `lock_wait_timeout` | `innodb_lock_wait_timeout` | `50s` | a duration, at least 1ms (a plain number is seconds) | how long a writer waits for a row lock before its statement fails | row statements (minnow): every open |
 //! | `purge_threads` | `innodb_purge_threads` | `1` | `0` or `1` | 1: a background thread purges; 0: only `Database::purge` does | purge thread (minnow): every open |
+//! | `fast_shutdown` | `innodb_fast_shutdown` | `1` | `0` or `1` | 1: close without waiting for purge; 0: purge fully, then close (the freed undo is cut off the file's end) | purge thread (minnow): close |
 //! | `rollback_segments` | `innodb_rollback_segments` | `16` | 1..=128 | rollback segments undo is spread over, each with its own lock | rollback segments (minnow-mvcc): create (open uses the stored number) |
 //! | `status_file` | `innodb_status_file` | `off` | `off` or a duration, at least 10ms (a plain number is milliseconds; 0: off) | rewrite `minnow_status.json` at this interval for `minnow status`/`watch` | status file thread (minnow): every open |
 //! | `adaptive_hash_index` | `innodb_adaptive_hash_index` | `on` | `on`/`off` (`1`/`0`, `true`/`false`) | hash of hot leaf records that lets point lookups skip the descent | adaptive hash index (minnow-ahi): every open; `Database::set_adaptive_hash_index` at runtime |
@@ -240,6 +241,14 @@ pub struct Config {
     /// only wait for its turn (InnoDB's default of 4 is a coordinator handing records to
     /// worker threads, which minnow does not have). See the `purge` module docs.
     pub purge_threads: usize,
+    /// `innodb_fast_shutdown`: 1 (the default, as InnoDB's) closes without waiting for
+    /// purge: what the history list still holds is purged after the next open. 0 (a *slow
+    /// shutdown*) purges everything no open read view needs before the final checkpoint,
+    /// then moves each idle undo stream's last page as low in the file as its segment
+    /// allows, so that the undo of the last large transactions is free and the close can cut
+    /// it off the end of the system tablespace. InnoDB's 2 (a crash-like close that skips
+    /// the final flush) is refused.
+    pub fast_shutdown: u8,
     /// `innodb_rollback_segments`: the rollback segments undo is written to (default 16,
     /// 1..=128). Fixed at create and stored in the TRX_SYS page; `open` uses the stored
     /// number whatever this says. Each segment has its own header page, slots, undo pages
@@ -314,6 +323,7 @@ impl Default for Config {
             autoinc_lock_mode: AutoIncLockMode::default(),
             lock_wait_timeout: Duration::from_secs(50),
             purge_threads: 1,
+            fast_shutdown: 1,
             rollback_segments: minnow_mvcc::trx_sys::DEFAULT_RSEGS,
             status_file: None,
             adaptive_hash_index: true,
@@ -442,6 +452,16 @@ impl Config {
                     "{} threads: at most 1, because purge walks the history in commit order \
                      on one thread (no worker threads), so more threads could only wait",
                     self.purge_threads
+                ),
+            );
+        }
+        if self.fast_shutdown > 1 {
+            return bad(
+                "innodb_fast_shutdown",
+                format!(
+                    "{}: 0 (purge fully, then close) or 1 (close without waiting for purge); \
+                     2 (skip the final flush, as a crash) is not supported",
+                    self.fast_shutdown
                 ),
             );
         }

@@ -121,6 +121,23 @@ impl TrxSys {
         Ok(freed)
     }
 
+    /// At a slow shutdown, after a full purge and [`TrxSys::trim`]: moves each idle
+    /// stream (a single page, no active transaction in its segment, an empty history list,
+    /// so every entry on the page is dead) to the lowest free page of the undo segment's
+    /// extents, when that page is lower than the stream's. The streams' last pages are the
+    /// only undo pages trimming keeps, and the last large transaction left them at the end
+    /// of the file; moved down, they no longer pin the extents there, which go back to the
+    /// space once empty (and `minnow_btree::space::shrink_tail` can take them off the file).
+    /// Each move is one mtr: the new page formatted empty, FIRST and LAST at it, HEAD at its
+    /// data start, PAGES 1, the old page freed. Returns how many streams moved.
+    pub fn rehome(&self, pool: &BufferPool) -> Result<u64> {
+        let mut moved = 0;
+        for r in &self.rsegs {
+            moved += u64::from(r.rehome(pool)?);
+        }
+        Ok(moved)
+    }
+
     /// Reads the header of `log` from its page.
     pub fn header(&self, pool: &BufferPool, log: &UndoLog) -> Result<LogHeader> {
         undo::read_header(pool, self.page.space, log.header)
@@ -285,6 +302,44 @@ impl Rseg {
             self.publish(&mut tail, next);
         }
         Ok(freed)
+    }
+
+    /// Moves this segment's stream down if it is idle (see [`TrxSys::rehome`]).
+    fn rehome(&self, pool: &BufferPool) -> Result<bool> {
+        let mut tail = self.tail.lock();
+        let t = tail.clone();
+        let idle = t.first_page == t.last_page
+            && t.hist_len == 0
+            && t.free_slots.len() == usize::from(self.n_slots);
+        if !idle {
+            return Ok(false);
+        }
+        let mut mtr = pool.mtr()?;
+        let s = mtr.get_write(self.page)?;
+        let low = space::lowest_free_in(&mut mtr, self.seg)?;
+        let Some(low) = low.filter(|&p| p < t.last_page) else {
+            mtr.commit()?;
+            return Ok(false);
+        };
+        let n = space::allocate_in(&mut mtr, self.seg, Some(low))?;
+        crate::undo::init_undo_page(&mut mtr, n)?;
+        let no = mtr.page_id(n).map_or(0, |id| id.page_no);
+        space::free_in(&mut mtr, self.seg, t.last_page)?;
+        let head = UNDO_DATA as u16;
+        mtr.write(s, rseg::FIRST, &no.to_be_bytes())?;
+        mtr.write(s, rseg::LAST, &no.to_be_bytes())?;
+        mtr.write(s, rseg::HEAD, &head.to_be_bytes())?;
+        mtr.write(s, rseg::PAGES, &1u32.to_be_bytes())?;
+        mtr.commit()?;
+        let next = Tail {
+            first_page: no,
+            last_page: no,
+            head,
+            n_pages: 1,
+            ..t
+        };
+        self.publish(&mut tail, next);
+        Ok(true)
     }
 
     /// Walks the entries that start in the stream's first page. `None` if one of them is

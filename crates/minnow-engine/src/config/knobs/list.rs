@@ -480,6 +480,20 @@ pub static KNOBS: &[Knob] = &[
         show: |c| c.purge_threads.to_string(),
     },
     Knob {
+        name: "fast_shutdown",
+        innodb: &["innodb_fast_shutdown"],
+        doc: "1: close without waiting for purge; 0: purge fully, then close (the freed undo is cut off the file's end)",
+        values: "`0` or `1`",
+        acts: Acts::Purge,
+        when: "close",
+        example: Some("0"),
+        set: |c, v| {
+            c.fast_shutdown = whole(v)?;
+            Ok(())
+        },
+        show: |c| c.fast_shutdown.to_string(),
+    },
+    Knob {
         name: "rollback_segments",
         innodb: &["innodb_rollback_segments"],
         doc: "rollback segments undo is spread over, each with its own lock",
