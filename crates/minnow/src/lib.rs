@@ -3,7 +3,9 @@
 //! This crate is what an application links: a [`Database`] in a directory, tables with typed
 //! columns, a clustered primary key and secondary indexes, point and range reads, and
 //! explicit durability. Underneath it are the crates that do the work: the row engine's
-//! definitions, settings and errors (`minnow-engine`), the buffer pool and
+//! state, definitions, settings and errors (`minnow-engine`: the open engine, its table
+//! cache and entries, admission and auto-increment; the statements that use them are still
+//! in this crate and move there next), the buffer pool and
 //! mini-transactions (`minnow-buf`), the redo log (`minnow-redo`), the doublewrite buffer
 //! (`minnow-dblwr`), B+trees (`minnow-btree`) and files (`minnow-io`).
 //!
@@ -476,11 +478,20 @@
 // feature they need; stable builds never see the attribute.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod admission;
-mod ahi;
 #[cfg(feature = "tokio")]
 mod async_db;
-pub mod autoinc;
+pub mod autoinc {
+    //! AUTO_INCREMENT columns: what an insert statement says it generated ([`Inserted`]) and a
+    //! table's counter ([`AutoIncStatus`]).
+    //!
+    //! The crate docs ("Auto-increment") show the column in use. The counter itself, the
+    //! AUTO-INC table lock, the three `innodb_autoinc_lock_mode`s ([`crate::AutoIncLockMode`])
+    //! and how the counter survives a crash (its high-water mark in the dictionary, written
+    //! [`PERSIST_AHEAD`] values ahead) are the engine crate's `autoinc` module
+    //! (`minnow-engine`).
+
+    pub use minnow_engine::autoinc::{AutoIncStatus, Inserted, PERSIST_AHEAD};
+}
 pub mod backend;
 mod bulk;
 pub mod cause;
@@ -497,17 +508,16 @@ pub mod history;
 pub mod inspect;
 pub mod purge;
 pub mod row;
+mod runtime;
 use minnow_engine::schema;
 #[cfg(test)]
 mod dict_tests;
 pub mod status;
 mod table;
-mod table_cache;
 mod trx;
 #[cfg(test)]
 mod walk_tests;
 
-pub use admission::AdmissionStats;
 #[cfg(feature = "tokio")]
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
@@ -527,6 +537,7 @@ pub use minnow_btree::tree::ZipIndexStats;
 /// [`row`] module docs show it; feature `derive`, on by default).
 #[cfg(feature = "derive")]
 pub use minnow_derive::Row;
+pub use minnow_engine::admission::AdmissionStats;
 pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};
 pub use purge::PurgeReport;
 pub use row::{FromRow, FromValue, FromValueError, ToKey, ToRow, ToValue};
