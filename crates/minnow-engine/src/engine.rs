@@ -7,16 +7,17 @@
 //!   │                                       log), transaction system, row locks
 //!   ├─ dict, tables, next_index_id          the dictionary B-tree and the table cache
 //!   │                                       (every open table's [`TableEntry`])
-//!   ├─ ddl, quiesce, gaps, closed           the latches (ARCHITECTURE.md, "Latch order",
+//!   ├─ ddl, quiesce, gaps, closed           the latches (ARCHITECTURE.md, "The latch order",
 //!   │                                       rows 3, 4 and 6) and the closed flag
 //!   ├─ ahi, admission                       the adaptive hash index, the admission door
 //!   └─ rows, purge, status_file, log_flusher  counters and background threads
 //! ```
 //!
-//! The fields are private: a statement reaches them through accessors of the same names
-//! ([`Engine::pool`], [`Engine::tables`], ...), and the rules that span several of them are
-//! methods here: [`Engine::check_open`] and [`Engine::write_latch`] (no change after close),
-//! [`Engine::shutdown`] (close's order), [`Engine::ensure_log_flusher`].
+//! The fields are private to this crate: a statement in `minnow` reaches them through
+//! accessors of the same names ([`Engine::pool`], [`Engine::tables`], ...), and the rules
+//! that span several of them are methods here: [`Engine::check_open`] and
+//! [`Engine::write_latch`] (no change after close), [`Engine::shutdown`] (close's order),
+//! [`Engine::ensure_log_flusher`].
 //!
 //! What the `minnow` crate adds on top: `Database` (an `Arc` of a handle that holds one
 //! `Arc<Engine>`, the open report and the directory's `LOCK`), the statements (reads, row

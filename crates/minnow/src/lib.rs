@@ -421,8 +421,8 @@
 //! value a row got inside a transaction. [`Config::autoinc_lock_mode`] picks InnoDB's lock
 //! mode, 0 traditional, 1 consecutive or 2 interleaved (the default, as MySQL 8.0), and the
 //! counter lives in the dictionary, so it survives restarts and crashes without ever handing
-//! out an acknowledged value again. The [`autoinc`] module explains the modes and what each
-//! changes while minnow still runs one row change at a time.
+//! out an acknowledged value again. The engine crate's `autoinc` module (`minnow-engine`)
+//! explains the modes and what each changes; [`autoinc`] holds what a statement reports.
 //!
 //! ```
 //! use minnow::{AutoIncLockMode, ColumnDef, ColumnType, Config, Database, TableDef, Value};

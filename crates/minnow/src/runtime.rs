@@ -11,7 +11,7 @@ use crate::db::Database;
 use crate::error::Result;
 
 impl Database {
-    /// A statement's admission ticket (see the `admission` module).
+    /// A statement's admission ticket (see `minnow_engine::admission`).
     #[inline]
     pub(crate) fn admit(&self) -> Ticket<'_> {
         match self.inner() {

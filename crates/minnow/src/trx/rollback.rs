@@ -42,7 +42,7 @@ pub(super) fn rollback_log(inner: &Engine, log: &mut UndoLog, savepoint: u64) ->
 
 // ---- Undoing one record ----
 
-/// The table whose clustered index is `index_id` (one hash probe: see `crate::table_cache`).
+/// The table whose clustered index is `index_id` (one hash probe: see `minnow_engine::table_cache`).
 pub(crate) fn table_of(inner: &Engine, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
     inner.tables().read().by_index(index_id).cloned()
 }
