@@ -11,9 +11,11 @@
 //!       │
 //!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
 //!       │             (handles and statements: the public API)
-//!   minnow-engine     table definitions and the dictionary's records, version chains
-//!       │             (the step back through undo), Config and its knobs,
-//!       │             compressed-tablespace placement, status reports, Error
+//!   minnow-engine     the open engine's state (Engine, table entries, the table
+//!       │             cache, admission, auto-increment), table definitions and the
+//!       │             dictionary's records, version chains (the step back through undo),
+//!       │             Config and its knobs, compressed-tablespace placement, status
+//!       │             reports, Error
 //!       ├──────────────────┬──────────────────┐
 //!   minnow-btree      minnow-mvcc        minnow-buf         B+trees and records; undo, read
 //!       │                  │                  │             views, row locks; buffer pool,
@@ -47,9 +49,33 @@
 //! - [`error`]: [`Error`], the one error type of the whole API, and how the lower crates'
 //!   errors map into it.
 //!
-//! The statement machinery (the open database's shared state, row writes with undo and
-//! locks, the visibility check, rollback, purge, bulk build, DDL, auto-increment) still lives in the
-//! `minnow` crate, next to the handles; it moves here behind a narrow engine handle next.
+//!
+//! The open engine's state:
+//!
+//! - [`engine`]: [`Engine`], what one open database shares between its statements, its
+//!   background threads and every handle on it (the buffer pool, the dictionary tree, the
+//!   table cache, the transaction system and row locks, the latches, the closed flag), its
+//!   fields private behind accessors, with the rules that span them: no change after close
+//!   ([`Engine::write_latch`]) and close's order ([`Engine::shutdown`]). The latch order is
+//!   ARCHITECTURE.md's table ("The latch order"); the engine's latches are its rows 3, 4
+//!   and 6.
+//! - [`entry`]: [`TableEntry`], one open table (its trees, the flags a reader checks after
+//!   a drop or a load, its metadata lock, count cache and auto-increment counter), opened
+//!   from its dictionary record, and the adaptive hash index's hooks on its trees.
+//! - [`table_cache`]: every open table's entry by name and by clustered index id.
+//! - [`autoinc`]: AUTO_INCREMENT: the counter, the AUTO-INC lock, the lock modes, and the
+//!   counter's record in the dictionary.
+//! - [`admission`]: `innodb_thread_concurrency`'s door and its tickets.
+//!
+//! ## What the `minnow` crate adds, and what is still there
+//!
+//! `minnow` is the API: `Database` (a cheap clone of one handle that holds an
+//! `Arc<Engine>`, the open report and the directory's `LOCK`), `Table`, `Transaction`,
+//! `Rows`, typed rows, `AsyncDatabase`, the retries of `Database::transaction`, and
+//! `minnow::inspect` for tools. The statements themselves (open and recovery's rollback,
+//! `check`, reads and the visibility check, row writes with undo and locks, rollback, purge,
+//! bulk build, DDL) still live in `minnow` and reach the engine through [`Engine`]'s
+//! accessors; they move here next, after which the accessors narrow to what the API needs.
 
 #![cfg_attr(
     not(test),
@@ -57,16 +83,23 @@
 )]
 #![deny(unsafe_code)]
 
+pub mod admission;
+pub mod autoinc;
 pub mod compression;
 pub mod config;
 pub mod dict;
+pub mod engine;
+pub mod entry;
 pub mod error;
 pub mod history;
 pub mod purge;
 pub mod schema;
 pub mod status;
+pub mod table_cache;
 
 pub use compression::Compression;
 pub use config::Config;
+pub use engine::Engine;
+pub use entry::TableEntry;
 pub use error::{Error, Result};
 pub use schema::{ColumnDef, IndexDef, TableDef};

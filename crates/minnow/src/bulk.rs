@@ -35,11 +35,12 @@ use minnow_buf::BufferPool;
 use minnow_redo::Durability;
 
 use crate::config::AutoIncLockMode;
-use crate::db::{Database, TableEntry};
+use crate::db::Database;
 use crate::dict::dict_row;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, IndexDef, PRIMARY, SecMeta, TableMeta};
 use crate::table::Table;
+use minnow_engine::TableEntry;
 
 /// One secondary entry, encoded, with its key for sorting.
 struct SortEntry {
@@ -120,8 +121,8 @@ fn abandon_on_error<T>(pool: &BufferPool, result: Result<T>, created: &[BTree]) 
 /// its rows hold was made by a transaction with at most this id; a view that sees all of
 /// them (its up limit is above it) may trust the entries as they are, any older one checks
 /// each entry against the row's version it sees (see the module docs).
-fn build_max_trx_id(db: &crate::db::Inner) -> u64 {
-    db.trx_sys.status().next_id.saturating_sub(1)
+fn build_max_trx_id(db: &minnow_engine::Engine) -> u64 {
+    db.trx_sys().status().next_id.saturating_sub(1)
 }
 
 /// A builder for secondary index `index_id` filled with sorted `entries`, its leaves
@@ -185,7 +186,7 @@ impl Database {
     /// ```
     pub fn create_index(&self, table: &str, index: IndexDef) -> Result<Durability> {
         let inner = self.inner()?;
-        let _ddl = inner.ddl.lock();
+        let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
         let mdl = Arc::clone(&self.table(table)?.t.mdl);
         // No statement changes the table while the index is built from it.
@@ -206,9 +207,9 @@ impl Database {
             });
         };
         // The dictionary record must fit before anything is built.
-        let max = minnow_btree::node::max_record_len(inner.config.page_size.bytes());
+        let max = minnow_btree::node::max_record_len(inner.config().page_size.bytes());
         let rec_len = inner
-            .dict
+            .dict()
             .layout()
             .encode(&dict_row(table.as_bytes(), schema::encode(&meta)))
             .map_err(|e| Error::BadDefinition {
@@ -228,7 +229,7 @@ impl Database {
         let mut rows = Vec::new();
         for e in t
             .clustered
-            .scan(&inner.pool, ScanRange::all())
+            .scan(inner.pool(), ScanRange::all())
             .map_err(|e| from_tree(e, table, PRIMARY))?
         {
             let e = e.map_err(|e| from_tree(e, table, PRIMARY))?;
@@ -240,11 +241,11 @@ impl Database {
         }
         let entries = sorted_entries(&meta, &s, &layout, rows.iter().map(Vec::as_slice))?;
         drop(rows);
-        let mut ids = inner.next_index_id.lock();
+        let mut ids = inner.next_index_id().lock();
         let index_id = *ids;
         let mut created = Vec::new();
         let built = build(
-            &inner.pool,
+            inner.pool(),
             &meta,
             &s.name,
             index_id,
@@ -254,7 +255,7 @@ impl Database {
             &mut created,
         )
         .and_then(|b| b.finish().map_err(|e| from_tree(e, table, &s.name)));
-        let (tree, _) = abandon_on_error(&inner.pool, built, &created)?;
+        let (tree, _) = abandon_on_error(inner.pool(), built, &created)?;
         *ids += 1;
         drop(ids);
         if let Some(last) = meta.secondary.last_mut() {
@@ -263,14 +264,14 @@ impl Database {
         }
         // The commit point: the dictionary names the new index.
         let end = inner
-            .dict
+            .dict()
             .update(
-                &inner.pool,
+                inner.pool(),
                 &dict_row(table.as_bytes(), schema::encode(&meta)),
             )
             .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
         let mut secondary = t.secondary.clone();
-        secondary.push(crate::ahi::hook_tree(&inner.ahi, tree));
+        secondary.push(minnow_engine::entry::hook_tree(inner.ahi(), tree));
         let entry = Arc::new(TableEntry {
             meta,
             clustered: t.clustered.clone(),
@@ -282,7 +283,7 @@ impl Database {
             gaps: Arc::clone(&t.gaps),
             counted: Default::default(),
         });
-        inner.tables.write().insert(table.to_owned(), entry);
+        inner.tables().write().insert(table.to_owned(), entry);
         // Handles on the old entry read through the new one from now on: a later drop marks
         // only the new entry, and must reach readers of the trees both share (the `ddl`
         // module docs, "Reads racing a drop").
@@ -331,13 +332,13 @@ impl Table {
         let inner = self.db.inner()?;
         // The AUTO-INC lock comes before the metadata lock (the `autoinc` lock order).
         let autoinc = self.db.table(self.t.meta.name())?.t.autoinc.clone();
-        let _auto_inc_lock = match (&autoinc, inner.config.autoinc_lock_mode) {
+        let _auto_inc_lock = match (&autoinc, inner.config().autoinc_lock_mode) {
             (Some(a), AutoIncLockMode::Traditional | AutoIncLockMode::Consecutive) => {
                 Some(a.lock_table())
             }
             _ => None,
         };
-        let _ddl = inner.ddl.lock();
+        let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
         let mdl = Arc::clone(&self.db.table(self.t.meta.name())?.t.mdl);
         // The load replaces the table's trees: no statement runs on it meanwhile.
@@ -345,7 +346,7 @@ impl Table {
         let t = self.db.table(self.t.meta.name())?.t;
         let meta = &t.meta;
         let name = meta.name();
-        let pool = &inner.pool;
+        let pool = inner.pool();
         let mut probe = t
             .clustered
             .scan(pool, ScanRange::all().limit(1))
@@ -370,14 +371,14 @@ impl Table {
             s.root = tree.root();
         }
         let published = inner
-            .dict
+            .dict()
             .update(pool, &dict_row(name.as_bytes(), schema::encode(&new_meta)))
             .map_err(|e| from_tree(e, name, "SYS_TABLES"));
         end = end.max(abandon_on_error(pool, published, &created)?);
         let durability = self.db.durable(end)?;
         // The new trees reuse the old (empty) trees' index ids: start their hash afresh.
         for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
-            inner.ahi.drop_index(tree.index_id());
+            inner.ahi().drop_index(tree.index_id());
         }
         let entry = Arc::new(
             TableEntry {
@@ -391,10 +392,10 @@ impl Table {
                 gaps: Arc::clone(&t.gaps),
                 counted: Default::default(),
             }
-            .hooked(&inner.ahi)
-            .zip_padded(inner.config.zip_pad()),
+            .hooked(inner.ahi())
+            .zip_padded(inner.config().zip_pad()),
         );
-        inner.tables.write().insert(name.to_owned(), entry);
+        inner.tables().write().insert(name.to_owned(), entry);
         t.superseded
             .store(true, std::sync::atomic::Ordering::Release);
         // The empty trees the table had are now named by nothing: give their pages back (a

@@ -1,7 +1,7 @@
 //! [`Database`]: the data directory, startup and recovery, the dictionary, shutdown.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,9 +14,7 @@ use minnow_mvcc::TrxSys;
 use minnow_page::PageId;
 use minnow_page::checksum::ChecksumPolicy;
 use minnow_redo::{Durability, Log, Lsn};
-use parking_lot::{Mutex, RwLock};
 
-use crate::autoinc::{self, AutoInc};
 use crate::compression;
 use crate::config::{self, Config};
 use crate::dict::{
@@ -25,41 +23,13 @@ use crate::dict::{
 };
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY, TableDef, TableMeta};
-use crate::status::{RowCounters, RowOp, StatusFileWriter};
+use crate::status::RowOp;
 use crate::table::Table;
+use minnow_engine::autoinc::{self, AutoInc};
+use minnow_engine::{Engine, TableEntry};
 
 /// Secondary-index entries (index columns, then primary key columns).
 type Entries = Vec<Vec<Value>>;
-
-/// One open table: its resolved definition and its trees.
-#[derive(Debug)]
-pub(crate) struct TableEntry {
-    pub meta: TableMeta,
-    pub clustered: BTree,
-    pub secondary: Vec<BTree>,
-    /// Set by `drop_table` / `drop_index` when this entry stops being the table's: handles
-    /// still holding it get [`Error::TableChanged`].
-    pub dropped: std::sync::atomic::AtomicBool,
-    /// Set by `Table::load` (replacing this entry's empty trees) and `create_index`:
-    /// handles still holding it read through the table's current entry.
-    pub superseded: std::sync::atomic::AtomicBool,
-    /// The auto-increment counter and AUTO-INC lock, if the table has an AUTO_INCREMENT
-    /// column: one per table, carried from entry to entry when DDL replaces the entry.
-    pub autoinc: Option<Arc<AutoInc>>,
-    /// The table's metadata lock (MySQL's MDL): every write statement on the table holds it
-    /// shared, DDL and bulk load exclusively. One per table, carried from entry to entry
-    /// when DDL replaces the entry (see `crate::trx::WriteGuard`). Writers of different rows
-    /// hold it together (shared); only DDL on this table waits. Latch order: row 5 of
-    /// ARCHITECTURE.md's table, after the quiesce latch, never held across a row lock wait.
-    pub mdl: Arc<RwLock<()>>,
-    /// The gap latch: a stripe of it is held across finding a clustered record's neighbour
-    /// and locking by it (see `crate::trx` gaps). One per database ([`Inner::gaps`]), shared
-    /// by every entry.
-    pub gaps: Arc<crate::trx::GapLatch>,
-    /// The change counter and last reusable `count()` (see `table::count`); new with every
-    /// entry.
-    pub counted: crate::table::CountCache,
-}
 
 /// What [`Database::check`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,138 +83,6 @@ pub struct OpenReport {
     pub notes: Vec<String>,
 }
 
-pub(crate) struct Inner {
-    /// Shared with the status-file thread, if any (see `status`); unwrapped at close.
-    pub pool: Arc<BufferPool>,
-    pub config: Config,
-    pub dict: BTree,
-    pub tables: RwLock<crate::table_cache::TableCache>,
-    /// The dictionary latch: one DDL statement (create, drop, create index, load) at a time.
-    /// Taken before any table's metadata lock; DML never takes it. Latch order: row 3 of
-    /// ARCHITECTURE.md's table.
-    pub ddl: Mutex<()>,
-    /// Held shared by every write statement, commit, rollback and purge step, exclusively by
-    /// [`Database::check`] and by close's counter write, which need a database nobody
-    /// changes. Let go (with the metadata lock) while a statement waits for a row lock.
-    /// Writers share it and never wait for each other here (each statement writes its reader
-    /// count, one shared cache line). Latch order: row 4, after the dictionary latch.
-    pub quiesce: RwLock<()>,
-    pub(crate) next_index_id: Mutex<u64>,
-    /// The gap latch every table's entry shares (`crate::trx` gaps).
-    pub(crate) gaps: Arc<crate::trx::GapLatch>,
-    pub(crate) dir: PathBuf,
-    /// The transaction system: ids, active transactions, the undo store (shared with the
-    /// status-file thread, which reads its counters).
-    pub trx_sys: Arc<TrxSys>,
-    /// Purge's counters and background thread (`crate::purge`).
-    pub(crate) purge: Arc<crate::purge::PurgeCounters>,
-    /// The undo segment (owner of the TRX_SYS page and the undo pages).
-    pub undo_segment: minnow_btree::space::Segment,
-    /// Row locks: writers lock every row and unique key they change until their transaction
-    /// ends (`minnow_mvcc::lock`).
-    pub locks: Arc<minnow_mvcc::LockManager>,
-    /// Row operations since open, for [`Database::status`].
-    pub(crate) rows: Arc<RowCounters>,
-    /// When the database was opened.
-    pub(crate) started: Instant,
-    /// The thread rewriting the status file (`Config::status_file`).
-    pub(crate) status_file: Mutex<Option<StatusFileWriter>>,
-    /// The background log flusher under `flush_log_at_trx_commit` 0 and 2, or under 1 from
-    /// the first `Transaction::commit_with` below `Sync` (`Config::flush_log_at_timeout`).
-    pub(crate) log_flusher: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// The adaptive hash index every table's trees consult (`crate::ahi`).
-    pub ahi: minnow_ahi::Ahi,
-    /// `thread_concurrency` / `concurrency_tickets` (`crate::admission`).
-    pub admission: crate::admission::Admission,
-    /// Set once by close (under the quiesce latch, exclusively): every statement checks it
-    /// at its start ([`Database::inner`]), every change after taking the quiesce latch
-    /// ([`Inner::write_latch`]). On a cache line of its own, which nobody writes while the
-    /// database is open.
-    pub(crate) closed: crate::handle::ClosedFlag,
-}
-
-impl Inner {
-    fn new(
-        pool: BufferPool,
-        config: Config,
-        dict: BTree,
-        // The tables, the adaptive hash index their trees are hooked to and the gap latch
-        // they share.
-        (tables, ahi, gaps): (
-            BTreeMap<String, Arc<TableEntry>>,
-            minnow_ahi::Ahi,
-            Arc<crate::trx::GapLatch>,
-        ),
-        next_index_id: u64,
-        dir: &Path,
-        (trx_sys, undo_segment): (TrxSys, minnow_btree::space::Segment),
-    ) -> Inner {
-        let admission =
-            crate::admission::Admission::new(config.thread_concurrency, config.concurrency_tickets);
-        let lock_wait_timeout = config.lock_wait_timeout;
-        Inner {
-            pool: Arc::new(pool),
-            config,
-            dict,
-            tables: RwLock::new(crate::table_cache::TableCache::new(tables)),
-            ddl: Mutex::new(()),
-            quiesce: RwLock::new(()),
-            next_index_id: Mutex::new(next_index_id),
-            gaps,
-            dir: dir.to_path_buf(),
-            rows: Arc::default(),
-            started: Instant::now(),
-            status_file: Mutex::new(None),
-            log_flusher: Mutex::new(None),
-            ahi,
-            admission,
-            closed: Default::default(),
-            trx_sys: Arc::new(trx_sys),
-            purge: Arc::default(),
-            undo_segment,
-            locks: minnow_mvcc::LockManager::new(lock_wait_timeout),
-        }
-    }
-
-    /// Starts the status-file thread if the configuration asks for one.
-    fn start_status_file(&self) -> Result<()> {
-        if let Some(interval) = self.config.status_file {
-            let w = StatusFileWriter::start(
-                &self.dir,
-                interval,
-                Arc::clone(&self.pool),
-                Arc::clone(&self.rows),
-                self.ahi.clone(),
-                self.started,
-                (
-                    Arc::clone(&self.trx_sys),
-                    Arc::clone(&self.purge),
-                    Arc::clone(&self.locks),
-                ),
-            )?;
-            *self.status_file.lock() = Some(w);
-        }
-        Ok(())
-    }
-
-    /// Starts the background log flusher unless every commit syncs: with
-    /// `flush_log_at_trx_commit` 0 or 2 nothing else would sync the log while the database is
-    /// idle, and a commit's promise is "durable within about `flush_log_at_timeout`".
-    fn start_log_flusher(&self) -> Result<()> {
-        if self.config.flush_log_at_trx_commit == minnow_redo::FlushAtCommit::Sync {
-            return Ok(());
-        }
-        self.ensure_log_flusher()
-    }
-
-    /// Starts the background threads a configuration asks for: the status file and the log
-    /// flusher (purge is started by the caller, which holds the `Arc`).
-    fn start_threads(&self) -> Result<()> {
-        self.start_status_file()?;
-        self.start_log_flusher()
-    }
-}
-
 /// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
 /// and every uncompressed table's indexes), a shared compressed tablespace per compression
 /// setting in use (`zip8k_zlib-6.ibd`, ...), the redo log (`ib_logfile0`), the doublewrite segments
@@ -284,8 +122,8 @@ pub struct Database {
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Database")
-            .field("dir", &self.handle.inner.dir)
-            .field("closed", &self.handle.inner.closed.is_set())
+            .field("dir", &self.handle.inner.dir())
+            .field("closed", &self.handle.inner.is_closed())
             .finish()
     }
 }
@@ -359,7 +197,7 @@ impl Database {
         pool.commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         pool.flush_all()?;
         let ahi = minnow_ahi::Ahi::new(config::ahi_config(&config));
-        let inner = Arc::new(Inner::new(
+        let inner = Arc::new(Engine::new(
             pool,
             config,
             dict,
@@ -503,7 +341,7 @@ impl Database {
             entries.insert(name, Arc::new(entry));
         }
         let tables = entries;
-        let inner = Arc::new(Inner::new(
+        let inner = Arc::new(Engine::new(
             pool,
             config,
             dict,
@@ -531,7 +369,7 @@ impl Database {
     /// The engine, for a statement about to start; [`Error::Closed`] once the database is
     /// closed (one load of a flag nobody writes while it is open).
     #[inline]
-    pub(crate) fn inner(&self) -> Result<&Inner> {
+    pub(crate) fn inner(&self) -> Result<&Engine> {
         let inner = &*self.handle.inner;
         inner.check_open()?;
         Ok(inner)
@@ -544,19 +382,19 @@ impl Database {
 
     /// The configuration the database runs with.
     pub fn config(&self) -> Result<&Config> {
-        Ok(&self.inner()?.config)
+        Ok(self.inner()?.config())
     }
 
     /// The buffer pool; tools reach it through [`crate::inspect::Internals`].
     pub(crate) fn pool(&self) -> Result<&BufferPool> {
-        Ok(&self.inner()?.pool)
+        Ok(self.inner()?.pool())
     }
 
     /// Counts `n` row operations of kind `op` for [`Database::status`] (this thread's stripe:
     /// no shared cache line written).
     #[inline]
     pub(crate) fn count_rows(&self, op: RowOp, n: u64) {
-        self.handle.inner.rows.bump(op, n);
+        self.handle.inner.rows().bump(op, n);
     }
 
     /// Makes an acknowledged change as durable as `flush_log_at_trx_commit` asks.
@@ -571,28 +409,28 @@ impl Database {
     /// `flush_log_at_trx_commit` says.
     pub fn create_table(&self, def: TableDef) -> Result<Table> {
         let inner = self.inner()?;
-        let _ddl = inner.ddl.lock();
+        let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
         let mut meta = TableMeta::resolve(def)?;
-        if inner.tables.read().contains_key(meta.name()) {
+        if inner.tables().read().contains_key(meta.name()) {
             return Err(Error::TableExists {
                 table: meta.name().to_owned(),
             });
         }
         if let Some(c) = meta.def.compression {
-            compression::check_config(&c, meta.name(), &inner.config)?;
+            compression::check_config(&c, meta.name(), inner.config())?;
         }
         let name = meta.name().to_owned();
         // The dictionary record must fit before any tree is created.
         let rec = inner
-            .dict
+            .dict()
             .layout()
             .encode(&dict_row(name.as_bytes(), schema::encode(&meta)))
             .map_err(|e| Error::BadDefinition {
                 table: name.clone(),
                 reason: e.to_string(),
             })?;
-        let max = minnow_btree::node::max_record_len(inner.config.page_size.bytes());
+        let max = minnow_btree::node::max_record_len(inner.config().page_size.bytes());
         if rec.len() > max {
             return Err(Error::BadDefinition {
                 table: name,
@@ -605,13 +443,16 @@ impl Database {
         // A compressed table's shared tablespace exists (durably) before any tree is made
         // in it.
         let space = match meta.def.compression {
-            Some(c) => {
-                crate::compression::ensure_space(&inner.dir, &inner.config, inner.pool.spaces(), c)?
-            }
+            Some(c) => crate::compression::ensure_space(
+                inner.dir(),
+                inner.config(),
+                inner.pool().spaces(),
+                c,
+            )?,
             None => SYSTEM_SPACE_ID,
         };
-        let mut ids = inner.next_index_id.lock();
-        let (clustered, _) = BTree::create(&inner.pool, space, *ids, meta.clustered_layout()?)
+        let mut ids = inner.next_index_id().lock();
+        let (clustered, _) = BTree::create(inner.pool(), space, *ids, meta.clustered_layout()?)
             .map_err(|e| from_tree(e, &name, PRIMARY))?;
         meta.index_id = *ids;
         meta.root = clustered.root();
@@ -619,7 +460,7 @@ impl Database {
         let mut secondary = Vec::new();
         for i in 0..meta.secondary.len() {
             let layout = meta.secondary_layout(&meta.secondary[i])?;
-            let (t, _) = BTree::create(&inner.pool, space, *ids, layout)
+            let (t, _) = BTree::create(inner.pool(), space, *ids, layout)
                 .map_err(|e| from_tree(e, &name, &meta.secondary[i].name))?;
             meta.secondary[i].index_id = *ids;
             meta.secondary[i].root = t.root();
@@ -635,29 +476,19 @@ impl Database {
             autoinc::write_counter(inner, &name, 1)?;
         }
         let end = inner
-            .dict
+            .dict()
             .insert(
-                &inner.pool,
+                inner.pool(),
                 &dict_row(name.as_bytes(), schema::encode(&meta)),
             )
             .map_err(|e| from_tree(e, &name, "SYS_TABLES"))?;
         self.durable(end)?;
         let entry = Arc::new(
-            TableEntry {
-                meta,
-                clustered,
-                secondary,
-                dropped: Default::default(),
-                superseded: Default::default(),
-                autoinc,
-                mdl: Arc::default(),
-                gaps: Arc::clone(&inner.gaps),
-                counted: Default::default(),
-            }
-            .hooked(&inner.ahi)
-            .zip_padded(inner.config.zip_pad()),
+            TableEntry::new(meta, (clustered, secondary), autoinc, inner.gaps())
+                .hooked(inner.ahi())
+                .zip_padded(inner.config().zip_pad()),
         );
-        inner.tables.write().insert(name, Arc::clone(&entry));
+        inner.tables().write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self.clone(), entry))
     }
 
@@ -665,7 +496,7 @@ impl Database {
     pub fn table(&self, name: &str) -> Result<Table> {
         let entry = self
             .inner()?
-            .tables
+            .tables()
             .read()
             .get(name)
             .cloned()
@@ -677,7 +508,7 @@ impl Database {
 
     /// The names of every table, in order.
     pub fn tables(&self) -> Result<Vec<String>> {
-        Ok(self.inner()?.tables.read().keys().cloned().collect())
+        Ok(self.inner()?.tables().read().keys().cloned().collect())
     }
 
     /// The definition of table `name`, as the dictionary holds it.
@@ -696,12 +527,12 @@ impl Database {
     /// and index.
     pub fn check(&self) -> Result<CheckReport> {
         let inner = self.inner()?;
-        let _ddl = inner.ddl.lock();
-        let _q = inner.quiesce.write();
+        let _ddl = inner.ddl().lock();
+        let _q = inner.quiesce().write();
         inner.check_open()?;
         let dict = inner
-            .dict
-            .check(&inner.pool)
+            .dict()
+            .check(inner.pool())
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
         let mut report = CheckReport {
             indexes: 1,
@@ -725,16 +556,16 @@ impl Database {
             Ok(())
         };
         own(SYSTEM_SPACE_ID, &dict.overflow_pages, "SYS_TABLES")?;
-        for (name, t) in inner.tables.read().iter() {
+        for (name, t) in inner.tables().read().iter() {
             let stats = t
                 .clustered
-                .check(&inner.pool)
+                .check(inner.pool())
                 .map_err(|e| from_tree(e, name, PRIMARY))?;
             own(t.clustered.space(), &stats.overflow_pages, name)?;
             report.overflow_pages += stats.overflow_pages.len() as u64;
             report.indexes += 1;
             for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
-                tree.check(&inner.pool)
+                tree.check(inner.pool())
                     .map_err(|e| from_tree(e, name, &s.name))?;
                 report.indexes += 1;
                 let (missing, extra) = self.differences(t, tree, s)?;
@@ -751,25 +582,25 @@ impl Database {
                     });
                 }
             }
-            t.check_auto_increment(&inner.pool)?;
+            t.check_auto_increment(inner.pool())?;
             let (live, marked) = self.live_rows(t)?;
             report.rows.insert(name.clone(), live);
             report.delete_marked += marked;
             report.tables += 1;
         }
-        let space = self.check_allocation(&inner.tables.read())?;
-        let undo = inner.trx_sys.check(&inner.pool)?;
+        let space = self.check_allocation(&inner.tables().read())?;
+        let undo = inner.trx_sys().check(inner.pool())?;
         report.undo_pages = undo.pages.len() as u64;
         report.history_len = undo.history_len;
         // The undo segment holds exactly the TRX_SYS page, the rollback segment header pages
         // and the streams' pages: a page freed by purge is in no chain, and every chain page
         // is in use by the segment.
         let mut want: std::collections::BTreeSet<u32> = undo.pages.iter().copied().collect();
-        want.insert(inner.trx_sys.page().page_no);
+        want.insert(inner.trx_sys().page().page_no);
         want.extend(undo.rseg_pages.iter().copied());
         let have = space
             .segments
-            .get(&inner.undo_segment.id)
+            .get(&inner.undo_segment().id)
             .map(|s| s.pages.clone())
             .unwrap_or_default();
         if want != have {
@@ -791,7 +622,7 @@ impl Database {
     /// Rows of a table that are not delete-marked (the latest state, committed or not), and
     /// delete-marked records in all its indexes.
     fn live_rows(&self, t: &TableEntry) -> Result<(u64, u64)> {
-        let pool = &self.inner()?.pool;
+        let pool = self.inner()?.pool();
         let name = t.meta.name();
         let (mut n, mut marked) = (0, 0);
         for e in t
@@ -822,7 +653,7 @@ impl Database {
         tree: &BTree,
         s: &schema::SecMeta,
     ) -> Result<(Entries, Entries)> {
-        let pool = &self.inner()?.pool;
+        let pool = self.inner()?.pool();
         let name = t.meta.name();
         let mut want = HashSet::new();
         for e in t
@@ -861,66 +692,10 @@ impl Database {
         for table in orphans {
             if let Some(end) = autoinc::delete_counter(inner, &table)? {
                 inner
-                    .pool
+                    .pool()
                     .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
             }
         }
         Ok(())
-    }
-}
-
-impl TableEntry {
-    /// Opens the trees of `meta`'s table; `mark` is its counter record's value, which a table
-    /// with an AUTO_INCREMENT column must have; `gaps` the database's gap latch.
-    fn open(
-        pool: &BufferPool,
-        meta: TableMeta,
-        mark: Option<u128>,
-        gaps: &Arc<crate::trx::GapLatch>,
-    ) -> Result<TableEntry> {
-        let name = meta.name().to_owned();
-        let autoinc = match (meta.auto_increment_column(), mark) {
-            (None, _) => None,
-            (Some(_), Some(mark)) => AutoInc::new(&meta, mark).map(Arc::new),
-            (Some(_), None) => {
-                return Err(Error::Corrupt {
-                    what: format!(
-                        "table `{name}` has an AUTO_INCREMENT column but the dictionary holds \
-                         no counter record for it"
-                    ),
-                });
-            }
-        };
-        let space = meta.space_id();
-        if let Some(c) = meta.def.compression
-            && pool.spaces().get(space).is_none()
-        {
-            return Err(Error::Corrupt {
-                what: format!(
-                    "table `{name}` is compressed ({c}) but its tablespace {} is missing",
-                    c.file_name()
-                ),
-            });
-        }
-        let clustered = BTree::open(pool, space, meta.root, meta.clustered_layout()?)
-            .map_err(|e| from_tree(e, &name, PRIMARY))?;
-        let mut secondary = Vec::new();
-        for s in &meta.secondary {
-            secondary.push(
-                BTree::open(pool, space, s.root, meta.secondary_layout(s)?)
-                    .map_err(|e| from_tree(e, &name, &s.name))?,
-            );
-        }
-        Ok(TableEntry {
-            meta,
-            clustered,
-            secondary,
-            dropped: Default::default(),
-            superseded: Default::default(),
-            autoinc,
-            mdl: Arc::default(),
-            gaps: Arc::clone(gaps),
-            counted: Default::default(),
-        })
     }
 }

@@ -69,10 +69,11 @@ use minnow_btree::record::Value;
 use minnow_btree::space::{self, FsegHeader, Segment};
 use minnow_btree::{BTree, ScanRange};
 
-use crate::db::{Database, Inner, TableEntry};
+use crate::db::Database;
 use crate::dict::{SYSTEM_SPACE_ID, dict_row};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY};
+use minnow_engine::{Engine, TableEntry};
 
 /// The prefix of pending-drop marker keys in the dictionary.
 const DROP_MARK: &[u8] = b"\0drop ";
@@ -99,11 +100,11 @@ fn seg_key(s: &Segment) -> (u32, u64) {
 
 /// The tablespaces a table's trees can live in: the system tablespace, then every
 /// compressed tablespace registered, by id.
-pub(crate) fn table_spaces(inner: &Inner) -> Vec<u32> {
+pub(crate) fn table_spaces(inner: &Engine) -> Vec<u32> {
     let mut ids = vec![SYSTEM_SPACE_ID];
     ids.extend(
         inner
-            .pool
+            .pool()
             .spaces()
             .compressed()
             .iter()
@@ -145,31 +146,6 @@ fn decode_segs(key: &[u8], b: &[u8]) -> Result<Vec<Segment>> {
         .collect()
 }
 
-/// What became of a table entry since a reader took it (see "Reads racing a drop").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryState {
-    /// Still the table's: reads through it stand.
-    Live,
-    /// `Table::load` replaced its (empty) trees: read through the table's current entry.
-    Superseded,
-    /// `drop_table` or `drop_index` replaced or removed it: its trees may be gone.
-    Dropped,
-}
-
-impl TableEntry {
-    /// The entry's state now. Called after a read, it says whether the read stands (see
-    /// "Reads racing a drop"): the flags are set before any page is freed.
-    pub(crate) fn state(&self) -> EntryState {
-        if self.dropped.load(Ordering::Acquire) {
-            EntryState::Dropped
-        } else if self.superseded.load(Ordering::Acquire) {
-            EntryState::Superseded
-        } else {
-            EntryState::Live
-        }
-    }
-}
-
 fn segments_of<'a>(trees: impl IntoIterator<Item = &'a BTree>) -> Vec<Segment> {
     trees
         .into_iter()
@@ -185,10 +161,10 @@ impl Database {
     /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
     pub fn drop_table(&self, name: &str) -> Result<()> {
         let inner = self.inner()?;
-        let _ddl = inner.ddl.lock();
+        let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
         let entry = inner
-            .tables
+            .tables()
             .read()
             .get(name)
             .cloned()
@@ -200,21 +176,21 @@ impl Database {
         let segs = segments_of(std::iter::once(&entry.clustered).chain(&entry.secondary));
         let key = self.mark_drop(&segs, name)?;
         let end = inner
-            .dict
-            .delete(&inner.pool, &[Value::Bytes(name.as_bytes().to_vec())])
+            .dict()
+            .delete(inner.pool(), &[Value::Bytes(name.as_bytes().to_vec())])
             .map_err(|e| from_tree(e, name, "SYS_TABLES"))?;
         inner
-            .pool
+            .pool()
             .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         entry.dropped.store(true, Ordering::Release);
-        inner.tables.write().remove(name);
+        inner.tables().write().remove(name);
         for tree in std::iter::once(&entry.clustered).chain(&entry.secondary) {
-            inner.ahi.drop_index(tree.index_id());
+            inner.ahi().drop_index(tree.index_id());
         }
         // The counter record goes after the commit point; a crash before this leaves it
         // without a table, and `open` removes it.
         if entry.autoinc.is_some() {
-            crate::autoinc::delete_counter(inner, name)?;
+            minnow_engine::autoinc::delete_counter(inner, name)?;
         }
         self.free_segments(&key, &segs)
     }
@@ -226,16 +202,17 @@ impl Database {
     /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
         let inner = self.inner()?;
-        let _ddl = inner.ddl.lock();
+        let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
-        let entry = inner
-            .tables
-            .read()
-            .get(table)
-            .cloned()
-            .ok_or_else(|| Error::NoSuchTable {
-                table: table.to_owned(),
-            })?;
+        let entry =
+            inner
+                .tables()
+                .read()
+                .get(table)
+                .cloned()
+                .ok_or_else(|| Error::NoSuchTable {
+                    table: table.to_owned(),
+                })?;
         let _x = entry.mdl.write();
         if index == PRIMARY {
             return Err(Error::DropPrimary {
@@ -261,14 +238,14 @@ impl Database {
         let segs = segments_of([&tree]);
         let key = self.mark_drop(&segs, table)?;
         let end = inner
-            .dict
+            .dict()
             .update(
-                &inner.pool,
+                inner.pool(),
                 &dict_row(table.as_bytes(), schema::encode(&meta)),
             )
             .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
         inner
-            .pool
+            .pool()
             .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         let new = Arc::new(TableEntry {
             meta,
@@ -282,8 +259,8 @@ impl Database {
             counted: Default::default(),
         });
         entry.dropped.store(true, Ordering::Release);
-        inner.tables.write().insert(table.to_owned(), new);
-        inner.ahi.drop_index(tree.index_id());
+        inner.tables().write().insert(table.to_owned(), new);
+        inner.ahi().drop_index(tree.index_id());
         self.free_segments(&key, &segs)
     }
 
@@ -292,8 +269,8 @@ impl Database {
         let inner = self.inner()?;
         let key = marker_key(segs);
         inner
-            .dict
-            .insert(&inner.pool, &dict_row(&key, encode_segs(segs)))
+            .dict()
+            .insert(inner.pool(), &dict_row(&key, encode_segs(segs)))
             .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
         Ok(key)
     }
@@ -304,14 +281,14 @@ impl Database {
         let mut last = None;
         for &s in segs {
             last = Some(
-                space::free_segment(&inner.pool, s)
+                space::free_segment(inner.pool(), s)
                     .map_err(|e| from_tree(e, "SYS_TABLES", "pending drop"))?,
             );
         }
         let _ = last;
         let end = inner
-            .dict
-            .delete(&inner.pool, &[Value::Bytes(key.to_vec())])
+            .dict()
+            .delete(inner.pool(), &[Value::Bytes(key.to_vec())])
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
         self.durable(end)?;
         Ok(())
@@ -320,14 +297,14 @@ impl Database {
     /// The segments every live tree uses: the dictionary's and each table's.
     fn live_segments(&self, tables: &BTreeMap<String, Arc<TableEntry>>) -> Result<Vec<Segment>> {
         let inner = self.inner()?;
-        let mut trees = vec![&inner.dict];
+        let mut trees = vec![inner.dict()];
         for t in tables.values() {
             trees.push(&t.clustered);
             trees.extend(&t.secondary);
         }
         let mut segs = segments_of(trees);
         // The undo segment (TRX_SYS page and undo pages) belongs to no tree.
-        segs.push(inner.undo_segment);
+        segs.push(*inner.undo_segment());
         Ok(segs)
     }
 
@@ -342,13 +319,13 @@ impl Database {
         }
         let inner = self.inner()?;
         let live: HashSet<(u32, u64)> = self
-            .live_segments(&inner.tables.read())?
+            .live_segments(&inner.tables().read())?
             .iter()
             .map(seg_key)
             .collect();
         let mut last = None;
         for space_id in table_spaces(inner) {
-            let report = space::check_space(&inner.pool, space_id)
+            let report = space::check_space(inner.pool(), space_id)
                 .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
             for (&id, seg) in &report.segments {
                 if !live.contains(&(space_id, id)) {
@@ -357,7 +334,7 @@ impl Database {
                         id,
                     };
                     last = Some(
-                        space::free_segment(&inner.pool, s)
+                        space::free_segment(inner.pool(), s)
                             .map_err(|e| from_tree(e, "SYS_TABLES", "orphan segment"))?,
                     );
                 }
@@ -365,7 +342,7 @@ impl Database {
         }
         if let Some(end) = last {
             inner
-                .pool
+                .pool()
                 .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         }
         Ok(())
@@ -377,7 +354,7 @@ impl Database {
         }
         let inner = self.inner()?;
         let live: HashSet<(u32, u64)> = self
-            .live_segments(&inner.tables.read())?
+            .live_segments(&inner.tables().read())?
             .iter()
             .map(seg_key)
             .collect();
@@ -386,11 +363,11 @@ impl Database {
             if segs.iter().any(|s| live.contains(&seg_key(s))) {
                 // The crash came before the commit point: the index is still there.
                 let end = inner
-                    .dict
-                    .delete(&inner.pool, &[Value::Bytes(key.clone())])
+                    .dict()
+                    .delete(inner.pool(), &[Value::Bytes(key.clone())])
                     .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
                 inner
-                    .pool
+                    .pool()
                     .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
             } else {
                 self.free_segments(&key, &segs)?;
@@ -411,7 +388,7 @@ impl Database {
         let inner = self.inner()?;
         let mut reports = BTreeMap::new();
         for space_id in table_spaces(inner) {
-            let report = space::check_space(&inner.pool, space_id)
+            let report = space::check_space(inner.pool(), space_id)
                 .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
             reports.insert(space_id, report);
         }
@@ -424,23 +401,26 @@ impl Database {
             })
         };
         inner
-            .dict
-            .check_space(&inner.pool, report_of(&inner.dict, "SYS_TABLES", PRIMARY)?)
+            .dict()
+            .check_space(
+                inner.pool(),
+                report_of(inner.dict(), "SYS_TABLES", PRIMARY)?,
+            )
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
         for (name, t) in tables {
             t.clustered
-                .check_space(&inner.pool, report_of(&t.clustered, name, PRIMARY)?)
+                .check_space(inner.pool(), report_of(&t.clustered, name, PRIMARY)?)
                 .map_err(|e| from_tree(e, name, PRIMARY))?;
             for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
-                tree.check_space(&inner.pool, report_of(tree, name, &s.name)?)
+                tree.check_space(inner.pool(), report_of(tree, name, &s.name)?)
                     .map_err(|e| from_tree(e, name, &s.name))?;
             }
         }
         let mut owned: HashSet<(u32, u64)> =
             self.live_segments(tables)?.iter().map(seg_key).collect();
         for e in inner
-            .dict
-            .scan(&inner.pool, ScanRange::all())
+            .dict()
+            .scan(inner.pool(), ScanRange::all())
             .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?
         {
             let e = e.map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;

@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, Weak};
 
-use crate::db::TableEntry;
 use crate::{ColumnDef, ColumnType, Config, Database, FlushAtCommit, IndexDef, TableDef, Value};
+use minnow_engine::TableEntry;
 
 const TABLES: u64 = 12;
 
@@ -31,7 +31,7 @@ fn config() -> Config {
 /// Weak references to every cached table's entry.
 fn watch(db: &Database) -> Vec<Weak<TableEntry>> {
     let inner = db.inner().unwrap();
-    inner.tables.read().values().map(Arc::downgrade).collect()
+    inner.tables().read().values().map(Arc::downgrade).collect()
 }
 
 /// Writes, reads (so the adaptive hash index hashes the pages), updates and deletes in table

@@ -26,8 +26,8 @@
 
 use minnow_redo::{Durability, FlushAtCommit, Lsn};
 
-use crate::db::{Database, Inner};
-use crate::error::{Error, Result};
+use crate::db::Database;
+use crate::error::Result;
 
 impl Database {
     /// Makes every change committed so far durable: writes and syncs the redo log up to
@@ -58,8 +58,8 @@ impl Database {
     /// ```
     pub fn sync(&self) -> Result<u64> {
         let inner = self.inner()?;
-        let end = inner.pool.log().map_or(Lsn(0), |log| log.current_lsn());
-        inner.pool.commit_durable(end, FlushAtCommit::Sync)?;
+        let end = inner.pool().log().map_or(Lsn(0), |log| log.current_lsn());
+        inner.pool().commit_durable(end, FlushAtCommit::Sync)?;
         Ok(end.0)
     }
 
@@ -75,29 +75,8 @@ impl Database {
                 }
                 level
             }
-            None => inner.config.flush_log_at_trx_commit,
+            None => inner.config().flush_log_at_trx_commit,
         };
-        Ok(inner.pool.commit_durable(end, level)?)
-    }
-}
-
-impl Inner {
-    /// Starts the background log flusher (every `flush_log_at_timeout`) unless it runs: at
-    /// open under `flush_log_at_trx_commit` 0 and 2, at the first commit below `Sync` under 1.
-    pub(crate) fn ensure_log_flusher(&self) -> Result<()> {
-        let mut flusher = self.log_flusher.lock();
-        if flusher.is_some() {
-            return Ok(());
-        }
-        if let Some(log) = self.pool.log() {
-            let handle = log
-                .spawn_flusher(self.config.flush_log_at_timeout)
-                .map_err(|source| Error::Thread {
-                    thread: "log flusher",
-                    source,
-                })?;
-            *flusher = Some(handle);
-        }
-        Ok(())
+        Ok(inner.pool().commit_durable(end, level)?)
     }
 }

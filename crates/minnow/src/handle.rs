@@ -4,8 +4,8 @@
 //! ## One engine, many handles
 //!
 //! ```text
-//!   Database ──┐                       Handle (one per open)          Inner (the engine)
-//!   Database ──┼── Arc<Handle> ──────▶ report, LOCK ── Arc<Inner> ──▶ pool, dictionary,
+//!   Database ──┐                       Handle (one per open)          Engine (minnow-engine)
+//!   Database ──┼── Arc<Handle> ──────▶ report, LOCK ── Arc<Engine> ──▶ pool, dictionary,
 //!   Table.db ──┤                       close / drop                   trx system, closed flag
 //!   Transaction.db, Rows.db ──┘                                          ▲
 //!                                                   purge thread ── Weak ┘
@@ -24,12 +24,15 @@
 //! its changes (and its undo log, still active) on disk: the next `open` rolls it back, as
 //! after a crash, and its own drop does not touch the closed engine.
 //!
+//! The engine's part of close (the order above, from stopping purge to the pool's shutdown) is
+//! `minnow_engine::Engine::shutdown`; the `Handle` adds the directory's `LOCK` and the open
+//! report.
+//!
 //! The `Handle` is dropped when its last holder is: if nobody called `close`, that drop
 //! closes the engine the same way (errors ignored). The engine's memory goes with the last
 //! `Arc`, whatever it is.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -37,10 +40,11 @@ use minnow_io::DirLock;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::db::{Database, Inner, OpenReport};
-use crate::dict::{SYSTEM_SPACE_ID, SYSTEM_TABLESPACE};
-use crate::error::{Error, Result, from_tree};
+use crate::db::{Database, OpenReport};
+use crate::dict::SYSTEM_TABLESPACE;
+use crate::error::{Error, Result};
 use crate::trx::{Isolation, Transaction};
+use minnow_engine::Engine;
 
 /// How many times [`Database::transaction`] runs its closure again after a retryable error
 /// ([`Error::is_retryable`]): at most `1 + TRANSACTION_RETRIES` runs in all.
@@ -108,124 +112,9 @@ fn backoff(n: u32) -> Duration {
     Duration::from_millis(1 << n.min(6))
 }
 
-/// The closed flag ([`Inner::check_open`]), alone on its cache line: statements read it on
-/// every start, and the lines around it (the quiesce latch's reader count, for one) are
-/// written all the time.
-#[repr(align(128))]
-#[derive(Debug, Default)]
-pub(crate) struct ClosedFlag(AtomicBool);
-
-impl ClosedFlag {
-    #[inline]
-    pub(crate) fn is_set(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn set(&self) {
-        self.0.store(true, Ordering::Release);
-    }
-}
-
-impl Inner {
-    /// Closes the engine: stops purge, then, holding the dictionary latch and the quiesce
-    /// latch exclusively (so no statement is changing anything, and none starts: each
-    /// checks the flag after taking the latch), marks the database closed, writes each
-    /// auto-increment counter's exact value, stops the status-file and log-flusher threads
-    /// and shuts the pool down (see `BufferPool::shutdown`: every dirty page written, a
-    /// checkpoint at the end of the log, the `ib_buffer_pool` dump); the unused extents at
-    /// the end of the system tablespace leave its allocator before that, and its file is cut
-    /// to match after it (`minnow_btree::space::shrink_tail`, `BufferPool::cut_space`: a
-    /// power cut at any step loses nothing). Every step runs even if
-    /// one before it failed; the first error is returned. Nothing changes a page afterwards.
-    pub(crate) fn shutdown(&self) -> Result<()> {
-        // A slow shutdown (`fast_shutdown = 0`) purges everything first; then purge stops:
-        // its steps take the quiesce latch, shared.
-        let slow = if self.config.fast_shutdown == 0 {
-            crate::purge::all(self).map(drop)
-        } else {
-            Ok(())
-        };
-        self.purge.stop();
-        let _ddl = self.ddl.lock();
-        let _q = self.quiesce.write();
-        self.closed.set();
-        let counters = self.persist_counters();
-        // After the slow shutdown's purge, the idle undo streams move down, off the end.
-        let rehomed = match &slow {
-            Ok(()) if self.config.fast_shutdown == 0 => self
-                .trx_sys
-                .rehome(&self.pool)
-                .map(drop)
-                .map_err(Error::from),
-            _ => Ok(()),
-        };
-        // The unused extents at the end of the system tablespace leave its allocator now;
-        // the file is cut after the final checkpoint (`BufferPool::cut_space`).
-        let shrunk = minnow_btree::space::shrink_tail(&self.pool, SYSTEM_SPACE_ID);
-        if let Some(w) = self.status_file.lock().take() {
-            w.stop();
-        }
-        let mut synced = Ok(());
-        if let Some(flusher) = self.log_flusher.lock().take() {
-            // Stop it (and sync what it had not) before the pool's shutdown; join it even if
-            // that last sync fails.
-            synced = self.pool.log().map_or(Ok(()), |log| log.shutdown());
-            let _ = flusher.join();
-        }
-        let flushed = self.pool.shutdown();
-        let cut = match (&flushed, &shrunk) {
-            (Ok(()), Ok(pages)) => self.pool.cut_space(SYSTEM_SPACE_ID, *pages).map(drop),
-            _ => Ok(()),
-        };
-        slow?;
-        rehomed?;
-        counters?;
-        shrunk.map_err(|e| from_tree(e, SYSTEM_TABLESPACE, "(space)"))?;
-        synced.map_err(|e| Error::Storage(e.into()))?;
-        flushed?;
-        Ok(cut?)
-    }
-
-    /// Writes every auto-increment counter's exact value as its high-water mark, so that a
-    /// clean restart leaves no gap (see the `autoinc` module docs). The caller holds the
-    /// dictionary latch and the quiesce latch exclusively.
-    fn persist_counters(&self) -> Result<()> {
-        let mut first = Ok(());
-        for (name, t) in self.tables.read().iter() {
-            if let Some(ai) = &t.autoinc
-                && let Err(e) = ai.persist_exact(self, name)
-                && first.is_ok()
-            {
-                first = Err(e);
-            }
-        }
-        first
-    }
-
-    /// The quiesce latch, shared, for a change of pages (a write statement, commit, rollback,
-    /// DDL, a purge step); [`Error::Closed`] once the database is closed, checked after the
-    /// latch is taken, so no change can slip in after close's final flush.
-    pub(crate) fn write_latch(&self) -> Result<parking_lot::RwLockReadGuard<'_, ()>> {
-        let g = self.quiesce.read();
-        self.check_open()?;
-        Ok(g)
-    }
-
-    /// [`Error::Closed`] once the database is closed.
-    #[inline]
-    pub(crate) fn check_open(&self) -> Result<()> {
-        if self.closed.is_set() {
-            return Err(Error::Closed {
-                path: self.dir.clone(),
-            });
-        }
-        Ok(())
-    }
-}
-
 /// What every clone of a [`Database`] shares (see the module docs).
 pub(crate) struct Handle {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Engine>,
     /// What `open` did, set once before the handle is handed out.
     pub(crate) report: OnceLock<OpenReport>,
     /// The data directory's `LOCK`, held until the engine has shut down; `None` once closed.
@@ -241,7 +130,10 @@ impl Handle {
         if lock.is_none() {
             return Ok(());
         }
-        let r = self.inner.shutdown();
+        // A slow shutdown (`fast_shutdown = 0`) purges everything before purge stops.
+        let slow = (self.inner.config().fast_shutdown == 0)
+            .then(|| crate::purge::all(&self.inner).map(drop));
+        let r = self.inner.shutdown(slow);
         *lock = None;
         r
     }
@@ -255,7 +147,7 @@ impl Drop for Handle {
 
 impl Database {
     /// A handle on a freshly started engine, holding the directory's `LOCK`.
-    pub(crate) fn from_parts(inner: Arc<Inner>, lock: DirLock) -> Database {
+    pub(crate) fn from_parts(inner: Arc<Engine>, lock: DirLock) -> Database {
         Database {
             handle: Arc::new(Handle {
                 inner,
@@ -333,7 +225,7 @@ impl Database {
 
     /// True once the database is closed ([`Database::close`] through any handle).
     pub fn is_closed(&self) -> bool {
-        self.handle.inner.closed.is_set()
+        self.handle.inner.is_closed()
     }
 
     /// Runs `f` in a REPEATABLE READ transaction and commits it, retrying on a deadlock or

@@ -3,7 +3,9 @@
 //! This crate is what an application links: a [`Database`] in a directory, tables with typed
 //! columns, a clustered primary key and secondary indexes, point and range reads, and
 //! explicit durability. Underneath it are the crates that do the work: the row engine's
-//! definitions, settings and errors (`minnow-engine`), the buffer pool and
+//! state, definitions, settings and errors (`minnow-engine`: the open engine, its table
+//! cache and entries, admission and auto-increment; the statements that use them are still
+//! in this crate and move there next), the buffer pool and
 //! mini-transactions (`minnow-buf`), the redo log (`minnow-redo`), the doublewrite buffer
 //! (`minnow-dblwr`), B+trees (`minnow-btree`) and files (`minnow-io`).
 //!
@@ -420,8 +422,8 @@
 //! value a row got inside a transaction. [`Config::autoinc_lock_mode`] picks InnoDB's lock
 //! mode, 0 traditional, 1 consecutive or 2 interleaved (the default, as MySQL 8.0), and the
 //! counter lives in the dictionary, so it survives restarts and crashes without ever handing
-//! out an acknowledged value again. The [`autoinc`] module explains the modes and what each
-//! changes while minnow still runs one row change at a time.
+//! out an acknowledged value again. The engine crate's `autoinc` module (`minnow-engine`)
+//! explains the modes and what each changes; [`autoinc`] holds what a statement reports.
 //!
 //! ```
 //! use minnow::{AutoIncLockMode, ColumnDef, ColumnType, Config, Database, TableDef, Value};
@@ -477,11 +479,20 @@
 // feature they need; stable builds never see the attribute.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod admission;
-mod ahi;
 #[cfg(feature = "tokio")]
 mod async_db;
-pub mod autoinc;
+pub mod autoinc {
+    //! AUTO_INCREMENT columns: what an insert statement says it generated ([`Inserted`]) and a
+    //! table's counter ([`AutoIncStatus`]).
+    //!
+    //! The crate docs ("Auto-increment") show the column in use. The counter itself, the
+    //! AUTO-INC table lock, the three `innodb_autoinc_lock_mode`s ([`crate::AutoIncLockMode`])
+    //! and how the counter survives a crash (its high-water mark in the dictionary, written
+    //! [`PERSIST_AHEAD`] values ahead) are the engine crate's `autoinc` module
+    //! (`minnow-engine`).
+
+    pub use minnow_engine::autoinc::{AutoIncStatus, Inserted, PERSIST_AHEAD};
+}
 pub mod backend;
 mod bulk;
 pub mod cause;
@@ -498,17 +509,16 @@ pub mod history;
 pub mod inspect;
 pub mod purge;
 pub mod row;
+mod runtime;
 use minnow_engine::schema;
 #[cfg(test)]
 mod dict_tests;
 pub mod status;
 mod table;
-mod table_cache;
 mod trx;
 #[cfg(test)]
 mod walk_tests;
 
-pub use admission::AdmissionStats;
 #[cfg(feature = "tokio")]
 pub use async_db::{AsyncDatabase, DEFAULT_BATCHES, DEFAULT_ROWS_PER_BATCH, RowStream};
 pub use autoinc::{AutoIncStatus, Inserted};
@@ -528,6 +538,7 @@ pub use minnow_btree::tree::ZipIndexStats;
 /// [`row`] module docs show it; feature `derive`, on by default).
 #[cfg(feature = "derive")]
 pub use minnow_derive::Row;
+pub use minnow_engine::admission::AdmissionStats;
 pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};
 pub use purge::PurgeReport;
 pub use row::{FromRow, FromValue, FromValueError, ToKey, ToRow, ToValue};

@@ -90,13 +90,13 @@ use minnow_btree::TreeError;
 use minnow_btree::record::Value;
 use minnow_mvcc::{LockMode, ReadView, RollPtr, TrxLocks, UndoAddr, UndoKind, UndoRecord};
 
-use crate::db::{Database, Inner, TableEntry};
+use crate::db::Database;
 use crate::error::{Error, Result, from_tree};
 use crate::history::{VersionWalk, older_in_log, sys_of, version_of};
 use crate::schema::PRIMARY;
 use crate::trx::{key_of_undo, row_lock_key, sec, table_of};
+use minnow_engine::{Engine, TableEntry};
 
-pub(crate) use minnow_engine::purge::PurgeCounters;
 pub use minnow_engine::purge::PurgeReport;
 
 /// Logs the background thread purges before it looks for a newer purge view.
@@ -119,7 +119,7 @@ impl Database {
 }
 
 /// [`Database::purge`] on the engine itself (also a slow shutdown's full purge).
-pub(crate) fn all(inner: &Inner) -> Result<PurgeReport> {
+pub(crate) fn all(inner: &Engine) -> Result<PurgeReport> {
     let mut total = PurgeReport::default();
     loop {
         let (r, more) = batch(inner, BATCH_LOGS)?;
@@ -137,12 +137,12 @@ pub(crate) fn all(inner: &Inner) -> Result<PurgeReport> {
 
 /// Starts the background purge thread if the configuration asks for one. It holds only a
 /// weak reference to the database between batches, so it never keeps it alive.
-pub(crate) fn start(inner: &Arc<Inner>) -> Result<()> {
-    if inner.config.purge_threads == 0 {
+pub(crate) fn start(inner: &Arc<Engine>) -> Result<()> {
+    if inner.config().purge_threads == 0 {
         return Ok(());
     }
-    let weak: Weak<Inner> = Arc::downgrade(inner);
-    let counters = Arc::clone(&inner.purge);
+    let weak: Weak<Engine> = Arc::downgrade(inner);
+    let counters = Arc::clone(inner.purge());
     counters.running.store(1, Ordering::Relaxed);
     let thread = std::thread::Builder::new()
         .name("minnow-purge".into())
@@ -177,16 +177,16 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<()> {
             thread: "purge",
             source,
         })?;
-    *inner.purge.thread.lock() = Some(thread);
+    *inner.purge().thread.lock() = Some(thread);
     Ok(())
 }
 
 /// Purges up to `max_logs` logs with one purge view, then trims the undo stream. Returns
 /// what it did and whether it stopped at `max_logs` (more may be purgeable).
-fn batch(inner: &Inner, max_logs: usize) -> Result<(PurgeReport, bool)> {
-    let _turn = inner.purge.turn.lock();
-    let trx_sys = &inner.trx_sys;
-    let pool = &inner.pool;
+fn batch(inner: &Engine, max_logs: usize) -> Result<(PurgeReport, bool)> {
+    let _turn = inner.purge().turn.lock();
+    let trx_sys = inner.trx_sys();
+    let pool = inner.pool();
     let view = trx_sys.purge_view();
     let mut r = PurgeReport::default();
     let mut more = false;
@@ -217,7 +217,7 @@ fn batch(inner: &Inner, max_logs: usize) -> Result<(PurgeReport, bool)> {
         trx_sys.trim(pool)?
     };
     r.history_len = trx_sys.status().history_len;
-    inner.purge.add(&r);
+    inner.purge().add(&r);
     if r.logs > 0 || r.undo_pages_freed > 0 {
         minnow_buf::trace_event!(
             "purge",
@@ -235,14 +235,14 @@ fn batch(inner: &Inner, max_logs: usize) -> Result<(PurgeReport, bool)> {
 /// Purges every record of the log of transaction `trx_id` whose newest record is `last`;
 /// false if a row lock wait timed out first (the log is left for the next batch).
 fn purge_log(
-    inner: &Inner,
+    inner: &Engine,
     view: &ReadView,
     trx_id: u64,
     mut next: Option<UndoAddr>,
     r: &mut PurgeReport,
 ) -> Result<bool> {
     let mut below = u64::MAX;
-    let mut locks = inner.locks.begin_background(PURGE_LOCKER);
+    let mut locks = inner.locks().begin_background(PURGE_LOCKER);
     while let Some(at) = next {
         let probe = RollPtr {
             insert: false,
@@ -250,7 +250,7 @@ fn purge_log(
             page: at.page,
             offset: at.offset,
         };
-        let rec = inner.trx_sys.read(&inner.pool, probe)?;
+        let rec = inner.trx_sys().read(inner.pool(), probe)?;
         older_in_log(trx_id, at, &rec, &mut below)?;
         let ptr = RollPtr {
             insert: rec.kind == UndoKind::Insert,
@@ -276,7 +276,7 @@ fn purge_log(
 /// checks below hold until purge acts. Then the quiesce latch and the table's metadata lock,
 /// shared, as a write statement takes them.
 fn purge_record(
-    inner: &Inner,
+    inner: &Engine,
     view: &ReadView,
     trx_id: u64,
     ptr: RollPtr,
@@ -315,7 +315,7 @@ fn purge_record(
 /// metadata lock.
 /// `(trx_id, ptr)` are the purged transaction and the undo record's roll pointer.
 fn purge_row(
-    inner: &Inner,
+    inner: &Engine,
     view: &ReadView,
     (trx_id, ptr): (u64, RollPtr),
     rec: &UndoRecord,
@@ -324,7 +324,7 @@ fn purge_row(
     key: &[Value],
 ) -> Result<()> {
     let meta = &t.meta;
-    let pool = &inner.pool;
+    let pool = inner.pool();
     let old_row = meta.row_of(version_of(meta, t.clustered.layout(), rec)?)?;
     for (i, s) in meta.secondary.iter().enumerate() {
         let (tree, name) = sec(t, i)?;
@@ -371,7 +371,7 @@ fn purge_row(
 /// index `i`: the clustered record now, then older versions while the purge view cannot see
 /// the writer of the version in hand.
 fn needed(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     view: &ReadView,
     i: usize,
@@ -384,7 +384,7 @@ fn needed(
     };
     let Some(cur) = t
         .clustered
-        .get(&inner.pool, key)
+        .get(inner.pool(), key)
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
     else {
         return Ok(false);
@@ -403,7 +403,7 @@ fn needed(
             return Ok(false);
         }
         walk.step(&t.meta, ptr)?;
-        let rec = inner.trx_sys.read(&inner.pool, ptr)?;
+        let rec = inner.trx_sys().read(inner.pool(), ptr)?;
         values = version_of(&t.meta, t.clustered.layout(), &rec)?;
         deleted = rec.old_deleted;
     }

@@ -57,7 +57,7 @@ pub use minnow_engine::status::{
     SECTIONS_NOT_BUILT, STATUS_FILE, STATUS_FORMAT, STATUS_VERSION, Status, TransactionStatus,
     ZipSpaceStatus,
 };
-pub(crate) use minnow_engine::status::{RowCounters, RowOp, StatusFileWriter, collect};
+pub(crate) use minnow_engine::status::{RowOp, collect};
 
 impl Database {
     /// A snapshot of the engine's counters, minnow's `SHOW ENGINE INNODB STATUS`. Takes no
@@ -66,11 +66,11 @@ impl Database {
     pub fn status(&self) -> Result<Status> {
         let inner = self.inner()?;
         Ok(collect(
-            &inner.pool,
-            &inner.rows,
-            &inner.ahi,
-            inner.started,
-            (&inner.trx_sys, &inner.purge, &inner.locks),
+            inner.pool(),
+            inner.rows(),
+            inner.ahi(),
+            inner.started(),
+            (inner.trx_sys(), inner.purge(), inner.locks()),
         ))
     }
 }

@@ -5,14 +5,15 @@ use std::sync::Arc;
 use minnow_btree::record::Value;
 use minnow_redo::Lsn;
 
-use crate::autoinc::{AutoInc, AutoIncStatus, Inserted};
 use crate::config::AutoIncLockMode;
-use crate::db::{Database, TableEntry};
-use crate::ddl::EntryState;
+use crate::db::Database;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, TableDef};
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot, TrxState};
+use minnow_engine::TableEntry;
+use minnow_engine::autoinc::{AutoInc, AutoIncStatus, Inserted};
+use minnow_engine::entry::EntryState;
 
 /// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]) and to
 /// clone (two `Arc`s); it owns a clone of its database, so it may be kept in a struct,
@@ -32,7 +33,6 @@ mod scan;
 mod scan_with;
 mod typed;
 mod update_columns;
-pub(crate) use count::CountCache;
 pub use get::RowView;
 pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
@@ -63,8 +63,8 @@ impl Table {
         }
         Err(Error::ForeignTable {
             table: self.name().to_owned(),
-            table_db: mine.dir.clone(),
-            trx_db: theirs.dir.clone(),
+            table_db: mine.dir().to_path_buf(),
+            trx_db: theirs.dir().to_path_buf(),
         })
     }
 
@@ -128,7 +128,7 @@ impl Table {
     /// used again; index ids are never reused, and `load` and `create_index` keep the id):
     /// [`Error::TableChanged`], as when the name is gone.
     fn current(&self) -> Result<Table> {
-        let t = self.db.inner()?.tables.read().get(self.name()).cloned();
+        let t = self.db.inner()?.tables().read().get(self.name()).cloned();
         match t {
             Some(t) if t.clustered.index_id() == self.t.clustered.index_id() => {
                 Ok(Table::new(self.db.clone(), t))
@@ -149,7 +149,7 @@ impl Table {
         let key = meta.normalise_key(&meta.pk, key)?;
         self.t
             .clustered
-            .get(&inner.pool, &key)
+            .get(inner.pool(), &key)
             .map_err(|e| from_tree(e, self.name(), PRIMARY))
     }
 
@@ -212,13 +212,13 @@ impl Table {
             return Ok(None);
         };
         let history = crate::history::walk(
-            &*inner.pool,
-            inner.trx_sys.page().space,
+            &**inner.pool(),
+            inner.trx_sys().page().space,
             meta,
             self.t.clustered.layout(),
             e.values,
             e.deleted,
-            &|id| inner.trx_sys.is_active(id),
+            &|id| inner.trx_sys().is_active(id),
         )?;
         Ok(Some(history))
     }
@@ -234,7 +234,7 @@ impl Table {
     /// (the quiesce latch and the table's metadata lock, shared) for its duration.
     pub(crate) fn write_statement<T>(
         &self,
-        f: impl FnOnce(&crate::db::Inner, &Arc<TableEntry>, &mut trx::WriteGuard<'_>) -> Result<T>,
+        f: impl FnOnce(&minnow_engine::Engine, &Arc<TableEntry>, &mut trx::WriteGuard<'_>) -> Result<T>,
     ) -> Result<T> {
         let inner = self.db.inner()?;
         self.live()?;
@@ -332,7 +332,7 @@ impl Table {
         // The AUTO-INC lock, by mode (lock order: AUTO-INC lock, statement latches, counter).
         let mut reserved = 0..0;
         let mut reserve = None;
-        let _auto_inc_lock = match (&autoinc, inner.config.autoinc_lock_mode, known) {
+        let _auto_inc_lock = match (&autoinc, inner.config().autoinc_lock_mode, known) {
             (Some(a), AutoIncLockMode::Traditional, _)
             | (Some(a), AutoIncLockMode::Consecutive, None) => Some(a.lock_table()),
             (Some(_), AutoIncLockMode::Consecutive, Some(n)) => {
@@ -433,7 +433,7 @@ impl Table {
         op: RowOp,
         key: &[Value],
         change: impl FnOnce(
-            &crate::db::Inner,
+            &minnow_engine::Engine,
             &TableEntry,
             &mut TrxState,
             &mut trx::WriteGuard<'_>,
@@ -479,7 +479,11 @@ impl Table {
 /// Ends an autocommit statement: commit if it succeeded (returning its value and the commit's
 /// redo end), roll back (already done to the statement's start) and end the transaction if
 /// it failed.
-fn autocommit<T>(inner: &crate::db::Inner, mut st: TrxState, r: Result<T>) -> Result<(T, Lsn)> {
+fn autocommit<T>(
+    inner: &minnow_engine::Engine,
+    mut st: TrxState,
+    r: Result<T>,
+) -> Result<(T, Lsn)> {
     match r {
         Ok(v) => {
             let end = st.commit(inner)?.unwrap_or(st.end);

@@ -47,8 +47,8 @@ fn row(v: i64) -> Vec<Value> {
 /// Writes `data` at byte `at` of the undo record at `ptr`, in one mini-transaction.
 fn poke(db: &Database, ptr: RollPtr, at: usize, data: &[u8]) {
     let inner = db.inner().unwrap();
-    let id = PageId::new(inner.trx_sys.page().space, ptr.page);
-    let mut mtr = inner.pool.mtr().unwrap();
+    let id = PageId::new(inner.trx_sys().page().space, ptr.page);
+    let mut mtr = inner.pool().mtr().unwrap();
     let h = mtr.get_write(id).unwrap();
     mtr.write(h, usize::from(ptr.offset) + at, data).unwrap();
     mtr.commit().unwrap();

@@ -72,7 +72,7 @@ pub enum Acts {
     StatusFile,
     /// The adaptive hash index (`minnow-ahi`).
     Ahi,
-    /// Admission of threads into the engine (`minnow`'s `admission` module).
+    /// Admission of threads into the engine (the `admission` module).
     Admission,
     /// Compressed indexes (`minnow-btree`).
     Compression,

@@ -76,7 +76,7 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get_by(&self, index: &str, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
+        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.get_by_in(&snap, index, key, None)
     }
 
@@ -91,7 +91,7 @@ impl Table {
         key: &[Value],
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
+        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.get_by_in(&snap, index, key, Some(columns))
     }
 
@@ -142,7 +142,7 @@ impl Table {
         let bound = || Bound::Included(key.to_vec());
         let tree_err = |e| from_tree(e, meta.name(), index);
         let entries = tree
-            .scan(&inner.pool, ScanRange::new(bound(), bound()))
+            .scan(inner.pool(), ScanRange::new(bound(), bound()))
             .map_err(tree_err)?;
         for e in entries {
             let e = e.map_err(tree_err)?;

@@ -41,49 +41,14 @@
 //! may have read it unchanged; the cached count (without the change) is then keyed to the old
 //! counter, which no later reader sees.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use minnow_btree::BTree;
 use minnow_btree::tree::Counted;
 
 use super::Table;
-use crate::ddl::EntryState;
 use crate::error::{Result, from_tree};
 use crate::schema::PRIMARY;
 use crate::trx::{self, Snapshot};
-
-/// A table's change counter and its last reusable count (see the module docs). One per table
-/// entry: DDL that replaces the entry starts a new one.
-#[derive(Debug, Default)]
-pub(crate) struct CountCache {
-    /// Write statements ended on the table.
-    changes: AtomicU64,
-    /// The last count that any view seeing `max_trx_id` may reuse while `changes` is the same.
-    last: Mutex<Option<Cached>>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Cached {
-    changes: u64,
-    rows: u64,
-    max_trx_id: u64,
-}
-
-impl CountCache {
-    /// Called when a write statement on the table ends, before its transaction can commit.
-    pub(crate) fn changed(&self) {
-        self.changes.fetch_add(1, Ordering::AcqRel);
-    }
-
-    fn last(&self) -> Option<Cached> {
-        *self.last.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn keep(&self, c: Cached) {
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(c);
-    }
-}
+use minnow_engine::entry::{Cached, EntryState};
 
 impl Table {
     /// The number of rows in the table: every committed row (a consistent read, as
@@ -113,7 +78,7 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count(&self) -> Result<u64> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
+        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.count_in(&snap)
     }
 
@@ -128,7 +93,7 @@ impl Table {
         admitted.row();
         let inner = self.db.inner()?;
         let cache = &self.t.counted;
-        let changes = cache.changes.load(Ordering::Acquire);
+        let changes = cache.changes();
         if let Some(c) = cache.last()
             && c.changes == changes
             && snap.sees_page(c.max_trx_id)
@@ -137,7 +102,7 @@ impl Table {
         }
         let (index, tree) = self.narrowest_index();
         let counted: Counted = tree
-            .count_visible(&inner.pool, snap.up_limit(), &|trx| snap.sees(trx))
+            .count_visible(inner.pool(), snap.up_limit(), &|trx| snap.sees(trx))
             .map_err(|e| {
                 let name = index.map_or(PRIMARY, |i| self.t.meta.secondary[i].name.as_str());
                 from_tree(e, self.name(), name)
@@ -150,7 +115,7 @@ impl Table {
         if self.t.state() != EntryState::Live {
             return Err(self.changed());
         }
-        if reusable && cache.changes.load(Ordering::Acquire) == changes {
+        if reusable && cache.changes() == changes {
             cache.keep(Cached {
                 changes,
                 rows,
@@ -288,7 +253,7 @@ mod tests {
         });
         let t = db.table("t").unwrap();
         let walk = |n: u64| {
-            *t.t.counted.last.lock().unwrap() = None;
+            t.t.counted.forget();
             n
         };
         // Delete-marked by a commit every later view sees.

@@ -26,11 +26,11 @@ use minnow_btree::LeafRecord;
 use minnow_btree::record::{ColumnType, Value};
 
 use super::Table;
-use crate::db::Inner;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, TableMeta};
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot};
+use minnow_engine::Engine;
 
 /// One row of a table, read by [`Table::get_with`] or [`crate::Transaction::get_with`]:
 /// columns by their position in the table ([`crate::TableDef::column_index`] finds it by
@@ -288,7 +288,7 @@ impl Table {
             let inner = t.db.inner()?;
             let meta = &t.t.meta;
             let key = meta.normalise_key_cow(&meta.pk, key)?;
-            let committed_below = inner.trx_sys.oldest_active();
+            let committed_below = inner.trx_sys().oldest_active();
             #[cfg(test)]
             super::tests::hook(super::tests::Point::FastGetBoundTaken);
             t.read_row(inner, &key, Reader::Latest(committed_below), &mut f)
@@ -301,7 +301,7 @@ impl Table {
     /// (see the module docs). On this handle's entry, unvalidated.
     pub(super) fn read_row<R>(
         &self,
-        inner: &Inner,
+        inner: &Engine,
         key: &[Value],
         reader: Reader<'_>,
         f: &mut impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
@@ -311,7 +311,7 @@ impl Table {
         let step = self
             .t
             .clustered
-            .get_with(&inner.pool, key, |rec| -> Result<Step<R>> {
+            .get_with(inner.pool(), key, |rec| -> Result<Step<R>> {
                 let trx = rec.trx_id().map_err(tree_err)?.unwrap_or(u64::MAX);
                 let sees = match reader {
                     Reader::Latest(bound) => trx < bound,
@@ -341,7 +341,7 @@ impl Table {
                 let snap = match reader {
                     Reader::Snap(s) => s,
                     Reader::Latest(_) => {
-                        fresh = Snapshot::View(inner.trx_sys.statement_view());
+                        fresh = Snapshot::View(inner.trx_sys().statement_view());
                         &fresh
                     }
                 };

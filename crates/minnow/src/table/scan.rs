@@ -13,12 +13,13 @@ use minnow_btree::record::Value;
 use minnow_btree::{Entry, RangeCursor, ScanRange};
 
 use super::Table;
-use crate::db::{Database, TableEntry};
-use crate::ddl::EntryState;
+use crate::db::Database;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::PRIMARY;
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot};
+use minnow_engine::TableEntry;
+use minnow_engine::entry::EntryState;
 
 /// What a scan returns: key bounds, a limit, a projection and a direction.
 ///
@@ -107,7 +108,7 @@ pub struct Rows {
     covering: bool,
     done: bool,
     /// The statement's admission ticket: one per row, released when the scan is dropped.
-    admitted: crate::admission::Ticket<'static>,
+    admitted: minnow_engine::admission::Ticket<'static>,
 }
 
 impl std::fmt::Debug for Rows {
@@ -181,7 +182,7 @@ impl Rows {
         let e = self
             .t
             .clustered
-            .get_fields(&inner.pool, pk, &self.fetch)
+            .get_fields(inner.pool(), pk, &self.fetch)
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         let Some(e) = e else {
             return Ok(None);
@@ -217,7 +218,7 @@ impl Iterator for Rows {
         self.admitted.row();
         loop {
             let pool = match self.db.inner() {
-                Ok(inner) => &inner.pool,
+                Ok(inner) => inner.pool(),
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));
@@ -348,7 +349,7 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
+        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.scan_in(snap, scan)
     }
 
@@ -425,7 +426,7 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
+        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.scan_index_in(snap, index, scan)
     }
 

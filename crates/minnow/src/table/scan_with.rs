@@ -37,11 +37,11 @@ use minnow_btree::{ScanRange, TreeError, Visit};
 use super::Table;
 use super::get::RowView;
 use super::scan::{Scan, pk_bounds};
-use crate::ddl::EntryState;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::PRIMARY;
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot};
+use minnow_engine::entry::EntryState;
 
 impl Table {
     /// Runs `f` on each row of a primary-key range, in key order (or descending with
@@ -88,7 +88,7 @@ impl Table {
         scan: Scan,
         f: impl FnMut(&RowView<'_>) -> Result<bool>,
     ) -> Result<u64> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys.statement_view());
+        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.scan_with_in(&snap, &scan, f)
     }
 
@@ -119,7 +119,7 @@ impl Table {
         snap: &Snapshot,
         scan: &Scan,
         f: &mut impl FnMut(&RowView<'_>) -> Result<bool>,
-        admitted: &mut crate::admission::Ticket<'_>,
+        admitted: &mut minnow_engine::admission::Ticket<'_>,
         handed: &mut u64,
     ) -> Result<()> {
         let inner = self.db.inner()?;
@@ -138,7 +138,7 @@ impl Table {
         let mut older: Option<(Vec<Value>, bool)> = None;
         let mut wait = false;
         while go {
-            let more = cursor.visit_in(&inner.pool, |rec| -> Result<Visit, Failed> {
+            let more = cursor.visit_in(inner.pool(), |rec| -> Result<Visit, Failed> {
                 if self.t.state() != EntryState::Live {
                     return Err(Failed::Row(self.changed()));
                 }

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use minnow_btree::record::Value;
 
 use super::{Rows, Scan, Table};
-use crate::db::TableEntry;
 use crate::error::Result;
 use crate::row::{self, FromRow, ToKey, ToRow, Update};
+use minnow_engine::TableEntry;
 
 impl Table {
     /// The row with primary key `key`, read into `T` (a typed [`Table::get`]): a struct

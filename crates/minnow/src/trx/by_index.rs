@@ -21,8 +21,8 @@
 use minnow_btree::ScanRange;
 use minnow_btree::record::Value;
 
-use crate::db::{Inner, TableEntry};
 use crate::error::{Result, from_tree};
+use minnow_engine::{Engine, TableEntry};
 
 use super::write::lock_and_read;
 use super::*;
@@ -31,7 +31,7 @@ use super::*;
 /// latest version (see the module docs); `None` if no row has the key (the key stays
 /// locked). The caller runs it as a statement.
 pub(crate) fn lock_by_unique(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -48,7 +48,7 @@ pub(crate) fn lock_by_unique(
     let bound = || std::ops::Bound::Included(key.to_vec());
     let mut pks = Vec::new();
     for e in tree
-        .scan(&inner.pool, ScanRange::new(bound(), bound()))
+        .scan(inner.pool(), ScanRange::new(bound(), bound()))
         .map_err(|e| from_tree(e, meta.name(), name))?
     {
         let mut e = e.map_err(|e| from_tree(e, meta.name(), name))?;

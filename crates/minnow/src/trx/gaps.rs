@@ -70,51 +70,12 @@ use minnow_btree::record::Value;
 use minnow_btree::tree::{InsertProbe, LeafHint};
 use minnow_btree::{Entry, ScanRange};
 use minnow_mvcc::{LockKey, LockMode, LockType, TrxLocks};
-use parking_lot::{Mutex, MutexGuard};
 
-use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::schema::PRIMARY;
+use minnow_engine::{Engine, TableEntry};
 
 use super::*;
-
-/// Stripes of the [`GapLatch`] (a power of two): 16 KiB for the database.
-const STRIPES: usize = 256;
-
-/// One stripe, alone on its cache line: threads latching different stripes share nothing. It
-/// guards one neighbour look-up and the lock (and insert or removal) that depends on it;
-/// latch order: row 6 of ARCHITECTURE.md's table (after the metadata lock, before the row
-/// locks, which are only tried under it), and a thread never holds two stripes.
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct Stripe(Mutex<()>);
-
-/// The gap latch: [`STRIPES`] mutexes, picked by the lock key of the record that ends the gap
-/// a step works on (see the module docs, "The gap latch"). One per database, shared by every
-/// table's entry.
-#[derive(Debug)]
-pub(crate) struct GapLatch {
-    stripes: Box<[Stripe]>,
-}
-
-impl Default for GapLatch {
-    fn default() -> GapLatch {
-        GapLatch {
-            stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
-        }
-    }
-}
-
-impl GapLatch {
-    /// Latches the stripe of the gap that `end` (a record's lock key, or the supremum) ends.
-    fn latch(&self, end: &LockKey) -> MutexGuard<'_, ()> {
-        let h = end.hash_value();
-        let n = h ^ (h >> 29);
-        // Masked below the stripe count, so always in bounds.
-        let i = (n as usize) & (STRIPES - 1);
-        self.stripes[i].0.lock()
-    }
-}
 
 /// The primary key of a clustered record: its leading fields.
 fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
@@ -125,7 +86,7 @@ fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
 /// removes them) within `start..end`, with the off-page fields `fetch` (`None`: all; the
 /// others come back as NULL).
 fn first_in(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     (start, end): (Bound<Vec<Value>>, Bound<Vec<Value>>),
     fetch: Option<Vec<usize>>,
@@ -135,7 +96,7 @@ fn first_in(
     range.fetch = fetch;
     let mut scan = t
         .clustered
-        .scan(&inner.pool, range)
+        .scan(inner.pool(), range)
         .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
     scan.next()
         .transpose()
@@ -144,7 +105,7 @@ fn first_in(
 
 /// The lock key of the record after `pk` in the clustered index, or the index's supremum if
 /// there is none: the key whose gap `pk` is (or would be) in.
-fn successor_key(inner: &Inner, t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
+fn successor_key(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
     let after = (Bound::Excluded(pk.to_vec()), Bound::Unbounded);
     match first_in(inner, t, after, Some(Vec::new()))? {
         Some(e) => row_lock_key(t, &pk_of_entry(t, &e)),
@@ -153,7 +114,7 @@ fn successor_key(inner: &Inner, t: &TableEntry, pk: &[Value]) -> Result<LockKey>
 }
 
 /// The transaction's locks (it becomes a writer, with an id, if it was not one).
-pub(super) fn locks_of<'a>(inner: &Inner, trx: &'a mut TrxState) -> Result<&'a mut TrxLocks> {
+pub(super) fn locks_of<'a>(inner: &Engine, trx: &'a mut TrxState) -> Result<&'a mut TrxLocks> {
     trx.writer(inner)?;
     trx.locks.as_mut().ok_or(Error::TransactionEnded)
 }
@@ -178,7 +139,7 @@ fn gap_end(t: &TableEntry, probe: &InsertProbe) -> Result<LockKey> {
 /// ([`InsertProbe::still_valid`]); only if one moved does the probe run again, and if the
 /// successor changed the step starts over with the new one's stripe.
 pub(super) fn insert_into_gap<T>(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -190,7 +151,7 @@ pub(super) fn insert_into_gap<T>(
     loop {
         let next = gap_end(t, &found)?;
         let gaps = t.gaps.latch(&next);
-        if !found.still_valid(&t.clustered, &inner.pool) {
+        if !found.still_valid(&t.clustered, inner.pool()) {
             found = super::write::probe(inner, t, pk)?;
             if gap_end(t, &found)? != next {
                 continue; // the gap changed before the latch: look again
@@ -198,7 +159,7 @@ pub(super) fn insert_into_gap<T>(
         }
         if locks_of(inner, trx)?.try_lock_as(&next, LockType::InsertIntention) {
             let out = insert(trx, found.hint())?;
-            inner.locks.record_inserted(&me, &next);
+            inner.locks().record_inserted(&me, &next);
             drop(gaps);
             return Ok(out);
         }
@@ -213,7 +174,7 @@ pub(super) fn insert_into_gap<T>(
 /// until this one ends: the gap before `pk`'s delete-marked record if it has one, else the
 /// gap before its successor (a gap lock, which never waits). Under READ COMMITTED nothing.
 pub(super) fn lock_absent(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     pk: &[Value],
@@ -248,7 +209,7 @@ pub(super) fn lock_absent(
 /// to its successor as gap locks, so that a gap some transaction locked stays locked now that
 /// it reaches further (not the inserter's own lock: see `LockManager::insert_undone`).
 pub(crate) fn remove_record<T>(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     pk: &[Value],
     inserter: Option<u64>,
@@ -259,8 +220,8 @@ pub(crate) fn remove_record<T>(
     let out = remove()?;
     let next = successor_key(inner, t, pk)?;
     match inserter {
-        Some(trx) => inner.locks.insert_undone(&me, &next, trx),
-        None => inner.locks.record_removed(&me, &next),
+        Some(trx) => inner.locks().insert_undone(&me, &next, trx),
+        None => inner.locks().record_removed(&me, &next),
     }
     Ok(out)
 }
@@ -273,7 +234,7 @@ pub(crate) fn remove_record<T>(
 /// are locked but not returned. Under READ COMMITTED the records read get record locks only,
 /// and nothing past the range is locked.
 pub(super) fn scan_for_update(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,

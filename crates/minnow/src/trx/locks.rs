@@ -7,15 +7,15 @@ use minnow_btree::BTree;
 use minnow_btree::record::Value;
 use minnow_mvcc::{LockKey, LockMode, LockType};
 
-use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::history::sys_of;
 use crate::schema::PRIMARY;
+use minnow_engine::{Engine, TableEntry};
 
 use super::*;
 
 pub(super) fn conflict(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     me: u64,
     values: &[Value],
@@ -27,13 +27,13 @@ pub(super) fn conflict(
 
 /// [`conflict`] for a record last written by transaction `w`.
 pub(super) fn conflict_with(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     me: u64,
     w: u64,
     key: &[Value],
 ) -> Result<()> {
-    if w != me && w != 0 && inner.trx_sys.is_active(w) {
+    if w != me && w != 0 && inner.trx_sys().is_active(w) {
         return Err(Error::WriteConflict {
             table: t.meta.name().to_owned(),
             key: key.to_vec(),
@@ -69,7 +69,7 @@ pub(super) fn stored_lock_key(index_id: u64, fields: &[Option<Vec<u8>>]) -> Lock
 /// After a wait the table may have changed under the statement: a table dropped or reloaded
 /// meanwhile is [`Error::TableChanged`].
 pub(super) fn lock_as(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -96,7 +96,7 @@ pub(super) fn lock_as(
 
 /// Takes `key` exclusively (a record lock) for the transaction, waiting as [`lock_as`] does.
 pub(super) fn lock(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -112,7 +112,7 @@ pub(crate) fn row_lock_key(t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
 
 /// Locks the row with primary key `pk`.
 pub(super) fn lock_row(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,

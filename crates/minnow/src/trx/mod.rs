@@ -98,8 +98,8 @@ mod update_columns;
 mod write;
 
 pub(crate) use by_index::lock_by_unique;
+pub(crate) use gaps::remove_record;
 use gaps::*;
-pub(crate) use gaps::{GapLatch, remove_record};
 pub(crate) use locks::row_lock_key;
 use locks::*;
 use read::*;
@@ -115,8 +115,8 @@ use minnow_redo::Lsn;
 
 use parking_lot::{RwLock, RwLockReadGuard};
 
-use crate::db::Inner;
 use crate::error::{Error, Result};
+use minnow_engine::Engine;
 
 /// The isolation level of a [`Transaction`].
 ///
@@ -161,7 +161,7 @@ pub(crate) struct TrxState {
 }
 
 /// What a write statement holds while it runs: the database's quiesce latch
-/// (`Inner::quiesce`) and its table's metadata lock (`TableEntry::mdl`), both shared, taken
+/// (`Engine::quiesce`) and its table's metadata lock (`TableEntry::mdl`), both shared, taken
 /// in that order. Writers of different rows hold them together and never wait for each
 /// other here; DDL on the table (exclusive metadata lock) and [`Database::check`] (exclusive
 /// quiesce latch) wait for running statements. A statement that must wait for a row lock
@@ -175,8 +175,8 @@ pub(crate) struct WriteGuard<'a> {
 impl<'a> WriteGuard<'a> {
     /// Takes the quiesce latch, then the metadata lock `mdl`, shared; [`Error::Closed`] if
     /// the database was closed (checked under the quiesce latch, see
-    /// [`Inner::write_latch`]).
-    pub fn new(inner: &'a Inner, mdl: &'a RwLock<()>) -> Result<WriteGuard<'a>> {
+    /// [`Engine::write_latch`]).
+    pub fn new(inner: &'a Engine, mdl: &'a RwLock<()>) -> Result<WriteGuard<'a>> {
         let quiesce = inner.write_latch()?;
         Ok(WriteGuard {
             quiesce,
@@ -194,21 +194,21 @@ impl<'a> WriteGuard<'a> {
 
 impl TrxState {
     /// Gives the transaction its id and undo log at its first write.
-    fn writer(&mut self, inner: &Inner) -> Result<u64> {
+    fn writer(&mut self, inner: &Engine) -> Result<u64> {
         if self.log.is_none() {
-            let id = inner.trx_sys.assign_id(&inner.pool)?;
-            match inner.trx_sys.begin_log(&inner.pool, id) {
+            let id = inner.trx_sys().assign_id(inner.pool())?;
+            match inner.trx_sys().begin_log(inner.pool(), id) {
                 Ok(log) => {
                     self.log = Some(log);
                     self.id = id;
                     self.locks = Some(if self.read_committed {
-                        inner.locks.begin_read_committed(id)
+                        inner.locks().begin_read_committed(id)
                     } else {
-                        inner.locks.begin(id)
+                        inner.locks().begin(id)
                     });
                 }
                 Err(e) => {
-                    inner.trx_sys.forget(id);
+                    inner.trx_sys().forget(id);
                     return Err(e.into());
                 }
             }
@@ -220,14 +220,14 @@ impl TrxState {
         self.log.as_ref().map_or(0, UndoLog::savepoint)
     }
 
-    fn append(&mut self, inner: &Inner, rec: NewRecord) -> Result<RollPtr> {
+    fn append(&mut self, inner: &Engine, rec: NewRecord) -> Result<RollPtr> {
         self.writer(inner)?;
         let log = self.log.as_mut().ok_or(Error::TransactionEnded)?;
-        Ok(inner.trx_sys.append(&inner.pool, log, rec)?)
+        Ok(inner.trx_sys().append(inner.pool(), log, rec)?)
     }
 
     /// Undoes every record from `savepoint` on, newest first (inside a statement).
-    pub fn rollback_to(&mut self, inner: &Inner, savepoint: u64) -> Result<u64> {
+    pub fn rollback_to(&mut self, inner: &Engine, savepoint: u64) -> Result<u64> {
         let Some(log) = self.log.as_mut() else {
             return Ok(0);
         };
@@ -239,7 +239,7 @@ impl TrxState {
     /// back the whole transaction).
     pub fn statement<T>(
         &mut self,
-        inner: &Inner,
+        inner: &Engine,
         f: impl FnOnce(&mut TrxState) -> Result<T>,
     ) -> Result<T> {
         let sp = self.savepoint();
@@ -255,9 +255,9 @@ impl TrxState {
 
     /// Commits (the caller holds the quiesce latch shared); returns the commit mtr's end,
     /// `None` for a transaction that wrote nothing.
-    pub fn commit(&mut self, inner: &Inner) -> Result<Option<Lsn>> {
+    pub fn commit(&mut self, inner: &Engine) -> Result<Option<Lsn>> {
         let end = match self.log.take() {
-            Some(log) => Some(inner.trx_sys.commit(&inner.pool, &log)?),
+            Some(log) => Some(inner.trx_sys().commit(inner.pool(), &log)?),
             None => None,
         };
         // After the commit point, as InnoDB releases them (before the log is made durable).
@@ -273,10 +273,10 @@ impl TrxState {
 
     /// Rolls back everything and ends the transaction (the caller holds the quiesce latch
     /// shared; each undone record takes its table's metadata lock).
-    pub fn rollback(&mut self, inner: &Inner) -> Result<()> {
+    pub fn rollback(&mut self, inner: &Engine) -> Result<()> {
         if let Some(mut log) = self.log.take() {
             rollback_log(inner, &mut log, 0)?;
-            inner.trx_sys.finish_rollback(&inner.pool, &log)?;
+            inner.trx_sys().finish_rollback(inner.pool(), &log)?;
         }
         self.release_locks();
         Ok(())

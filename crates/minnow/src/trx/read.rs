@@ -4,9 +4,9 @@
 use minnow_btree::record::Value;
 use minnow_mvcc::{OpenView, RollPtr};
 
-use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result};
 use crate::history::{Older, VersionWalk, older, sys_of};
+use minnow_engine::{Engine, TableEntry};
 
 // ---- Consistent reads ----
 
@@ -46,7 +46,7 @@ impl Snapshot {
 /// from undo by following roll pointers; `None` if no version is visible or the visible one
 /// is delete-marked.
 pub(crate) fn visible(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     snap: &Snapshot,
     mut values: Vec<Value>,
@@ -68,10 +68,10 @@ pub(crate) fn visible(
 
 /// The version before the one whose roll pointer is `ptr`, from the undo store through the
 /// buffer pool ([`crate::history`] has the one function that does it).
-pub(super) fn step_back(inner: &Inner, t: &TableEntry, ptr: RollPtr) -> Result<Older> {
+pub(super) fn step_back(inner: &Engine, t: &TableEntry, ptr: RollPtr) -> Result<Older> {
     match older(
-        &*inner.pool,
-        inner.trx_sys.page().space,
+        &**inner.pool(),
+        inner.trx_sys().page().space,
         &t.meta,
         t.clustered.layout(),
         ptr,

@@ -6,35 +6,35 @@ use minnow_btree::TreeError;
 use minnow_btree::record::Value;
 use minnow_mvcc::{RollPtr, UndoKind, UndoLog, UndoRecord};
 
-use crate::db::{Inner, TableEntry};
 use crate::error::{Result, from_tree};
 use crate::history::{Older, VersionWalk, older_in_log, sys_of, version_of};
 use crate::schema::PRIMARY;
+use minnow_engine::{Engine, TableEntry};
 
 use super::write::clustered_record;
 use super::*;
 
 /// Rolls back a transaction found active at open; returns the records undone.
-pub(crate) fn recover_rollback(inner: &Inner, mut log: UndoLog) -> Result<u64> {
+pub(crate) fn recover_rollback(inner: &Engine, mut log: UndoLog) -> Result<u64> {
     let n = rollback_log(inner, &mut log, 0)?;
-    let end = inner.trx_sys.finish_rollback(&inner.pool, &log)?;
+    let end = inner.trx_sys().finish_rollback(inner.pool(), &log)?;
     inner
-        .pool
+        .pool()
         .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
     Ok(n)
 }
 
-pub(super) fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
+pub(super) fn rollback_log(inner: &Engine, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
     let mut n = 0;
     let mut below = u64::MAX;
-    while let Some((ptr, rec)) = inner.trx_sys.last_record(&inner.pool, log, savepoint)? {
+    while let Some((ptr, rec)) = inner.trx_sys().last_record(inner.pool(), log, savepoint)? {
         let at = minnow_mvcc::UndoAddr {
             page: ptr.page,
             offset: ptr.offset,
         };
         older_in_log(log.trx_id, at, &rec, &mut below)?;
         undo_record(inner, &rec, ptr, log.trx_id)?;
-        inner.trx_sys.pop(&inner.pool, log, &rec)?;
+        inner.trx_sys().pop(inner.pool(), log, &rec)?;
         n += 1;
     }
     Ok(n)
@@ -42,15 +42,15 @@ pub(super) fn rollback_log(inner: &Inner, log: &mut UndoLog, savepoint: u64) -> 
 
 // ---- Undoing one record ----
 
-/// The table whose clustered index is `index_id` (one hash probe: see `crate::table_cache`).
-pub(crate) fn table_of(inner: &Inner, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
-    inner.tables.read().by_index(index_id).cloned()
+/// The table whose clustered index is `index_id` (one hash probe: see `minnow_engine::table_cache`).
+pub(crate) fn table_of(inner: &Engine, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
+    inner.tables().read().by_index(index_id).cloned()
 }
 
 /// Undoes one undo record of transaction `me` (idempotent: acts only if the record's roll
 /// pointer still points at it). The secondary leaves it changes get `me` as their
 /// `PAGE_MAX_TRX_ID`, as every change on a transaction's behalf does.
-pub(super) fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result<()> {
+pub(super) fn undo_record(inner: &Engine, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result<()> {
     // A table dropped since has nothing left to undo.
     let Some(first) = table_of(inner, rec.index_id) else {
         return Ok(());
@@ -66,7 +66,7 @@ pub(super) fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64
         return Ok(());
     };
     let meta = &t.meta;
-    let pool = &inner.pool;
+    let pool = inner.pool();
     let key = key_of_undo(&t, rec)?;
     let Some(cur) = clustered_record(inner, &t, &key)? else {
         return Ok(());
@@ -148,7 +148,7 @@ pub(super) fn undo_record(inner: &Inner, rec: &UndoRecord, ptr: RollPtr, me: u64
 /// `ptr` has `entry` in secondary index `i`. Versions behind a writer every reader sees are
 /// needed by no one and their undo may be purged already: the walk stops there.
 pub(super) fn older_version_has(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     mut writer: u64,
     mut ptr: RollPtr,
@@ -159,7 +159,7 @@ pub(super) fn older_version_has(
         return Ok(false);
     };
     let mut walk = VersionWalk::default();
-    while !inner.trx_sys.undo_may_be_gone(writer) {
+    while !inner.trx_sys().undo_may_be_gone(writer) {
         walk.step(&t.meta, ptr)?;
         let Older::Version { rec, values } = step_back(inner, t, ptr)? else {
             break;

@@ -7,9 +7,10 @@ use minnow_redo::{Durability, FlushAtCommit};
 
 use std::sync::OnceLock;
 
-use crate::db::{Database, Inner, TableEntry};
+use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::status::RowOp;
+use minnow_engine::{Engine, TableEntry};
 
 use super::write::lock_and_read;
 use super::*;
@@ -54,7 +55,7 @@ impl Database {
     /// The row lock manager's counters: waits, deadlocks, timeouts, locks held and
     /// transactions waiting now.
     pub fn lock_stats(&self) -> Result<minnow_mvcc::LockStats> {
-        Ok(self.inner()?.locks.stats())
+        Ok(self.inner()?.locks().stats())
     }
 
     /// Starts a REPEATABLE READ transaction.
@@ -90,7 +91,7 @@ impl Transaction {
         self.isolation
     }
 
-    fn live(&self) -> Result<&Inner> {
+    fn live(&self) -> Result<&Engine> {
         if self.ended {
             return Err(Error::TransactionEnded);
         }
@@ -104,9 +105,9 @@ impl Transaction {
         let view = match self.isolation {
             Isolation::RepeatableRead => self
                 .view
-                .get_or_init(|| inner.trx_sys.open_view(self.state.id))
+                .get_or_init(|| inner.trx_sys().open_view(self.state.id))
                 .clone(),
-            Isolation::ReadCommitted => inner.trx_sys.open_view(self.state.id),
+            Isolation::ReadCommitted => inner.trx_sys().open_view(self.state.id),
         };
         Ok(Snapshot::View(view))
     }
@@ -126,7 +127,7 @@ impl Transaction {
     fn write<T>(
         &mut self,
         table: &crate::Table,
-        f: impl FnOnce(&Inner, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
+        f: impl FnOnce(&Engine, &TableEntry, &mut TrxState, &mut WriteGuard<'_>) -> Result<T>,
     ) -> Result<T> {
         self.live()?;
         table.belongs_to(&self.db)?;

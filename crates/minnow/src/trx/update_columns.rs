@@ -16,9 +16,9 @@
 
 use minnow_btree::record::Value;
 
-use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result};
 use crate::schema::TableMeta;
+use minnow_engine::{Engine, TableEntry};
 
 use super::write::lock_and_read;
 use super::*;
@@ -57,7 +57,7 @@ pub(crate) fn column_changes(
 /// there is no such row (under REPEATABLE READ its gap is then locked, as a delete of a
 /// missing row locks it). The caller runs it as a statement.
 pub(crate) fn update_columns(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,

@@ -9,10 +9,10 @@ use minnow_btree::tree::InsertProbe;
 use minnow_btree::{BTree, TreeError};
 use minnow_mvcc::{NewRecord, RollPtr, UndoFields, UndoKind, UndoRecord};
 
-use crate::db::{Inner, TableEntry};
 use crate::error::{Error, Result, from_tree};
 use crate::history::{sys_of, undo_mismatch};
 use crate::schema::PRIMARY;
+use minnow_engine::{Engine, TableEntry};
 
 use super::*;
 
@@ -67,14 +67,14 @@ struct OldVersion {
 /// `undo` with its undo fields straight from the stored bytes (an off-page field fetched and
 /// encoded as [`undo_fields`] does); `None` if there is no record with that key.
 fn old_version(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     pk: &[Value],
     undo: &mut UndoFields,
     want_values: bool,
 ) -> Result<Option<OldVersion>> {
     let (layout, n) = (t.clustered.layout(), t.meta.pk.len());
-    let found = t.clustered.get_with(&inner.pool, pk, |rec| {
+    let found = t.clustered.get_with(inner.pool(), pk, |rec| {
         let view = rec.view();
         let sys = |x: Option<u64>| {
             x.ok_or_else(|| {
@@ -143,17 +143,17 @@ pub(crate) fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>
 // a reader that sees the change sees the raise, and redo carries both.
 
 pub(super) fn sec_insert(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     i: usize,
     me: u64,
     entry: &[Value],
 ) -> Result<()> {
     let (tree, name) = sec(t, i)?;
-    match tree.insert_trx(&inner.pool, entry, me) {
+    match tree.insert_trx(inner.pool(), entry, me) {
         Ok(_) => Ok(()),
         Err(TreeError::Duplicate { .. }) => tree
-            .set_delete_mark_trx(&inner.pool, entry, false, me)
+            .set_delete_mark_trx(inner.pool(), entry, false, me)
             .map(|_| ())
             .map_err(|e| from_tree(e, t.meta.name(), name)),
         Err(e) => Err(from_tree(e, t.meta.name(), name)),
@@ -161,7 +161,7 @@ pub(super) fn sec_insert(
 }
 
 pub(super) fn sec_mark(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     i: usize,
     me: u64,
@@ -169,7 +169,7 @@ pub(super) fn sec_mark(
     deleted: bool,
 ) -> Result<()> {
     let (tree, name) = sec(t, i)?;
-    tree.set_delete_mark_trx(&inner.pool, entry, deleted, me)
+    tree.set_delete_mark_trx(inner.pool(), entry, deleted, me)
         .map(|_| ())
         .map_err(|e| from_tree(e, t.meta.name(), name))
 }
@@ -187,19 +187,19 @@ pub(crate) fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
 
 /// The clustered record of primary key `pk`, delete-marked or not.
 pub(super) fn clustered_record(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     pk: &[Value],
 ) -> Result<Option<minnow_btree::Entry>> {
     t.clustered
-        .get(&inner.pool, pk)
+        .get(inner.pool(), pk)
         .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
 }
 
 /// Locks the row with primary key `pk` (waiting as [`lock_row`] does), then reads its
 /// clustered record: read after the lock, so it is this transaction's or committed.
 pub(super) fn lock_and_read(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -212,9 +212,9 @@ pub(super) fn lock_and_read(
 /// Probes the clustered index for an insert of primary key `pk`: one descent that finds the
 /// record with the key (if any), the record after it and the leaf it goes to
 /// ([`minnow_btree::BTree::probe_insert`]).
-pub(super) fn probe(inner: &Inner, t: &TableEntry, pk: &[Value]) -> Result<InsertProbe> {
+pub(super) fn probe(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<InsertProbe> {
     t.clustered
-        .probe_insert(&inner.pool, pk)
+        .probe_insert(inner.pool(), pk)
         .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
 }
 
@@ -223,14 +223,14 @@ pub(super) fn probe(inner: &Inner, t: &TableEntry, pk: &[Value]) -> Result<Inser
 /// enters, and leaves the leaf as a hint the insert goes straight to (see `gaps`,
 /// [`insert_into_gap`]).
 pub(crate) fn insert(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
     row: &[Value],
 ) -> Result<()> {
     let meta = &t.meta;
-    let pool = &inner.pool;
+    let pool = inner.pool();
     let pk = meta.pk_of(row);
     // Locked before the probe reads, so what it finds is this transaction's or committed.
     lock_row(inner, t, trx, w, &pk)?;
@@ -305,7 +305,7 @@ pub(crate) fn insert(
 /// (`Some(true)`, a delete) or clears (`Some(false)`, an insert over a delete-marked row) the
 /// delete mark in the same mini-transaction, `None` keeps it.
 fn rewrite(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     old: &[Value],
@@ -331,14 +331,14 @@ fn rewrite(
     })?;
     trx.end = t
         .clustered
-        .update_marked(&inner.pool, &stamped(t, row, trx.id, ptr), mark)
+        .update_marked(inner.pool(), &stamped(t, row, trx.id, ptr), mark)
         .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
     Ok(())
 }
 
 /// Replaces the row with `row`'s primary key (normalised).
 pub(crate) fn update(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -394,7 +394,7 @@ pub(crate) fn update(
 
 /// Deletes (delete-marks) the row with primary key `pk` (normalised); false if none.
 pub(crate) fn delete(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -434,7 +434,7 @@ pub(crate) fn delete(
     };
     trx.end = t
         .clustered
-        .stamp_marked(&inner.pool, pk, trx.id, ptr.to_u64(), Some(true))
+        .stamp_marked(inner.pool(), pk, trx.id, ptr.to_u64(), Some(true))
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
     let Some(values) = old.values else {
         return Ok(true);
@@ -474,7 +474,7 @@ pub(super) fn not_found(t: &TableEntry, key: Vec<Value>) -> Error {
 /// that marked them is still active (it may roll back): then the check waits for that row's
 /// lock and runs again.
 pub(super) fn check_unique(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -493,7 +493,7 @@ pub(super) fn check_unique(
 /// One pass of [`check_unique`]: `Some(pk)` if a delete-marked entry's row `pk` was last
 /// changed by another active transaction (whose outcome decides), `None` if the key is free.
 pub(super) fn unique_holder(
-    inner: &Inner,
+    inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
@@ -525,7 +525,7 @@ pub(super) fn unique_holder(
     let range =
         minnow_btree::ScanRange::new(std::ops::Bound::Included(lo), std::ops::Bound::Included(hi));
     for e in tree
-        .scan(&inner.pool, range)
+        .scan(inner.pool(), range)
         .map_err(|e| from_tree(e, meta.name(), name))?
     {
         let e = e.map_err(|e| from_tree(e, meta.name(), name))?;
@@ -538,11 +538,11 @@ pub(super) fn unique_holder(
         }
         if let Some(c) = t
             .clustered
-            .get(&inner.pool, pk)
+            .get(inner.pool(), pk)
             .map_err(|e| from_tree(e, meta.name(), PRIMARY))?
         {
             let (writer, _) = sys_of(&t.meta, &c.values)?;
-            if writer != trx.id && writer != 0 && inner.trx_sys.is_active(writer) {
+            if writer != trx.id && writer != 0 && inner.trx_sys().is_active(writer) {
                 return Ok(Some(pk.to_vec()));
             }
         }
@@ -552,9 +552,9 @@ pub(super) fn unique_holder(
 
 /// Refuses a row whose entry in some secondary index would be too big for a page before
 /// anything is written.
-pub(super) fn check_entry_sizes(inner: &Inner, t: &TableEntry, row: &[Value]) -> Result<()> {
+pub(super) fn check_entry_sizes(inner: &Engine, t: &TableEntry, row: &[Value]) -> Result<()> {
     let meta = &t.meta;
-    let max = minnow_btree::tree::overflow::max_record_len(inner.pool.config().page_size.bytes());
+    let max = minnow_btree::tree::overflow::max_record_len(inner.pool().config().page_size.bytes());
     for (s, tree) in meta.secondary.iter().zip(&t.secondary) {
         let rec = tree
             .layout()

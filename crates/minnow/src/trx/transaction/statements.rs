@@ -5,10 +5,10 @@
 use minnow_btree::record::Value;
 
 use super::Transaction;
-use crate::autoinc::Inserted;
 use crate::error::Result;
 use crate::status::RowOp;
 use crate::trx::{column_changes, insert, lock_by_unique, update_columns};
+use minnow_engine::autoinc::Inserted;
 
 impl Transaction {
     /// The row whose key in unique secondary index `index` is `key`, as this transaction

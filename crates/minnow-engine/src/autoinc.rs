@@ -3,18 +3,18 @@
 //!
 //! ## The counter and the two locks
 //!
-//! A table with an AUTO_INCREMENT column ([`crate::ColumnDef::auto_increment`]) has one
+//! A table with an AUTO_INCREMENT column (`ColumnDef::auto_increment`) has one
 //! counter, `next`: the value the next row that asks for one gets (1 in a new table). A row
 //! asks by carrying NULL or 0 in the column; a row that carries a larger explicit value moves
 //! `next` past it. Values are never given back: a failed insert, or a reservation a
 //! statement does not use up, leaves a **gap**.
 //!
-//! InnoDB guards the counter with two locks, and so does minnow (the crate-private `AutoInc`):
+//! InnoDB guards the counter with two locks, and so does minnow ([`AutoInc`]):
 //!
 //! - the **AUTO-INC lock**, a table-level lock an insert statement may hold until it ends;
 //! - a **light mutex** around `next` itself, held only while values are taken.
 //!
-//! `innodb_autoinc_lock_mode` ([`crate::AutoIncLockMode`]) says which statement takes what:
+//! `innodb_autoinc_lock_mode` (`AutoIncLockMode`) says which statement takes what:
 //!
 //! ```text
 //!  mode            simple insert (row count known)     bulk insert (count unknown)
@@ -28,25 +28,25 @@
 //!  2:  A=1,3,5  B=2,4,6   (values taken as rows are inserted: any interleaving)
 //! ```
 //!
-//! A "simple insert" is [`crate::Table::insert`], or [`crate::Table::insert_many`] of an
+//! A "simple insert" is `Table::insert`, or `Table::insert_many` of an
 //! iterator whose `size_hint` is exact (a `Vec`, a slice, a mapped range); any other iterator
 //! is a "bulk insert", like `INSERT ... SELECT` or `LOAD DATA`, and so is
-//! [`crate::Table::load`]. In mode 1 a simple insert, at its first row that asks for a
+//! `Table::load`. In mode 1 a simple insert, at its first row that asks for a
 //! value, reserves one value per row of the statement, even for rows that bring their own
 //! ("mixed-mode inserts"), and the unused ones are lost, as in InnoDB. Rows beyond what an
 //! iterator's size hint promised take values one at a time.
 //!
 //! ## What the modes cost
 //!
-//! Writers of different rows run in parallel (row locks, see the crate docs,
+//! Writers of different rows run in parallel (row locks, see the `minnow` crate docs,
 //! "Concurrency"), so the AUTO-INC lock is what decides an insert-heavy table's throughput,
 //! as in InnoDB: in mode 0 a second insert into the table waits for the AUTO-INC lock until
 //! the first statement ends (see [`AutoIncStatus::lock_waits`]), in mode 1 it waits only for
 //! the reservation, and in mode 2 the two statements' values interleave and the inserts run
-//! side by side. [`crate::Table::insert_many`] runs each row as its own statement (each row
+//! side by side. `Table::insert_many` runs each row as its own statement (each row
 //! is atomic; the statement is not). Experiment E7 measures the difference. Lock order is
-//! always AUTO-INC lock, then the statement's latches (`crate::trx::WriteGuard`), then the
-//! counter mutex.
+//! always AUTO-INC lock, then the statement's latches (the `minnow` crate's
+//! `trx::WriteGuard`), then the counter mutex.
 //!
 //! ## Surviving a crash
 //!
@@ -59,7 +59,7 @@
 //! of the dictionary B-tree. That redo precedes the row's in the log, so a row durable after
 //! a crash implies a mark above it: an acknowledged value is never handed out again, even if
 //! its row was deleted. `open` starts the counter at `P`, so a crash leaves a gap of at most
-//! [`PERSIST_AHEAD`] values; a clean [`crate::Database::close`] writes the exact `next`, so
+//! [`PERSIST_AHEAD`] values; a clean `Database::close` writes the exact `next`, so
 //! a clean restart leaves none. Writing ahead keeps the cost at one small dictionary update
 //! per [`PERSIST_AHEAD`] values instead of one per row.
 
@@ -71,8 +71,9 @@ use minnow_btree::record::Value;
 use minnow_redo::Lsn;
 use parking_lot::{Mutex, MutexGuard};
 
-use crate::db::{Inner, TableEntry};
 use crate::dict::dict_row;
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, TableMeta};
 
@@ -86,18 +87,18 @@ const COUNTER_KEY: &[u8] = b"\0autoinc ";
 pub const PERSIST_AHEAD: u64 = 64;
 
 /// The dictionary key of table `table`'s counter.
-pub(crate) fn counter_key(table: &str) -> Vec<u8> {
+pub fn counter_key(table: &str) -> Vec<u8> {
     [COUNTER_KEY, table.as_bytes()].concat()
 }
 
 /// The table whose counter dictionary key `key` is, if it is one.
-pub(crate) fn counter_table(key: &[u8]) -> Option<String> {
+pub fn counter_table(key: &[u8]) -> Option<String> {
     key.strip_prefix(COUNTER_KEY)
         .map(|t| String::from_utf8_lossy(t).into_owned())
 }
 
 /// Decodes a counter record's value (16 bytes, big-endian).
-pub(crate) fn decode_counter(table: &str, b: &[u8]) -> Result<u128> {
+pub fn decode_counter(table: &str, b: &[u8]) -> Result<u128> {
     <[u8; 16]>::try_from(b)
         .map(u128::from_be_bytes)
         .map_err(|_| Error::Corrupt {
@@ -110,7 +111,7 @@ pub(crate) fn decode_counter(table: &str, b: &[u8]) -> Result<u128> {
 
 /// Writes table `table`'s counter record (inserting it if missing). The caller holds the
 /// statement's latches.
-pub(crate) fn write_counter(inner: &Inner, table: &str, mark: u128) -> Result<Lsn> {
+pub fn write_counter(inner: &Engine, table: &str, mark: u128) -> Result<Lsn> {
     let row = dict_row(&counter_key(table), mark.to_be_bytes().to_vec());
     match inner.dict.update(&inner.pool, &row) {
         Err(TreeError::NotFound { .. }) => inner.dict.insert(&inner.pool, &row),
@@ -120,7 +121,7 @@ pub(crate) fn write_counter(inner: &Inner, table: &str, mark: u128) -> Result<Ls
 }
 
 /// Removes table `table`'s counter record, if there is one. The caller holds the statement's latches.
-pub(crate) fn delete_counter(inner: &Inner, table: &str) -> Result<Option<Lsn>> {
+pub fn delete_counter(inner: &Engine, table: &str) -> Result<Option<Lsn>> {
     match inner
         .dict
         .delete(&inner.pool, &[Value::Bytes(counter_key(table))])
@@ -132,7 +133,7 @@ pub(crate) fn delete_counter(inner: &Inner, table: &str) -> Result<Option<Lsn>> 
 }
 
 /// What a table's auto-increment counter and AUTO-INC lock look like now
-/// ([`crate::Table::auto_increment_status`]).
+/// (`Table::auto_increment_status`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AutoIncStatus {
     /// The AUTO_INCREMENT column.
@@ -147,8 +148,8 @@ pub struct AutoIncStatus {
     pub lock_grants: u64,
 }
 
-/// What an insert statement did ([`crate::Table::insert_returning_id`],
-/// [`crate::Table::insert_many`]). How durable the rows are is not in it: an autocommit
+/// What an insert statement did (`Table::insert_returning_id`,
+/// `Table::insert_many`). How durable the rows are is not in it: an autocommit
 /// statement is as durable as `flush_log_at_trx_commit` says when it returns, and a
 /// transaction's rows as its commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +183,7 @@ struct Counter {
 /// Shared by every [`TableEntry`] the table has had since open (DDL replaces entries, not
 /// the counter).
 #[derive(Debug)]
-pub(crate) struct AutoInc {
+pub struct AutoInc {
     /// The AUTO_INCREMENT column's position.
     pub column: usize,
     /// Its name.
@@ -245,7 +246,7 @@ impl AutoInc {
 
     /// Takes `n` consecutive values and returns them, first persisting a new high-water
     /// mark if they pass the old one. The caller holds the statement's latches.
-    pub fn take(&self, inner: &Inner, table: &str, n: u128) -> Result<Range<u128>> {
+    pub fn take(&self, inner: &Engine, table: &str, n: u128) -> Result<Range<u128>> {
         let mut c = self.counter.lock();
         let first = c.next;
         let end = first.saturating_add(n);
@@ -263,7 +264,7 @@ impl AutoInc {
 
     /// Moves the counter past an explicit value `v` (NULL, 0 and negative values move
     /// nothing). The caller holds the statement's latches.
-    pub fn observe(&self, inner: &Inner, table: &str, v: &Value) -> Result<()> {
+    pub fn observe(&self, inner: &Engine, table: &str, v: &Value) -> Result<()> {
         let v = match *v {
             Value::Int(x) if x > 0 => x.unsigned_abs().into(),
             Value::UInt(x) => u128::from(x),
@@ -277,7 +278,7 @@ impl AutoInc {
         Ok(())
     }
 
-    fn persist_ahead(&self, c: &mut Counter, inner: &Inner, table: &str) -> Result<()> {
+    fn persist_ahead(&self, c: &mut Counter, inner: &Engine, table: &str) -> Result<()> {
         if c.next > c.persisted {
             let mark = c
                 .next
@@ -291,7 +292,7 @@ impl AutoInc {
 
     /// Writes the exact counter as the high-water mark (at a clean close), if it differs.
     /// The caller holds the statement's latches.
-    pub fn persist_exact(&self, inner: &Inner, table: &str) -> Result<()> {
+    pub fn persist_exact(&self, inner: &Engine, table: &str) -> Result<()> {
         let mut c = self.counter.lock();
         if c.persisted != c.next {
             write_counter(inner, table, c.next)?;
@@ -309,7 +310,7 @@ impl AutoInc {
         }
     }
 
-    /// The status as [`crate::Table::auto_increment_status`] reports it.
+    /// The status as `Table::auto_increment_status` reports it.
     pub fn status(&self) -> AutoIncStatus {
         let next = self.counter.lock().next;
         AutoIncStatus {
@@ -322,9 +323,9 @@ impl AutoInc {
 }
 
 impl TableEntry {
-    /// [`crate::Database::check`]'s part: the counter is above the largest value the column
+    /// `Database::check`'s part: the counter is above the largest value the column
     /// holds (read from the end of the index whose first column it is).
-    pub(crate) fn check_auto_increment(&self, pool: &minnow_buf::BufferPool) -> Result<()> {
+    pub fn check_auto_increment(&self, pool: &minnow_buf::BufferPool) -> Result<()> {
         let Some(ai) = self.autoinc.as_deref() else {
             return Ok(());
         };
@@ -375,9 +376,9 @@ impl TableEntry {
     /// asks for one (from `reserved` while that lasts, else from the counter; the value goes
     /// to `generated`) or moving the counter past its explicit value. The caller holds the
     /// statement's latches.
-    pub(crate) fn prepare_row(
+    pub fn prepare_row(
         &self,
-        inner: &Inner,
+        inner: &Engine,
         row: &[Value],
         reserved: &mut Range<u128>,
         generated: &mut Vec<u64>,

@@ -20,7 +20,7 @@
 //! door once per `concurrency_tickets` rows. With `thread_concurrency = 0` (the default, as
 //! in MySQL since 5.6) there is no door: [`Admission::enter`] does one relaxed atomic load
 //! and returns a ticket whose every method does nothing. Both knobs can change at runtime
-//! ([`crate::Database::set_thread_concurrency`]), as InnoDB's are `SET GLOBAL` variables. MariaDB removed the feature in 10.6
+//! (`Database::set_thread_concurrency`), as InnoDB's are `SET GLOBAL` variables. MariaDB removed the feature in 10.6
 //! because modern InnoDB scales and users who set it made their servers slower; minnow
 //! has it to reproduce experiment E4 and to measure what it costs.
 //!
@@ -29,16 +29,19 @@
 //! retries, self-tuning the delay); minnow has no row-lock waits yet, so the "leave while
 //! waiting for a lock" rule has nothing to apply to. A [`Ticket`] is one statement's: it
 //! enters when the statement starts (on its first row operation) and leaves when it is
-//! dropped (the end of the statement: for a scan, when its [`crate::Rows`] is dropped). A
+//! dropped (the end of the statement: for a scan, when its `Rows` is dropped). A
 //! statement begun by a thread that is already inside (a lookup for each row of an open
 //! scan) uses that thread's slot rather than queueing for another, as an InnoDB transaction
 //! already inside does; the bookkeeping is per thread, so a scan's `Rows` should be consumed
 //! on the thread that opened it when a limit is set.
 
 use std::cell::Cell;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::{Condvar, Mutex};
+
+use crate::engine::Engine;
 
 thread_local! {
     /// Slots this thread holds now, per door (by address): a statement started by a thread
@@ -63,7 +66,7 @@ fn hold(door: &Admission, delta: i32) {
 
 /// The door (see the module docs). One per open database.
 #[derive(Debug, Default)]
-pub(crate) struct Admission {
+pub struct Admission {
     /// `thread_concurrency` (0: no limit).
     limit: AtomicUsize,
     /// `concurrency_tickets`.
@@ -77,7 +80,7 @@ pub(crate) struct Admission {
     peak: AtomicUsize,
 }
 
-/// What [`crate::Database::admission_stats`] reports.
+/// What `Database::admission_stats` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AdmissionStats {
     /// `thread_concurrency` (0: no limit, nothing below is counted).
@@ -97,7 +100,8 @@ pub struct AdmissionStats {
 }
 
 impl Admission {
-    pub(crate) fn new(thread_concurrency: usize, concurrency_tickets: u32) -> Admission {
+    /// A door for `thread_concurrency` threads (0: no door) with `concurrency_tickets` each.
+    pub fn new(thread_concurrency: usize, concurrency_tickets: u32) -> Admission {
         Admission {
             limit: AtomicUsize::new(thread_concurrency),
             tickets: AtomicU32::new(concurrency_tickets.max(1)),
@@ -106,7 +110,7 @@ impl Admission {
     }
 
     /// Changes the limit and the tickets per entry (threads inside stay inside).
-    pub(crate) fn set(&self, thread_concurrency: usize, concurrency_tickets: u32) {
+    pub fn set(&self, thread_concurrency: usize, concurrency_tickets: u32) {
         self.tickets
             .store(concurrency_tickets.max(1), Ordering::Relaxed);
         self.limit.store(thread_concurrency, Ordering::SeqCst);
@@ -117,7 +121,7 @@ impl Admission {
 
     /// A statement's ticket (not yet inside: its first [`Ticket::row`] enters).
     #[inline]
-    pub(crate) fn enter(&self) -> Ticket<'_> {
+    pub fn enter(&self) -> Ticket<'_> {
         Ticket {
             door: self.guards().then_some(Door::Borrowed(self)),
             left: 0,
@@ -174,7 +178,8 @@ impl Admission {
         }
     }
 
-    pub(crate) fn stats(&self) -> AdmissionStats {
+    /// The door's counters now.
+    pub fn stats(&self) -> AdmissionStats {
         AdmissionStats {
             thread_concurrency: self.limit.load(Ordering::Relaxed),
             concurrency_tickets: self.tickets.load(Ordering::Relaxed),
@@ -189,25 +194,25 @@ impl Admission {
 
 /// One statement's pass through the door: spend one per row operation; dropping it leaves.
 #[derive(Debug)]
-pub(crate) struct Ticket<'a> {
+pub struct Ticket<'a> {
     door: Option<Door<'a>>,
     left: u32,
     inside: bool,
 }
 
 /// The door a ticket passes: borrowed for a statement that ends before its caller returns,
-/// or reached through a database handle for a scan's [`crate::Rows`], which owns one.
+/// or reached through the engine for a scan's `Rows`, which owns a clone of its `Arc`.
 #[derive(Debug)]
 enum Door<'a> {
     Borrowed(&'a Admission),
-    Owned(crate::Database),
+    Owned(Arc<Engine>),
 }
 
 impl Door<'_> {
     fn get(&self) -> &Admission {
         match self {
             Door::Borrowed(a) => a,
-            Door::Owned(db) => &db.handle.inner.admission,
+            Door::Owned(engine) => &engine.admission,
         }
     }
 }
@@ -215,7 +220,7 @@ impl Door<'_> {
 impl Ticket<'_> {
     /// One row operation: spends a ticket, entering (and waiting) first when none are left.
     #[inline]
-    pub(crate) fn row(&mut self) {
+    pub fn row(&mut self) {
         let Some(door) = self.door.as_ref().map(Door::get) else {
             return;
         };
@@ -239,7 +244,7 @@ impl Ticket<'_> {
     /// left (or there is no door); returns false, spending nothing, when [`Ticket::row`]
     /// would have to enter (and perhaps wait). For a caller that holds a page latch.
     #[inline]
-    pub(crate) fn try_row(&mut self) -> bool {
+    pub fn try_row(&mut self) -> bool {
         if self.door.is_none() {
             return true;
         }
@@ -262,7 +267,7 @@ impl Drop for Ticket<'_> {
 
 impl<'a> Ticket<'a> {
     /// A ticket that never waits (no door).
-    pub(crate) fn none() -> Ticket<'a> {
+    pub fn none() -> Ticket<'a> {
         Ticket {
             door: None,
             left: 0,
@@ -271,47 +276,19 @@ impl<'a> Ticket<'a> {
     }
 }
 
-impl crate::Database {
-    /// A statement's admission ticket (see the `admission` module).
-    #[inline]
-    pub(crate) fn admit(&self) -> Ticket<'_> {
-        match self.inner() {
-            Ok(inner) => inner.admission.enter(),
-            Err(_) => Ticket::none(),
-        }
-    }
-
-    /// [`crate::Database::admit`] for a statement that outlives the call starting it (a
-    /// scan's [`crate::Rows`]): the ticket holds a clone of the handle while it guards.
-    pub(crate) fn admit_owned(&self) -> Ticket<'static> {
-        match self.inner() {
-            Ok(inner) if inner.admission.guards() => Ticket {
-                door: Some(Door::Owned(self.clone())),
+impl Ticket<'static> {
+    /// A ticket for a statement that outlives the call starting it (a scan's `Rows`): it
+    /// holds an `Arc` of the engine while it guards; no door when the engine has no limit.
+    pub fn owned(engine: &Arc<Engine>) -> Ticket<'static> {
+        if engine.admission.guards() {
+            Ticket {
+                door: Some(Door::Owned(Arc::clone(engine))),
                 left: 0,
                 inside: false,
-            },
-            _ => Ticket::none(),
+            }
+        } else {
+            Ticket::none()
         }
-    }
-
-    /// Changes `thread_concurrency` (0: no limit) and `concurrency_tickets` at runtime
-    /// (`SET GLOBAL innodb_thread_concurrency`, `innodb_concurrency_tickets`). Statements
-    /// already inside stay inside.
-    pub fn set_thread_concurrency(
-        &self,
-        thread_concurrency: usize,
-        concurrency_tickets: u32,
-    ) -> crate::Result<()> {
-        self.inner()?
-            .admission
-            .set(thread_concurrency, concurrency_tickets);
-        Ok(())
-    }
-
-    /// `thread_concurrency` / `concurrency_tickets` counters: threads inside and waiting
-    /// now, the peak inside, entries and waits (see [`AdmissionStats`]).
-    pub fn admission_stats(&self) -> crate::Result<AdmissionStats> {
-        Ok(self.inner()?.admission.stats())
     }
 }
 

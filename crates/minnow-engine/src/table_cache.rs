@@ -11,18 +11,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::db::TableEntry;
+use crate::entry::TableEntry;
 
 /// Every table's entry by name, with an index from clustered index id to name.
 #[derive(Debug, Default)]
-pub(crate) struct TableCache {
+pub struct TableCache {
     by_name: BTreeMap<String, Arc<TableEntry>>,
     by_index: HashMap<u64, String>,
 }
 
 impl TableCache {
     /// A cache holding `tables`.
-    pub(crate) fn new(tables: BTreeMap<String, Arc<TableEntry>>) -> TableCache {
+    pub fn new(tables: BTreeMap<String, Arc<TableEntry>>) -> TableCache {
         let by_index = tables
             .iter()
             .map(|(name, t)| (t.meta.index_id, name.clone()))
@@ -34,7 +34,7 @@ impl TableCache {
     }
 
     /// Makes `entry` table `name`'s, replacing any entry it had.
-    pub(crate) fn insert(&mut self, name: String, entry: Arc<TableEntry>) {
+    pub fn insert(&mut self, name: String, entry: Arc<TableEntry>) {
         let id = entry.meta.index_id;
         if let Some(old) = self.by_name.insert(name.clone(), entry)
             && old.meta.index_id != id
@@ -45,7 +45,7 @@ impl TableCache {
     }
 
     /// Removes table `name`'s entry.
-    pub(crate) fn remove(&mut self, name: &str) -> Option<Arc<TableEntry>> {
+    pub fn remove(&mut self, name: &str) -> Option<Arc<TableEntry>> {
         let old = self.by_name.remove(name)?;
         self.by_index.remove(&old.meta.index_id);
         // After many drops the hash gives its room back (it shrinks only once under a quarter
@@ -57,7 +57,7 @@ impl TableCache {
     }
 
     /// The entry of the table whose clustered index is `index_id`.
-    pub(crate) fn by_index(&self, index_id: u64) -> Option<&Arc<TableEntry>> {
+    pub fn by_index(&self, index_id: u64) -> Option<&Arc<TableEntry>> {
         self.by_index
             .get(&index_id)
             .and_then(|name| self.by_name.get(name))
