@@ -469,6 +469,12 @@
 //! `_offset`; prefix keys on
 //! BLOB/TEXT columns; the `innodb_*` knobs the lower crates do not implement yet (adaptive
 //! compression, write IO threads).
+//!
+//! ## Platform
+//!
+//! Linux only (tested on x86_64): the engine calls io_uring, `O_DIRECT` and `O_DSYNC`,
+//! `fallocate(2)` and `flock(2)` directly and does not build on macOS or Windows (docs.rs
+//! builds the Linux target only). Rust 1.89 or later (`rust-version`).
 
 #![cfg_attr(
     not(test),

@@ -491,6 +491,24 @@ fn transactions_read_and_write_typed_rows() -> Res {
         })
     );
 
+    // A sell by ISBN: the typed locking read through the unique index.
+    let mut tx = db.begin()?;
+    let mut s: Stock = tx
+        .get_row_by_for_update(&t, "by_isbn", "978-0")?
+        .ok_or("978-0")?;
+    assert_eq!((s.id, s.qty), (1, 1));
+    assert!(
+        tx.get_row_by_for_update::<Stock>(&t, "by_isbn", "978-9")?
+            .is_none()
+    );
+    s.qty -= 1;
+    tx.update_row(&t, &s)?;
+    tx.commit()?;
+    assert_eq!(
+        t.get_row_by::<Book>("by_isbn", "978-0")?.map(|b| b.stock),
+        Some(0)
+    );
+
     // Locking scans and secondary scans, typed.
     let mut tx = db.begin()?;
     let locked: Vec<Order> = tx.scan_rows_for_update(&orders, Scan::all().limit(1))?;

@@ -43,12 +43,22 @@ impl Transaction {
         table: &Table,
         key: impl ToKey,
     ) -> Result<Option<T>> {
-        let Some(values) = self.get_for_update(table, &key.to_key())? else {
-            return Ok(None);
-        };
-        let def = table.def();
-        let values = row::project::<T>(def, values)?;
-        row::read(def, &row::read_columns::<T>(def, None), values).map(Some)
+        let found = self.get_for_update(table, &key.to_key())?;
+        read_locked(table, found)
+    }
+
+    /// A locking read through unique secondary index `index`, read into `T` (a typed
+    /// [`Transaction::get_by_for_update`], `SELECT ... WHERE isbn = ? FOR UPDATE`: the row's
+    /// lock and the key's, then the row's latest committed version). The whole row is read,
+    /// as the lock needs it; `T` takes its columns from it.
+    pub fn get_row_by_for_update<T: FromRow>(
+        &mut self,
+        table: &Table,
+        index: &str,
+        key: impl ToKey,
+    ) -> Result<Option<T>> {
+        let found = self.get_by_for_update(table, index, &key.to_key())?;
+        read_locked(table, found)
     }
 
     /// A primary key scan as this transaction sees the table, read into `T` (a typed
@@ -113,4 +123,17 @@ impl Transaction {
             }
         }
     }
+}
+
+/// A whole row a locking read found, read into `T` (a struct takes its columns from it).
+fn read_locked<T: FromRow>(
+    table: &Table,
+    found: Option<Vec<minnow_btree::record::Value>>,
+) -> Result<Option<T>> {
+    let Some(values) = found else {
+        return Ok(None);
+    };
+    let def = table.def();
+    let values = row::project::<T>(def, values)?;
+    row::read(def, &row::read_columns::<T>(def, None), values).map(Some)
 }
