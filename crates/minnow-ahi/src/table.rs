@@ -137,7 +137,11 @@ fn find(b: &[Bucket], k: u64) -> Option<(usize, bool)> {
 pub(crate) struct Table {
     /// The seqlock: odd while a writer changes the buckets.
     version: AtomicU64,
-    /// Held by writers, and by readers that gave up on the optimistic probe.
+    /// Guards the buckets, `level` and `len` against other writers: held by whoever changes
+    /// this partition (a page's build or drop, a sweep's step) and by a reader that gave up on
+    /// the optimistic probe. It serialises only changes to this one partition, never readers
+    /// of other keys (they probe without it). Latch order: ARCHITECTURE.md row 11, taken after
+    /// a page shard, one partition's at a time, nothing taken while it is held.
     writer: Mutex<()>,
     levels: Box<[OnceLock<Box<[Bucket]>>]>,
     /// The level in use.

@@ -14,6 +14,8 @@ use minnow::{
     ColumnDef, ColumnType, Config, Database, IndexDef, Isolation, Scan, Table, TableDef, Value,
 };
 
+use minnow_io::SplitMix64 as Rng;
+
 const ROWS: u64 = 3000;
 
 fn scanned(t: &Table) -> u64 {
@@ -127,19 +129,6 @@ fn count_of_an_empty_table_and_after_a_drop() {
     assert_eq!(t.count().unwrap(), 0);
     db.drop_table("t").unwrap();
     assert!(matches!(t.count(), Err(minnow::Error::TableChanged { .. })));
-}
-
-/// SplitMix64 from a fixed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
 }
 
 /// `n` random inserts, deletes and updates by `tx` on keys below 1600; `rows` is what `tx`

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use minnow_buf::{BufConfig, BufferPool};
+use minnow_io::SplitMix64 as Rng;
 use minnow_page::PageSize;
 
 use super::BTree;
@@ -31,19 +32,6 @@ fn row(k: u64, trx: u64, len: usize) -> Vec<Value> {
         Value::roll_ptr(1 << 55),
         Value::Bytes(vec![b'v'; len]),
     ]
-}
-
-/// SplitMix64 from a fixed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
 }
 
 /// Key -> (writer, delete-marked), the row-by-row reference.
