@@ -335,7 +335,8 @@ fn restart(
     let intervals = read_for(&db, cfg, cfg.measure_time, u64::from(load) + 2)?;
     let pool = db.buffer_pool()?;
     let pages_loaded = pool.wait_for_load().map_err(minnow::Error::from)?;
-    let report = if load { pool.load_report() } else { None };
+    // `None` without the load: this pool (opened just now) ran none.
+    let report = pool.load_report();
     db.close()?;
     let secs = intervals.last().map_or(0.0, |i| i.t);
     let mean = if secs > 0.0 {
