@@ -54,10 +54,7 @@ impl IoSnapshot {
 
 /// `write_bytes` from `/proc/self/io`, if the system has it.
 pub fn process_write_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/io").ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("write_bytes:"))
-        .and_then(|v| v.trim().parse().ok())
+    crate::procfs::io_counter("write_bytes")
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@
 //! - [`status_load`]: the cost of a status snapshot with many transactions open and holding
 //!   row locks, alone and beside writers (seed 004's status commands, after E10).
 //! - [`io_stats`]: pages flushed and bytes written around a run.
+//! - [`procfs`]: the process's CPU time, IO bytes and per-thread scheduling times from `/proc`.
 //! - [`spread`]: the median and range of repeated measurements.
 //!
 //! A command line names [`minnow::Config`] knobs (`--set doublewrite=off`) through the
@@ -84,6 +85,7 @@ pub mod killer;
 pub mod oltp;
 pub mod parallel_load;
 pub mod plot;
+pub mod procfs;
 pub mod reads2007;
 pub mod revisions;
 pub mod slap;

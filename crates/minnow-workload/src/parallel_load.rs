@@ -25,7 +25,7 @@ use std::time::Instant;
 use minnow::{AutoIncLockMode, ColumnDef, ColumnType, Config, Database, TableDef, Value};
 use serde::Serialize;
 
-use crate::WorkloadError;
+use crate::{WorkloadError, procfs};
 
 /// The table's name.
 pub const TABLE: &str = "load_test";
@@ -98,17 +98,6 @@ pub struct LoadResult {
     pub lock_grants: u64,
 }
 
-/// The process's CPU time so far, from `/proc/self/stat` (user + system).
-pub fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after the name.
-    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / 100.0)
-}
-
 /// The table for `keys`.
 pub fn table_def(keys: KeyMode) -> TableDef {
     let id = ColumnDef::new("id", ColumnType::U64);
@@ -149,7 +138,7 @@ pub fn run(
     let db = Database::create(dir, config)?;
     let t = db.create_table(table_def(keys))?;
     let per_thread = rows.div_ceil(threads as u64);
-    let cpu0 = cpu_seconds();
+    let cpu0 = procfs::cpu_seconds();
     let started = Instant::now();
     let results: Vec<Result<u64, WorkloadError>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads as u64)
@@ -185,7 +174,7 @@ pub fn run(
             .collect()
     });
     let seconds = started.elapsed().as_secs_f64();
-    let cpu = match (cpu0, cpu_seconds()) {
+    let cpu = match (cpu0, procfs::cpu_seconds()) {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
@@ -225,7 +214,7 @@ mod tests {
             let db = Database::open(dir.path(), Config::default()).unwrap();
             assert_eq!(db.check().unwrap().rows[TABLE], 1_000);
         }
-        assert!(cpu_seconds().is_some_and(|c| c >= 0.0));
+        assert!(crate::procfs::cpu_seconds().is_some_and(|c| c >= 0.0));
         let dir = tempfile::tempdir().unwrap();
         assert!(run(dir.path(), Config::default(), KeyMode::Explicit, 0, 10, 1).is_err());
     }

@@ -41,7 +41,8 @@ use serde::Serialize;
 
 use crate::WorkloadError;
 use crate::oltp::Latency;
-use crate::parallel_load::{KeyMode, TABLE, cpu_seconds, table_def};
+use crate::parallel_load::{KeyMode, TABLE, table_def};
+use crate::procfs;
 use crate::timed;
 
 /// The distance between two threads' id ranges.
@@ -203,7 +204,7 @@ pub fn run(
         .map(|_| std::sync::atomic::AtomicU64::new(cfg.keys_per_thread))
         .collect();
     let locks0 = db.lock_stats()?;
-    let cpu0 = cpu_seconds();
+    let cpu0 = procfs::cpu_seconds();
     let r = timed::run(cfg.threads, cfg.time, cfg.seed, stop, |w, rng, _st| {
         let mut tx = db.begin()?;
         match cfg.op {
@@ -228,7 +229,7 @@ pub fn run(
         tx.commit()?;
         Ok(cfg.rows_per_trx as u64)
     })?;
-    let cpu = match (cpu0, cpu_seconds()) {
+    let cpu = match (cpu0, procfs::cpu_seconds()) {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };

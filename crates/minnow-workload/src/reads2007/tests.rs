@@ -1,5 +1,6 @@
 use super::*;
 use minnow::Config;
+use std::time::Duration;
 
 fn setup() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();

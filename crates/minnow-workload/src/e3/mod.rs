@@ -97,19 +97,15 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use minnow::FlushMethod;
-use minnow::inspect::Internals;
 use minnow::{Compression, Config, Database, KeyBlockSize, Scan, Value};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::{WorkloadError, textgen};
+use crate::{WorkloadError, procfs, textgen};
 
 /// The table's name (`articles`, from [`crate::textgen`]).
 pub const TABLE: &str = textgen::TABLE;
-
-/// The kernel's clock tick for `/proc` times (`USER_HZ`, 100 on every Linux ABI minnow runs on).
-const USER_HZ: f64 = 100.0;
 
 /// How the table is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -417,256 +413,6 @@ pub fn prepare(dir: &Path, layout: Layout, cfg: &E3Config) -> Result<Prepared, W
     })
 }
 
-/// The counters of every compressed tablespace in `status`, added up.
-fn zip_space_stats(status: &minnow::Status) -> minnow::ZipStats {
-    let mut sum = minnow::ZipStats::default();
-    for s in &status.compression.tablespaces {
-        sum.add(&s.stats);
-    }
-    sum
-}
-
-fn per_op_us(time: Duration, ops: u64) -> f64 {
-    if ops == 0 {
-        0.0
-    } else {
-        time.as_secs_f64() * 1e6 / ops as f64
-    }
-}
-
-/// CPU and wait time over a measured window.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct CpuTimes {
-    /// The process's user CPU seconds (`/proc/self/stat` `utime`, 10 ms ticks).
-    pub user_s: f64,
-    /// The process's system CPU seconds (`stime`).
-    pub sys_s: f64,
-    /// Reader threads' seconds on a CPU, added up (`schedstat`).
-    pub readers_cpu_s: f64,
-    /// Reader threads' seconds runnable but waiting for a CPU, added up.
-    pub readers_runq_s: f64,
-    /// Reader threads' seconds blocked (window − on CPU − waiting for a CPU, added up): their
-    /// IO wait.
-    pub readers_blocked_s: f64,
-    /// System-wide share of CPU time in user mode (`/proc/stat`, `user + nice`), percent.
-    pub system_user_pct: f64,
-    /// System-wide share in kernel mode (`system + irq + softirq`), percent.
-    pub system_sys_pct: f64,
-    /// System-wide share idle with IO outstanding (`iowait`), percent.
-    pub system_iowait_pct: f64,
-    /// System-wide share idle (`idle`), percent.
-    pub system_idle_pct: f64,
-}
-
-/// One run of one workload on one layout (see the module docs).
-#[derive(Debug, Clone, Serialize)]
-pub struct RunReport {
-    /// The layout.
-    pub layout: Layout,
-    /// The workload.
-    pub workload: Workload,
-    /// Reader threads.
-    pub threads: usize,
-    /// The buffer pool in bytes.
-    pub pool_bytes: usize,
-    /// Seconds of the measured window.
-    pub seconds: f64,
-    /// Queries finished in the window.
-    pub queries: u64,
-    /// Rows read in the window (a filesort query's rows count as they are fetched).
-    pub rows: u64,
-    /// Queries per second.
-    pub qps: f64,
-    /// Rows per second.
-    pub rows_per_sec: f64,
-    /// CPU and wait times.
-    pub cpu: CpuTimes,
-    /// Pages the buffer pool read on demand. For a compressed table this counts the pages
-    /// inflated from the zip cache too; its disk reads on demand are `zip_misses`.
-    pub pages_read: u64,
-    /// Pages read-ahead brought in (from disk, for either layout).
-    pub read_ahead: u64,
-    /// Page fixes served from the pool.
-    pub pool_hits: u64,
-    /// Page fixes that had to read (or inflate) the page.
-    pub pool_misses: u64,
-    /// Bytes the process read from storage (`read_bytes` of `/proc/self/io`; `None` without it).
-    pub read_bytes: Option<u64>,
-    /// Compressed pages inflated from a block cached in memory (no IO).
-    pub zip_hits: u64,
-    /// Compressed pages read from disk.
-    pub zip_misses: u64,
-    /// Decompressions.
-    pub decompress_ops: u64,
-    /// Mean microseconds per decompression (inflate and verify, from the tablespace's
-    /// [`minnow::ZipStats`]).
-    pub decompress_us: f64,
-    /// Payload bytes over logical bytes of the pages inflated in the window
-    /// (`decompress_bytes_in / decompress_bytes_out`): how small the stored pages' compressed
-    /// data is, as gzip-ing the `.ibd` measured it in the article (0 without decompressions).
-    pub payload_ratio: f64,
-    /// Frames lent to the zip cache at the end of the window.
-    pub frames_lent: u64,
-    /// Compressed blocks cached at the end of the window.
-    pub zip_blocks: u64,
-    /// Whether the zip cache judged the workload IO-bound at the end.
-    pub io_bound: bool,
-}
-
-/// Everything sampled at both ends of the window.
-struct Sample {
-    at: Instant,
-    pool: minnow_buf::BufferPoolStats,
-    zip: minnow::ZipStats,
-    zip_cache: minnow::ZipCacheStats,
-    stat: Option<(u64, u64)>,
-    io: Option<u64>,
-    system: Option<[u64; 5]>,
-    readers: Vec<(u64, u64)>,
-}
-
-fn sample(db: &Database, tids: &[String]) -> Result<Sample, WorkloadError> {
-    let pool = db.buffer_pool()?.stats();
-    let zip = zip_space_stats(&db.status()?);
-    let zip_cache = db.buffer_pool()?.zip_cache_stats();
-    Ok(Sample {
-        at: Instant::now(),
-        pool,
-        zip,
-        zip_cache,
-        stat: process_times(),
-        io: read_bytes(),
-        system: system_times(),
-        readers: tids
-            .iter()
-            .map(|t| schedstat(t).unwrap_or((0, 0)))
-            .collect(),
-    })
-}
-
-/// `utime` and `stime` (ticks) of `/proc/self/stat`.
-fn process_times() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces) start at field 3.
-    let rest = text.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    Some((f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?))
-}
-
-/// `read_bytes` of `/proc/self/io`.
-fn read_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/io").ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("read_bytes:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// `/proc/stat`'s first line as user (+nice), system (+irq +softirq), idle, iowait, all
-/// (ticks).
-fn system_times() -> Option<[u64; 5]> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().next()?.strip_prefix("cpu ")?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    let at = |i: usize| v.get(i).copied().unwrap_or(0);
-    // user nice system idle iowait irq softirq steal (guest counts inside user).
-    let all = (0..8).map(at).sum();
-    Some([at(0) + at(1), at(2) + at(5) + at(6), at(3), at(4), all])
-}
-
-/// A thread's (ns on a CPU, ns waiting for one) from its `schedstat`.
-fn schedstat(tid: &str) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
-    let mut f = text.split_whitespace();
-    Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
-}
-
-/// This thread's id, as `/proc/thread-self` names it (`<pid>/task/<tid>`).
-fn thread_id() -> Option<String> {
-    let link = std::fs::read_link("/proc/thread-self").ok()?;
-    Some(link.file_name()?.to_string_lossy().into_owned())
-}
-
-fn report(
-    layout: Layout,
-    workload: Workload,
-    threads: usize,
-    pool_bytes: usize,
-    (queries, rows): (u64, u64),
-    a: &Sample,
-    b: &Sample,
-) -> RunReport {
-    let seconds = b.at.duration_since(a.at).as_secs_f64().max(1e-9);
-    let mut cpu = CpuTimes::default();
-    if let (Some(x), Some(y)) = (a.stat, b.stat) {
-        cpu.user_s = y.0.saturating_sub(x.0) as f64 / USER_HZ;
-        cpu.sys_s = y.1.saturating_sub(x.1) as f64 / USER_HZ;
-    }
-    for (x, y) in a.readers.iter().zip(&b.readers) {
-        let on = y.0.saturating_sub(x.0) as f64 / 1e9;
-        let runq = y.1.saturating_sub(x.1) as f64 / 1e9;
-        cpu.readers_cpu_s += on;
-        cpu.readers_runq_s += runq;
-        cpu.readers_blocked_s += (seconds - on - runq).max(0.0);
-    }
-    if let (Some(x), Some(y)) = (a.system, b.system) {
-        let d = |i: usize| y[i].saturating_sub(x[i]) as f64;
-        let all = d(4).max(1.0);
-        cpu.system_user_pct = 100.0 * d(0) / all;
-        cpu.system_sys_pct = 100.0 * d(1) / all;
-        cpu.system_idle_pct = 100.0 * d(2) / all;
-        cpu.system_iowait_pct = 100.0 * d(3) / all;
-    }
-    let (pa, pb) = (&a.pool, &b.pool);
-    let zip_ops = b.zip.decompress_ops.saturating_sub(a.zip.decompress_ops);
-    let zip_time = b.zip.decompress_time.saturating_sub(a.zip.decompress_time);
-    let (ca, cb) = (&a.zip_cache, &b.zip_cache);
-    RunReport {
-        layout,
-        workload,
-        threads,
-        pool_bytes,
-        seconds,
-        queries,
-        rows,
-        qps: queries as f64 / seconds,
-        rows_per_sec: rows as f64 / seconds,
-        cpu,
-        pages_read: pb.reads.saturating_sub(pa.reads),
-        read_ahead: pb.read_ahead.saturating_sub(pa.read_ahead),
-        pool_hits: pb.hits.saturating_sub(pa.hits),
-        pool_misses: pb.misses.saturating_sub(pa.misses),
-        read_bytes: match (a.io, b.io) {
-            (Some(x), Some(y)) => Some(y.saturating_sub(x)),
-            _ => None,
-        },
-        zip_hits: cb.zip_hits.saturating_sub(ca.zip_hits),
-        zip_misses: cb.zip_misses.saturating_sub(ca.zip_misses),
-        decompress_ops: zip_ops,
-        decompress_us: per_op_us(zip_time, zip_ops),
-        payload_ratio: {
-            let inp = b
-                .zip
-                .decompress_bytes_in
-                .saturating_sub(a.zip.decompress_bytes_in);
-            let out = b
-                .zip
-                .decompress_bytes_out
-                .saturating_sub(a.zip.decompress_bytes_out);
-            if out == 0 {
-                0.0
-            } else {
-                inp as f64 / out as f64
-            }
-        },
-        frames_lent: cb.frames_lent,
-        zip_blocks: cb.blocks,
-        io_bound: cb.io_bound,
-    }
-}
-
 /// The ids one filesort (or key-order) query fetches from `start`, in the order it fetches
 /// them.
 pub fn filesort_ids(cfg: &E3Config, start: u64, hash_order: bool) -> Vec<u64> {
@@ -728,7 +474,7 @@ pub fn run(
             .map(|w| {
                 let (t, phase, queries, rows, tids) = (&t, &phase, &queries, &rows, &tids);
                 s.spawn(move || -> Result<(), WorkloadError> {
-                    if let (Some(id), Ok(mut v)) = (thread_id(), tids.lock()) {
+                    if let (Some(id), Ok(mut v)) = (procfs::thread_id(), tids.lock()) {
                         v.push(id);
                     }
                     let mut rng = SmallRng::seed_from_u64(
@@ -870,101 +616,8 @@ fn reader(
     Ok(())
 }
 
+mod report;
+pub use report::{CpuTimes, RunReport};
+use report::{per_op_us, report, sample, zip_space_stats};
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn small() -> E3Config {
-        E3Config {
-            rows: 3_000,
-            threads: 2,
-            duration: Duration::from_secs(5),
-            max_queries: Some(40),
-            filesort_rows: 100,
-            ..E3Config::default()
-        }
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for l in Layout::ALL {
-            assert_eq!(Layout::parse(l.name()), Some(l));
-        }
-        for w in Workload::ALL {
-            assert_eq!(Workload::parse(w.name()), Some(w));
-        }
-        assert_eq!(Workload::parse("key-order"), Some(Workload::KeyOrder));
-        assert_eq!(Layout::parse("gzip"), None);
-    }
-
-    #[test]
-    fn filesort_ids_are_one_stretch_in_two_orders() {
-        let cfg = small();
-        let hashed = filesort_ids(&cfg, 11, true);
-        let mut sorted = filesort_ids(&cfg, 11, false);
-        assert_eq!(sorted.len(), 100);
-        assert_eq!(sorted[..3], [11, 15, 19]);
-        assert_ne!(hashed, sorted);
-        let mut h = hashed.clone();
-        h.sort_unstable();
-        sorted.sort_unstable();
-        assert_eq!(h, sorted);
-        assert_eq!(E3Config::default().filesort_len(), 300_000 / 16);
-    }
-
-    #[test]
-    fn compressed_and_plain_tables_answer_every_workload() {
-        let parent = tempfile::tempdir().unwrap();
-        let cfg = E3Config {
-            base: Config {
-                // The test checks behaviour, not IO: the page cache is fine.
-                flush_method: FlushMethod::Fsync,
-                ..E3Config::default().base
-            },
-            ..small()
-        };
-        let plain = prepare(&parent.path().join("p"), Layout::Uncompressed, &cfg).unwrap();
-        let zip = prepare(&parent.path().join("z"), Layout::Zlib6, &cfg).unwrap();
-        assert_eq!(zip.table_file, "zip8k_zlib-6.ibd");
-        assert!(zip.compress_ops > 0);
-        assert!(zip.table_bytes < plain.table_bytes, "{zip:?} {plain:?}");
-        let pool = cfg.pool_bytes(plain.table_bytes);
-        for w in Workload::ALL {
-            let r = run(&parent.path().join("z"), Layout::Zlib6, w, &cfg, pool).unwrap();
-            assert!(r.queries >= 1 && r.rows >= r.queries, "{r:?}");
-            assert!(r.decompress_ops > 0 || r.pool_misses == 0, "{r:?}");
-            let p = run(
-                &parent.path().join("p"),
-                Layout::Uncompressed,
-                w,
-                &cfg,
-                pool,
-            )
-            .unwrap();
-            assert!(p.queries >= 1, "{p:?}");
-            assert_eq!(p.decompress_ops, 0);
-        }
-        // The wrong layout for a directory is refused.
-        assert!(
-            run(
-                &parent.path().join("p"),
-                Layout::Zlib6,
-                Workload::Point,
-                &cfg,
-                pool
-            )
-            .is_err()
-        );
-        assert!(
-            prepare(
-                &parent.path().join("x"),
-                Layout::Lz4,
-                &E3Config {
-                    rows: 1,
-                    ..cfg.clone()
-                }
-            )
-            .is_err()
-        );
-    }
-}
+mod tests;
