@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use minnow_page::checksum::Corruption;
+use minnow_zip::Outcome;
 use proptest::prelude::*;
 
 use super::*;
