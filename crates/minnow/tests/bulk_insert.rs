@@ -85,6 +85,18 @@ fn buffered_load_commits_and_survives_reopen() {
             assert_eq!(t.get(&r[..1]).unwrap().as_ref(), Some(r));
         }
         assert_eq!(db.check().unwrap().rows["kv"], 2000);
+        // The handle's entry was replaced by the commit: a new transaction through it finds
+        // the rows and takes the ordinary path.
+        let mut tx = db.begin().unwrap();
+        let e = tx.insert(&t, &data[7]).unwrap_err();
+        assert!(matches!(e, Error::DuplicateKey { .. }), "{e}");
+        tx.insert(&t, &[Value::text("1"), Value::text("y")])
+            .unwrap();
+        assert!(
+            db.lock_stats().unwrap().held > 0,
+            "the ordinary path locks its rows"
+        );
+        tx.rollback().unwrap();
         db.close().unwrap();
     }
     let db = Database::open(dir.path(), small()).unwrap();

@@ -256,9 +256,18 @@ impl TrxState {
 
     /// Claims `table` for this transaction if it may (see the module docs); true if it did.
     fn claim(&mut self, inner: &Engine, table: &crate::Table) -> Result<bool> {
-        // Cheap refusals first, without the exclusive metadata lock.
-        if !eligible(&table.t) || table.t.claim.owner() != 0 || !physically_empty(inner, &table.t)?
-        {
+        // Cheap refusals first, without the exclusive metadata lock, on the table's current
+        // entry (a handle's may be one a load or a bulk commit replaced, whose tree is gone).
+        // An error here (a tree freed under the probe) is only a refusal: the ordinary
+        // path reports what is wrong, if anything is.
+        let current;
+        let t = if table.t.state() == EntryState::Live {
+            &table.t
+        } else {
+            current = table.entry_now()?;
+            &current
+        };
+        if !eligible(t) || t.claim.owner() != 0 || !physically_empty(inner, t).unwrap_or(false) {
             return Ok(false);
         }
         self.writer(inner)?;
@@ -325,7 +334,8 @@ impl TrxState {
     /// Commits a transaction that buffers inserts (see the module docs, "Commit"); the
     /// caller holds no latch. Any failure before the commit point rolls the transaction back.
     pub fn commit_bulk(&mut self, inner: &Engine) -> Result<Option<Lsn>> {
-        let Some(b) = self.bulk.take() else {
+        let Some(b) = self.bulk.take().filter(|b| !b.rows.is_empty()) else {
+            // No buffered row (a claim whose inserts all failed ends with the buffer).
             let _q = inner.write_latch()?;
             return self.commit(inner);
         };

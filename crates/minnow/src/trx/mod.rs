@@ -25,6 +25,13 @@
 //! mini-transaction (the B-tree's `*_trx` calls; splits and merges carry it to the pages
 //! that take the records). See "Consistent reads" below for what it buys.
 //!
+//! **Bulk insert into an empty table** (the `bulk` module): a transaction's inserts into a
+//! table that holds no record, has no secondary index and nobody's row locks are not
+//! written one by one: the transaction claims the table, buffers the rows sorted in memory
+//! (no undo, no row lock), builds the clustered tree bottom-up at commit and names its root
+//! in the commit's own mini-transaction. Anything else it does with the table first writes
+//! the buffered rows the ordinary way, as above.
+//!
 //! ## Row locks
 //!
 //! Before a writer touches a row it takes an exclusive lock on the row's primary key

@@ -467,7 +467,7 @@ pub static KNOBS: &[Knob] = &[
     },
     Knob {
         name: "bulk_insert_buffer_size",
-        innodb: &["bulk_insert_buffer_size"],
+        innodb: &[],
         doc: "memory a transaction's buffered inserts into an empty table may take; 0: half of buffer_pool_size",
         values: BYTES,
         acts: Acts::Rows,
