@@ -85,3 +85,33 @@ impl BulkClaim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiter_goes_on_when_the_claim_ends_and_times_out_while_it_lasts() {
+        let c = std::sync::Arc::new(BulkClaim::default());
+        assert_eq!(c.wait(0, Instant::now(), Duration::ZERO), 0, "unclaimed");
+        c.claim(7);
+        assert_eq!(c.owner(), 7);
+        // The claimer itself never waits; another times out naming it.
+        assert_eq!(c.wait(7, Instant::now(), Duration::ZERO), 0);
+        assert_eq!(c.wait(9, Instant::now(), Duration::from_millis(5)), 7);
+        // Only the holder ends it.
+        c.release(9);
+        assert_eq!(c.owner(), 7);
+        let waiter = {
+            let c = std::sync::Arc::clone(&c);
+            std::thread::spawn(move || c.wait(9, Instant::now(), Duration::from_secs(60)))
+        };
+        c.release(7);
+        assert_eq!(waiter.join().unwrap(), 0);
+        assert_eq!(c.owner(), 0);
+        c.wait_begins();
+        assert_eq!(c.pending(), 1);
+        c.wait_ends();
+        assert_eq!(c.pending(), 0);
+    }
+}
