@@ -13,6 +13,7 @@ use minnow_buf::BufferPool;
 use parking_lot::RwLock;
 
 use crate::autoinc::AutoInc;
+use crate::claim::BulkClaim;
 use crate::engine::GapLatch;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{PRIMARY, TableMeta};
@@ -41,6 +42,9 @@ pub struct TableEntry {
     /// different rows hold it together (shared); only DDL on this table waits. Latch order: row 5 of
     /// ARCHITECTURE.md's table, after the quiesce latch, never held across a row lock wait.
     pub mdl: Arc<RwLock<()>>,
+    /// The table's bulk insert claim ([`BulkClaim`]): one per table, carried from entry to
+    /// entry as `mdl` is.
+    pub claim: Arc<BulkClaim>,
     /// The gap latch: a stripe of it is held across finding a clustered record's neighbour
     /// and locking by it (see the `minnow` crate's `trx` gaps module). One per database
     /// ([`crate::Engine::gaps`]), shared by every entry.
@@ -138,6 +142,7 @@ impl TableEntry {
             superseded: Default::default(),
             autoinc,
             mdl: Arc::default(),
+            claim: Arc::default(),
             gaps: Arc::clone(gaps),
             counted: Default::default(),
         }

@@ -85,6 +85,7 @@
 
 pub mod admission;
 pub mod autoinc;
+pub mod claim;
 pub mod compression;
 pub mod config;
 pub mod dict;

@@ -62,6 +62,13 @@ pub enum MvccError {
     /// that the student has not written yet. docs/labs/ has the handout.
     #[error(transparent)]
     NotWritten(#[from] minnow_page::lab::NotWritten),
+    /// The extra change a [`crate::trx_sys::TrxSys::commit_with`] was to make in the commit
+    /// mtr could not be made there: nothing was committed, the transaction is still active.
+    #[error("the commit's extra change could not be made: {what}")]
+    CommitRefused {
+        /// What could not be done.
+        what: String,
+    },
     /// An undo record too large to encode (a field over 4 GiB, more than 65535 fields).
     #[error("undo record too large: {what}")]
     RecordTooLarge {

@@ -9,7 +9,10 @@
 //!     target/release/examples/peer_ops get 100000 20000
 //! ```
 //!
-//! and divide the total (`Ir`) by N. Run without valgrind it prints the measured part's
+//! and divide the total (`Ir`) by N. Arguments after N are knobs (`buffer_pool_size=1G`, as
+//! `--set` takes them) for the database's `Config`, the defaults otherwise. With ROWS 0,
+//! `insert_tx` loads into an empty table: its inserts are buffered and built at commit (the
+//! `trx::bulk` module), as long as they fit `bulk_insert_buffer_size`. Run without valgrind it prints the measured part's
 //! time per operation: wall clock and this thread's time on a CPU (the steadier figure on a
 //! shared machine). OP is `get` (`Table::get` of a random existing key),
 //! `get_tx` (the same in one REPEATABLE READ transaction), `scan10` (`Table::scan` of 10
@@ -148,8 +151,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or(default))
     };
     let (rows, n) = (num(100_000)?, num(20_000)?);
+    let mut config = Config::default();
+    for knob in args {
+        config.apply(&knob)?;
+    }
     let dir = tempfile::tempdir()?;
-    let db = Database::create(dir.path(), Config::default())?;
+    let db = Database::create(dir.path(), config)?;
     let t = db.create_table(
         TableDef::new("kv")
             .column(ColumnDef::new("key", ColumnType::Fixed(KEY as u16)))

@@ -106,7 +106,11 @@ fn sorted_entries<'r>(
 /// Passes `result` through; if it is an error, first frees the trees a failed bulk operation
 /// created (unpublished, so nothing else refers to them; were the freeing cut by a crash,
 /// `open` would free them as orphan segments).
-fn abandon_on_error<T>(pool: &BufferPool, result: Result<T>, created: &[BTree]) -> Result<T> {
+pub(crate) fn abandon_on_error<T>(
+    pool: &BufferPool,
+    result: Result<T>,
+    created: &[BTree],
+) -> Result<T> {
     if result.is_err() {
         for tree in created {
             // The operation's own error is the one to report.
@@ -192,6 +196,7 @@ impl Database {
         // No statement changes the table while the index is built from it.
         let _x = mdl.write();
         let t = self.table(table)?.t;
+        crate::trx::refuse_claimed(&t)?;
         let mut def = t.meta.def.clone();
         def.indexes.push(index);
         let mut meta = TableMeta::resolve(def)?;
@@ -280,6 +285,7 @@ impl Database {
             superseded: Default::default(),
             autoinc: t.autoinc.clone(),
             mdl: Arc::clone(&t.mdl),
+            claim: Arc::clone(&t.claim),
             gaps: Arc::clone(&t.gaps),
             counted: Default::default(),
         });
@@ -344,6 +350,7 @@ impl Table {
         // The load replaces the table's trees: no statement runs on it meanwhile.
         let _x = mdl.write();
         let t = self.db.table(self.t.meta.name())?.t;
+        crate::trx::refuse_claimed(&t)?;
         let meta = &t.meta;
         let name = meta.name();
         let pool = inner.pool();
@@ -389,6 +396,7 @@ impl Table {
                 superseded: Default::default(),
                 autoinc: t.autoinc.clone(),
                 mdl: Arc::clone(&t.mdl),
+                claim: Arc::clone(&t.claim),
                 gaps: Arc::clone(&t.gaps),
                 counted: Default::default(),
             }

@@ -173,6 +173,8 @@ impl Database {
             })?;
         // Statements on the table finish first; later ones find it gone.
         let _x = entry.mdl.write();
+        // A bulk insert's claim holds the table: the DDL must not run under it.
+        crate::trx::refuse_claimed(&entry)?;
         let segs = segments_of(std::iter::once(&entry.clustered).chain(&entry.secondary));
         let key = self.mark_drop(&segs, name)?;
         let end = inner
@@ -214,6 +216,8 @@ impl Database {
                     table: table.to_owned(),
                 })?;
         let _x = entry.mdl.write();
+        // A bulk insert's claim holds the table: the DDL must not run under it.
+        crate::trx::refuse_claimed(&entry)?;
         if index == PRIMARY {
             return Err(Error::DropPrimary {
                 table: table.to_owned(),
@@ -255,6 +259,7 @@ impl Database {
             superseded: Default::default(),
             autoinc: entry.autoinc.clone(),
             mdl: Arc::clone(&entry.mdl),
+            claim: Arc::clone(&entry.claim),
             gaps: Arc::clone(&entry.gaps),
             counted: Default::default(),
         });

@@ -236,10 +236,37 @@ impl Table {
         &self,
         f: impl FnOnce(&minnow_engine::Engine, &Arc<TableEntry>, &mut trx::WriteGuard<'_>) -> Result<T>,
     ) -> Result<T> {
+        self.write_statement_as(0, f)
+    }
+
+    /// [`Table::write_statement`] for transaction `me` (0: not yet known, as an autocommit
+    /// statement's): while another transaction claims the table for a bulk insert (the
+    /// `trx::bulk` module), the statement waits for the claim to end, with no latch held,
+    /// up to `lock_wait_timeout` ([`Error::LockWaitTimeout`]).
+    pub(crate) fn write_statement_as<T>(
+        &self,
+        me: u64,
+        f: impl FnOnce(&minnow_engine::Engine, &Arc<TableEntry>, &mut trx::WriteGuard<'_>) -> Result<T>,
+    ) -> Result<T> {
         let inner = self.db.inner()?;
         self.live()?;
-        // Every entry of the table shares one metadata lock, so this handle's is the table's.
-        let mut w = trx::WriteGuard::new(inner, &self.t.mdl)?;
+        let start = std::time::Instant::now();
+        // Every entry of the table shares one metadata lock and one claim, so this handle's
+        // are the table's.
+        let mut w = loop {
+            let w = trx::WriteGuard::new(inner, &self.t.mdl, &self.t.claim)?;
+            // Read under the metadata lock, which a claim is made under exclusively.
+            let owner = self.t.claim.owner();
+            if owner == 0 || owner == me {
+                break w;
+            }
+            drop(w);
+            let timeout = inner.locks().wait_timeout();
+            let holder = self.t.claim.wait(me, start, timeout);
+            if holder != 0 {
+                return Err(trx::claim_timeout(self.name(), me, holder, start.elapsed()));
+            }
+        };
         // Under it the entry cannot change: this handle's if it is still the table's (no
         // look-up, the common case), else the current one.
         let fresh;

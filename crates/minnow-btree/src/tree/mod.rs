@@ -578,6 +578,68 @@ impl BTree {
         })
     }
 
+    /// The record an insert of `values` would store, if it stores every field inline (the
+    /// same choice of off-page columns as [`BTree::insert`]); `None` if some field would go
+    /// off-page. A record too long even so is the error the insert would give.
+    pub fn encode_inline(
+        &self,
+        pool: &BufferPool,
+        values: &[Value],
+    ) -> Result<Option<RecordBuf>, TreeError> {
+        let p = self.prepare(pool, values)?;
+        Ok(p.is_inline().then_some(p.rec))
+    }
+
+    /// Overwrites the record with the same key as `values` in place, inside the caller's
+    /// mini-transaction `mtr`, when the new record has exactly the old one's shape (same
+    /// header and data lengths, every field inline, as a dictionary record whose only change
+    /// is a fixed-width root page number): so the change commits with whatever else `mtr`
+    /// does. Returns false, having changed nothing, when it cannot (another shape, a field
+    /// that would go off-page, or a root that stopped being a leaf between the descent's
+    /// latches); the caller then does it another way. No record with the key is
+    /// [`TreeError::NotFound`].
+    pub fn overwrite_in(
+        &self,
+        pool: &BufferPool,
+        mtr: &mut Mtr<'_>,
+        values: &[Value],
+    ) -> Result<bool, TreeError> {
+        let p = self.prepare(pool, values)?;
+        if !p.is_inline() || self.zip.is_some() {
+            return Ok(false);
+        }
+        let key = self.leaf.key_of(p.rec.as_bytes(), p.rec.extra())?;
+        let Some(h) = self.leaf_for_write(pool, mtr, &key)? else {
+            return Ok(false);
+        };
+        let found = node::search(mtr.page(h), &self.leaf, &key)?;
+        if !found.exact {
+            return Err(self.not_found(key));
+        }
+        let origin = found.cursor.origin();
+        let (x, d) = self.leaf.size_of(mtr.page(h), origin)?;
+        let rec = &p.rec;
+        if x != rec.extra()
+            || x + d != rec.len()
+            || !self.leaf.externals(mtr.page(h), origin)?.is_empty()
+        {
+            return Ok(false);
+        }
+        self.cover_rec(mtr, h, rec)?;
+        let bytes = rec.as_bytes();
+        let head = bytes.get(..x.saturating_sub(5)).unwrap_or_default();
+        let data = bytes.get(x..).unwrap_or_default();
+        if !head.is_empty() {
+            (&mut *mtr, h)
+                .write_changed(origin - x, head)
+                .map_err(NodeError::from)?;
+        }
+        (&mut *mtr, h)
+            .write_changed(origin, data)
+            .map_err(NodeError::from)?;
+        Ok(true)
+    }
+
     /// Stamps the clustered record with key `key` in place with `trx_id` and `roll_ptr`
     /// (`DB_TRX_ID`, `DB_ROLL_PTR`) and sets or clears its delete mark as `mark` says
     /// ([`node::stamp_sys`]), in one mini-transaction on one leaf: [`BTree::update_marked`]

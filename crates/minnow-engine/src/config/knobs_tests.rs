@@ -51,6 +51,7 @@ fn every_config_field_is_a_knob() {
         buffer_pool_dump_pct,
         autoinc_lock_mode,
         lock_wait_timeout,
+        bulk_insert_buffer_size,
         purge_threads,
         fast_shutdown,
         rollback_segments,
@@ -93,6 +94,7 @@ fn every_config_field_is_a_knob() {
     assert_ne!(*buffer_pool_dump_pct, d.buffer_pool_dump_pct);
     assert_ne!(*autoinc_lock_mode, d.autoinc_lock_mode);
     assert_ne!(*lock_wait_timeout, d.lock_wait_timeout);
+    assert_ne!(*bulk_insert_buffer_size, d.bulk_insert_buffer_size);
     assert_ne!(*purge_threads, d.purge_threads);
     assert_ne!(*fast_shutdown, d.fast_shutdown);
     assert_ne!(*rollback_segments, d.rollback_segments);
@@ -115,8 +117,8 @@ fn every_config_field_is_a_knob() {
     let hook = Knob::find("recovery_progress").unwrap();
     assert!(hook.example.is_none());
     assert!(Config::default().set("recovery_progress", "x").is_err());
-    // Exactly one knob per field: 35 fields above.
-    assert_eq!(KNOBS.len(), 35);
+    // Exactly one knob per field: 36 fields above.
+    assert_eq!(KNOBS.len(), 36);
 }
 
 #[test]

@@ -35,6 +35,7 @@
 //! | `buffer_pool_dump_pct` | `innodb_buffer_pool_dump_pct` | `25` | 1..=100 | share of each instance's most recently used pages the dump keeps | buffer pool (minnow-buf): close |
 //! | `autoinc_lock_mode` | `innodb_autoinc_lock_mode` | `2` | `0`, `1` or `2` | 0 traditional, 1 consecutive, 2 interleaved (see `AutoIncLockMode`) | row statements (minnow): every insert into a table with an AUTO_INCREMENT column |
 //! | `lock_wait_timeout` | `innodb_lock_wait_timeout` | `50s` | a duration, at least 1ms (a plain number is seconds) | how long a writer waits for a row lock before its statement fails | row statements (minnow): every open |
+//! | `bulk_insert_buffer_size` | (minnow) | `0` | bytes, with an optional K, M or G suffix | memory a transaction's buffered inserts into an empty table may take; 0: half of buffer_pool_size | row statements (minnow): every insert into an empty table |
 //! | `purge_threads` | `innodb_purge_threads` | `1` | `0` or `1` | 1: a background thread purges; 0: only `Database::purge` does | purge thread (minnow): every open |
 //! | `fast_shutdown` | `innodb_fast_shutdown` | `1` | `0` or `1` | 1: close without waiting for purge; 0: purge fully, then close (the freed undo is cut off the file's end) | purge thread (minnow): close |
 //! | `rollback_segments` | `innodb_rollback_segments` | `16` | 1..=128 | rollback segments undo is spread over, each with its own lock | rollback segments (minnow-mvcc): create (open uses the stored number) |
@@ -233,6 +234,13 @@ pub struct Config {
     /// holds before its statement fails with [`crate::Error::LockWaitTimeout`] (default 50 s,
     /// as InnoDB's; at least 1 ms).
     pub lock_wait_timeout: Duration,
+    /// `bulk_insert_buffer_size` (MariaDB's knob of that name, for the same idea): the most
+    /// bytes a transaction's buffered inserts into an empty table may take in memory before
+    /// they are written the ordinary way (see the `minnow` crate's `trx` bulk insert module
+    /// docs). 0 (the default) means half of `buffer_pool_size`: a 1 GiB pool buffers up to
+    /// 512 MiB, about 1.8 million rows of 24-byte keys and 150-byte values (each row is
+    /// counted at its record, its key and 64 bytes).
+    pub bulk_insert_buffer_size: usize,
     /// `innodb_purge_threads`: background purge threads, 0 or 1 (default 1). With 1, a
     /// thread removes delete-marked records, old secondary entries and undo that no open
     /// read view needs, in batches, sleeping 10 ms when there is nothing it may purge; with
@@ -322,6 +330,7 @@ impl Default for Config {
             buffer_pool_dump_pct: buf.dump_pct,
             autoinc_lock_mode: AutoIncLockMode::default(),
             lock_wait_timeout: Duration::from_secs(50),
+            bulk_insert_buffer_size: 0,
             purge_threads: 1,
             fast_shutdown: 1,
             rollback_segments: minnow_mvcc::trx_sys::DEFAULT_RSEGS,
@@ -343,6 +352,15 @@ impl Default for Config {
 pub const DEFAULT_REDO_CAPACITY: u64 = 100 << 20;
 
 impl Config {
+    /// The memory bound of one transaction's buffered inserts into an empty table:
+    /// `bulk_insert_buffer_size`, or with 0 (the default) half of `buffer_pool_size`.
+    pub fn bulk_insert_buffer_bytes(&self) -> usize {
+        match self.bulk_insert_buffer_size {
+            0 => self.buffer_pool_size / 2,
+            n => n,
+        }
+    }
+
     /// The redo log's capacity a create uses: `log_file_size`, or with 0 (the default) the
     /// larger of [`DEFAULT_REDO_CAPACITY`] and `buffer_pool_size`.
     ///

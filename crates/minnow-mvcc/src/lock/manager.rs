@@ -150,6 +150,18 @@ impl LockManager {
         self.held_parts(trx, key).and_then(|p| p.gap)
     }
 
+    /// True if any transaction holds or waits for a lock on a key of index `index`. It
+    /// looks at every shard (one latch at a time): for a caller that rarely asks and has
+    /// made sure no new request on the index can start meanwhile (the `minnow` crate's
+    /// bulk insert claim, under the table's exclusive metadata lock).
+    pub fn index_in_use(&self, index: u64) -> bool {
+        self.shards.iter().any(|s| {
+            s.lock()
+                .iter()
+                .any(|(k, q)| k.index() == index && !q.is_empty())
+        })
+    }
+
     fn held_parts(&self, trx: TrxId, key: &LockKey) -> Option<Parts> {
         self.shard(key).lock().get(key).and_then(|q| q.held_by(trx))
     }

@@ -379,3 +379,24 @@ fn keys_print_as_index_and_hex() {
         "index 3 key 0x00ab"
     );
 }
+
+#[test]
+fn index_in_use_sees_holders_and_waiters_of_that_index_only() {
+    let locks = LockManager::new(LONG);
+    assert!(!locks.index_in_use(1));
+    let mut t1 = locks.begin(1);
+    t1.lock(k(5), LockMode::Exclusive).unwrap();
+    assert!(locks.index_in_use(1));
+    assert!(
+        !locks.index_in_use(2),
+        "a lock of index 1 says nothing of index 2"
+    );
+    // A gap lock on the supremum of an empty index counts too.
+    let mut t2 = locks.begin(2);
+    t2.lock_as(LockKey::supremum(2), LockType::Gap(LockMode::Shared))
+        .unwrap();
+    assert!(locks.index_in_use(2));
+    t1.release_all();
+    t2.release_all();
+    assert!(!locks.index_in_use(1) && !locks.index_in_use(2));
+}

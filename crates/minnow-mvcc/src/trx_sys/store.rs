@@ -215,6 +215,20 @@ impl TrxSys {
     /// number is taken while the segment's mutex is held, so the segment's history list is
     /// in commit-number order. Returns the mtr's end LSN.
     pub fn commit(&self, pool: &BufferPool, log: &UndoLog) -> Result<Lsn> {
+        self.commit_with(pool, log, |_| Ok(()))
+    }
+
+    /// [`TrxSys::commit`] that first runs `extra` in the commit mtr, so that its page
+    /// changes and the commit mark are durable together or not at all (the `minnow` crate's
+    /// bulk insert publishes the trees it built by rewriting a dictionary record here). An
+    /// error from `extra` drops the mtr, changing nothing: the transaction is still active.
+    /// `extra` latches its pages before the rollback segment's, and must not start an mtr.
+    pub fn commit_with(
+        &self,
+        pool: &BufferPool,
+        log: &UndoLog,
+        extra: impl FnOnce(&mut minnow_buf::Mtr<'_>) -> Result<()>,
+    ) -> Result<Lsn> {
         let r = self.rseg_of(log)?;
         let mut tail = r.tail.lock();
         let trx_no = {
@@ -226,6 +240,7 @@ impl TrxSys {
         let end = (|| -> Result<Lsn> {
             let mut t = tail.clone();
             let mut mtr = pool.mtr()?;
+            extra(&mut mtr)?;
             let s = mtr.get_write(r.page)?;
             let (h, off) = r.header_handle(&mut mtr, log.header)?;
             mtr.write(h, off + hdr::STATE, &[2])?;

@@ -25,6 +25,13 @@
 //! mini-transaction (the B-tree's `*_trx` calls; splits and merges carry it to the pages
 //! that take the records). See "Consistent reads" below for what it buys.
 //!
+//! **Bulk insert into an empty table** (the `bulk` module): a transaction's inserts into a
+//! table that holds no record, has no secondary index and nobody's row locks are not
+//! written one by one: the transaction claims the table, buffers the rows sorted in memory
+//! (no undo, no row lock), builds the clustered tree bottom-up at commit and names its root
+//! in the commit's own mini-transaction. Anything else it does with the table first writes
+//! the buffered rows the ordinary way, as above.
+//!
 //! ## Row locks
 //!
 //! Before a writer touches a row it takes an exclusive lock on the row's primary key
@@ -87,6 +94,7 @@
 //! A transaction's own changes are never below its view's up limit, so it always checks
 //! its own writes' leaves against the row and sees its own versions.
 
+mod bulk;
 mod by_index;
 mod gaps;
 mod locks;
@@ -97,6 +105,7 @@ mod typed;
 mod update_columns;
 mod write;
 
+pub(crate) use bulk::{BulkInsert, claim_timeout, refuse_claimed};
 pub(crate) use by_index::lock_by_unique;
 pub(crate) use gaps::remove_record;
 use gaps::*;
@@ -117,6 +126,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 
 use crate::error::{Error, Result};
 use minnow_engine::Engine;
+use minnow_engine::claim::BulkClaim;
 
 /// The isolation level of a [`Transaction`].
 ///
@@ -158,6 +168,11 @@ pub(crate) struct TrxState {
     pub waits: u64,
     /// READ COMMITTED: its locks are record locks only (no gap locks).
     pub read_committed: bool,
+    /// Its buffered inserts into the empty table it claims, if any (the `bulk` module).
+    pub bulk: Option<bulk::Bulk>,
+    /// The tables (by their claim's address) it tried to claim, or spilled: it does not
+    /// try them again.
+    pub bulk_tried: Vec<usize>,
 }
 
 /// What a write statement holds while it runs: the database's quiesce latch
@@ -170,25 +185,36 @@ pub(crate) struct TrxState {
 pub(crate) struct WriteGuard<'a> {
     quiesce: RwLockReadGuard<'a, ()>,
     mdl: RwLockReadGuard<'a, ()>,
+    /// The table's bulk insert claim: a wait with the latches let go is counted there, so
+    /// that no claim begins while this statement may still write (the `bulk` module docs).
+    claim: &'a BulkClaim,
 }
 
 impl<'a> WriteGuard<'a> {
     /// Takes the quiesce latch, then the metadata lock `mdl`, shared; [`Error::Closed`] if
     /// the database was closed (checked under the quiesce latch, see
     /// [`Engine::write_latch`]).
-    pub fn new(inner: &'a Engine, mdl: &'a RwLock<()>) -> Result<WriteGuard<'a>> {
+    pub fn new(
+        inner: &'a Engine,
+        mdl: &'a RwLock<()>,
+        claim: &'a BulkClaim,
+    ) -> Result<WriteGuard<'a>> {
         let quiesce = inner.write_latch()?;
         Ok(WriteGuard {
             quiesce,
             mdl: mdl.read(),
+            claim,
         })
     }
 
     /// Runs `f` (a row lock wait) with both latches let go; takes them again, in order,
-    /// after it.
+    /// after it. The wait is counted in the table's bulk insert claim meanwhile.
     pub fn unlocked<T>(&mut self, f: impl FnOnce() -> T) -> T {
         let quiesce = &mut self.quiesce;
-        RwLockReadGuard::unlocked(&mut self.mdl, || RwLockReadGuard::unlocked(quiesce, f))
+        self.claim.wait_begins();
+        let r = RwLockReadGuard::unlocked(&mut self.mdl, || RwLockReadGuard::unlocked(quiesce, f));
+        self.claim.wait_ends();
+        r
     }
 }
 
@@ -274,6 +300,8 @@ impl TrxState {
     /// Rolls back everything and ends the transaction (the caller holds the quiesce latch
     /// shared; each undone record takes its table's metadata lock).
     pub fn rollback(&mut self, inner: &Engine) -> Result<()> {
+        // Buffered rows were never written: dropping them (and the claim) undoes them.
+        self.bulk = None;
         if let Some(mut log) = self.log.take() {
             rollback_log(inner, &mut log, 0)?;
             inner.trx_sys().finish_rollback(inner.pool(), &log)?;

@@ -34,7 +34,10 @@ mod statements;
 pub struct Transaction {
     db: Database,
     isolation: Isolation,
-    state: TrxState,
+    /// Its state, behind a mutex only so that a read through `&self` can spill the
+    /// transaction's buffered inserts first (the `bulk` module); `&mut self` methods reach it
+    /// without locking.
+    state: parking_lot::Mutex<TrxState>,
     /// REPEATABLE READ's read view, taken at the first consistent read (through `&self`,
     /// hence the cell); READ COMMITTED takes a fresh one per statement and keeps none.
     view: OnceLock<OpenView>,
@@ -44,7 +47,7 @@ pub struct Transaction {
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")
-            .field("id", &self.state.id)
+            .field("id", &self.state.try_lock().map(|s| s.id))
             .field("isolation", &self.isolation)
             .field("ended", &self.ended)
             .finish()
@@ -70,10 +73,10 @@ impl Database {
         Ok(Transaction {
             db: self.clone(),
             isolation,
-            state: TrxState {
+            state: parking_lot::Mutex::new(TrxState {
                 read_committed: isolation == Isolation::ReadCommitted,
                 ..TrxState::default()
-            },
+            }),
             view: OnceLock::new(),
             ended: false,
         })
@@ -83,7 +86,7 @@ impl Database {
 impl Transaction {
     /// The transaction's id (0 until its first write: read-only transactions never get one).
     pub fn id(&self) -> u64 {
-        self.state.id
+        self.state.lock().id
     }
 
     /// The isolation level.
@@ -102,14 +105,30 @@ impl Transaction {
     /// first read) or a fresh one (READ COMMITTED).
     pub(crate) fn snapshot(&self) -> Result<Snapshot> {
         let inner = self.live()?;
+        let id = self.id();
         let view = match self.isolation {
             Isolation::RepeatableRead => self
                 .view
-                .get_or_init(|| inner.trx_sys().open_view(self.state.id))
+                .get_or_init(|| inner.trx_sys().open_view(id))
                 .clone(),
-            Isolation::ReadCommitted => inner.trx_sys().open_view(self.state.id),
+            Isolation::ReadCommitted => inner.trx_sys().open_view(id),
         };
         Ok(Snapshot::View(view))
+    }
+
+    /// The snapshot for a consistent read of `table` (checked to be of this database): if
+    /// this transaction buffers inserts into it, they are spilled first, so the read sees
+    /// them through the ordinary read path (the `bulk` module).
+    pub(crate) fn read_snapshot(&self, table: &crate::Table) -> Result<Snapshot> {
+        table.belongs_to(&self.db)?;
+        {
+            let mut st = self.state.lock();
+            if st.claims(&table.t) {
+                self.live()?;
+                st.spill()?;
+            }
+        }
+        self.snapshot()
     }
 
     /// The read view this transaction's next consistent read uses (REPEATABLE READ: the one
@@ -131,10 +150,16 @@ impl Transaction {
     ) -> Result<T> {
         self.live()?;
         table.belongs_to(&self.db)?;
-        let r = table.write_statement(|inner, t, w| {
-            let r = self.state.statement(inner, |st| f(inner, t, st, w));
+        let state = self.state.get_mut();
+        if state.claims(&table.t) {
+            // Anything but a plain insert reads or changes the table the ordinary way.
+            state.spill()?;
+        }
+        let me = state.id;
+        let r = table.write_statement_as(me, |inner, t, w| {
+            let r = state.statement(inner, |st| f(inner, t, st, w));
             if let Some(v) = self.view.get_mut() {
-                v.set_creator(self.state.id);
+                v.set_creator(state.id);
             }
             r
         });
@@ -174,8 +199,7 @@ impl Transaction {
 
     /// The row with primary key `key` as this transaction sees it.
     pub fn get(&self, table: &crate::Table, key: &[Value]) -> Result<Option<Vec<Value>>> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.get_in(&snap, key, None)
     }
 
@@ -214,8 +238,7 @@ impl Transaction {
         key: &[Value],
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.get_in(&snap, key, Some(columns))
     }
 
@@ -228,8 +251,7 @@ impl Transaction {
         key: &[Value],
         f: impl FnOnce(&crate::RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.get_in_with(&snap, key, f)
     }
 
@@ -324,8 +346,7 @@ impl Transaction {
 
     /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).
     pub fn scan(&self, table: &crate::Table, scan: crate::Scan) -> Result<crate::Rows> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.scan_in(snap, scan)
     }
 
@@ -339,16 +360,14 @@ impl Transaction {
         scan: crate::Scan,
         f: impl FnMut(&crate::RowView<'_>) -> Result<bool>,
     ) -> Result<u64> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.scan_with_in(&snap, &scan, f)
     }
 
     /// The number of rows of `table` this transaction sees: its own changes included, others'
     /// as its read view says (see [`crate::Table::count`]).
     pub fn count(&self, table: &crate::Table) -> Result<u64> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.count_in(&snap)
     }
 
@@ -360,8 +379,7 @@ impl Transaction {
         index: &str,
         scan: crate::Scan,
     ) -> Result<crate::Rows> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.scan_index_in(snap, index, scan)
     }
 
@@ -377,10 +395,8 @@ impl Transaction {
         self.live()?;
         self.ended = true;
         let inner = self.db.inner()?;
-        let end = {
-            let _q = inner.write_latch()?;
-            self.state.commit(inner)?
-        };
+        // Takes its latches itself (a bulk insert's commit takes the DDL mutex first).
+        let end = self.state.get_mut().commit_bulk(inner)?;
         match end {
             Some(end) => self.db.durable_at(end, level),
             None => Ok(Durability::Synced),
@@ -397,7 +413,7 @@ impl Transaction {
         self.ended = true;
         let inner = self.db.inner()?;
         let _q = inner.write_latch()?;
-        self.state.rollback(inner)
+        self.state.get_mut().rollback(inner)
     }
 
     /// Ends the transaction after a statement or the caller's code failed

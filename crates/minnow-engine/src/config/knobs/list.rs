@@ -466,6 +466,20 @@ pub static KNOBS: &[Knob] = &[
         show: |c| show_duration(c.lock_wait_timeout),
     },
     Knob {
+        name: "bulk_insert_buffer_size",
+        innodb: &[],
+        doc: "memory a transaction's buffered inserts into an empty table may take; 0: half of buffer_pool_size",
+        values: BYTES,
+        acts: Acts::Rows,
+        when: "every insert into an empty table",
+        example: Some("256M"),
+        set: |c, v| {
+            c.bulk_insert_buffer_size = bytes_usize(v)?;
+            Ok(())
+        },
+        show: |c| show_bytes(c.bulk_insert_buffer_size as u64),
+    },
+    Knob {
         name: "purge_threads",
         innodb: &["innodb_purge_threads"],
         doc: "1: a background thread purges; 0: only `Database::purge` does",

@@ -7,7 +7,7 @@ use minnow_btree::record::Value;
 use super::Transaction;
 use crate::error::Result;
 use crate::status::RowOp;
-use crate::trx::{column_changes, insert, lock_by_unique, update_columns};
+use crate::trx::{BulkInsert, column_changes, insert, lock_by_unique, update_columns};
 use minnow_engine::autoinc::Inserted;
 
 impl Transaction {
@@ -43,8 +43,7 @@ impl Transaction {
         index: &str,
         key: &[Value],
     ) -> Result<Option<Vec<Value>>> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.get_by_in(&snap, index, key, None)
     }
 
@@ -57,8 +56,7 @@ impl Transaction {
         key: &[Value],
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
-        table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.read_snapshot(table)?;
         table.get_by_in(&snap, index, key, Some(columns))
     }
 
@@ -152,13 +150,27 @@ impl Transaction {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn insert_returning_id(&mut self, table: &crate::Table, row: &[Value]) -> Result<Inserted> {
-        let generated = self.write(table, |inner, t, st, w| {
-            let mut reserved = 0..0;
-            let mut generated = Vec::new();
-            let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
-            insert(inner, t, st, w, &row)?;
-            Ok(generated)
-        })?;
+        self.live()?;
+        table.belongs_to(&self.db)?;
+        let inner = self.db.inner()?;
+        let buffered = self.state.get_mut().bulk_insert(inner, table, row);
+        if let Some(v) = self.view.get_mut() {
+            v.set_creator(self.state.get_mut().id);
+        }
+        let generated = match buffered? {
+            BulkInsert::Buffered(generated) => generated,
+            BulkInsert::Prepared(row, generated) => {
+                self.write(table, |inner, t, st, w| insert(inner, t, st, w, &row))?;
+                generated
+            }
+            BulkInsert::Ordinary => self.write(table, |inner, t, st, w| {
+                let mut reserved = 0..0;
+                let mut generated = Vec::new();
+                let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
+                insert(inner, t, st, w, &row)?;
+                Ok(generated)
+            })?,
+        };
         self.db.count_rows(RowOp::Insert, 1);
         Ok(Inserted { rows: 1, generated })
     }

@@ -1,0 +1,455 @@
+//! Bulk insert into an empty table: a transaction's inserts into a table that holds no
+//! record are buffered in memory, sorted by primary key, and built bottom-up at commit, as
+//! MariaDB 10.7 does for an `INSERT` into an empty table (MDEV-515, MDEV-24621).
+//!
+//! ## The claim
+//!
+//! A [`crate::Transaction`]'s first insert into a table may **claim** it
+//! ([`minnow_engine::claim::BulkClaim`], shared by every entry of the table). It does so, holding the quiesce
+//! latch and the table's metadata lock exclusively (so no write statement on the table is
+//! running), only if the table:
+//!
+//! - has no secondary index and is not compressed (others take the ordinary path);
+//! - holds no record at all, delete-marked ones included;
+//! - has no row lock anyone holds or waits for ([`minnow_mvcc::LockManager::index_in_use`]),
+//!   and no write statement let its latches go for a lock wait (the claim's `pending` count):
+//!   so no other transaction has, or is about to have, anything in the table.
+//!
+//! Otherwise the insert takes the ordinary path, silently, and the transaction does not
+//! try that table again. Every write statement on the table reads the claim under the
+//! metadata lock held shared (a load of a line only claims write) and, while another
+//! transaction holds it, lets its latches go and waits for it to end, up to
+//! `lock_wait_timeout` ([`crate::Error::LockWaitTimeout`]): writers and locking reads
+//! wait, consistent reads do not (they read the tree, which is still empty: right, since
+//! the rows are not committed). DDL on a claimed table (`drop_table`, `drop_index`,
+//! `create_index`, `load`) fails at once with that error, as a retryable one. A claim is
+//! a table lock outside the wait-for graph: a cycle through it ends by the timeout.
+//!
+//! ## The buffer
+//!
+//! While it claims the table, each of the transaction's inserts there is checked and given
+//! its auto-increment value as an ordinary insert is, encoded as the clustered record it
+//! will be (`DB_TRX_ID` the transaction's id, `DB_ROLL_PTR` "inserted, no history": a read
+//! view that does not see the transaction finds no version of the row), and put in an
+//! ordered map by primary key: a duplicate key is [`crate::Error::DuplicateKey`] from the
+//! insert call, and a failed insert leaves the buffer as it was (statement rollback). No
+//! undo, no row lock, no page is touched.
+//!
+//! Anything else the transaction does with the table (a read, an update, a delete, a
+//! locking read) first **spills** the buffer: the rows are inserted the ordinary way, with
+//! undo and locks, in key order, as one statement, and the claim ends; every read and write
+//! path then works unchanged. A row too long to stay inline, or a buffer past
+//! [`crate::Config::bulk_insert_buffer_size`], spills too. A rollback drops the buffer.
+//!
+//! ## Commit
+//!
+//! The commit builds the table's clustered tree bottom-up from the buffer
+//! ([`minnow_btree::tree::BulkBuilder`], leaves' `PAGE_MAX_TRX_ID` the transaction's id),
+//! then, holding the DDL mutex, the quiesce latch and the metadata lock (exclusively):
+//!
+//! 1. switches the table's in-memory entry to the new tree (a reader that does not see the
+//!    transaction finds its records and no version of them: still empty to it);
+//! 2. commits the transaction with [`minnow_mvcc::trx_sys::TrxSys::commit_with`], whose
+//!    mini-transaction also rewrites the table's dictionary record in place to name the new
+//!    root ([`minnow_btree::BTree::overwrite_in`]): the dictionary change and the commit
+//!    mark are durable together or not at all. Only after it does the transaction stop
+//!    being active, so every read view that sees it reads the new tree.
+//! 3. ends the claim and frees the old, empty tree.
+//!
+//! **Crash**: the built tree's pages are logged before the commit mtr. A crash before that
+//! mtr is durable leaves the dictionary naming the old empty tree and the transaction
+//! active (rolled back at open: it has no undo records), and the built tree's segments
+//! orphans that `open` frees; a crash after it leaves the new tree named, the transaction
+//! committed, and the old tree's segments orphans, freed the same way. If the commit mtr
+//! fails, the entry is switched back and the transaction rolled back.
+
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use minnow_btree::ScanRange;
+use minnow_btree::record::{RecordBuf, SearchKey, Value};
+use minnow_btree::tree::{BulkBuilder, BulkOptions};
+use minnow_engine::entry::EntryState;
+use minnow_engine::{Engine, TableEntry};
+use minnow_mvcc::{MvccError, RollPtr};
+use minnow_redo::Lsn;
+
+use crate::dict::dict_row;
+use crate::error::{Error, Result, from_tree};
+use crate::schema::{self, PRIMARY};
+
+use super::{TrxState, WriteGuard};
+
+/// Bytes a buffered row is counted at beyond its record and key (map node, allocations).
+const ROW_OVERHEAD: usize = 64;
+
+/// A transaction's buffered inserts into the table it claims.
+pub(crate) struct Bulk {
+    /// The claimed table, through its entry at the claim (DDL refuses a claimed table, so
+    /// it stays the table's until the claim ends).
+    table: crate::Table,
+    /// The claiming transaction.
+    trx: u64,
+    /// The rows, as clustered records, by primary key.
+    rows: BTreeMap<SearchKey, RecordBuf>,
+    /// What they are counted at against `bulk_insert_buffer_size`.
+    bytes: usize,
+}
+
+impl std::fmt::Debug for Bulk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bulk")
+            .field("table", &self.table.t.meta.name())
+            .field("rows", &self.rows.len())
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+impl Drop for Bulk {
+    fn drop(&mut self) {
+        self.table.t.claim.release(self.trx);
+    }
+}
+
+impl Bulk {
+    /// True if this buffer is for the table of `t`.
+    fn is_for(&self, t: &TableEntry) -> bool {
+        Arc::ptr_eq(&self.table.t.claim, &t.claim)
+    }
+}
+
+/// What [`TrxState::bulk_insert`] did with a row.
+pub(crate) enum BulkInsert {
+    /// Buffered; the auto-increment values it generated.
+    Buffered(Vec<u64>),
+    /// Not buffered: insert it the ordinary way.
+    Ordinary,
+    /// Not buffered (too long to stay inline), the buffer spilled: insert this prepared row
+    /// (its auto-increment value given) the ordinary way; the values generated.
+    Prepared(Vec<Value>, Vec<u64>),
+}
+
+/// The error of a statement that waited `waited` for transaction `holder`'s claim on
+/// `table` (a DDL statement refused at once has waited zero).
+pub(crate) fn claim_timeout(
+    table: &str,
+    me: u64,
+    holder: u64,
+    waited: std::time::Duration,
+) -> Error {
+    Error::LockWaitTimeout {
+        trx: me,
+        key: format!("table `{table}` (claimed by a bulk insert)"),
+        waited,
+        holders: vec![holder],
+    }
+}
+
+/// [`claim_timeout`] at once if another transaction claims table `t`: DDL calls it holding
+/// the table's metadata lock exclusively.
+pub(crate) fn refuse_claimed(t: &TableEntry) -> Result<()> {
+    match t.claim.owner() {
+        0 => Ok(()),
+        holder => Err(claim_timeout(
+            t.meta.name(),
+            0,
+            holder,
+            std::time::Duration::ZERO,
+        )),
+    }
+}
+
+/// True if inserts into `t` may be buffered: no secondary index, not compressed.
+fn eligible(t: &TableEntry) -> bool {
+    t.meta.secondary.is_empty() && t.meta.def.compression.is_none()
+}
+
+/// True if the clustered tree of `t` holds no record, delete-marked ones included.
+fn physically_empty(inner: &Engine, t: &TableEntry) -> Result<bool> {
+    let mut probe = t
+        .clustered
+        .scan(inner.pool(), ScanRange::all().limit(1))
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
+    Ok(probe.next().is_none())
+}
+
+impl TrxState {
+    /// True if this transaction buffers inserts into the table of `t`.
+    pub fn claims(&self, t: &TableEntry) -> bool {
+        self.bulk.as_ref().is_some_and(|b| b.is_for(t))
+    }
+
+    /// Buffers `row` for `table` if this transaction claims it or can claim it now (see the
+    /// module docs); says what it did.
+    pub fn bulk_insert(
+        &mut self,
+        inner: &Engine,
+        table: &crate::Table,
+        row: &[Value],
+    ) -> Result<BulkInsert> {
+        match &self.bulk {
+            Some(b) if !b.is_for(&table.t) => return Ok(BulkInsert::Ordinary),
+            Some(_) => {}
+            None => {
+                let key = Arc::as_ptr(&table.t.claim) as usize;
+                if self.bulk_tried.contains(&key) || !self.claim(inner, table)? {
+                    if !self.bulk_tried.contains(&key) {
+                        self.bulk_tried.push(key);
+                    }
+                    return Ok(BulkInsert::Ordinary);
+                }
+            }
+        }
+        let id = self.id;
+        let Some(b) = self.bulk.as_mut() else {
+            return Ok(BulkInsert::Ordinary);
+        };
+        let t = Arc::clone(&b.table.t);
+        // The statement's latches, as an ordinary insert holds them (close waits for it).
+        let w = WriteGuard::new(inner, &t.mdl, &t.claim)?;
+        if t.state() != EntryState::Live {
+            return Err(Error::TableChanged {
+                table: t.meta.name().to_owned(),
+            });
+        }
+        let mut reserved = 0..0;
+        let mut generated = Vec::new();
+        let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
+        let values = super::write::stamped(&t, &row, id, RollPtr::NONE);
+        let Some(rec) = t
+            .clustered
+            .encode_inline(inner.pool(), &values)
+            .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
+        else {
+            drop(w);
+            self.spill()?;
+            return Ok(BulkInsert::Prepared(row, generated));
+        };
+        let key = t
+            .clustered
+            .layout()
+            .key_of(rec.as_bytes(), rec.extra())
+            .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?;
+        let size = rec.len() + key.fields().iter().flatten().map(Vec::len).sum::<usize>();
+        match b.rows.entry(key) {
+            Entry::Occupied(_) => {
+                return Err(Error::DuplicateKey {
+                    table: t.meta.name().to_owned(),
+                    index: PRIMARY.to_owned(),
+                    key: t.meta.pk_of(&row),
+                });
+            }
+            Entry::Vacant(v) => {
+                v.insert(rec);
+            }
+        }
+        b.bytes += size + ROW_OVERHEAD;
+        if b.bytes > inner.config().bulk_insert_buffer_bytes() {
+            drop(w);
+            self.spill()?;
+        }
+        Ok(BulkInsert::Buffered(generated))
+    }
+
+    /// Claims `table` for this transaction if it may (see the module docs); true if it did.
+    fn claim(&mut self, inner: &Engine, table: &crate::Table) -> Result<bool> {
+        // Cheap refusals first, without the exclusive metadata lock, on the table's current
+        // entry (a handle's may be one a load or a bulk commit replaced, whose tree is gone).
+        // An error here (a tree freed under the probe) is only a refusal: the ordinary
+        // path reports what is wrong, if anything is.
+        let current;
+        let t = if table.t.state() == EntryState::Live {
+            &table.t
+        } else {
+            current = table.entry_now()?;
+            &current
+        };
+        if !eligible(t) || t.claim.owner() != 0 || !physically_empty(inner, t).unwrap_or(false) {
+            return Ok(false);
+        }
+        self.writer(inner)?;
+        let _q = inner.write_latch()?;
+        // No write statement on the table runs while this is held.
+        let _x = table.t.mdl.write();
+        let t = table.entry_now()?;
+        if !eligible(&t)
+            || t.claim.owner() != 0
+            || t.claim.pending() != 0
+            || !physically_empty(inner, &t)?
+            || inner.locks().index_in_use(t.meta.index_id)
+        {
+            return Ok(false);
+        }
+        t.claim.claim(self.id);
+        self.bulk = Some(Bulk {
+            table: crate::Table {
+                db: table.db.clone(),
+                t,
+            },
+            trx: self.id,
+            rows: BTreeMap::new(),
+            bytes: 0,
+        });
+        Ok(true)
+    }
+
+    /// Inserts the buffered rows the ordinary way (undo, locks), as one statement, and ends
+    /// the claim; nothing if there is no buffer. If it fails, the statement is rolled back
+    /// and the buffer and claim stay.
+    pub fn spill(&mut self) -> Result<()> {
+        let Some(b) = self.bulk.take() else {
+            return Ok(());
+        };
+        let me = self.id;
+        let r = b.table.write_statement_as(me, |inner, t, w| {
+            self.statement(inner, |st| {
+                for rec in b.rows.values() {
+                    let values = t
+                        .clustered
+                        .layout()
+                        .decode(rec.as_bytes(), rec.extra())
+                        .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?;
+                    let row = t.meta.row_of(values)?;
+                    super::insert(inner, t, st, w, &row)?;
+                }
+                Ok(())
+            })
+        });
+        match r {
+            Ok(()) => {
+                self.bulk_tried.push(Arc::as_ptr(&b.table.t.claim) as usize);
+                drop(b);
+                Ok(())
+            }
+            Err(e) => {
+                self.bulk = Some(b);
+                Err(e)
+            }
+        }
+    }
+
+    /// Commits a transaction that buffers inserts (see the module docs, "Commit"); the
+    /// caller holds no latch. Any failure before the commit point rolls the transaction back.
+    pub fn commit_bulk(&mut self, inner: &Engine) -> Result<Option<Lsn>> {
+        let Some(b) = self.bulk.take().filter(|b| !b.rows.is_empty()) else {
+            // No buffered row (a claim whose inserts all failed ends with the buffer).
+            let _q = inner.write_latch()?;
+            return self.commit(inner);
+        };
+        let _ddl = inner.ddl().lock();
+        let _q = inner.write_latch()?;
+        let t = Arc::clone(&b.table.t);
+        let _x = t.mdl.write();
+        match self.publish(inner, &b, &t) {
+            Ok(end) => {
+                self.release_locks();
+                // Ends the claim, after the commit: writers waiting for it find the new tree.
+                drop(b);
+                // The old, empty tree is named by nothing now. A failure here leaves its
+                // segments orphans, which `open` frees; the commit stands either way.
+                let _ = t.clustered.free_all(inner.pool());
+                Ok(Some(end))
+            }
+            Err(e) => {
+                drop(b);
+                self.rollback(inner)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Builds the tree from `b`, switches `t`'s table to it and commits with the dictionary
+    /// record naming it (steps 1 and 2 of the module docs' "Commit"); on failure nothing is
+    /// committed and the table is as it was.
+    fn publish(&mut self, inner: &Engine, b: &Bulk, t: &Arc<TableEntry>) -> Result<Lsn> {
+        let pool = inner.pool();
+        let name = t.meta.name();
+        let current = inner.tables().read().get(name).cloned();
+        if !current.is_some_and(|c| Arc::ptr_eq(&c, t)) {
+            return Err(Error::TableChanged {
+                table: name.to_owned(),
+            });
+        }
+        let mut created = Vec::new();
+        let built = (|| {
+            let mut builder = BulkBuilder::new(
+                pool,
+                t.meta.space_id(),
+                t.clustered.index_id(),
+                t.meta.clustered_layout()?,
+                BulkOptions::default().max_trx_id(self.id),
+            )
+            .map_err(|e| from_tree(e, name, PRIMARY))?;
+            created.push(builder.tree().clone());
+            for rec in b.rows.values() {
+                builder.push(rec).map_err(|e| from_tree(e, name, PRIMARY))?;
+            }
+            builder.finish().map_err(|e| from_tree(e, name, PRIMARY))
+        })();
+        let (tree, built_end) = crate::bulk::abandon_on_error(pool, built, &created)?;
+        let mut meta = t.meta.clone();
+        meta.root = tree.root();
+        let row = dict_row(name.as_bytes(), schema::encode(&meta));
+        let new = Arc::new(entry_like(inner, t, meta, tree.clone()));
+        // Step 1: readers of the table read the new tree from now on.
+        inner.ahi().drop_index(t.clustered.index_id());
+        inner
+            .tables()
+            .write()
+            .insert(name.to_owned(), Arc::clone(&new));
+        t.superseded.store(true, Ordering::Release);
+        // Step 2: the commit point.
+        let log = self.log.take().ok_or(Error::TransactionEnded)?;
+        let committed = inner.trx_sys().commit_with(pool, &log, |mtr| {
+            if inner.dict().overwrite_in(pool, mtr, &row)? {
+                Ok(())
+            } else {
+                Err(MvccError::CommitRefused {
+                    what: format!(
+                        "table `{name}`: its dictionary record cannot be rewritten in place"
+                    ),
+                })
+            }
+        });
+        match committed {
+            Ok(end) => Ok(end.max(built_end)),
+            Err(e) => {
+                // Not committed: the table goes back to its empty tree.
+                let old = Arc::new(entry_like(inner, t, t.meta.clone(), t.clustered.clone()));
+                inner.ahi().drop_index(t.clustered.index_id());
+                inner.tables().write().insert(name.to_owned(), old);
+                new.superseded.store(true, Ordering::Release);
+                let _ = tree.free_all(pool);
+                self.log = Some(log);
+                Err(e.into())
+            }
+        }
+    }
+}
+
+/// A new entry for the table of `t` (its locks, claim and counters carried) with `meta`
+/// and clustered tree `clustered`.
+fn entry_like(
+    inner: &Engine,
+    t: &TableEntry,
+    meta: minnow_engine::schema::TableMeta,
+    clustered: minnow_btree::BTree,
+) -> TableEntry {
+    TableEntry {
+        meta,
+        clustered,
+        secondary: Vec::new(),
+        dropped: Default::default(),
+        superseded: Default::default(),
+        autoinc: t.autoinc.clone(),
+        mdl: Arc::clone(&t.mdl),
+        claim: Arc::clone(&t.claim),
+        gaps: Arc::clone(&t.gaps),
+        counted: Default::default(),
+    }
+    .hooked(inner.ahi())
+    .zip_padded(inner.config().zip_pad())
+}
