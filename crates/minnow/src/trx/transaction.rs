@@ -2,9 +2,10 @@
 //! rollback.
 
 use minnow_btree::record::Value;
-use minnow_mvcc::{OpenView, ReadView};
+use minnow_mvcc::ReadView;
 use minnow_redo::{Durability, FlushAtCommit};
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use crate::db::Database;
@@ -36,8 +37,9 @@ pub struct Transaction {
     isolation: Isolation,
     state: TrxState,
     /// REPEATABLE READ's read view, taken at the first consistent read (through `&self`,
-    /// hence the cell); READ COMMITTED takes a fresh one per statement and keeps none.
-    view: OnceLock<OpenView>,
+    /// hence the cell); READ COMMITTED takes a fresh one per statement and keeps none. Kept
+    /// as the [`Snapshot`] reads take, so that a read borrows it rather than cloning it.
+    view: OnceLock<Snapshot>,
     ended: bool,
 }
 
@@ -99,17 +101,18 @@ impl Transaction {
     }
 
     /// The snapshot for the next read: the transaction's view (REPEATABLE READ, taken at the
-    /// first read) or a fresh one (READ COMMITTED).
-    pub(crate) fn snapshot(&self) -> Result<Snapshot> {
+    /// first read, borrowed) or a fresh one (READ COMMITTED).
+    pub(crate) fn snapshot(&self) -> Result<Cow<'_, Snapshot>> {
         let inner = self.live()?;
-        let view = match self.isolation {
-            Isolation::RepeatableRead => self
-                .view
-                .get_or_init(|| inner.trx_sys().open_view(self.state.id))
-                .clone(),
-            Isolation::ReadCommitted => inner.trx_sys().open_view(self.state.id),
-        };
-        Ok(Snapshot::View(view))
+        Ok(match self.isolation {
+            Isolation::RepeatableRead => Cow::Borrowed(
+                self.view
+                    .get_or_init(|| Snapshot::View(inner.trx_sys().open_view(self.state.id))),
+            ),
+            Isolation::ReadCommitted => {
+                Cow::Owned(Snapshot::View(inner.trx_sys().open_view(self.state.id)))
+            }
+        })
     }
 
     /// The read view this transaction's next consistent read uses (REPEATABLE READ: the one
@@ -117,8 +120,8 @@ impl Transaction {
     /// its limits and active ids say exactly which writers' versions it sees
     /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
     pub fn read_view(&self) -> Result<ReadView> {
-        let Snapshot::View(v) = self.snapshot()?;
-        Ok(ReadView::clone(&v))
+        let Snapshot::View(v) = &*self.snapshot()?;
+        Ok(ReadView::clone(v))
     }
 
     /// Runs one write statement (holding its table's metadata lock shared: see
@@ -133,7 +136,7 @@ impl Transaction {
         table.belongs_to(&self.db)?;
         let r = table.write_statement(|inner, t, w| {
             let r = self.state.statement(inner, |st| f(inner, t, st, w));
-            if let Some(v) = self.view.get_mut() {
+            if let Some(Snapshot::View(v)) = self.view.get_mut() {
                 v.set_creator(self.state.id);
             }
             r
@@ -325,7 +328,7 @@ impl Transaction {
     /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).
     pub fn scan(&self, table: &crate::Table, scan: crate::Scan) -> Result<crate::Rows> {
         table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.snapshot()?.into_owned();
         table.scan_in(snap, scan)
     }
 
@@ -361,7 +364,7 @@ impl Transaction {
         scan: crate::Scan,
     ) -> Result<crate::Rows> {
         table.belongs_to(&self.db)?;
-        let snap = self.snapshot()?;
+        let snap = self.snapshot()?.into_owned();
         table.scan_index_in(snap, index, scan)
     }
 
