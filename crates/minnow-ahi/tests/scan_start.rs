@@ -73,7 +73,7 @@ fn loaded() -> common::Setup {
 #[test]
 fn a_scan_from_a_hashed_key_starts_without_a_descent() {
     let s = loaded();
-    let even = |k: u64| k % 2 == 0;
+    let even = |k: u64| k.is_multiple_of(2);
     for k in (0..N).map(|k| 2 * k) {
         let hits = s.ahi.stats().hits;
         // Included: the range starts at the key; it may run on into the next leaves.
