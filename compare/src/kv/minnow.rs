@@ -95,7 +95,9 @@ impl KvEngine for Minnow {
              extents off the end of `ibdata1`) (flush_log_at_trx_commit=1: every commit syncs the redo log; doublewrite on, \
              16 KiB pages, a {} MiB redo capacity: the default, the buffer pool's size); batch = one transaction (`db.begin()` .. \
              `commit()`, checked to return `Durability::Synced`); readers = one REPEATABLE \
-             READ transaction each (`Transaction::get` / `Transaction::scan_with`); count = \
+             READ transaction each, reading in place as the peers' borrowed reads do \
+             (`Transaction::get_with` / `Transaction::scan_with`: the value is copied once, \
+             from the latched page into the caller's buffer); count = \
              `Transaction::count` in that transaction (a walk of the leaves the first time, \
              which is the one timed); compaction = `Database::compact_into` a new directory \
              (every table reloaded in key order with `Table::load`), then close, swap the \
@@ -174,21 +176,25 @@ struct MinnowReader {
     tx: Transaction,
 }
 
-fn bytes(v: &Value) -> Result<&[u8]> {
-    match v {
-        Value::Bytes(b) => Ok(b),
-        other => Err(mismatch(format!("minnow: expected bytes, got {other:?}"))),
-    }
-}
-
 impl KvReader for MinnowReader {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        match self.tx.get(&self.t, &[Value::Bytes(key.to_vec())])? {
-            Some(row) => {
-                out.extend_from_slice(bytes(row.get(1).unwrap_or(&Value::Null))?);
-                Ok(true)
-            }
+        // In place, as `range`: the value is a slice of the latched page, copied once, into
+        // `out` (as every peer's reader copies from its borrowed value).
+        let found = self
+            .tx
+            .get_with(&self.t, &[Value::Bytes(key.to_vec())], |row| {
+                Ok(match row.bytes(1)? {
+                    Some(v) => {
+                        out.extend_from_slice(&v);
+                        true
+                    }
+                    None => false,
+                })
+            })?;
+        match found {
+            Some(true) => Ok(true),
+            Some(false) => Err(mismatch("minnow: a point read met a NULL value")),
             None => Ok(false),
         }
     }

@@ -10,6 +10,13 @@
 //! return: a 10-row scan costs about one point lookup plus ten decodes, whatever the leaf
 //! holds.
 //!
+//! A forward scan whose start bound is a full key can skip the descent: if the tree's search
+//! hook (the adaptive hash index, [`super::SearchHook`]) guesses where the record with that
+//! key lies and the guess verifies (as a point lookup's does: same LSN, a leaf of this index,
+//! the key equal), that leaf is the one the range starts on, and only the leaf's binary
+//! search is left. A range read from an existing key, which is what a key-value range read
+//! is, then costs the hash probe instead of a root-to-leaf walk; any other start descends.
+//!
 //! ## Batches: a limit that skipped records may stretch
 //!
 //! A caller above the tree often has a limit the tree cannot apply: a table scan's limit
@@ -445,7 +452,16 @@ impl RangeCursor {
     ) -> Result<Option<(PageReadGuard<'p>, Cursor)>, TreeError> {
         if !self.started {
             self.started = true;
-            return Ok(Some(self.tree.seek_leaf(pool, self.first_seek())?));
+            let seek = self.first_seek();
+            // A forward scan from a full key that the hash index knows starts on the leaf
+            // holding that key: no descent (see `BTree::guessed_leaf`).
+            if let (false, Seek::Before(k) | Seek::AtOrBefore(k)) = (self.reverse, seek)
+                && let Some(g) = self.tree.guessed_leaf(pool, k)
+            {
+                let c = self.tree.seek_on(&g, 0, seek)?;
+                return Ok(Some((g, c)));
+            }
+            return Ok(Some(self.tree.seek_leaf(pool, seek)?));
         }
         let Some(p) = self.pos else {
             return Ok(None);

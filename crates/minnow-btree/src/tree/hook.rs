@@ -1,4 +1,5 @@
-//! The search hook: how an adaptive hash index plugs into the tree's point lookups.
+//! The search hook: how an adaptive hash index plugs into the tree's point lookups (and
+//! where a forward range scan from a full key starts: `BTree::guessed_leaf`).
 //!
 //! A point lookup normally **descends**: root, inner pages, leaf, one binary search per page.
 //! An adaptive hash index (`minnow-ahi`) remembers, for keys searched often, *where* the
@@ -78,7 +79,8 @@ pub struct Descent<'a> {
 }
 
 /// A hash index over one tree's leaf records, consulted by [`BTree::get`],
-/// [`BTree::get_fields`] and [`BTree::get_projected`]. Installed with
+/// [`BTree::get_fields`] and [`BTree::get_projected`] (and by a forward range scan that
+/// starts at a full key, for its first leaf). Installed with
 /// [`BTree::with_search_hook`]; see the module docs for the protocol.
 ///
 /// Implementations must be cheap when they have nothing to say (a lookup path calls
@@ -142,6 +144,27 @@ impl BTree {
             guess_page_changed,
         });
         Ok(found.exact.then_some((g, found.cursor)))
+    }
+
+    /// The leaf holding the record whose key equals the full key `k`, shared-latched, if the
+    /// search hook guesses it and the guess verifies (see the module docs); `None` (a key of
+    /// fewer fields, no hook, no guess or a wrong one): descend. What a forward range scan
+    /// from an existing key starts with, as InnoDB positions a cursor through its adaptive
+    /// hash: the leaf that holds the key is the leaf its range starts on. A failed guess is
+    /// only counted ([`SearchHook::verified`]); the point lookups' descents repair the hash.
+    pub(crate) fn guessed_leaf<'p>(
+        &self,
+        pool: &'p BufferPool,
+        k: &SearchKey,
+    ) -> Option<PageReadGuard<'p>> {
+        let hook = self.hook.as_ref()?;
+        if k.len() != self.leaf.n_key() {
+            return None;
+        }
+        let guess = hook.guess(k)?;
+        let verified = self.verify_guess(pool, k, &guess);
+        hook.verified(&guess, verified.is_ok());
+        verified.ok().map(|(g, _)| g)
     }
 
     /// Checks `guess` against the page (see the module docs). Any error reading or decoding

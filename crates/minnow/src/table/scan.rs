@@ -265,15 +265,17 @@ impl Iterator for Rows {
     }
 }
 
-/// A bound over the leading `k.len()` columns of `cols`, normalised.
+/// A bound over the leading `k.len()` columns of `cols`, normalised: read from the caller's
+/// bound and copied once (the copy the B-tree's range takes), not cloned and then normalised
+/// into a second copy.
 fn prefix_bound(
     meta: &crate::schema::TableMeta,
     cols: &[usize],
-    b: Bound<Vec<Value>>,
+    b: &Bound<Vec<Value>>,
 ) -> Result<Bound<Vec<Value>>> {
-    let norm = |k: Vec<Value>| -> Result<Vec<Value>> {
+    let norm = |k: &[Value]| -> Result<Vec<Value>> {
         let cols = cols.get(..k.len()).unwrap_or(cols);
-        meta.normalise_key(cols, &k)
+        Ok(meta.normalise_key_cow(cols, k)?.into_owned())
     };
     Ok(match b {
         Bound::Included(k) => Bound::Included(norm(k)?),
@@ -300,7 +302,7 @@ pub(crate) fn locking_plan(t: &TableEntry, scan: &Scan) -> Result<LockingPlan> {
 
 /// The bounds of `scan` over the primary key of `meta`, normalised.
 pub(super) fn pk_bounds(meta: &crate::schema::TableMeta, scan: &Scan) -> Result<Bounds> {
-    let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b.clone());
+    let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
     Ok((b(&scan.start)?, b(&scan.end)?))
 }
 
@@ -364,9 +366,9 @@ impl Table {
         admitted.row();
         let meta = &self.t.meta;
         let proj = self.projection(&scan.columns)?;
-        let b = |b: Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
+        let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
         let wanted = meta.stored_fields(&proj);
-        let mut range = ScanRange::new(b(scan.start)?, b(scan.end)?);
+        let mut range = ScanRange::new(b(&scan.start)?, b(&scan.end)?);
         if scan.columns.is_some() {
             // Only the requested columns are decoded, and the system columns the
             // visibility check reads (an older version comes whole from undo).
@@ -457,8 +459,8 @@ impl Table {
         let proj_and_key: Vec<usize> = proj.iter().chain(&s.cols).copied().collect();
         // Bounds are prefixes of (index columns, primary key columns).
         let cols: Vec<usize> = s.cols.iter().chain(meta.pk.iter()).copied().collect();
-        let start = prefix_bound(meta, &cols, scan.start)?;
-        let end = prefix_bound(meta, &cols, scan.end)?;
+        let start = prefix_bound(meta, &cols, &scan.start)?;
+        let end = prefix_bound(meta, &cols, &scan.end)?;
         let mut range = ScanRange::new(start, end);
         // The limit counts visible rows, so it is applied here, not by the B-tree (which
         // would count delete-marked records and invisible versions), which reads as many

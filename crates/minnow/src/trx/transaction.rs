@@ -2,9 +2,10 @@
 //! rollback.
 
 use minnow_btree::record::Value;
-use minnow_mvcc::{OpenView, ReadView};
+use minnow_mvcc::ReadView;
 use minnow_redo::{Durability, FlushAtCommit};
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use crate::db::Database;
@@ -39,8 +40,9 @@ pub struct Transaction {
     /// without locking.
     state: parking_lot::Mutex<TrxState>,
     /// REPEATABLE READ's read view, taken at the first consistent read (through `&self`,
-    /// hence the cell); READ COMMITTED takes a fresh one per statement and keeps none.
-    view: OnceLock<OpenView>,
+    /// hence the cell); READ COMMITTED takes a fresh one per statement and keeps none. Kept
+    /// as the [`Snapshot`] reads take, so that a read borrows it rather than cloning it.
+    view: OnceLock<Snapshot>,
     ended: bool,
 }
 
@@ -102,24 +104,24 @@ impl Transaction {
     }
 
     /// The snapshot for the next read: the transaction's view (REPEATABLE READ, taken at the
-    /// first read) or a fresh one (READ COMMITTED).
-    pub(crate) fn snapshot(&self) -> Result<Snapshot> {
+    /// first read, borrowed) or a fresh one (READ COMMITTED).
+    pub(crate) fn snapshot(&self) -> Result<Cow<'_, Snapshot>> {
         let inner = self.live()?;
-        let id = self.id();
-        let view = match self.isolation {
-            Isolation::RepeatableRead => self
-                .view
-                .get_or_init(|| inner.trx_sys().open_view(id))
-                .clone(),
-            Isolation::ReadCommitted => inner.trx_sys().open_view(id),
-        };
-        Ok(Snapshot::View(view))
+        Ok(match self.isolation {
+            Isolation::RepeatableRead => Cow::Borrowed(
+                self.view
+                    .get_or_init(|| Snapshot::View(inner.trx_sys().open_view(self.id()))),
+            ),
+            Isolation::ReadCommitted => {
+                Cow::Owned(Snapshot::View(inner.trx_sys().open_view(self.id())))
+            }
+        })
     }
 
     /// The snapshot for a consistent read of `table` (checked to be of this database): if
     /// this transaction buffers inserts into it, they are spilled first, so the read sees
     /// them through the ordinary read path (the `bulk` module).
-    pub(crate) fn read_snapshot(&self, table: &crate::Table) -> Result<Snapshot> {
+    pub(crate) fn read_snapshot(&self, table: &crate::Table) -> Result<Cow<'_, Snapshot>> {
         table.belongs_to(&self.db)?;
         {
             let mut st = self.state.lock();
@@ -136,8 +138,8 @@ impl Transaction {
     /// its limits and active ids say exactly which writers' versions it sees
     /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
     pub fn read_view(&self) -> Result<ReadView> {
-        let Snapshot::View(v) = self.snapshot()?;
-        Ok(ReadView::clone(&v))
+        let Snapshot::View(v) = &*self.snapshot()?;
+        Ok(ReadView::clone(v))
     }
 
     /// Runs one write statement (holding its table's metadata lock shared: see
@@ -158,7 +160,7 @@ impl Transaction {
         let me = state.id;
         let r = table.write_statement_as(me, |inner, t, w| {
             let r = state.statement(inner, |st| f(inner, t, st, w));
-            if let Some(v) = self.view.get_mut() {
+            if let Some(Snapshot::View(v)) = self.view.get_mut() {
                 v.set_creator(state.id);
             }
             r
@@ -346,7 +348,7 @@ impl Transaction {
 
     /// A primary-key scan as this transaction sees the table (see [`crate::Table::scan`]).
     pub fn scan(&self, table: &crate::Table, scan: crate::Scan) -> Result<crate::Rows> {
-        let snap = self.read_snapshot(table)?;
+        let snap = self.read_snapshot(table)?.into_owned();
         table.scan_in(snap, scan)
     }
 
@@ -379,7 +381,7 @@ impl Transaction {
         index: &str,
         scan: crate::Scan,
     ) -> Result<crate::Rows> {
-        let snap = self.read_snapshot(table)?;
+        let snap = self.read_snapshot(table)?.into_owned();
         table.scan_index_in(snap, index, scan)
     }
 

@@ -7,7 +7,7 @@ use minnow_btree::record::Value;
 use super::Transaction;
 use crate::error::Result;
 use crate::status::RowOp;
-use crate::trx::{BulkInsert, column_changes, insert, lock_by_unique, update_columns};
+use crate::trx::{BulkInsert, Snapshot, column_changes, insert, lock_by_unique, update_columns};
 use minnow_engine::autoinc::Inserted;
 
 impl Transaction {
@@ -154,7 +154,7 @@ impl Transaction {
         table.belongs_to(&self.db)?;
         let inner = self.db.inner()?;
         let buffered = self.state.get_mut().bulk_insert(inner, table, row);
-        if let Some(v) = self.view.get_mut() {
+        if let Some(Snapshot::View(v)) = self.view.get_mut() {
             v.set_creator(self.state.get_mut().id);
         }
         let generated = match buffered? {
