@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use crate::db::Database;
 use crate::error::{Error, Result};
+use crate::row::ToKey;
 use crate::status::RowOp;
 use minnow_engine::{Engine, TableEntry};
 
@@ -163,7 +164,8 @@ impl Transaction {
 
     /// Deletes the row with primary key `key`; false if there was none (as the autocommit
     /// [`crate::Table::delete`]).
-    pub fn delete(&mut self, table: &crate::Table, key: &[Value]) -> Result<bool> {
+    pub fn delete(&mut self, table: &crate::Table, key: impl ToKey) -> Result<bool> {
+        let key: &[Value] = &key.to_key();
         let found = self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             delete(inner, t, st, w, &key)
@@ -173,7 +175,8 @@ impl Transaction {
     }
 
     /// The row with primary key `key` as this transaction sees it.
-    pub fn get(&self, table: &crate::Table, key: &[Value]) -> Result<Option<Vec<Value>>> {
+    pub fn get(&self, table: &crate::Table, key: impl ToKey) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.get_in(&snap, key, None)
@@ -211,9 +214,10 @@ impl Transaction {
     pub fn get_columns(
         &self,
         table: &crate::Table,
-        key: &[Value],
+        key: impl ToKey,
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.get_in(&snap, key, Some(columns))
@@ -225,9 +229,10 @@ impl Transaction {
     pub fn get_with<R>(
         &self,
         table: &crate::Table,
-        key: &[Value],
+        key: impl ToKey,
         f: impl FnOnce(&crate::RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
+        let key: &[Value] = &key.to_key();
         table.belongs_to(&self.db)?;
         let snap = self.snapshot()?;
         table.get_in_with(&snap, key, f)
@@ -245,8 +250,9 @@ impl Transaction {
     pub fn get_for_update(
         &mut self,
         table: &crate::Table,
-        key: &[Value],
+        key: impl ToKey,
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             match lock_and_read(inner, t, st, w, &key)? {
