@@ -116,7 +116,8 @@ impl Transaction {
     /// The read view this transaction's next consistent read uses (REPEATABLE READ: the one
     /// taken at its first read, taken now if there was none; READ COMMITTED: a fresh one):
     /// its limits and active ids say exactly which writers' versions it sees
-    /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
+    /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read). For
+    /// inspection and teaching: the type is [`crate::history::ReadView`].
     pub fn read_view(&self) -> Result<ReadView> {
         let Snapshot::View(v) = self.snapshot()?;
         Ok(ReadView::clone(&v))
