@@ -345,7 +345,7 @@ fn tables(c: &mut Criterion) {
     c.bench_function("tables/point_get", |b| {
         b.iter(|| {
             let id = rng.random_range(1..=rows);
-            let row = table.get(&key(id)).unwrap_or_else(|e| panic!("get: {e}"));
+            let row = table.get(key(id)).unwrap_or_else(|e| panic!("get: {e}"));
             assert!(row.is_some(), "row {id} is missing");
             black_box(row)
         })

@@ -134,7 +134,7 @@ impl HeapTable<'_> {
         }
         if let Some(e) = failure {
             for ix in self.indexes.iter().take(done) {
-                let _ = ix.table.delete(&ix.entry_key(row, rowid));
+                let _ = ix.table.delete(ix.entry_key(row, rowid));
             }
             let _ = self.mark_deleted(tail, rowid);
             return Err(e.into());
@@ -161,7 +161,7 @@ impl HeapTable<'_> {
 
     fn delete_locked(&self, tail: &mut Tail, rowid: RowId, row: &[Value]) -> Result<()> {
         for ix in self.indexes.iter().rev() {
-            ix.table.delete(&ix.entry_key(row, rowid))?;
+            ix.table.delete(ix.entry_key(row, rowid))?;
         }
         self.mark_deleted(tail, rowid)
     }

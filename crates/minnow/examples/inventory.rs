@@ -5,7 +5,9 @@
 //!
 //! The application keeps the database and its tables in one struct (handles own what they
 //! need: no lifetimes), finds a book by ISBN through the unique index (`get_row_by`), and
-//! learns an order's generated id before it commits.
+//! learns an order's generated id before it commits. A sale the customer abandons is rolled
+//! back; a restock sets one named column (`update_columns`); keys are plain Rust values
+//! (`get_row(id)`, `update_columns(id, ...)`, `delete(order)`), as everywhere a key is taken.
 //!
 //! ```text
 //! cargo run -p minnow --example inventory
@@ -13,6 +15,7 @@
 
 use minnow::{
     ColumnDef, ColumnType, Config, Database, Error, IndexDef, Row, Scan, Table, TableDef,
+    Transaction, Value,
 };
 
 /// The application's state: the database and the handles it uses, owned together.
@@ -101,26 +104,52 @@ impl Store {
     }
 
     /// Sells one copy of book `id` to `customer`: the order's id, or `None` when the book
-    /// is out of stock (nothing changes then).
+    /// is out of stock (nothing changes then). One transaction, committed when the closure
+    /// returns `Ok` (and run again if it deadlocks or times out waiting for a lock).
     fn sell(&self, id: u64, customer: &str) -> Result<Option<u64>, Error> {
+        self.db.transaction(|tx| self.sell_in(tx, id, customer))
+    }
+
+    /// The statements of a sale, in `tx`: the caller commits or rolls back.
+    fn sell_in(&self, tx: &mut Transaction, id: u64, customer: &str) -> Result<Option<u64>, Error> {
+        // The book's lock first: two sellers of the last copy take turns here.
+        let Some(mut stock) = tx.get_row_for_update::<Stock>(&self.books, id)? else {
+            return Ok(None);
+        };
+        if stock.qty == 0 {
+            return Ok(None);
+        }
+        stock.qty -= 1;
+        // `Stock` names two columns: only `qty` is written, over the row's latest version.
+        tx.update_row(&self.books, &stock)?;
+        let order = Order {
+            id: None,
+            book: id,
+            customer: customer.into(),
+        };
+        // The generated order id, known before the commit.
+        tx.insert_row(&self.orders, &order)
+    }
+
+    /// Cancels order `id`: the order goes and its copy goes back on the shelf, in one
+    /// transaction; false if there is no such order.
+    fn cancel(&self, id: u64) -> Result<bool, Error> {
         self.db.transaction(|tx| {
-            // The book's lock first: two sellers of the last copy take turns here.
-            let Some(mut stock) = tx.get_row_for_update::<Stock>(&self.books, id)? else {
-                return Ok(None);
+            let Some(order) = tx.get_row_for_update::<Order>(&self.orders, id)? else {
+                return Ok(false);
             };
-            if stock.qty == 0 {
-                return Ok(None);
+            tx.delete(&self.orders, id)?;
+            if let Some(mut stock) = tx.get_row_for_update::<Stock>(&self.books, order.book)? {
+                stock.qty += 1;
+                tx.update_row(&self.books, &stock)?;
             }
-            stock.qty -= 1;
-            tx.update_row(&self.books, &stock)?;
-            let order = Order {
-                id: None,
-                book: id,
-                customer: customer.into(),
-            };
-            // The generated order id, known before the commit.
-            tx.insert_row(&self.orders, &order)
+            Ok(true)
         })
+    }
+
+    /// The stock of book `id`.
+    fn stock(&self, id: u64) -> Result<Option<u32>, Error> {
+        Ok(self.books.get_row::<Stock>(id)?.map(|s| s.qty))
     }
 }
 
@@ -168,6 +197,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => println!("book {rust_book} is sold out; {customer} gets nothing"),
         }
     }
+
+    // A sale the customer abandons: the transaction is rolled back, and with it the stock
+    // change and the order (its generated id is not handed out again, as in InnoDB).
+    let blandy = store.book_id("978-1-4919-2728-1")?.ok_or("no such ISBN")?;
+    let mut tx = store.db.begin()?;
+    let abandoned = store.sell_in(&mut tx, blandy, "dee")?.ok_or("in stock")?;
+    tx.rollback()?;
+    assert_eq!(store.stock(blandy)?, Some(1));
+    assert!(store.orders.get_row::<Order>(abandoned)?.is_none());
+    println!("order {abandoned} abandoned: rolled back, book {blandy} still has 1 left");
+
+    // An order cancelled after its commit: deleted by its key, the copy back in stock.
+    let cancelled = store.sell(blandy, "eve")?.ok_or("in stock")?;
+    assert_eq!(store.stock(blandy)?, Some(0));
+    assert!(store.cancel(cancelled)?);
+    assert_eq!(store.stock(blandy)?, Some(1));
+    println!("order {cancelled} cancelled: book {blandy} has 1 left again");
     store.db.close()?;
 
     // Reopened, everything committed is there.
@@ -191,6 +237,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .scan_rows(Scan::all())?
         .collect::<Result<_, _>>()?;
     assert_eq!(orders.len(), 2);
+
+    // A restock sets one named column (`UPDATE books SET qty = 5 WHERE id = ?`); the rest
+    // of the row stays as it is. False would mean there was no such book.
+    assert!(books.update_columns(rust_book, &[("qty", Value::from(5u32))])?);
+    assert_eq!(store.stock(rust_book)?, Some(5));
     let report = db.check()?;
     println!(
         "check: {} rows in books, {} in orders",

@@ -28,7 +28,7 @@
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use minnow::ReadView;
+use minnow::history::ReadView;
 use minnow::{
     ColumnDef, ColumnType, Config, Database, Isolation, RowHistory, Table, TableDef, Transaction,
     Value,

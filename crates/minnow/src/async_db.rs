@@ -64,6 +64,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::db::{CheckReport, Database};
 use crate::error::{Error, Result};
+use crate::row::ToKey;
 use crate::schema::{IndexDef, TableDef};
 use crate::table::Scan;
 use minnow_btree::record::Value;
@@ -319,7 +320,11 @@ impl AsyncDatabase {
     }
 
     /// [`crate::Table::get`] on table `table`.
-    pub async fn get(&self, table: &str, key: Vec<Value>) -> Result<Option<Vec<Value>>> {
+    pub async fn get(
+        &self,
+        table: &str,
+        key: impl ToKey + Send + 'static,
+    ) -> Result<Option<Vec<Value>>> {
         let table = table.to_owned();
         self.run(move |db| db.table(&table)?.get(&key)).await
     }
@@ -343,7 +348,7 @@ impl AsyncDatabase {
     }
 
     /// [`crate::Table::delete`] on table `table`; false if there was no such row.
-    pub async fn delete(&self, table: &str, key: Vec<Value>) -> Result<bool> {
+    pub async fn delete(&self, table: &str, key: impl ToKey + Send + 'static) -> Result<bool> {
         let table = table.to_owned();
         self.run(move |db| db.table(&table)?.delete(&key)).await
     }
@@ -354,7 +359,7 @@ impl AsyncDatabase {
         &self,
         table: &str,
         index: &str,
-        key: Vec<Value>,
+        key: impl ToKey + Send + 'static,
     ) -> Result<Option<Vec<Value>>> {
         let (table, index) = (table.to_owned(), index.to_owned());
         self.run(move |db| db.table(&table)?.get_by(&index, &key))
@@ -365,7 +370,7 @@ impl AsyncDatabase {
     pub async fn update_columns(
         &self,
         table: &str,
-        key: Vec<Value>,
+        key: impl ToKey + Send + 'static,
         changes: Vec<(String, Value)>,
     ) -> Result<bool> {
         let table = table.to_owned();
@@ -384,7 +389,7 @@ impl AsyncDatabase {
     pub async fn get_row<T, K>(&self, table: &str, key: K) -> Result<Option<T>>
     where
         T: crate::FromRow + Send + 'static,
-        K: crate::ToKey + Send + 'static,
+        K: ToKey + Send + 'static,
     {
         let table = table.to_owned();
         self.run(move |db| db.table(&table)?.get_row(key)).await

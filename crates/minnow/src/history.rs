@@ -56,6 +56,15 @@
 //! `minnow_mvcc::PageSource`, which is how `minnow history` reads the files of a stopped or
 //! running database without opening it. The walk itself is the engine's (`minnow-engine`'s
 //! `history` module): consistent reads, rollback and purge take the same steps.
+//!
+//! Which version a reader gets is its [`ReadView`]'s choice: [`RowHistory::seen_by`] picks
+//! it for the view [`crate::Transaction::read_view`] returns (the `tour_mvcc` example
+//! prints both).
+
+/// A transaction's snapshot ([`crate::Transaction::read_view`]), which
+/// [`RowHistory::seen_by`] takes: the MVCC engine's own type, here for showing which version
+/// of a chain a reader sees.
+pub use minnow_mvcc::ReadView;
 
 pub use minnow_engine::history::{
     ChainEnd, RollPtr, RowHistory, RowVersion, UndoKind, Writer, chain_from_record, kind_name,

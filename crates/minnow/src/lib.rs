@@ -46,8 +46,10 @@
 //! usually reads and writes its own structs instead: `#[derive(Row)]` (feature `derive`, on
 //! by default) maps a struct's fields to columns by name, tuples map by position, and
 //! [`Table::get_row`], [`Table::scan_rows`], [`Table::insert_row`], [`Table::update_row`]
-//! and their [`Transaction`] twins take them, with typed keys (`get_row(7u64)`,
-//! `get_row(("oslo", 3u32))`). A struct's reads project exactly its columns. The [`row`]
+//! and their [`Transaction`] twins take them. Every call that takes a key takes a typed one
+//! ([`ToKey`]: `get_row(7u64)`, `get_row(("oslo", 3u32))`, `delete(7u64)`,
+//! `update_columns(7u64, ...)`, `get_by("by_isbn", "978-0")`), or values as before
+//! (`&[Value::UInt(7)]`). A struct's reads project exactly its columns. The [`row`]
 //! module explains the mapping; values print readably (text as text, other bytes as hex)
 //! in `Debug`, `Display` and the errors that name a key.
 //!
@@ -80,8 +82,11 @@
 //! The crate root is the embedding API: the handles, definitions, values, errors, settings
 //! and reports above, and the few lower-crate types that are part of them, re-exported one
 //! by one ([`PageSize`], [`DoublewriteMode`], [`FlushMethod`], [`FlushAtCommit`],
-//! [`Durability`], [`LockStats`], [`ReadView`], ...). The lower crates themselves are not
-//! re-exported. Three modules hold the rest:
+//! [`Durability`], [`LockStats`], ...). The lower crates themselves are not
+//! re-exported. The modules that explain a feature hold its less common types: [`row`] (the
+//! typed-row traits' helpers), [`autoinc`], [`compression`], [`status`], [`purge`] and
+//! [`history`] (a row's version chain, and the [`history::ReadView`] a transaction reads
+//! with, for teaching MVCC). Three modules hold the rest:
 //!
 //! - [`backend`]: the IO backends [`Config::io_backend`] can name, among them the crash
 //!   simulator and the latency model;
@@ -578,7 +583,7 @@ pub use minnow_ahi::AhiStats;
 pub use minnow_buf::{FlushNeighbors, RecoveryProgress, RecoveryProgressHook, ZipCacheStats};
 pub use minnow_dblwr::DoublewriteMode;
 pub use minnow_io::FlushMethod;
-pub use minnow_mvcc::{LockStats, ReadView};
+pub use minnow_mvcc::LockStats;
+pub use minnow_page::PageSize;
 pub use minnow_page::checksum::ChecksumAlgorithm;
-pub use minnow_page::{PageId, PageSize};
 pub use minnow_redo::{Durability, FlushAtCommit};

@@ -7,8 +7,11 @@
 //!   [`crate::Table::scan_rows`], and the same on [`crate::Transaction`]);
 //! - [`ToRow`]: a type a row is written from ([`crate::Table::insert_row`],
 //!   [`crate::Table::update_row`]);
-//! - [`ToKey`]: a primary key (or a scan bound's prefix): `7u64`, `"978-0-13"`,
-//!   `("oslo", 3u32)`, or `&[Value]` as the untyped calls take it.
+//! - [`ToKey`]: a key (a primary key, a unique secondary key, or a scan bound's prefix):
+//!   `7u64`, `"978-0-13"`, `("oslo", 3u32)`, or values (`&[Value]`, `Vec<Value>`). Every
+//!   call that takes a key takes one, the untyped ones too ([`crate::Table::get`],
+//!   [`crate::Table::delete`], [`crate::Table::update_columns`], [`crate::Table::history`],
+//!   [`crate::Transaction::get_for_update`], the `get_by` family, `AsyncDatabase`'s).
 //!
 //! ## By name or by position
 //!
@@ -185,9 +188,10 @@ pub trait ToRow {
     fn to_values(&self) -> Vec<Value>;
 }
 
-/// A primary key, or the leading columns of one, as the typed calls take it: one value
+/// A key, or the leading columns of one, as every call that takes a key takes it: one value
 /// (`7u64`, `"978-0"`), a tuple of values (`("oslo", 3u32)`), or values (`&[Value]`,
-/// `Vec<Value>`, a `Value`).
+/// `Vec<Value>`, a `Value`). Which key it is (primary, or a unique secondary index's) is the
+/// call's: [`crate::Table::get`] takes a primary key, [`crate::Table::get_by`] an index's.
 pub trait ToKey {
     /// The key's values (borrowed when they already are values).
     fn to_key(&self) -> Cow<'_, [Value]>;
@@ -264,6 +268,12 @@ impl ToKey for [Value] {
 }
 
 impl ToKey for Vec<Value> {
+    fn to_key(&self) -> Cow<'_, [Value]> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl ToKey for Cow<'_, [Value]> {
     fn to_key(&self) -> Cow<'_, [Value]> {
         Cow::Borrowed(self)
     }

@@ -8,6 +8,7 @@ use minnow_redo::Lsn;
 use crate::config::AutoIncLockMode;
 use crate::db::Database;
 use crate::error::{Error, Result, from_tree};
+use crate::row::ToKey;
 use crate::schema::{PRIMARY, TableDef};
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot, TrxState};
@@ -200,7 +201,8 @@ impl Table {
     /// the chain ends (see [`crate::history`]). `None` if the table holds no record with that
     /// key (a deleted row keeps its record, delete-marked, so it still has a chain). Reads
     /// only: writes nothing and takes no lock, so it never waits for a writer.
-    pub fn history(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
+    pub fn history(&self, key: impl ToKey) -> Result<Option<crate::RowHistory>> {
+        let key: &[Value] = &key.to_key();
         self.read(|t| t.history_entry(key))
     }
 
@@ -447,7 +449,8 @@ impl Table {
     /// Deletes the row with primary key `key`, as a transaction of its own (autocommit),
     /// made as durable as [`crate::Config::flush_log_at_trx_commit`] says before this
     /// returns; false if there was no such row (as [`crate::Transaction::delete`]).
-    pub fn delete(&self, key: &[Value]) -> Result<bool> {
+    pub fn delete(&self, key: impl ToKey) -> Result<bool> {
+        let key: &[Value] = &key.to_key();
         self.keyed_statement(RowOp::Delete, key, trx::delete)
     }
 

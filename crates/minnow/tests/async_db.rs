@@ -328,6 +328,8 @@ fn statements_typed_rows_and_transactions_run_on_the_blocking_pool() -> TestResu
         let found = db
             .get_by("books", "by_isbn", vec![Value::text("978-0")])
             .await?;
+        // A key is any `ToKey` (here a `&str`; above, values).
+        assert_eq!(db.get_by("books", "by_isbn", "978-0").await?, found);
         assert_eq!(
             found,
             Some(vec![Value::UInt(1), Value::text("978-0"), Value::UInt(3)])
@@ -341,12 +343,8 @@ fn statements_typed_rows_and_transactions_run_on_the_blocking_pool() -> TestResu
             .await?
         );
         assert!(
-            !db.update_columns(
-                "books",
-                vec![Value::UInt(9)],
-                vec![("qty".into(), Value::UInt(2))]
-            )
-            .await?
+            !db.update_columns("books", 9u64, vec![("qty".into(), Value::UInt(2))])
+                .await?
         );
         // Table handles own what they need, so one moves into the closure.
         let books = db.run(|db| db.table("books")).await?;
@@ -365,6 +363,14 @@ fn statements_typed_rows_and_transactions_run_on_the_blocking_pool() -> TestResu
         assert_eq!(sold, Some(1));
         let row: Option<(u64, String, u32)> = db.get_row("books", 1u64).await?;
         assert_eq!(row, Some((1, "978-0".to_owned(), 1)));
+        assert_eq!(
+            db.get("books", 1u64).await?,
+            Some(vec![Value::UInt(1), Value::text("978-0"), Value::UInt(1)])
+        );
+        let id = db.insert_row("books", (0u64, "978-1", 1u32)).await?;
+        assert_eq!(id, Some(2));
+        assert!(db.delete("books", 2u64).await?);
+        assert!(!db.delete("books", vec![Value::UInt(2)]).await?);
         let lsn = db.sync().await?;
         assert_eq!(db.sync().await?, lsn, "nothing new to sync");
         db.close().await?;

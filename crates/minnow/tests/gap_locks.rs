@@ -108,7 +108,7 @@ fn a_locking_read_to_the_end_locks_the_gap_after_the_last_record() {
 fn a_locking_read_returns_what_a_scan_would() {
     let (_d, db) = setup();
     let t = db.table("t").unwrap();
-    t.delete(&key(20)).unwrap();
+    t.delete(key(20)).unwrap();
     let mut tx = db.begin().unwrap();
     // The delete-marked 20 is locked but not returned; columns, limit and order as scan's.
     assert_eq!(
@@ -126,7 +126,7 @@ fn a_locking_read_returns_what_a_scan_would() {
     );
     // Its own writes are what it reads.
     tx.insert(&t, &row(15)).unwrap();
-    tx.delete(&t, &key(10)).unwrap();
+    tx.delete(&t, key(10)).unwrap();
     assert_eq!(tx.scan_for_update(&t, range(0, 20)).unwrap(), [row(15)]);
     assert!(waits(insert(&db, &t, 20)), "the delete-marked 20 is locked");
     tx.commit().unwrap();
@@ -155,7 +155,7 @@ fn read_committed_locking_reads_lock_rows_only() {
     let t = db.table("t").unwrap();
     let mut tx = db.begin_with(Isolation::ReadCommitted).unwrap();
     assert_eq!(tx.scan_for_update(&t, range(15, 25)).unwrap(), [row(20)]);
-    assert_eq!(tx.get_for_update(&t, &key(12)).unwrap(), None);
+    assert_eq!(tx.get_for_update(&t, key(12)).unwrap(), None);
     insert(&db, &t, 25).unwrap();
     insert(&db, &t, 11).unwrap();
     // The rows read are locked; the one past the range is not.
@@ -172,17 +172,17 @@ fn read_committed_locking_reads_lock_rows_only() {
 fn a_missing_row_read_or_written_by_key_locks_its_gap() {
     let (_d, db) = setup();
     let t = db.table("t").unwrap();
-    t.delete(&key(30)).unwrap();
+    t.delete(key(30)).unwrap();
     let mut tx = db.begin().unwrap();
     // No row 15: the gap (10, 20) is locked, through a gap lock on 20.
-    assert_eq!(tx.get_for_update(&t, &key(15)).unwrap(), None);
+    assert_eq!(tx.get_for_update(&t, key(15)).unwrap(), None);
     // An update or delete of a missing row locks its gap too: (20, 30], through the
     // delete-marked 30, and (30, end) through the supremum.
     assert!(matches!(
         tx.update(&t, &row(25)),
         Err(Error::RowNotFound { .. })
     ));
-    assert!(!tx.delete(&t, &key(40)).unwrap());
+    assert!(!tx.delete(&t, key(40)).unwrap());
     for k in [12, 19, 22, 41] {
         assert!(waits(insert(&db, &t, k)), "{k} went into a locked gap");
     }
@@ -201,10 +201,10 @@ fn a_missing_row_read_or_written_by_key_locks_its_gap() {
 fn purge_passes_gap_locks_to_the_next_record() {
     let (_d, db) = setup();
     let t = db.table("t").unwrap();
-    t.delete(&key(20)).unwrap();
+    t.delete(key(20)).unwrap();
     let mut tx = db.begin().unwrap();
     // No row 15: a gap lock on the delete-marked 20.
-    assert_eq!(tx.get_for_update(&t, &key(15)).unwrap(), None);
+    assert_eq!(tx.get_for_update(&t, key(15)).unwrap(), None);
     assert_eq!(db.purge().unwrap().clustered_removed, 1);
     // 12's next record is now 30, which carries the lock.
     assert!(waits(insert(&db, &t, 12)));
@@ -223,7 +223,7 @@ fn the_rollback_of_an_insert_passes_gap_locks_to_the_next_record() {
     ins.insert(&t, &row(25)).unwrap();
     let mut tx = db.begin().unwrap();
     // No row 22: a gap lock on the uncommitted 25, its next record.
-    assert_eq!(tx.get_for_update(&t, &key(22)).unwrap(), None);
+    assert_eq!(tx.get_for_update(&t, key(22)).unwrap(), None);
     ins.rollback().unwrap();
     assert!(waits(insert(&db, &t, 27)));
     tx.commit().unwrap();
@@ -280,7 +280,7 @@ fn concurrent_locking_reads_see_no_phantoms() {
                                     r => r?,
                                 }
                             } else {
-                                tx.delete(t, &key(k))?;
+                                tx.delete(t, key(k))?;
                             }
                         }
                         let again = tx.scan_for_update(t, range(lo, hi))?;

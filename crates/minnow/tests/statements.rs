@@ -85,33 +85,33 @@ fn get_by_finds_the_live_row_among_delete_marked_entries() {
     // Row 1's key changes twice (A -> C -> A: the A entry is marked, then un-marked), then
     // the row is deleted (A marked again) and row 3 takes A.
     let set_isbn = |id: u64, to: &str| {
-        let r = t.update_columns(&pk(id), &[("isbn", Value::text(to))]);
+        let r = t.update_columns(pk(id), &[("isbn", Value::text(to))]);
         assert!(r.unwrap(), "row {id} exists");
     };
     set_isbn(1, "C");
-    assert_eq!(t.get_by("by_isbn", &isbn("A")).unwrap(), None);
+    assert_eq!(t.get_by("by_isbn", isbn("A")).unwrap(), None);
     assert_eq!(
-        t.get_by("by_isbn", &isbn("C")).unwrap(),
+        t.get_by("by_isbn", isbn("C")).unwrap(),
         Some(book(1, "C", "ann", 1))
     );
     set_isbn(1, "A");
     assert_eq!(
-        t.get_by("by_isbn", &isbn("A")).unwrap(),
+        t.get_by("by_isbn", isbn("A")).unwrap(),
         Some(book(1, "A", "ann", 1))
     );
-    assert_eq!(t.get_by("by_isbn", &isbn("C")).unwrap(), None);
-    assert!(t.delete(&pk(1)).unwrap());
-    assert_eq!(t.get_by("by_isbn", &isbn("A")).unwrap(), None);
+    assert_eq!(t.get_by("by_isbn", isbn("C")).unwrap(), None);
+    assert!(t.delete(pk(1)).unwrap());
+    assert_eq!(t.get_by("by_isbn", isbn("A")).unwrap(), None);
     t.insert(&book(3, "A", "cy", 3)).unwrap();
     assert_eq!(
-        t.get_by("by_isbn", &isbn("A")).unwrap(),
+        t.get_by("by_isbn", isbn("A")).unwrap(),
         Some(book(3, "A", "cy", 3))
     );
 
     // Two delete-marked entries and a live one with key D, in primary key order: row 4
     // (deleted), row 5 (moved on to E), row 6 (live).
     t.insert(&book(4, "D", "dee", 4)).unwrap();
-    assert!(t.delete(&pk(4)).unwrap());
+    assert!(t.delete(pk(4)).unwrap());
     t.insert(&book(5, "D", "eve", 5)).unwrap();
     set_isbn(5, "E");
     t.insert(&book(6, "D", "fay", 6)).unwrap();
@@ -120,42 +120,42 @@ fn get_by_finds_the_live_row_among_delete_marked_entries() {
     // from the leaf alone, and only the live one reads its row.
     let before = sec_reads(&db);
     assert_eq!(
-        t.get_by("by_isbn", &isbn("D")).unwrap(),
+        t.get_by("by_isbn", isbn("D")).unwrap(),
         Some(book(6, "D", "fay", 6))
     );
     let after = sec_reads(&db);
     assert_eq!((after.0 - before.0, after.1 - before.1), (1, 2));
     // Asking only for the primary key is answered from the entry: no clustered read.
     assert_eq!(
-        t.get_by_columns("by_isbn", &isbn("D"), &["stock", "id", "isbn"])
+        t.get_by_columns("by_isbn", isbn("D"), &["stock", "id", "isbn"])
             .unwrap(),
         Some(vec![Value::UInt(6), Value::UInt(6), Value::text("D")])
     );
     assert_eq!(
-        t.get_by_columns("by_isbn", &isbn("D"), &["id", "isbn"])
+        t.get_by_columns("by_isbn", isbn("D"), &["id", "isbn"])
             .unwrap(),
         Some(vec![Value::UInt(6), Value::text("D")])
     );
     let last = sec_reads(&db);
     assert_eq!((last.0 - after.0, last.1 - after.1), (1, 5));
     assert_eq!(
-        t.get_by("by_isbn", &isbn("E")).unwrap(),
+        t.get_by("by_isbn", isbn("E")).unwrap(),
         Some(book(5, "E", "eve", 5))
     );
-    assert_eq!(t.get_by("by_isbn", &isbn("Z")).unwrap(), None);
+    assert_eq!(t.get_by("by_isbn", isbn("Z")).unwrap(), None);
     db.check().unwrap();
 
     // Once purged, the marked entries are gone and the answers stay.
     db.purge().unwrap();
     let before = sec_reads(&db);
     assert_eq!(
-        t.get_by("by_isbn", &isbn("D")).unwrap(),
+        t.get_by("by_isbn", isbn("D")).unwrap(),
         Some(book(6, "D", "fay", 6))
     );
     let after = sec_reads(&db);
     assert_eq!((after.0 - before.0, after.1 - before.1), (1, 0));
     assert_eq!(
-        t.get_by("by_isbn", &isbn("A")).unwrap(),
+        t.get_by("by_isbn", isbn("A")).unwrap(),
         Some(book(3, "A", "cy", 3))
     );
     db.check().unwrap();
@@ -168,7 +168,7 @@ fn get_by_in_an_old_read_view_finds_the_row_by_its_old_key() {
     t.insert(&book(1, "A", "ann", 1)).unwrap();
     let old = db.begin().unwrap();
     assert_eq!(
-        old.get_by(&t, "by_isbn", &isbn("A")).unwrap(),
+        old.get_by(&t, "by_isbn", isbn("A")).unwrap(),
         Some(book(1, "A", "ann", 1))
     );
     // Committed after the old view was taken: A moves to B and back, the row is deleted,
@@ -178,25 +178,25 @@ fn get_by_in_an_old_read_view_finds_the_row_by_its_old_key() {
         &[("isbn", Value::text("B")), ("stock", Value::UInt(9))],
     )
     .unwrap();
-    assert_eq!(old.get_by(&t, "by_isbn", &isbn("B")).unwrap(), None);
+    assert_eq!(old.get_by(&t, "by_isbn", isbn("B")).unwrap(), None);
     t.update_columns(&[Value::UInt(1)], &[("isbn", Value::text("A"))])
         .unwrap();
     t.delete(&[Value::UInt(1)]).unwrap();
     t.insert(&book(2, "A", "bob", 2)).unwrap();
     // The old view sees row 1 as it was (rebuilt from undo), not row 2.
     assert_eq!(
-        old.get_by(&t, "by_isbn", &isbn("A")).unwrap(),
+        old.get_by(&t, "by_isbn", isbn("A")).unwrap(),
         Some(book(1, "A", "ann", 1))
     );
     assert_eq!(
-        old.get_by_columns(&t, "by_isbn", &isbn("A"), &["id"])
+        old.get_by_columns(&t, "by_isbn", isbn("A"), &["id"])
             .unwrap(),
         Some(vec![Value::UInt(1)])
     );
-    assert_eq!(old.get_by(&t, "by_isbn", &isbn("B")).unwrap(), None);
+    assert_eq!(old.get_by(&t, "by_isbn", isbn("B")).unwrap(), None);
     old.commit().unwrap();
     assert_eq!(
-        t.get_by("by_isbn", &isbn("A")).unwrap(),
+        t.get_by("by_isbn", isbn("A")).unwrap(),
         Some(book(2, "A", "bob", 2))
     );
 
@@ -208,21 +208,21 @@ fn get_by_in_an_old_read_view_finds_the_row_by_its_old_key() {
             .unwrap()
     );
     assert_eq!(
-        writer.get_by(&t, "by_isbn", &isbn("Z")).unwrap(),
+        writer.get_by(&t, "by_isbn", isbn("Z")).unwrap(),
         Some(book(2, "Z", "bob", 2))
     );
-    assert_eq!(writer.get_by(&t, "by_isbn", &isbn("A")).unwrap(), None);
+    assert_eq!(writer.get_by(&t, "by_isbn", isbn("A")).unwrap(), None);
     assert_eq!(
-        t.get_by("by_isbn", &isbn("A")).unwrap(),
+        t.get_by("by_isbn", isbn("A")).unwrap(),
         Some(book(2, "A", "bob", 2))
     );
-    assert_eq!(t.get_by("by_isbn", &isbn("Z")).unwrap(), None);
+    assert_eq!(t.get_by("by_isbn", isbn("Z")).unwrap(), None);
     writer.rollback().unwrap();
     assert_eq!(
-        t.get_by("by_isbn", &isbn("A")).unwrap(),
+        t.get_by("by_isbn", isbn("A")).unwrap(),
         Some(book(2, "A", "bob", 2))
     );
-    assert_eq!(t.get_by("by_isbn", &isbn("Z")).unwrap(), None);
+    assert_eq!(t.get_by("by_isbn", isbn("Z")).unwrap(), None);
     db.check().unwrap();
 }
 
@@ -236,7 +236,7 @@ fn get_by_refuses_what_cannot_name_one_row() {
         matches!(&e, Error::NotUniqueKey { index, .. } if index == "by_author"),
         "{e}"
     );
-    let e = t.get_by("nope", &isbn("A")).unwrap_err();
+    let e = t.get_by("nope", isbn("A")).unwrap_err();
     assert!(
         matches!(&e, Error::NoSuchIndex { index, .. } if index == "nope"),
         "{e}"
@@ -281,7 +281,7 @@ fn get_by_refuses_what_cannot_name_one_row() {
         "{e}"
     );
     let e = t
-        .get_by_columns("by_isbn", &isbn("A"), &["price"])
+        .get_by_columns("by_isbn", isbn("A"), &["price"])
         .unwrap_err();
     assert!(matches!(&e, Error::NoSuchColumn { .. }), "{e}");
 }
@@ -293,11 +293,11 @@ fn get_by_for_update_locks_the_row_and_the_key() {
     t.insert(&book(1, "A", "ann", 5)).unwrap();
     let mut tx = db.begin().unwrap();
     assert_eq!(
-        tx.get_by_for_update(&t, "by_isbn", &isbn("A")).unwrap(),
+        tx.get_by_for_update(&t, "by_isbn", isbn("A")).unwrap(),
         Some(book(1, "A", "ann", 5))
     );
     assert_eq!(
-        tx.get_by_for_update(&t, "by_isbn", &isbn("Q")).unwrap(),
+        tx.get_by_for_update(&t, "by_isbn", isbn("Q")).unwrap(),
         None
     );
     // The row cannot change, nor a missing key be taken, until tx ends.
@@ -321,7 +321,7 @@ fn get_by_for_update_locks_the_row_and_the_key() {
             .unwrap()
     );
     assert_eq!(
-        tx.get_by_for_update(&t, "by_isbn", &isbn("A")).unwrap(),
+        tx.get_by_for_update(&t, "by_isbn", isbn("A")).unwrap(),
         Some(book(1, "A", "ann", 4))
     );
     let e = tx
@@ -331,7 +331,7 @@ fn get_by_for_update_locks_the_row_and_the_key() {
     tx.commit().unwrap();
     t.insert(&book(2, "Q", "bob", 1)).unwrap();
     assert_eq!(
-        t.get_by("by_isbn", &isbn("A")).unwrap(),
+        t.get_by("by_isbn", isbn("A")).unwrap(),
         Some(book(1, "A", "ann", 4))
     );
     db.check().unwrap();
@@ -348,7 +348,7 @@ fn get_by_for_update_waits_for_an_uncommitted_delete_of_its_row() {
         let reader = s.spawn(|| {
             let t = db.table("books").unwrap();
             let mut tx = db.begin().unwrap();
-            let row = until_granted(|| tx.get_by_for_update(&t, "by_isbn", &isbn("A")));
+            let row = until_granted(|| tx.get_by_for_update(&t, "by_isbn", isbn("A")));
             tx.commit().unwrap();
             row
         });
@@ -363,7 +363,7 @@ fn get_by_for_update_waits_for_an_uncommitted_delete_of_its_row() {
     assert!(t.delete(&[Value::UInt(1)]).unwrap());
     let mut tx = db.begin().unwrap();
     assert_eq!(
-        tx.get_by_for_update(&t, "by_isbn", &isbn("A")).unwrap(),
+        tx.get_by_for_update(&t, "by_isbn", isbn("A")).unwrap(),
         None
     );
     tx.commit().unwrap();
@@ -475,7 +475,7 @@ fn update_columns_waits_for_the_rows_lock_and_writes_over_the_latest_version() {
         .update_columns(&one, &[("isbn", Value::text("X"))])
         .unwrap_err();
     assert!(matches!(e, Error::LockWaitTimeout { .. }), "{e}");
-    assert_eq!(t.get_by("by_isbn", &isbn("X")).unwrap(), None);
+    assert_eq!(t.get_by("by_isbn", isbn("X")).unwrap(), None);
     std::thread::scope(|s| {
         let waiter = s.spawn(|| {
             let t = db.table("books").unwrap();
@@ -491,10 +491,10 @@ fn update_columns_waits_for_the_rows_lock_and_writes_over_the_latest_version() {
     // could have read before.
     assert_eq!(t.get(&one).unwrap(), Some(book(1, "X", "ann", 10)));
     assert_eq!(
-        t.get_by("by_isbn", &isbn("X")).unwrap(),
+        t.get_by("by_isbn", isbn("X")).unwrap(),
         Some(book(1, "X", "ann", 10))
     );
-    assert_eq!(t.get_by("by_isbn", &isbn("A")).unwrap(), None);
+    assert_eq!(t.get_by("by_isbn", isbn("A")).unwrap(), None);
     db.check().unwrap();
 }
 

@@ -780,7 +780,7 @@ fn stored_rollback_segments(dir: &std::path::Path) -> usize {
     let size = Config::default().page_size.bytes();
     let no = minnow::inspect::TRX_SYS_PAGE as usize;
     let page = &bytes[no * size..(no + 1) * size];
-    let id = minnow::PageId::new(
+    let id = minnow_page::PageId::new(
         minnow::inspect::SYSTEM_SPACE_ID,
         minnow::inspect::TRX_SYS_PAGE,
     );

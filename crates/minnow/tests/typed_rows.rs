@@ -339,6 +339,68 @@ fn tuples_map_by_position_and_typed_keys_take_many_shapes() -> Res {
     Ok(())
 }
 
+/// Every call that takes a key takes any `ToKey`: a plain value, a tuple, `&[Value]`.
+#[test]
+fn every_keyed_call_takes_a_typed_key() -> Res {
+    let dir = tempfile::tempdir()?;
+    let db = Database::create(dir.path(), Config::default())?;
+    let t = books(&db)?;
+    for (isbn, qty) in [("978-1", 3u32), ("978-2", 5), ("978-3", 7)] {
+        t.insert_row(&(0u64, isbn, "T", qty, None::<String>))?;
+    }
+    let row = |id: u64, isbn: &str, qty: u32| {
+        vec![
+            Value::UInt(id),
+            Value::text(isbn),
+            Value::text("T"),
+            Value::UInt(qty.into()),
+            Value::Null,
+        ]
+    };
+    // Autocommit reads: by primary key and by unique secondary key.
+    assert_eq!(t.get(1u64)?, Some(row(1, "978-1", 3)));
+    assert_eq!(t.get(&[Value::UInt(1)])?, t.get(1u64)?, "values still work");
+    assert_eq!(t.get_columns(2u64, &["qty"])?, Some(vec![Value::UInt(5)]));
+    assert_eq!(t.get_with(3u64, |r| r.value(3))?, Some(Value::UInt(7)));
+    assert_eq!(t.get_by("by_isbn", "978-2")?, Some(row(2, "978-2", 5)));
+    assert_eq!(
+        t.get_by_columns("by_isbn", "978-3", &["id"])?,
+        Some(vec![Value::UInt(3)])
+    );
+    // Autocommit writes and the version chain.
+    assert!(t.update_columns(1u64, &[("qty", Value::from(4u32))])?);
+    assert_eq!(t.history(1u64)?.map(|h| h.key), Some(vec![Value::UInt(1)]));
+    assert!(t.history(9u64)?.is_none());
+    assert!(t.delete(3u64)?);
+    assert!(!t.delete(3u64)?);
+    assert_eq!(t.get(3u64)?, None);
+
+    // The same in a transaction, locking reads included.
+    let mut tx = db.begin()?;
+    assert_eq!(tx.get(&t, 1u64)?, Some(row(1, "978-1", 4)));
+    assert_eq!(
+        tx.get_columns(&t, 2u64, &["isbn"])?,
+        Some(vec![Value::text("978-2")])
+    );
+    assert_eq!(tx.get_with(&t, 2u64, |r| r.value(3))?, Some(Value::UInt(5)));
+    assert_eq!(tx.get_by(&t, "by_isbn", "978-1")?, Some(row(1, "978-1", 4)));
+    assert_eq!(
+        tx.get_by_columns(&t, "by_isbn", "978-1", &["qty"])?,
+        Some(vec![Value::UInt(4)])
+    );
+    assert_eq!(tx.get_for_update(&t, 2u64)?, Some(row(2, "978-2", 5)));
+    assert_eq!(
+        tx.get_by_for_update(&t, "by_isbn", "978-1")?,
+        Some(row(1, "978-1", 4))
+    );
+    assert!(tx.update_columns(&t, 2u64, &[("qty", Value::from(6u32))])?);
+    assert!(tx.delete(&t, 1u64)?);
+    tx.commit()?;
+    assert_eq!(t.get(1u64)?, None);
+    assert_eq!(t.get(2u64)?, Some(row(2, "978-2", 6)));
+    Ok(())
+}
+
 #[test]
 fn errors_name_the_field_and_the_column() -> Res {
     let dir = tempfile::tempdir()?;

@@ -36,6 +36,7 @@ use minnow_btree::record::Value;
 use super::Table;
 use super::get::{Cols, Reader};
 use crate::error::{Result, from_tree};
+use crate::row::ToKey;
 use crate::schema::{SecMeta, TableMeta};
 use crate::status::RowOp;
 use crate::trx::Snapshot;
@@ -75,7 +76,8 @@ impl Table {
     /// assert_eq!(books.get_by("by_isbn", &[Value::text("9780000000002")])?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn get_by(&self, index: &str, key: &[Value]) -> Result<Option<Vec<Value>>> {
+    pub fn get_by(&self, index: &str, key: impl ToKey) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.get_by_in(&snap, index, key, None)
     }
@@ -88,9 +90,10 @@ impl Table {
     pub fn get_by_columns(
         &self,
         index: &str,
-        key: &[Value],
+        key: impl ToKey,
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
         self.get_by_in(&snap, index, key, Some(columns))
     }

@@ -27,6 +27,7 @@ use minnow_btree::record::{ColumnType, Value};
 
 use super::Table;
 use crate::error::{Error, Result, from_tree};
+use crate::row::ToKey;
 use crate::schema::{PRIMARY, TableMeta};
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot};
@@ -200,9 +201,10 @@ pub(super) enum Cols<'n> {
 }
 
 impl Table {
-    /// The row with primary key `key` (one value per primary key column), all columns in
-    /// table order.
-    pub fn get(&self, key: &[Value]) -> Result<Option<Vec<Value>>> {
+    /// The row with primary key `key` (one value per primary key column: `7u64`,
+    /// `("oslo", 3u32)` or `&[Value]`, see [`ToKey`]), all columns in table order.
+    pub fn get(&self, key: impl ToKey) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         self.point(key, |meta, found| project(meta, found, Cols::All))
     }
 
@@ -230,7 +232,8 @@ impl Table {
     /// assert!(t.get_columns(&[Value::UInt(7)], &["age"]).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn get_columns(&self, key: &[Value], columns: &[&str]) -> Result<Option<Vec<Value>>> {
+    pub fn get_columns(&self, key: impl ToKey, columns: &[&str]) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         self.t.meta.check_names(columns)?;
         self.point(key, |meta, found| {
             project(meta, found, Cols::Named(columns))
@@ -268,9 +271,10 @@ impl Table {
     /// ```
     pub fn get_with<R>(
         &self,
-        key: &[Value],
+        key: impl ToKey,
         f: impl FnOnce(&RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
+        let key: &[Value] = &key.to_key();
         let mut f = Some(f);
         self.point(key, |meta, found| with_view(meta, found, &mut f))
     }

@@ -5,6 +5,7 @@ use minnow_btree::record::Value;
 
 use super::Table;
 use crate::error::Result;
+use crate::row::ToKey;
 use crate::status::RowOp;
 use crate::trx;
 
@@ -39,16 +40,18 @@ impl Table {
     ///     .column(ColumnDef::new("stock", ColumnType::U32))
     ///     .primary_key(&["id"]))?;
     /// t.insert(&[Value::UInt(1), Value::text("Dune"), Value::UInt(5)])?;
-    /// assert!(t.update_columns(&[Value::UInt(1)], &[("stock", Value::UInt(4))])?);
-    /// assert_eq!(t.get(&[Value::UInt(1)])?, Some(vec![Value::UInt(1), Value::text("Dune"), Value::UInt(4)]));
+    /// // The key is any `ToKey`: a plain `1u64` here, `&[Value::UInt(1)]` as well.
+    /// assert!(t.update_columns(1u64, &[("stock", Value::from(4u32))])?);
+    /// assert_eq!(t.get(1u64)?, Some(vec![Value::UInt(1), Value::text("Dune"), Value::UInt(4)]));
     /// assert!(!t.update_columns(&[Value::UInt(2)], &[("stock", Value::UInt(4))])?);
     /// assert!(matches!(
-    ///     t.update_columns(&[Value::UInt(1)], &[("id", Value::UInt(9))]),
+    ///     t.update_columns(1u64, &[("id", Value::UInt(9))]),
     ///     Err(minnow::Error::PrimaryKeyUpdate { .. })
     /// ));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn update_columns(&self, key: &[Value], changes: &[(&str, Value)]) -> Result<bool> {
+    pub fn update_columns(&self, key: impl ToKey, changes: &[(&str, Value)]) -> Result<bool> {
+        let key: &[Value] = &key.to_key();
         self.keyed_statement(RowOp::Update, key, |inner, t, st, w, key| {
             let changes = trx::column_changes(&t.meta, changes)?;
             trx::update_columns(inner, t, st, w, key, &changes)

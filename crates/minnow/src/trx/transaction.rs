@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use crate::db::Database;
 use crate::error::{Error, Result};
+use crate::row::ToKey;
 use crate::status::RowOp;
 use minnow_engine::{Engine, TableEntry};
 
@@ -136,7 +137,8 @@ impl Transaction {
     /// The read view this transaction's next consistent read uses (REPEATABLE READ: the one
     /// taken at its first read, taken now if there was none; READ COMMITTED: a fresh one):
     /// its limits and active ids say exactly which writers' versions it sees
-    /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read).
+    /// ([`crate::RowHistory::seen_by`] picks the version of a chain it would read). For
+    /// inspection and teaching: the type is [`crate::history::ReadView`].
     pub fn read_view(&self) -> Result<ReadView> {
         let Snapshot::View(v) = &*self.snapshot()?;
         Ok(ReadView::clone(v))
@@ -190,7 +192,8 @@ impl Transaction {
 
     /// Deletes the row with primary key `key`; false if there was none (as the autocommit
     /// [`crate::Table::delete`]).
-    pub fn delete(&mut self, table: &crate::Table, key: &[Value]) -> Result<bool> {
+    pub fn delete(&mut self, table: &crate::Table, key: impl ToKey) -> Result<bool> {
+        let key: &[Value] = &key.to_key();
         let found = self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             delete(inner, t, st, w, &key)
@@ -200,7 +203,8 @@ impl Transaction {
     }
 
     /// The row with primary key `key` as this transaction sees it.
-    pub fn get(&self, table: &crate::Table, key: &[Value]) -> Result<Option<Vec<Value>>> {
+    pub fn get(&self, table: &crate::Table, key: impl ToKey) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         let snap = self.read_snapshot(table)?;
         table.get_in(&snap, key, None)
     }
@@ -237,9 +241,10 @@ impl Transaction {
     pub fn get_columns(
         &self,
         table: &crate::Table,
-        key: &[Value],
+        key: impl ToKey,
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         let snap = self.read_snapshot(table)?;
         table.get_in(&snap, key, Some(columns))
     }
@@ -250,9 +255,10 @@ impl Transaction {
     pub fn get_with<R>(
         &self,
         table: &crate::Table,
-        key: &[Value],
+        key: impl ToKey,
         f: impl FnOnce(&crate::RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
+        let key: &[Value] = &key.to_key();
         let snap = self.read_snapshot(table)?;
         table.get_in_with(&snap, key, f)
     }
@@ -269,8 +275,9 @@ impl Transaction {
     pub fn get_for_update(
         &mut self,
         table: &crate::Table,
-        key: &[Value],
+        key: impl ToKey,
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             match lock_and_read(inner, t, st, w, &key)? {

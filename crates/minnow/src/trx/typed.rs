@@ -43,7 +43,7 @@ impl Transaction {
         table: &Table,
         key: impl ToKey,
     ) -> Result<Option<T>> {
-        let found = self.get_for_update(table, &key.to_key())?;
+        let found = self.get_for_update(table, key)?;
         read_locked(table, found)
     }
 
@@ -57,7 +57,7 @@ impl Transaction {
         index: &str,
         key: impl ToKey,
     ) -> Result<Option<T>> {
-        let found = self.get_by_for_update(table, index, &key.to_key())?;
+        let found = self.get_by_for_update(table, index, key)?;
         read_locked(table, found)
     }
 

@@ -361,7 +361,7 @@ fn trx_sys_facts(s: &Space, problems: &mut Vec<String>) -> Option<TrxSysFacts> {
             }
         }
     };
-    let page = |no: u32| minnow::PageId::new(minnow::inspect::SYSTEM_SPACE_ID, no);
+    let page = |no: u32| minnow_page::PageId::new(minnow::inspect::SYSTEM_SPACE_ID, no);
     let buf = read(minnow::inspect::TRX_SYS_PAGE, problems)?;
     let sp = SysPage::read(&buf, page(minnow::inspect::TRX_SYS_PAGE))
         .map_err(|e| problems.push(e.to_string()))

@@ -63,14 +63,14 @@ fn projections_return_the_named_columns_of_every_type() {
     }
     t.insert(&nulls).unwrap();
     for id in 1..=3 {
-        let full = t.get(&key(id)).unwrap().unwrap();
-        assert_eq!(t.get_columns(&key(id), &ALL).unwrap().unwrap(), full);
+        let full = t.get(key(id)).unwrap().unwrap();
+        assert_eq!(t.get_columns(key(id), &ALL).unwrap().unwrap(), full);
         // Each column alone, and an order of its own with a repeat.
         for (i, name) in ALL.iter().enumerate() {
-            let one = t.get_columns(&key(id), &[name]).unwrap().unwrap();
+            let one = t.get_columns(key(id), &[name]).unwrap().unwrap();
             assert_eq!(one, vec![full[i].clone()], "row {id} column {name}");
         }
-        let mixed = t.get_columns(&key(id), &["txt", "id", "txt", "d"]).unwrap();
+        let mixed = t.get_columns(key(id), &["txt", "id", "txt", "d"]).unwrap();
         assert_eq!(
             mixed.unwrap(),
             vec![
@@ -81,11 +81,11 @@ fn projections_return_the_named_columns_of_every_type() {
             ]
         );
     }
-    assert_eq!(t.get(&key(2)).unwrap().unwrap(), row(2, true));
-    assert_eq!(t.get(&key(3)).unwrap().unwrap(), nulls);
-    assert_eq!(t.get_columns(&key(9), &["v"]).unwrap(), None);
+    assert_eq!(t.get(key(2)).unwrap().unwrap(), row(2, true));
+    assert_eq!(t.get(key(3)).unwrap().unwrap(), nulls);
+    assert_eq!(t.get_columns(key(9), &["v"]).unwrap(), None);
     assert!(matches!(
-        t.get_columns(&key(1), &["v", "nope"]),
+        t.get_columns(key(1), &["v", "nope"]),
         Err(Error::NoSuchColumn { column, .. }) if column == "nope"
     ));
     // A key of the wrong type is refused as `get` refuses it.
@@ -104,7 +104,7 @@ fn get_with_reads_columns_in_place() {
     t.insert(&row(1, false)).unwrap();
     t.insert(&row(2, true)).unwrap();
     let got = t
-        .get_with(&key(1), |r| {
+        .get_with(key(1), |r| {
             assert_eq!(r.len(), 9);
             let v = r.bytes(6)?.map(|b| b.into_owned());
             Ok((v, r.value(0)?, r.bytes(7)?.map(|b| b.len())))
@@ -115,13 +115,13 @@ fn get_with_reads_columns_in_place() {
         Some((Some(b"row 1".to_vec()), Value::Int(-1), Some(10)))
     );
     // Off-page columns are read from their overflow pages.
-    let len = t.get_with(&key(2), |r| Ok(r.bytes(8)?.map(|b| b.len())));
+    let len = t.get_with(key(2), |r| Ok(r.bytes(8)?.map(|b| b.len())));
     assert_eq!(len.unwrap(), Some(Some(40_000)));
     // Numbers are not bytes; positions past the row are errors; a missing row is None.
-    let err = t.get_with(&key(1), |r| r.bytes(0).map(|_| ()));
+    let err = t.get_with(key(1), |r| r.bytes(0).map(|_| ()));
     assert!(matches!(err, Err(Error::TypeMismatch { .. })));
-    assert!(t.get_with(&key(1), |r| r.value(9)).is_err());
-    assert_eq!(t.get_with(&key(5), |_| Ok(())).unwrap(), None);
+    assert!(t.get_with(key(1), |r| r.value(9)).is_err());
+    assert_eq!(t.get_with(key(5), |_| Ok(())).unwrap(), None);
     drop(t);
     db.close().unwrap();
 }
@@ -135,7 +135,7 @@ fn an_uncommitted_change_is_not_seen_by_projections() {
     let reader = db.begin().unwrap();
     // The reader's view is taken at its first read, before the writer changes anything.
     assert_eq!(
-        reader.get_columns(&t, &key(1), &["v"]).unwrap(),
+        reader.get_columns(&t, key(1), &["v"]).unwrap(),
         Some(vec![Value::text("row 1")])
     );
     let mut w = db.begin().unwrap();
@@ -145,37 +145,37 @@ fn an_uncommitted_change_is_not_seen_by_projections() {
     let mut long = row(2, true);
     long[7] = Value::Bytes(vec![9; 30_000]);
     w.update(&t, &long).unwrap();
-    w.delete(&t, &key(2)).unwrap();
+    w.delete(&t, key(2)).unwrap();
     w.insert(&t, &row(4, false)).unwrap();
     // Autocommit reads see the committed versions (rebuilt from undo), in every form.
     let v1 = Some(vec![Value::text("row 1"), Value::UInt(1)]);
-    assert_eq!(t.get_columns(&key(1), &["v", "id"]).unwrap(), v1);
-    assert_eq!(t.get(&key(1)).unwrap(), Some(row(1, false)));
-    let b2 = t.get_columns(&key(2), &["b"]).unwrap();
+    assert_eq!(t.get_columns(key(1), &["v", "id"]).unwrap(), v1);
+    assert_eq!(t.get(key(1)).unwrap(), Some(row(1, false)));
+    let b2 = t.get_columns(key(2), &["b"]).unwrap();
     assert_eq!(b2, Some(vec![Value::Bytes(vec![2; 40_000])]));
-    assert_eq!(t.get_columns(&key(4), &["v"]).unwrap(), None);
-    let borrowed = t.get_with(&key(1), |r| Ok(r.bytes(6)?.map(|b| b.into_owned())));
+    assert_eq!(t.get_columns(key(4), &["v"]).unwrap(), None);
+    let borrowed = t.get_with(key(1), |r| Ok(r.bytes(6)?.map(|b| b.into_owned())));
     assert_eq!(borrowed.unwrap(), Some(Some(b"row 1".to_vec())));
     // The writer sees its own changes.
     assert_eq!(
-        w.get_columns(&t, &key(1), &["v"]).unwrap(),
+        w.get_columns(&t, key(1), &["v"]).unwrap(),
         Some(vec![Value::text("changed")])
     );
-    assert_eq!(w.get_columns(&t, &key(2), &["v"]).unwrap(), None);
+    assert_eq!(w.get_columns(&t, key(2), &["v"]).unwrap(), None);
     w.commit().unwrap();
     // Committed: new autocommit reads see it, the older snapshot still does not.
     assert_eq!(
-        t.get_columns(&key(1), &["v"]).unwrap(),
+        t.get_columns(key(1), &["v"]).unwrap(),
         Some(vec![Value::text("changed")])
     );
-    assert_eq!(t.get_columns(&key(2), &["b"]).unwrap(), None);
+    assert_eq!(t.get_columns(key(2), &["b"]).unwrap(), None);
     assert_eq!(
-        reader.get_columns(&t, &key(1), &["v"]).unwrap(),
+        reader.get_columns(&t, key(1), &["v"]).unwrap(),
         Some(vec![Value::text("row 1")])
     );
-    let old = reader.get_with(&t, &key(2), |r| Ok(r.bytes(7)?.map(|b| b.len())));
+    let old = reader.get_with(&t, key(2), |r| Ok(r.bytes(7)?.map(|b| b.len())));
     assert_eq!(old.unwrap(), Some(Some(40_000)));
-    assert_eq!(reader.get(&t, &key(4)).unwrap(), None);
+    assert_eq!(reader.get(&t, key(4)).unwrap(), None);
     reader.commit().unwrap();
     drop(t);
     db.close().unwrap();

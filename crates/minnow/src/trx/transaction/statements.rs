@@ -6,6 +6,7 @@ use minnow_btree::record::Value;
 
 use super::Transaction;
 use crate::error::Result;
+use crate::row::ToKey;
 use crate::status::RowOp;
 use crate::trx::{BulkInsert, Snapshot, column_changes, insert, lock_by_unique, update_columns};
 use minnow_engine::autoinc::Inserted;
@@ -41,8 +42,9 @@ impl Transaction {
         &self,
         table: &crate::Table,
         index: &str,
-        key: &[Value],
+        key: impl ToKey,
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         let snap = self.read_snapshot(table)?;
         table.get_by_in(&snap, index, key, None)
     }
@@ -53,9 +55,10 @@ impl Transaction {
         &self,
         table: &crate::Table,
         index: &str,
-        key: &[Value],
+        key: impl ToKey,
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         let snap = self.read_snapshot(table)?;
         table.get_by_in(&snap, index, key, Some(columns))
     }
@@ -83,19 +86,20 @@ impl Transaction {
     ///     .index(IndexDef::unique("by_isbn", &["isbn"])))?;
     /// books.insert(&[Value::UInt(1), Value::text("978"), Value::UInt(3)])?;
     /// let mut sell = db.begin()?;
-    /// let row = sell.get_by_for_update(&books, "by_isbn", &[Value::text("978")])?.unwrap();
-    /// let Value::UInt(stock) = row[2] else { unreachable!() };
-    /// sell.update_columns(&books, &[row[0].clone()], &[("stock", Value::UInt(stock - 1))])?;
+    /// let row = sell.get_by_for_update(&books, "by_isbn", "978")?.unwrap();
+    /// let stock: u32 = row[2].clone().get()?;
+    /// sell.update_columns(&books, &row[0], &[("stock", Value::from(stock - 1))])?;
     /// sell.commit()?;
-    /// assert_eq!(books.get_by_columns("by_isbn", &[Value::text("978")], &["stock"])?, Some(vec![Value::UInt(2)]));
+    /// assert_eq!(books.get_by_columns("by_isbn", "978", &["stock"])?, Some(vec![Value::UInt(2)]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get_by_for_update(
         &mut self,
         table: &crate::Table,
         index: &str,
-        key: &[Value],
+        key: impl ToKey,
     ) -> Result<Option<Vec<Value>>> {
+        let key: &[Value] = &key.to_key();
         self.write(table, |inner, t, st, w| {
             let (i, _, key) = t.meta.unique_key(index, key)?;
             lock_by_unique(inner, t, st, w, i, &key)
@@ -110,9 +114,10 @@ impl Transaction {
     pub fn update_columns(
         &mut self,
         table: &crate::Table,
-        key: &[Value],
+        key: impl ToKey,
         changes: &[(&str, Value)],
     ) -> Result<bool> {
+        let key: &[Value] = &key.to_key();
         let found = self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
             let changes = column_changes(&t.meta, changes)?;
