@@ -216,7 +216,7 @@ pub use cursor::{RangeCursor, RangeScan, ScanRange, Visit};
 pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
-pub use probe::{InsertProbe, LeafHint};
+pub use probe::{InsertProbe, LeafHint, LeafPos};
 pub use segs::Segments;
 pub use zip::{ZipIndexStats, ZipPadConfig};
 
@@ -591,26 +591,53 @@ impl BTree {
         roll_ptr: u64,
         mark: Option<bool>,
     ) -> Result<Lsn, TreeError> {
-        self.in_place(pool, key, |p, cursor| {
+        self.stamp_marked_at(pool, key, trx_id, roll_ptr, mark, None)
+    }
+
+    /// [`BTree::stamp_marked`] that first tries the leaf `at` (where a lookup just read the
+    /// record, [`LeafRecord::position`]): latched exclusively by its number, used if its LSN
+    /// is unchanged (no descent), else let go for the ordinary descent. The result is the
+    /// same either way. A delete reads the record, appends its undo (which may not happen
+    /// under a leaf latch) and stamps it: with the position, one descent instead of two.
+    pub fn stamp_marked_at(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        trx_id: u64,
+        roll_ptr: u64,
+        mark: Option<bool>,
+        at: Option<LeafPos>,
+    ) -> Result<Lsn, TreeError> {
+        self.in_place(pool, key, at, |p, cursor| {
             node::cover_trx_id(p, &self.leaf, trx_id)?;
             node::stamp_sys(p, &self.leaf, cursor, trx_id, roll_ptr, mark)
         })
     }
 
     /// Changes the leaf record with key `key` in place with `change` (given the latched leaf
-    /// and the record's cursor), in one mini-transaction: no split, no merge, one leaf.
+    /// and the record's cursor), in one mini-transaction: no split, no merge, one leaf. The
+    /// leaf `at`, if given and unchanged, is taken without a descent.
     fn in_place(
         &self,
         pool: &BufferPool,
         key: &[Value],
+        at: Option<LeafPos>,
         change: impl Fn(&mut (&mut Mtr<'_>, PageHandle), Cursor) -> Result<(), NodeError>,
     ) -> Result<Lsn, TreeError> {
         let k = self.key(key)?;
         self.zip_retry(pool, || {
             loop {
                 let mut mtr = pool.mtr()?;
-                let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
-                    continue;
+                let hinted = match at {
+                    Some(at) => self.latch_at(&mut mtr, at.at)?,
+                    None => None,
+                };
+                let h = match hinted {
+                    Some(h) => h,
+                    None => match self.leaf_for_write(pool, &mut mtr, &k)? {
+                        Some(h) => h,
+                        None => continue,
+                    },
                 };
                 let found = node::search(mtr.page(h), &self.leaf, &k)?;
                 if !found.exact {
@@ -642,7 +669,7 @@ impl BTree {
         deleted: bool,
         trx_id: u64,
     ) -> Result<Lsn, TreeError> {
-        self.in_place(pool, key, |p, cursor| {
+        self.in_place(pool, key, None, |p, cursor| {
             node::raise_max_trx_id(p, trx_id)?;
             node::set_delete_mark(p, cursor, deleted)
         })

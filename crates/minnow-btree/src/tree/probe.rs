@@ -41,9 +41,18 @@ use crate::record::{SearchKey, Value};
 /// A leaf remembered by page number and page LSN: the position a probe found is still good
 /// while the page's LSN has not moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PageAt {
-    page_no: u32,
-    lsn: u64,
+pub(super) struct PageAt {
+    pub(super) page_no: u32,
+    pub(super) lsn: u64,
+}
+
+/// The leaf a point lookup read a record on, as page number and LSN
+/// ([`crate::tree::LeafRecord::position`]): a change of that record right after latches the
+/// leaf by its number instead of descending, if the LSN has not moved
+/// ([`BTree::stamp_marked_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafPos {
+    pub(super) at: PageAt,
 }
 
 /// Where a probed key goes: its leaf (as page number and LSN) and the key itself. An insert
@@ -179,10 +188,20 @@ impl BTree {
         if hint.key != *key {
             return Ok(None);
         }
-        let id = self.id(hint.at.page_no);
+        self.latch_at(mtr, hint.at)
+    }
+
+    /// Leaf `at.page_no` latched exclusively by `mtr`, if it is still a leaf of this tree
+    /// with LSN `at.lsn`; else nothing is left latched.
+    pub(super) fn latch_at(
+        &self,
+        mtr: &mut Mtr<'_>,
+        at: PageAt,
+    ) -> Result<Option<PageHandle>, TreeError> {
+        let id = self.id(at.page_no);
         let h = mtr.get_write(id)?;
         let page = mtr.page(h);
-        let same = fil::page_lsn(page).ok() == Some(hint.at.lsn)
+        let same = fil::page_lsn(page).ok() == Some(at.lsn)
             && validate(page, id, self.index_id, Some(0)).is_ok();
         if same {
             return Ok(Some(h));
