@@ -54,7 +54,8 @@
 //!   [`RecordLayout::max_record_len`]): a split below pushes up exactly one pointer, and no
 //!   longer than that.
 //! - For a delete it is safe if it keeps more than two records and stays at least
-//!   [`MERGE_FILL`] full without that longest pointer: a merge below removes exactly one.
+//!   the merge threshold ([`BTree::merge_fill`]) full without that longest pointer: a merge
+//!   below removes exactly one.
 //!
 //! Once a safe page is latched nothing above it will change, so the mini-transaction lets go
 //! of every latch above it, and of its left sibling (only its own merge would need that), with
@@ -119,7 +120,8 @@
 //!
 //! ## Merges, and the root lower
 //!
-//! A delete that leaves a page less than a quarter full ([`MERGE_FILL`]) merges it with a
+//! A delete that leaves a page less full than the tree's merge threshold (a quarter,
+//! [`MERGE_FILL`], unless [`BTree::with_merge_threshold`] set another) merges it with a
 //! sibling under the same parent, if the two fit in one page: the records move, the sibling
 //! links are mended, the emptied page's node pointer is deleted from the parent (which may in
 //! turn become under-full) and the page goes back to the allocator. When the root is left with
@@ -228,7 +230,9 @@ use crate::PageMut as _;
 use crate::node::{self, Cursor, NodeError};
 use crate::record::{RecordBuf, RecordError, RecordLayout, SearchKey, Value};
 
-/// A page less full than this share of its record space is merged with a sibling if they fit.
+/// A page less full than this share of its record space is merged with a sibling if they fit:
+/// the default of a tree opened or created here; an engine sets its own
+/// ([`BTree::with_merge_threshold`]).
 pub const MERGE_FILL: f64 = 0.25;
 
 /// Errors of tree operations.
@@ -365,6 +369,9 @@ pub struct BTree {
     hook: Option<std::sync::Arc<dyn SearchHook>>,
     /// Set for a tree in a compressed tablespace ([`zip`]).
     zip: Option<std::sync::Arc<zip::ZipState>>,
+    /// A page less full than this share of its record space merges with a sibling if they
+    /// fit ([`MERGE_FILL`] unless [`BTree::with_merge_threshold`] set it).
+    merge_fill: f64,
 }
 
 impl BTree {
@@ -432,7 +439,24 @@ impl BTree {
             segs,
             hook: None,
             zip,
+            merge_fill: MERGE_FILL,
         }
+    }
+
+    /// This tree with merge threshold `pct` percent (InnoDB's `MERGE_THRESHOLD`, 1 to 50;
+    /// other values are clamped): a delete that leaves a page less full than that share of
+    /// its record space merges it with a sibling under the same parent if the two fit in one
+    /// page. Higher values keep pages fuller after deletes at the cost of more merges (and
+    /// of more pessimistic deletes: one that leaves its leaf under the threshold latches
+    /// from the top).
+    pub fn with_merge_threshold(mut self, pct: u8) -> BTree {
+        self.merge_fill = f64::from(pct.clamp(1, 50)) / 100.0;
+        self
+    }
+
+    /// The merge threshold as a share of a page's record space (0.25: a quarter).
+    pub fn merge_fill(&self) -> f64 {
+        self.merge_fill
     }
 
     /// The tablespace.

@@ -62,6 +62,7 @@ fn every_config_field_is_a_knob() {
         concurrency_tickets,
         compression_failure_threshold_pct,
         compression_pad_pct_max,
+        merge_threshold,
         recovery_progress,
     } = &c;
     assert_ne!(*buffer_pool_size, d.buffer_pool_size);
@@ -105,6 +106,7 @@ fn every_config_field_is_a_knob() {
     );
     assert_ne!(*thread_concurrency, d.thread_concurrency);
     assert_ne!(*concurrency_tickets, d.concurrency_tickets);
+    assert_ne!(*merge_threshold, d.merge_threshold);
     assert_ne!(
         *compression_failure_threshold_pct,
         d.compression_failure_threshold_pct
@@ -115,8 +117,8 @@ fn every_config_field_is_a_knob() {
     let hook = Knob::find("recovery_progress").unwrap();
     assert!(hook.example.is_none());
     assert!(Config::default().set("recovery_progress", "x").is_err());
-    // Exactly one knob per field: 35 fields above.
-    assert_eq!(KNOBS.len(), 35);
+    // Exactly one knob per field: 36 fields above.
+    assert_eq!(KNOBS.len(), 36);
 }
 
 #[test]
