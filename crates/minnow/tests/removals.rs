@@ -163,7 +163,7 @@ fn old_versions_of_removed_rows_come_back_whole() {
 /// generous and says nothing about speed).
 #[test]
 fn removers_purge_and_old_readers_run_together() {
-    const ROWS: u64 = 1200;
+    const ROWS: u64 = 600;
     const REMOVERS: u64 = 3;
     // Remover `r`'s rows; it removes them 25 to a transaction, rolling back every third.
     let rows_of = |r: u64| -> Vec<u64> { (0..ROWS).filter(|id| id % REMOVERS == r).collect() };

@@ -50,6 +50,8 @@ pub struct LeafRecord<'a> {
     tree: &'a BTree,
     pool: &'a BufferPool,
     leaf: u32,
+    /// The record's origin on the leaf.
+    origin: usize,
     /// The leaf's LSN (`None` if its header cannot be read).
     lsn: Option<u64>,
 }
@@ -68,11 +70,13 @@ impl<'a> LeafRecord<'a> {
             tree,
             pool,
             leaf,
+            origin,
             lsn: minnow_page::fil::page_lsn(page).ok(),
         })
     }
 
-    /// The leaf as it is now (page number and LSN), for a change of this record right after
+    /// The leaf as it is now (page number and LSN) and the record's place on it, for a change
+    /// of this record right after
     /// ([`BTree::stamp_marked_at`]) without a second descent: good while the leaf's LSN
     /// has not moved (see the `probe` module). `None` if the LSN could not be read.
     pub fn position(&self) -> Option<LeafPos> {
@@ -81,6 +85,7 @@ impl<'a> LeafRecord<'a> {
                 page_no: self.leaf,
                 lsn,
             },
+            origin: self.origin,
         })
     }
 

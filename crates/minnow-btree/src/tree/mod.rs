@@ -620,9 +620,11 @@ impl BTree {
 
     /// [`BTree::stamp_marked`] that first tries the leaf `at` (where a lookup just read the
     /// record, [`LeafRecord::position`]): latched exclusively by its number, used if its LSN
-    /// is unchanged (no descent), else let go for the ordinary descent. The result is the
-    /// same either way. A delete reads the record, appends its undo (which may not happen
-    /// under a leaf latch) and stamps it: with the position, one descent instead of two.
+    /// is unchanged (no descent; and the record is where the lookup found it, checked
+    /// against the key, so the leaf is not searched either), else let go for the ordinary
+    /// descent. The result is the same either way. A delete reads the record, appends its
+    /// undo (which may not happen under a leaf latch) and stamps it: with the position, one
+    /// descent instead of two.
     pub fn stamp_marked_at(
         &self,
         pool: &BufferPool,
@@ -652,22 +654,35 @@ impl BTree {
         self.zip_retry(pool, || {
             loop {
                 let mut mtr = pool.mtr()?;
-                let hinted = match at {
-                    Some(at) => self.latch_at(&mut mtr, at.at)?,
-                    None => None,
-                };
-                let h = match hinted {
-                    Some(h) => h,
-                    None => match self.leaf_for_write(pool, &mut mtr, &k)? {
-                        Some(h) => h,
-                        None => continue,
-                    },
-                };
-                let found = node::search(mtr.page(h), &self.leaf, &k)?;
-                if !found.exact {
-                    return Err(self.not_found(k.clone()));
+                // The remembered leaf, if unchanged and still holding the key's record where
+                // the lookup found it (no descent, no search of the leaf).
+                let mut hinted = None;
+                if let Some(at) = at
+                    && let Some(h) = self.latch_at(&mut mtr, at.at)?
+                {
+                    let ours = matches!(
+                        self.leaf.compare(&k, mtr.page(h), at.origin, 0),
+                        Ok((std::cmp::Ordering::Equal, _))
+                    );
+                    match ours {
+                        true => hinted = Some((h, Cursor::at(at.origin))),
+                        false => mtr.release(h)?,
+                    }
                 }
-                change(&mut (&mut mtr, h), found.cursor)?;
+                let (h, cursor) = match hinted {
+                    Some(found) => found,
+                    None => {
+                        let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
+                            continue;
+                        };
+                        let found = node::search(mtr.page(h), &self.leaf, &k)?;
+                        if !found.exact {
+                            return Err(self.not_found(k.clone()));
+                        }
+                        (h, found.cursor)
+                    }
+                };
+                change(&mut (&mut mtr, h), cursor)?;
                 return Ok(mtr.commit()?);
             }
         })
