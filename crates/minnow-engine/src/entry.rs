@@ -169,6 +169,19 @@ impl TableEntry {
         self
     }
 
+    /// This entry with the settings `config` gives every tree: the compression padding
+    /// ([`TableEntry::zip_padded`]) and the merge threshold (`Config::merge_threshold`).
+    pub fn configured(mut self, config: &crate::Config) -> TableEntry {
+        let pct = config.merge_threshold;
+        self.clustered = self.clustered.with_merge_threshold(pct);
+        self.secondary = self
+            .secondary
+            .into_iter()
+            .map(|t| t.with_merge_threshold(pct))
+            .collect();
+        self.zip_padded(config.zip_pad())
+    }
+
     /// This entry with every tree hooked to `ahi`.
     pub fn hooked(mut self, ahi: &Ahi) -> TableEntry {
         self.clustered = hook_tree(ahi, self.clustered);

@@ -220,6 +220,55 @@ pub fn version_of(meta: &TableMeta, layout: &RecordLayout, rec: &UndoRecord) -> 
     // lab 5 end
 }
 
+/// The clustered values of the version before `newer` that the update or delete-mark undo
+/// record `rec` describes, `newer` being the version whose roll pointer names `rec` (its
+/// values, system columns included).
+///
+/// A delete-mark changes no field of the record, only its mark and system columns, so a
+/// delete-mark record holds the primary key alone (InnoDB's keeps the ordering columns and
+/// the old system columns): the older version is `newer`'s fields with `rec`'s system
+/// columns. A record holding every field (an update, or a delete-mark written before the
+/// records were cut to the key) is read by [`version_of`] alone, whatever `newer` is.
+pub fn version_before(
+    meta: &TableMeta,
+    layout: &RecordLayout,
+    rec: &UndoRecord,
+    newer: &[Value],
+) -> Result<Vec<Value>> {
+    let (all, n) = (layout.fields().len(), meta.pk.len());
+    if rec.kind != UndoKind::DeleteMark || holds_whole(layout, rec) {
+        return version_of(meta, layout, rec);
+    }
+    if rec.fields.len() != n || newer.len() != all {
+        return Err(undo_mismatch(meta, rec, n));
+    }
+    // The key comes from the record, so a record of another row gives another key (which
+    // the walks check), as with a whole record.
+    let mut out = newer.to_vec();
+    for ((x, f), col) in out.iter_mut().zip(&rec.fields).zip(layout.fields()) {
+        *x = match f {
+            Some(b) => decode_value(col.ty, b).map_err(|why| Error::Corrupt {
+                what: format!("table `{}`: undo record key: {why}", meta.name()),
+            })?,
+            None => Value::Null,
+        };
+    }
+    if let Some(x) = out.get_mut(n) {
+        *x = Value::trx_id(rec.old_trx_id);
+    }
+    if let Some(x) = out.get_mut(n + 1) {
+        *x = Value::roll_ptr(rec.old_roll_ptr.to_u64());
+    }
+    Ok(out)
+}
+
+/// True if undo record `rec` holds every field of a clustered record of `layout` but the
+/// system columns (an update record; a delete-mark record written before they held the key
+/// alone): [`version_of`] rebuilds the older version from it without the newer one.
+pub fn holds_whole(layout: &RecordLayout, rec: &UndoRecord) -> bool {
+    rec.fields.len() + 2 == layout.fields().len()
+}
+
 /// [`Error::Corrupt`] for undo record `rec` of `meta` holding another number of fields
 /// than the `want` its layout has.
 pub fn undo_mismatch(meta: &TableMeta, rec: &UndoRecord, want: usize) -> Error {
@@ -256,8 +305,9 @@ pub enum Older {
     },
 }
 
-/// The version before the one whose roll pointer is `ptr`, read from the undo store in
-/// `space` through `pages`: the one step that consistent reads, rollback's secondary-index
+/// The version before `newer` (clustered values, system columns included), whose roll
+/// pointer is `ptr`, read from the undo store in `space` through `pages`
+/// ([`version_before`]): the one step that consistent reads, rollback's secondary-index
 /// repair and [`RowHistory`] all take.
 pub fn older<S: PageSource + ?Sized>(
     pages: &S,
@@ -265,6 +315,7 @@ pub fn older<S: PageSource + ?Sized>(
     meta: &TableMeta,
     layout: &RecordLayout,
     ptr: RollPtr,
+    newer: &[Value],
 ) -> Result<Older> {
     if !ptr.has_undo() {
         return Ok(Older::NoUndo);
@@ -285,7 +336,7 @@ pub fn older<S: PageSource + ?Sized>(
             index_id: rec.index_id,
         });
     }
-    let values = version_of(meta, layout, &rec)?;
+    let values = version_before(meta, layout, &rec, newer)?;
     Ok(Older::Version { rec, values })
 }
 
@@ -362,7 +413,7 @@ pub fn walk<S: PageSource + ?Sized>(
             Writer::Committed
         };
         let step = if seen.insert(roll_ptr) {
-            match older(pages, space, meta, layout, roll_ptr) {
+            match older(pages, space, meta, layout, roll_ptr, &values) {
                 Ok(s) => Ok(s),
                 Err(Error::Undo(e @ MvccError::CorruptUndo { .. })) => Err(e.to_string()),
                 Err(e) => return Err(e),

@@ -8,7 +8,7 @@
 //! database is `crates/minnow/tests/snapshot_versions.rs`.)
 
 use minnow_btree::record::{ColumnType, RecordLayout, Value};
-use minnow_engine::history::version_of;
+use minnow_engine::history::{version_before, version_of};
 use minnow_engine::schema::TableMeta;
 use minnow_engine::{ColumnDef, Error, TableDef};
 use minnow_mvcc::{RollPtr, UndoKind, UndoRecord};
@@ -149,4 +149,43 @@ fn a_record_that_does_not_fit_the_table_is_a_typed_error() {
         Err(Error::Corrupt { what }) => assert!(what.contains("acct"), "{what}"),
         other => panic!("an undecodable field gave {other:?}"),
     }
+}
+
+// Beyond the lab: `version_before`, the step the engine takes, which also reads the
+// delete-mark records minnow writes now (the key alone: a delete-mark changes no field).
+
+/// A key-only delete-mark record gives the newer version's fields with its own old system
+/// columns; a whole one (written by an older build) gives what `version_of` gives, whatever
+/// the newer version says; a key-only record with a newer version of another shape is a
+/// typed error.
+#[test]
+fn a_key_only_delete_mark_record_takes_the_fields_from_the_newer_version() {
+    let (meta, layout) = acct();
+    let old = version(6, "fay", 70, Some("x"), 12, 1 << 20);
+    // The delete: same fields, the deleting transaction's system columns.
+    let newer = version(6, "fay", 70, Some("x"), 40, 2 << 20);
+    let whole = undo_of(&layout, UndoKind::DeleteMark, &old, 12, 1 << 20);
+    let key_only = UndoRecord {
+        fields: whole.fields[..1].to_vec(),
+        ..whole.clone()
+    };
+    assert_eq!(
+        version_before(&meta, &layout, &key_only, &newer).unwrap(),
+        old
+    );
+    assert_eq!(version_before(&meta, &layout, &whole, &newer).unwrap(), old);
+    assert_eq!(version_before(&meta, &layout, &whole, &[]).unwrap(), old);
+    match version_before(&meta, &layout, &key_only, &newer[..3]) {
+        Err(Error::Corrupt { what }) => assert!(what.contains("fields"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+    // An update record is never read as key-only.
+    let update = UndoRecord {
+        kind: UndoKind::Update,
+        ..key_only
+    };
+    assert!(matches!(
+        version_before(&meta, &layout, &update, &newer),
+        Err(Error::Corrupt { .. })
+    ));
 }

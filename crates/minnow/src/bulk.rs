@@ -277,18 +277,22 @@ impl Database {
             .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
         let mut secondary = t.secondary.clone();
         secondary.push(minnow_engine::entry::hook_tree(inner.ahi(), tree));
-        let entry = Arc::new(TableEntry {
-            meta,
-            clustered: t.clustered.clone(),
-            secondary,
-            dropped: Default::default(),
-            superseded: Default::default(),
-            autoinc: t.autoinc.clone(),
-            mdl: Arc::clone(&t.mdl),
-            claim: Arc::clone(&t.claim),
-            gaps: Arc::clone(&t.gaps),
-            counted: Default::default(),
-        });
+        // Configured for the new index's sake (the others are already).
+        let entry = Arc::new(
+            TableEntry {
+                meta,
+                clustered: t.clustered.clone(),
+                secondary,
+                dropped: Default::default(),
+                superseded: Default::default(),
+                autoinc: t.autoinc.clone(),
+                mdl: Arc::clone(&t.mdl),
+                claim: Arc::clone(&t.claim),
+                gaps: Arc::clone(&t.gaps),
+                counted: Default::default(),
+            }
+            .configured(inner.config()),
+        );
         inner.tables().write().insert(table.to_owned(), entry);
         // Handles on the old entry read through the new one from now on: a later drop marks
         // only the new entry, and must reach readers of the trees both share (the `ddl`
@@ -401,7 +405,7 @@ impl Table {
                 counted: Default::default(),
             }
             .hooked(inner.ahi())
-            .zip_padded(inner.config().zip_pad()),
+            .configured(inner.config()),
         );
         inner.tables().write().insert(name.to_owned(), entry);
         t.superseded

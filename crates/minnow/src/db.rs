@@ -337,7 +337,7 @@ impl Database {
             let mark = counters.remove(&name);
             let entry = TableEntry::open(&pool, meta, mark, &gaps)?
                 .hooked(&ahi)
-                .zip_padded(config.zip_pad());
+                .configured(&config);
             entries.insert(name, Arc::new(entry));
         }
         let tables = entries;
@@ -486,7 +486,7 @@ impl Database {
         let entry = Arc::new(
             TableEntry::new(meta, (clustered, secondary), autoinc, inner.gaps())
                 .hooked(inner.ahi())
-                .zip_padded(inner.config().zip_pad()),
+                .configured(inner.config()),
         );
         inner.tables().write().insert(name, Arc::clone(&entry));
         Ok(Table::new(self.clone(), entry))

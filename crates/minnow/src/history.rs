@@ -23,10 +23,12 @@
 //!   the chain, newest first:  (1,"b",70) by T12  ·  (1,"b",80) by T9  ·  (1,"a",100) by T5
 //! ```
 //!
-//! Each undo record holds the **whole old version** (minnow's update undo is not a diff, so
-//! rebuilding a version is one decode, not a replay) together with the old `DB_TRX_ID` and
-//! `DB_ROLL_PTR`: the rebuilt version carries its own roll pointer, and the walk goes on
-//! from there. A reader whose read view cannot see `T12` rebuilds `T9`'s version; if it
+//! Each update undo record holds the **whole old version** (minnow's update undo is not a
+//! diff, so rebuilding a version is one decode, not a replay) together with the old
+//! `DB_TRX_ID` and `DB_ROLL_PTR`: the rebuilt version carries its own roll pointer, and the
+//! walk goes on from there. A delete-mark changes no field, so its undo record holds the key
+//! and the old system columns alone: the older version is the newer one's fields with those
+//! (the walk always has the newer version in hand). A reader whose read view cannot see `T12` rebuilds `T9`'s version; if it
 //! cannot see `T9` either, `T5`'s; this is how consistent reads work
 //! (`trx::visible`, through the engine's `history::older`, the one step both take).
 //!
@@ -70,5 +72,6 @@ pub use minnow_engine::history::{
     ChainEnd, RollPtr, RowHistory, RowVersion, UndoKind, Writer, chain_from_record, kind_name,
 };
 pub(crate) use minnow_engine::history::{
-    Older, VersionWalk, older, older_in_log, sys_of, undo_mismatch, version_of, walk,
+    Older, VersionWalk, holds_whole, older, older_in_log, sys_of, undo_mismatch, version_before,
+    version_of, walk,
 };

@@ -45,7 +45,10 @@
 //! table's metadata lock (so no DDL changes the trees meanwhile). Writers of other rows run
 //! beside it:
 //!
-//! 1. **Secondary entries** of the old version the record holds: an entry is removed if it
+//! 1. **Secondary entries** of the old version the record leads back to (an update record
+//!    holds it whole; a delete-mark record holds the key, and the version is the one the
+//!    delete wrote, the clustered record or, after a re-insert, rebuilt from the newer undo,
+//!    with the old system columns): an entry is removed if it
 //!    is delete-marked and no version of the row that some view may still need has it. The
 //!    versions checked are the clustered record as it is now and the older ones rebuilt from
 //!    undo, walking back only while the purge view cannot see the writer of the version in
@@ -92,7 +95,7 @@ use minnow_mvcc::{LockMode, ReadView, RollPtr, TrxLocks, UndoAddr, UndoKind, Und
 
 use crate::db::Database;
 use crate::error::{Error, Result, from_tree};
-use crate::history::{VersionWalk, older_in_log, sys_of, version_of};
+use crate::history::{VersionWalk, holds_whole, older_in_log, sys_of, version_before, version_of};
 use crate::schema::PRIMARY;
 use crate::trx::{key_of_undo, row_lock_key, sec, table_of};
 use minnow_engine::{Engine, TableEntry};
@@ -325,7 +328,20 @@ fn purge_row(
 ) -> Result<()> {
     let meta = &t.meta;
     let pool = inner.pool();
-    let old_row = meta.row_of(version_of(meta, t.clustered.layout(), rec)?)?;
+    let layout = t.clustered.layout();
+    let old_row = if meta.secondary.is_empty() {
+        Vec::new()
+    } else if holds_whole(layout, rec) {
+        meta.row_of(version_of(meta, layout, rec)?)?
+    } else {
+        // A delete-mark record holding the key alone.
+        match written_by(inner, t, key, (trx_id, ptr))? {
+            Some(newer) => meta.row_of(version_before(meta, layout, rec, &newer)?)?,
+            // The version is gone: an earlier pass of this record removed the row, after
+            // its entries (purge is idempotent).
+            None => return Ok(()),
+        }
+    };
     for (i, s) in meta.secondary.iter().enumerate() {
         let (tree, name) = sec(t, i)?;
         let entry = meta.secondary_values(s, &old_row);
@@ -367,6 +383,40 @@ fn purge_row(
     Ok(())
 }
 
+/// The version of row `key` that transaction `trx_id` wrote with roll pointer `ptr` (the one
+/// a purged undo record leads back from): the clustered record, or an older version rebuilt
+/// from undo if a later writer changed the row since (an insert over the delete-marked
+/// record; that writer committed after `trx_id`, so purge has not freed its undo). `None` if
+/// the row or the version is gone.
+fn written_by(
+    inner: &Engine,
+    t: &TableEntry,
+    key: &[Value],
+    (trx_id, ptr): (u64, RollPtr),
+) -> Result<Option<Vec<Value>>> {
+    let Some(cur) = t
+        .clustered
+        .get(inner.pool(), key)
+        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
+    else {
+        return Ok(None);
+    };
+    let mut values = cur.values;
+    let mut walk = VersionWalk::default();
+    loop {
+        let (writer, at) = sys_of(&t.meta, &values)?;
+        if (writer, at) == (trx_id, ptr) {
+            return Ok(Some(values));
+        }
+        if !at.has_undo() || at.insert {
+            return Ok(None);
+        }
+        walk.step(&t.meta, at)?;
+        let rec = inner.trx_sys().read(inner.pool(), at)?;
+        values = version_before(&t.meta, t.clustered.layout(), &rec, &values)?;
+    }
+}
+
 /// True if some version of row `key` that a view may still need has `entry` in secondary
 /// index `i`: the clustered record now, then older versions while the purge view cannot see
 /// the writer of the version in hand.
@@ -404,7 +454,7 @@ fn needed(
         }
         walk.step(&t.meta, ptr)?;
         let rec = inner.trx_sys().read(inner.pool(), ptr)?;
-        values = version_of(&t.meta, t.clustered.layout(), &rec)?;
+        values = version_before(&t.meta, t.clustered.layout(), &rec, &values)?;
         deleted = rec.old_deleted;
     }
 }

@@ -24,7 +24,7 @@ use minnow_buf::{BufferPool, Mtr, PageHandle, PageReadGuard};
 use minnow_page::PageId;
 
 use super::page::{NIL, capacity, child_of, next, prev, validate};
-use super::{BTree, MERGE_FILL, TreeError};
+use super::{BTree, TreeError};
 use crate::node::{self, Cursor};
 use crate::record::SearchKey;
 
@@ -56,8 +56,9 @@ pub(crate) enum Intent {
     /// An insert (or an update that grew a record): a node page is safe if it can take the
     /// largest node pointer of the index without splitting.
     Insert,
-    /// A delete: a node page is safe if it stays at least [`MERGE_FILL`] full after losing
-    /// the largest node pointer of the index, and keeps at least two records.
+    /// A delete: a node page is safe if it stays at least the merge threshold
+    /// ([`BTree::merge_fill`]) full after losing the largest node pointer of the index, and
+    /// keeps at least two records.
     Delete,
     /// Keep every latch to commit (the compression splits, which cut a page at any level).
     Keep,
@@ -222,7 +223,7 @@ impl BTree {
             Intent::Delete => {
                 let left = node::used_bytes(page)?.saturating_sub(max);
                 Ok(node::n_recs(page)? > 2
-                    && left as f64 >= MERGE_FILL * capacity(page.len()) as f64)
+                    && left as f64 >= self.merge_fill * capacity(page.len()) as f64)
             }
         }
     }

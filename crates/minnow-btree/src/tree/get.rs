@@ -31,6 +31,7 @@ use std::cell::Cell;
 
 use minnow_buf::BufferPool;
 
+use super::probe::{LeafPos, PageAt};
 use super::{BTree, Entry, TreeError};
 use crate::node;
 use crate::record::{FieldRef, RecordView, SearchKey, Value};
@@ -49,6 +50,10 @@ pub struct LeafRecord<'a> {
     tree: &'a BTree,
     pool: &'a BufferPool,
     leaf: u32,
+    /// The record's origin on the leaf.
+    origin: usize,
+    /// The leaf's LSN (`None` if its header cannot be read).
+    lsn: Option<u64>,
 }
 
 impl<'a> LeafRecord<'a> {
@@ -65,6 +70,22 @@ impl<'a> LeafRecord<'a> {
             tree,
             pool,
             leaf,
+            origin,
+            lsn: minnow_page::fil::page_lsn(page).ok(),
+        })
+    }
+
+    /// The leaf as it is now (page number and LSN) and the record's place on it, for a change
+    /// of this record right after
+    /// ([`BTree::stamp_marked_at`]) without a second descent: good while the leaf's LSN
+    /// has not moved (see the `probe` module). `None` if the LSN could not be read.
+    pub fn position(&self) -> Option<LeafPos> {
+        self.lsn.map(|lsn| LeafPos {
+            at: PageAt {
+                page_no: self.leaf,
+                lsn,
+            },
+            origin: self.origin,
         })
     }
 

@@ -6,12 +6,13 @@ use minnow_redo::Lsn;
 
 use super::descend::{Intent, Latched, Level, PessimisticLeaf};
 use super::page::{NIL, capacity, child_of, fits_records, move_records, next, set_next, set_prev};
-use super::{BTree, MERGE_FILL, TreeError};
+use super::{BTree, TreeError};
 use crate::node::{self, Cursor};
 use crate::record::SearchKey;
 
 impl BTree {
-    /// The delete if the leaf stays at least [`MERGE_FILL`] full (or is the root); `None`
+    /// The delete if the leaf stays at least the merge threshold full
+    /// ([`BTree::merge_fill`]; or is the root); `None`
     /// if it would need a merge (nothing was changed).
     pub(crate) fn delete_optimistic(
         &self,
@@ -32,7 +33,7 @@ impl BTree {
         if !is_root {
             let (x, d) = self.leaf.size_of(page, found.cursor.origin())?;
             let used = node::used_bytes(page)?.saturating_sub(x + d);
-            if (used as f64) < MERGE_FILL * capacity(page.len()) as f64 {
+            if (used as f64) < self.merge_fill * capacity(page.len()) as f64 {
                 return Ok(None);
             }
         }
@@ -86,7 +87,7 @@ impl BTree {
         }
         let n = lvl.page;
         let layout = self.layout_at(lvl.level);
-        if node::fill_factor(mtr.page(n.h))? >= MERGE_FILL {
+        if node::fill_factor(mtr.page(n.h))? >= self.merge_fill {
             return Ok(());
         }
         let Some(up) = i.checked_sub(1).and_then(|j| path.get(j)) else {

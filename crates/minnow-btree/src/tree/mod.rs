@@ -54,7 +54,8 @@
 //!   [`RecordLayout::max_record_len`]): a split below pushes up exactly one pointer, and no
 //!   longer than that.
 //! - For a delete it is safe if it keeps more than two records and stays at least
-//!   [`MERGE_FILL`] full without that longest pointer: a merge below removes exactly one.
+//!   the merge threshold ([`BTree::merge_fill`]) full without that longest pointer: a merge
+//!   below removes exactly one.
 //!
 //! Once a safe page is latched nothing above it will change, so the mini-transaction lets go
 //! of every latch above it, and of its left sibling (only its own merge would need that), with
@@ -119,7 +120,8 @@
 //!
 //! ## Merges, and the root lower
 //!
-//! A delete that leaves a page less than a quarter full ([`MERGE_FILL`]) merges it with a
+//! A delete that leaves a page less full than the tree's merge threshold (a quarter,
+//! [`MERGE_FILL`], unless [`BTree::with_merge_threshold`] set another) merges it with a
 //! sibling under the same parent, if the two fit in one page: the records move, the sibling
 //! links are mended, the emptied page's node pointer is deleted from the parent (which may in
 //! turn become under-full) and the page goes back to the allocator. When the root is left with
@@ -216,7 +218,7 @@ pub use cursor::{RangeCursor, RangeScan, ScanRange, Visit};
 pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
-pub use probe::{InsertProbe, LeafHint};
+pub use probe::{InsertProbe, LeafHint, LeafPos};
 pub use segs::Segments;
 pub use zip::{ZipIndexStats, ZipPadConfig};
 
@@ -228,7 +230,9 @@ use crate::PageMut as _;
 use crate::node::{self, Cursor, NodeError};
 use crate::record::{RecordBuf, RecordError, RecordLayout, SearchKey, Value};
 
-/// A page less full than this share of its record space is merged with a sibling if they fit.
+/// A page less full than this share of its record space is merged with a sibling if they fit:
+/// the default of a tree opened or created here; an engine sets its own
+/// ([`BTree::with_merge_threshold`]).
 pub const MERGE_FILL: f64 = 0.25;
 
 /// Errors of tree operations.
@@ -365,6 +369,9 @@ pub struct BTree {
     hook: Option<std::sync::Arc<dyn SearchHook>>,
     /// Set for a tree in a compressed tablespace ([`zip`]).
     zip: Option<std::sync::Arc<zip::ZipState>>,
+    /// A page less full than this share of its record space merges with a sibling if they
+    /// fit ([`MERGE_FILL`] unless [`BTree::with_merge_threshold`] set it).
+    merge_fill: f64,
 }
 
 impl BTree {
@@ -432,7 +439,24 @@ impl BTree {
             segs,
             hook: None,
             zip,
+            merge_fill: MERGE_FILL,
         }
+    }
+
+    /// This tree with merge threshold `pct` percent (InnoDB's `MERGE_THRESHOLD`, 1 to 50;
+    /// other values are clamped): a delete that leaves a page less full than that share of
+    /// its record space merges it with a sibling under the same parent if the two fit in one
+    /// page. Higher values keep pages fuller after deletes at the cost of more merges (and
+    /// of more pessimistic deletes: one that leaves its leaf under the threshold latches
+    /// from the top).
+    pub fn with_merge_threshold(mut self, pct: u8) -> BTree {
+        self.merge_fill = f64::from(pct.clamp(1, 50)) / 100.0;
+        self
+    }
+
+    /// The merge threshold as a share of a page's record space (0.25: a quarter).
+    pub fn merge_fill(&self) -> f64 {
+        self.merge_fill
     }
 
     /// The tablespace.
@@ -653,32 +677,74 @@ impl BTree {
         roll_ptr: u64,
         mark: Option<bool>,
     ) -> Result<Lsn, TreeError> {
-        self.in_place(pool, key, |p, cursor| {
+        self.stamp_marked_at(pool, key, trx_id, roll_ptr, mark, None)
+    }
+
+    /// [`BTree::stamp_marked`] that first tries the leaf `at` (where a lookup just read the
+    /// record, [`LeafRecord::position`]): latched exclusively by its number, used if its LSN
+    /// is unchanged (no descent; and the record is where the lookup found it, checked
+    /// against the key, so the leaf is not searched either), else let go for the ordinary
+    /// descent. The result is the same either way. A delete reads the record, appends its
+    /// undo (which may not happen under a leaf latch) and stamps it: with the position, one
+    /// descent instead of two.
+    pub fn stamp_marked_at(
+        &self,
+        pool: &BufferPool,
+        key: &[Value],
+        trx_id: u64,
+        roll_ptr: u64,
+        mark: Option<bool>,
+        at: Option<LeafPos>,
+    ) -> Result<Lsn, TreeError> {
+        self.in_place(pool, key, at, |p, cursor| {
             node::cover_trx_id(p, &self.leaf, trx_id)?;
             node::stamp_sys(p, &self.leaf, cursor, trx_id, roll_ptr, mark)
         })
     }
 
     /// Changes the leaf record with key `key` in place with `change` (given the latched leaf
-    /// and the record's cursor), in one mini-transaction: no split, no merge, one leaf.
+    /// and the record's cursor), in one mini-transaction: no split, no merge, one leaf. The
+    /// leaf `at`, if given and unchanged, is taken without a descent.
     fn in_place(
         &self,
         pool: &BufferPool,
         key: &[Value],
+        at: Option<LeafPos>,
         change: impl Fn(&mut (&mut Mtr<'_>, PageHandle), Cursor) -> Result<(), NodeError>,
     ) -> Result<Lsn, TreeError> {
         let k = self.key(key)?;
         self.zip_retry(pool, || {
             loop {
                 let mut mtr = pool.mtr()?;
-                let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
-                    continue;
-                };
-                let found = node::search(mtr.page(h), &self.leaf, &k)?;
-                if !found.exact {
-                    return Err(self.not_found(k.clone()));
+                // The remembered leaf, if unchanged and still holding the key's record where
+                // the lookup found it (no descent, no search of the leaf).
+                let mut hinted = None;
+                if let Some(at) = at
+                    && let Some(h) = self.latch_at(&mut mtr, at.at)?
+                {
+                    let ours = matches!(
+                        self.leaf.compare(&k, mtr.page(h), at.origin, 0),
+                        Ok((std::cmp::Ordering::Equal, _))
+                    );
+                    match ours {
+                        true => hinted = Some((h, Cursor::at(at.origin))),
+                        false => mtr.release(h)?,
+                    }
                 }
-                change(&mut (&mut mtr, h), found.cursor)?;
+                let (h, cursor) = match hinted {
+                    Some(found) => found,
+                    None => {
+                        let Some(h) = self.leaf_for_write(pool, &mut mtr, &k)? else {
+                            continue;
+                        };
+                        let found = node::search(mtr.page(h), &self.leaf, &k)?;
+                        if !found.exact {
+                            return Err(self.not_found(k.clone()));
+                        }
+                        (h, found.cursor)
+                    }
+                };
+                change(&mut (&mut mtr, h), cursor)?;
                 return Ok(mtr.commit()?);
             }
         })
@@ -704,7 +770,7 @@ impl BTree {
         deleted: bool,
         trx_id: u64,
     ) -> Result<Lsn, TreeError> {
-        self.in_place(pool, key, |p, cursor| {
+        self.in_place(pool, key, None, |p, cursor| {
             node::raise_max_trx_id(p, trx_id)?;
             node::set_delete_mark(p, cursor, deleted)
         })

@@ -41,9 +41,21 @@ use crate::record::{SearchKey, Value};
 /// A leaf remembered by page number and page LSN: the position a probe found is still good
 /// while the page's LSN has not moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PageAt {
-    page_no: u32,
-    lsn: u64,
+pub(super) struct PageAt {
+    pub(super) page_no: u32,
+    pub(super) lsn: u64,
+}
+
+/// The leaf a point lookup read a record on, as page number and LSN
+/// ([`crate::tree::LeafRecord::position`]): a change of that record right after latches the
+/// leaf by its number instead of descending, if the LSN has not moved
+/// ([`BTree::stamp_marked_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafPos {
+    pub(super) at: PageAt,
+    /// The record's origin on the leaf: while the LSN is the same the record is still there
+    /// (checked against the key all the same, so a position of another key finds nothing).
+    pub(super) origin: usize,
 }
 
 /// Where a probed key goes: its leaf (as page number and LSN) and the key itself. An insert
@@ -179,10 +191,20 @@ impl BTree {
         if hint.key != *key {
             return Ok(None);
         }
-        let id = self.id(hint.at.page_no);
+        self.latch_at(mtr, hint.at)
+    }
+
+    /// Leaf `at.page_no` latched exclusively by `mtr`, if it is still a leaf of this tree
+    /// with LSN `at.lsn`; else nothing is left latched.
+    pub(super) fn latch_at(
+        &self,
+        mtr: &mut Mtr<'_>,
+        at: PageAt,
+    ) -> Result<Option<PageHandle>, TreeError> {
+        let id = self.id(at.page_no);
         let h = mtr.get_write(id)?;
         let page = mtr.page(h);
-        let same = fil::page_lsn(page).ok() == Some(hint.at.lsn)
+        let same = fil::page_lsn(page).ok() == Some(at.lsn)
             && validate(page, id, self.index_id, Some(0)).is_ok();
         if same {
             return Ok(Some(h));
@@ -304,5 +326,55 @@ mod tests {
             tree.insert_hinted(&pool, &row(301), 0, stale.hint()),
             Err(super::super::TreeError::Duplicate { .. })
         ));
+    }
+
+    /// A stamp at a remembered position neither descends nor searches while the leaf is
+    /// unchanged; a position whose leaf changed, or one of another key (on the same leaf or
+    /// another), falls back to the ordinary search and stamps the right record.
+    #[test]
+    fn stamp_at_a_position_descends_only_when_it_must() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, tree) = tree(dir.path(), 400);
+        let pos = |k: u64| {
+            tree.get_with(&pool, &[Value::UInt(k)], |r| r.position())
+                .unwrap()
+                .flatten()
+                .unwrap()
+        };
+        let sys = |k: u64| {
+            let e = tree.get(&pool, &[Value::UInt(k)]).unwrap().unwrap();
+            (e.values[1].clone(), e.values[2].clone(), e.deleted)
+        };
+        let at = pos(100);
+        let before = descents();
+        tree.stamp_marked_at(&pool, &[Value::UInt(100)], 7, 70, Some(true), Some(at))
+            .unwrap();
+        assert_eq!(descents() - before, 0);
+        assert_eq!(sys(100), (Value::trx_id(7), Value::roll_ptr(70), true));
+        // The stamp moved the leaf's LSN: the same position is stale now.
+        let before = descents();
+        tree.stamp_marked_at(&pool, &[Value::UInt(102)], 8, 80, Some(true), Some(at))
+            .unwrap();
+        assert_eq!(descents() - before, 1);
+        // Positions of other keys: a neighbour on the same leaf, a key on another leaf.
+        for (k, other) in [(104, 106), (300, 700)] {
+            tree.stamp_marked_at(
+                &pool,
+                &[Value::UInt(k)],
+                9,
+                90,
+                Some(true),
+                Some(pos(other)),
+            )
+            .unwrap();
+            assert_eq!(
+                sys(k),
+                (Value::trx_id(9), Value::roll_ptr(90), true),
+                "key {k}"
+            );
+            assert!(!sys(other).2, "key {other}");
+        }
+        assert_eq!(sys(102), (Value::trx_id(8), Value::roll_ptr(80), true));
+        tree.check(&pool).unwrap();
     }
 }

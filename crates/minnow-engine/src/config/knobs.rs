@@ -78,6 +78,8 @@ pub enum Acts {
     Compression,
     /// Crash recovery at open (`minnow-buf`).
     Recovery,
+    /// The B-trees' merges of under-full pages (`minnow-btree`).
+    Merges,
 }
 
 impl fmt::Display for Acts {
@@ -98,6 +100,7 @@ impl fmt::Display for Acts {
             Acts::Admission => "admission (minnow)",
             Acts::Compression => "compressed indexes (minnow-btree)",
             Acts::Recovery => "crash recovery (minnow-buf)",
+            Acts::Merges => "B-tree merges (minnow-btree)",
         })
     }
 }

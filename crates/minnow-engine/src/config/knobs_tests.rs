@@ -63,6 +63,7 @@ fn every_config_field_is_a_knob() {
         concurrency_tickets,
         compression_failure_threshold_pct,
         compression_pad_pct_max,
+        merge_threshold,
         recovery_progress,
     } = &c;
     assert_ne!(*buffer_pool_size, d.buffer_pool_size);
@@ -107,6 +108,7 @@ fn every_config_field_is_a_knob() {
     );
     assert_ne!(*thread_concurrency, d.thread_concurrency);
     assert_ne!(*concurrency_tickets, d.concurrency_tickets);
+    assert_ne!(*merge_threshold, d.merge_threshold);
     assert_ne!(
         *compression_failure_threshold_pct,
         d.compression_failure_threshold_pct

@@ -47,6 +47,7 @@
 //! | `concurrency_tickets` | `innodb_concurrency_tickets` | `5000` | a whole number, at least 1 | row operations a thread may do after entering before it queues again | admission (minnow): every open |
 //! | `compression_failure_threshold_pct` | `innodb_compression_failure_threshold_pct` | `5` | 0..=100 | failure share above which an index's pages get more padding; 0: no padding | compressed indexes (minnow-btree): every open |
 //! | `compression_pad_pct_max` | `innodb_compression_pad_pct_max` | `50` | 0..=75 | the most padding, in per cent of the page | compressed indexes (minnow-btree): every open |
+//! | `merge_threshold` | (minnow) | `50` | 1..=50 | InnoDB's per-index MERGE_THRESHOLD, for every index: a page a delete leaves less full than this (per cent of its record space) merges with a sibling if the two fit | B-tree merges (minnow-btree): every open |
 //! | `recovery_progress` | (minnow) | `none` | none from text | a function told how far crash recovery has come (set in code) | crash recovery (minnow-buf): open after a crash |
 
 use std::sync::Arc;
@@ -294,6 +295,13 @@ pub struct Config {
     /// `innodb_compression_pad_pct_max` (default 50, at most 75): the most padding, in per
     /// cent of the page.
     pub compression_pad_pct_max: u8,
+    /// InnoDB's `MERGE_THRESHOLD` (an index's `COMMENT 'MERGE_THRESHOLD=N'` in MySQL;
+    /// MariaDB has none), for every index of every table (default 50, as InnoDB's;
+    /// 1..=50): a delete (purge, a rollback) that leaves a B-tree page less full than this
+    /// per cent of its record space merges it with a sibling under the same parent if the
+    /// two fit in one page (`minnow_btree::BTree::with_merge_threshold`). Lower values merge
+    /// less: cheaper deletes, emptier pages.
+    pub merge_threshold: u8,
     /// (minnow) Called with crash recovery's progress while `open` replays the redo log:
     /// the share applied, batches, pages read ([`minnow_buf::RecoveryProgress`]). Default
     /// `None` (silent); `minnow check` prints it on stderr, as InnoDB prints its progress to
@@ -342,6 +350,7 @@ impl Default for Config {
             concurrency_tickets: 5000,
             compression_failure_threshold_pct: 5,
             compression_pad_pct_max: 50,
+            merge_threshold: 50,
             recovery_progress: None,
         }
     }
@@ -441,6 +450,12 @@ impl Config {
             return bad(
                 "innodb_compression_failure_threshold_pct",
                 format!("{} is above 100", self.compression_failure_threshold_pct),
+            );
+        }
+        if !(1..=50).contains(&self.merge_threshold) {
+            return bad(
+                "merge_threshold",
+                format!("{} is outside 1..=50", self.merge_threshold),
             );
         }
         if self.compression_pad_pct_max > 75 {

@@ -19,8 +19,11 @@
 //! 43       n fields: u32 length (0xFFFF_FFFF = NULL), then the stored bytes
 //!
 //! insert:             the fields are the primary key (the row is removed on rollback)
-//! update/delete-mark: the fields are the whole old record without DB_TRX_ID and DB_ROLL_PTR
+//! update:             the fields are the whole old record without DB_TRX_ID and DB_ROLL_PTR
 //!                     (key fields first, then the other columns), off-page columns included
+//! delete-mark:        the primary key alone (a delete-mark changes no field: the older
+//!                     version is the record's fields with the old system columns); one
+//!                     written by an older build holds the whole old record, as an update's
 //!
 //! undo log header (kind 0), 48 bytes, never split across pages
 //!  0  u32  48

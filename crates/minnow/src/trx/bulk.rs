@@ -451,5 +451,5 @@ fn entry_like(
         counted: Default::default(),
     }
     .hooked(inner.ahi())
-    .zip_padded(inner.config().zip_pad())
+    .configured(inner.config())
 }

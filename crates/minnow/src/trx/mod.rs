@@ -12,8 +12,9 @@
 //! - **insert**: insert undo (the key); a row whose key exists delete-marked is updated in
 //!   place instead (update undo with the old, delete-marked row).
 //! - **update**: update undo (the whole old row); the record is updated in place.
-//! - **delete**: delete-mark undo (the whole old row); the record gets the delete mark and
-//!   stays, for readers with older views, until purge removes it (`crate::purge`).
+//! - **delete**: delete-mark undo (the key and the old system columns: the fields stay in
+//!   the record); the record gets the delete mark and stays, for readers with older views,
+//!   until purge removes it (`crate::purge`).
 //!
 //! Secondary indexes carry no transaction ids. A delete, or an update that changes an
 //! index's columns, **delete-marks** the old entry and inserts the new one (an insert that

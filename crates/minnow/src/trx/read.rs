@@ -59,22 +59,28 @@ pub(crate) fn visible(
             return Ok((!deleted).then_some(values));
         }
         walk.step(&t.meta, ptr)?;
-        match step_back(inner, t, ptr)? {
+        match step_back(inner, t, ptr, &values)? {
             Older::Version { rec, values: v } => (values, deleted) = (v, rec.old_deleted),
             Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),
         }
     }
 }
 
-/// The version before the one whose roll pointer is `ptr`, from the undo store through the
+/// The version before `newer`, whose roll pointer is `ptr`, from the undo store through the
 /// buffer pool ([`crate::history`] has the one function that does it).
-pub(super) fn step_back(inner: &Engine, t: &TableEntry, ptr: RollPtr) -> Result<Older> {
+pub(super) fn step_back(
+    inner: &Engine,
+    t: &TableEntry,
+    ptr: RollPtr,
+    newer: &[Value],
+) -> Result<Older> {
     match older(
         &**inner.pool(),
         inner.trx_sys().page().space,
         &t.meta,
         t.clustered.layout(),
         ptr,
+        newer,
     )? {
         Older::Foreign { index_id } => Err(Error::Corrupt {
             what: format!(

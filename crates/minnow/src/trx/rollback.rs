@@ -7,7 +7,7 @@ use minnow_btree::record::Value;
 use minnow_mvcc::{RollPtr, UndoKind, UndoLog, UndoRecord};
 
 use crate::error::{Result, from_tree};
-use crate::history::{Older, VersionWalk, older_in_log, sys_of, version_of};
+use crate::history::{Older, VersionWalk, older_in_log, sys_of, version_before};
 use crate::schema::PRIMARY;
 use minnow_engine::{Engine, TableEntry};
 
@@ -92,7 +92,8 @@ pub(super) fn undo_record(inner: &Engine, rec: &UndoRecord, ptr: RollPtr, me: u6
             })?;
         }
         UndoKind::Update | UndoKind::DeleteMark => {
-            let old_values = version_of(&t.meta, t.clustered.layout(), rec)?;
+            // `cur` is the version `rec` leads back from (its roll pointer is `ptr`).
+            let old_values = version_before(&t.meta, t.clustered.layout(), rec, &cur.values)?;
             let old_row = meta.row_of(old_values.clone())?;
             for (i, s) in meta.secondary.iter().enumerate() {
                 let (tree, name) = sec(&t, i)?;
@@ -104,14 +105,7 @@ pub(super) fn undo_record(inner: &Engine, rec: &UndoRecord, ptr: RollPtr, me: u6
                         .map_err(|e| from_tree(e, meta.name(), name))?
                         .is_some();
                     if exists {
-                        if older_version_has(
-                            inner,
-                            &t,
-                            rec.old_trx_id,
-                            rec.old_roll_ptr,
-                            i,
-                            &e_new,
-                        )? {
+                        if older_version_has(inner, &t, &old_values, i, &e_new)? {
                             tree.set_delete_mark_trx(pool, &e_new, true, me)
                                 .map_err(|e| from_tree(e, meta.name(), name))?;
                         } else {
@@ -136,22 +130,33 @@ pub(super) fn undo_record(inner: &Engine, rec: &UndoRecord, ptr: RollPtr, me: u6
                     None => {}
                 }
             }
-            t.clustered
-                .update_marked(pool, &old_values, Some(rec.old_deleted))
-                .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+            let done = match rec.kind {
+                // A delete-mark changed no field: only the mark and the system columns go
+                // back, in place (off-page fields are not written again).
+                UndoKind::DeleteMark => t.clustered.stamp_marked(
+                    pool,
+                    &key,
+                    rec.old_trx_id,
+                    rec.old_roll_ptr.to_u64(),
+                    Some(rec.old_deleted),
+                ),
+                _ => t
+                    .clustered
+                    .update_marked(pool, &old_values, Some(rec.old_deleted)),
+            };
+            done.map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
         }
     }
     Ok(())
 }
 
-/// True if a version of the row older than the one written by `writer` with roll pointer
-/// `ptr` has `entry` in secondary index `i`. Versions behind a writer every reader sees are
-/// needed by no one and their undo may be purged already: the walk stops there.
+/// True if a version of the row older than `newer` (clustered values, system columns
+/// included) has `entry` in secondary index `i`. Versions behind a writer every reader sees
+/// are needed by no one and their undo may be purged already: the walk stops there.
 pub(super) fn older_version_has(
     inner: &Engine,
     t: &TableEntry,
-    mut writer: u64,
-    mut ptr: RollPtr,
+    newer: &[Value],
     i: usize,
     entry: &[Value],
 ) -> Result<bool> {
@@ -159,17 +164,20 @@ pub(super) fn older_version_has(
         return Ok(false);
     };
     let mut walk = VersionWalk::default();
-    while !inner.trx_sys().undo_may_be_gone(writer) {
+    let mut newer = std::borrow::Cow::Borrowed(newer);
+    loop {
+        let (writer, ptr) = sys_of(&t.meta, &newer)?;
+        if inner.trx_sys().undo_may_be_gone(writer) {
+            return Ok(false);
+        }
         walk.step(&t.meta, ptr)?;
-        let Older::Version { rec, values } = step_back(inner, t, ptr)? else {
-            break;
+        let Older::Version { rec, values } = step_back(inner, t, ptr, &newer)? else {
+            return Ok(false);
         };
-        let row = t.meta.row_of(values)?;
+        let row = t.meta.row_of(values.clone())?;
         if !rec.old_deleted && t.meta.secondary_values(s, &row) == entry {
             return Ok(true);
         }
-        writer = rec.old_trx_id;
-        ptr = rec.old_roll_ptr;
+        newer = std::borrow::Cow::Owned(values);
     }
-    Ok(false)
 }

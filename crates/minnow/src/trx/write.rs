@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use minnow_btree::record::{FieldRef, Value, decode_value};
+use minnow_btree::record::{Value, decode_value};
 use minnow_btree::tree::InsertProbe;
 use minnow_btree::{BTree, TreeError};
 use minnow_mvcc::{NewRecord, RollPtr, UndoFields, UndoKind, UndoRecord};
@@ -59,21 +59,22 @@ struct OldVersion {
     deleted: bool,
     trx_id: u64,
     roll_ptr: RollPtr,
+    /// The leaf it was read on, for the stamp that follows.
+    at: Option<minnow_btree::tree::LeafPos>,
     /// Every field, off-page ones fetched; read only when secondary entries need the row.
     values: Option<Vec<Value>>,
 }
 
-/// Reads the clustered record of primary key `pk` in place (under its leaf's latch), filling
-/// `undo` with its undo fields straight from the stored bytes (an off-page field fetched and
-/// encoded as [`undo_fields`] does); `None` if there is no record with that key.
+/// Reads the clustered record of primary key `pk` in place (under its leaf's latch): its
+/// delete mark and system columns, and its values only if `want_values`; `None` if there is
+/// no record with that key.
 fn old_version(
     inner: &Engine,
     t: &TableEntry,
     pk: &[Value],
-    undo: &mut UndoFields,
     want_values: bool,
 ) -> Result<Option<OldVersion>> {
-    let (layout, n) = (t.clustered.layout(), t.meta.pk.len());
+    let n = t.meta.pk.len();
     let found = t.clustered.get_with(inner.pool(), pk, |rec| {
         let view = rec.view();
         let sys = |x: Option<u64>| {
@@ -86,16 +87,6 @@ fn old_version(
         };
         let trx_id = sys(view.trx_id()?)?;
         let roll_ptr = RollPtr::from_u64(sys(view.roll_ptr()?)?);
-        for i in (0..view.len()).filter(|&i| i != n && i != n + 1) {
-            match view.field(i)? {
-                FieldRef::Null => undo.push(None),
-                FieldRef::Inline(b) => undo.push(Some(b)),
-                FieldRef::External(_) => {
-                    let v = rec.value(i)?;
-                    undo.push_with(|b| layout.encode_field_into(i, &v, b))?;
-                }
-            }
-        }
         let values = match want_values {
             true => Some(
                 (0..view.len())
@@ -108,6 +99,7 @@ fn old_version(
             deleted: rec.deleted(),
             trx_id,
             roll_ptr,
+            at: rec.position(),
             values,
         })
     });
@@ -402,19 +394,21 @@ pub(crate) fn delete(
 ) -> Result<bool> {
     let meta = &t.meta;
     lock_row(inner, t, trx, w, pk)?;
-    // Read after the lock, in place: the undo fields come straight from the record's bytes,
-    // and the row is decoded only when secondary entries need it.
+    // Read after the lock, in place: the row is decoded only when secondary entries need it.
     let (old, ptr) = UndoFields::with_scratch(|fields| -> Result<_> {
         let want_row = !meta.secondary.is_empty();
-        let Some(old) = old_version(inner, t, pk, fields, want_row)? else {
+        let Some(old) = old_version(inner, t, pk, want_row)? else {
             return Ok((None, None));
         };
         conflict_with(inner, t, trx.id, old.trx_id, pk)?;
         if old.deleted {
             return Ok((None, None));
         }
-        // The undo record holds the whole old version; the record itself only takes the
-        // delete mark and the new system columns, written in place (as InnoDB's delete-mark).
+        // The record only takes the delete mark and the new system columns, written in place
+        // (as InnoDB's delete-mark): its fields stay until purge, so the undo record holds
+        // the key and the old system columns alone, and the older version is the record's
+        // fields with those (`history::version_before`).
+        undo_fields(t, pk, true, fields)?;
         let ptr = trx.append(
             inner,
             NewRecord {
@@ -432,9 +426,13 @@ pub(crate) fn delete(
         lock_absent(inner, t, trx, pk)?;
         return Ok(false);
     };
+    // The leaf the read found, latched by its number if nothing changed it meanwhile: the
+    // undo append could not happen under its latch (ARCHITECTURE.md, "The latch order"),
+    // but the row lock keeps the record as read, so unless the page moved on, no second
+    // descent.
     trx.end = t
         .clustered
-        .stamp_marked(inner.pool(), pk, trx.id, ptr.to_u64(), Some(true))
+        .stamp_marked_at(inner.pool(), pk, trx.id, ptr.to_u64(), Some(true), old.at)
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
     let Some(values) = old.values else {
         return Ok(true);

@@ -637,6 +637,20 @@ pub static KNOBS: &[Knob] = &[
         show: |c| c.compression_pad_pct_max.to_string(),
     },
     Knob {
+        name: "merge_threshold",
+        innodb: &[],
+        doc: "InnoDB's per-index MERGE_THRESHOLD, for every index: a page a delete leaves less full than this (per cent of its record space) merges with a sibling if the two fit",
+        values: "1..=50",
+        acts: Acts::Merges,
+        when: OPEN,
+        example: Some("25"),
+        set: |c, v| {
+            c.merge_threshold = whole(v)?;
+            Ok(())
+        },
+        show: |c| c.merge_threshold.to_string(),
+    },
+    Knob {
         name: "recovery_progress",
         innodb: &[],
         doc: "a function told how far crash recovery has come (set in code)",
