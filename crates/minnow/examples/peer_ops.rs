@@ -18,7 +18,9 @@
 //! new random keys in one transaction, committed with the default durability), `remove_tx`
 //! (N deletes of distinct existing keys in one transaction, committed the same way; N is
 //! capped at the rows loaded) or `count` (`Table::count`, after one write so that each count
-//! walks). Keys come from a fixed seed, so every run does the same work.
+//! walks). Keys come from a fixed seed, so every run does the same work. Knobs other than
+//! the defaults come from `PEER_OPS_SET`, as `name=value` pairs separated by commas
+//! (`PEER_OPS_SET=parallel_read_threads=1`).
 
 use std::ops::Bound;
 
@@ -149,7 +151,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let (rows, n) = (num(100_000)?, num(20_000)?);
     let dir = tempfile::tempdir()?;
-    let db = Database::create(dir.path(), Config::default())?;
+    let mut config = Config::default();
+    for knob in std::env::var("PEER_OPS_SET")
+        .unwrap_or_default()
+        .split_terminator(',')
+    {
+        config.apply(knob)?;
+    }
+    let db = Database::create(dir.path(), config)?;
     let t = db.create_table(
         TableDef::new("kv")
             .column(ColumnDef::new("key", ColumnType::Fixed(KEY as u16)))
