@@ -33,6 +33,11 @@
 //! never sees a page between two halves of a split. Each sibling's `PREV` must name the page
 //! the walk came from, and a [`CycleGuard`] stops a ring of corrupt links: a damaged leaf level
 //! ends the count with [`TreeError::Corrupt`], never a wrong number or an endless loop.
+//!
+//! That walk is one part of a more general one, [`BTree::count_range`]: the records with keys
+//! in `[lo, hi)`, from a descent to `lo` to the first record at or past `hi`. The parallel
+//! count (`count_par`, [`BTree::count_visible_parallel`]) cuts the leaf level into such ranges
+//! and walks them on several threads; the serial count is the one range with no bounds.
 
 use minnow_buf::BufferPool;
 use minnow_page::walk::CycleGuard;
@@ -41,6 +46,7 @@ use minnow_page::{bytes, fil};
 use super::page::{NIL, validate};
 use super::{BTree, Entry, TreeError};
 use crate::node;
+use crate::record::SearchKey;
 use crate::record::{HEADER_SIZE, INFO_DELETED};
 
 /// The outcome of [`BTree::count_visible`].
@@ -61,6 +67,9 @@ pub struct Counted {
     /// `PAGE_MAX_TRX_ID`. A reader that sees every transaction up to it sees those records
     /// exactly as this count did (what lets a caller reuse the count).
     pub max_trx_id: u64,
+    /// Key ranges the leaf level was cut into, each walked on its own
+    /// ([`BTree::count_visible_parallel`]); 1 for the serial walk.
+    pub ranges: u64,
 }
 
 impl BTree {
@@ -75,17 +84,56 @@ impl BTree {
         seen_below: u64,
         sees_trx: &dyn Fn(u64) -> bool,
     ) -> Result<Counted, TreeError> {
-        let mut out = Counted::default();
-        let mut g = self.leaf_for_read(pool, None)?;
+        let mut out = Counted {
+            ranges: 1,
+            ..Counted::default()
+        };
+        self.count_range(pool, None, None, seen_below, sees_trx, &mut out)?;
+        Ok(out)
+    }
+
+    /// Adds to `out` the records with keys in `[lo, hi)` (`None`: unbounded on that side),
+    /// counted as [`BTree::count_visible`] counts them: one descent to the leaf where `lo`
+    /// belongs, then the coupled walk rightwards up to the first record at or past `hi`.
+    /// The bounds are keys, not pages, so ranges that meet at a key count every record once
+    /// however splits and merges move records between leaves meanwhile (see the `count_par`
+    /// module). A leaf a range starts in when `lo` is set is the one the range before it
+    /// ended in, so it is left out of `out.leaves`: the parts of a level add up to its leaves.
+    pub(crate) fn count_range(
+        &self,
+        pool: &BufferPool,
+        lo: Option<&SearchKey>,
+        hi: Option<&SearchKey>,
+        seen_below: u64,
+        sees_trx: &dyn Fn(u64) -> bool,
+        out: &mut Counted,
+    ) -> Result<(), TreeError> {
+        let mut g = self.leaf_for_read(pool, lo)?;
+        let mut after = match lo {
+            Some(k) => node::search_before(&g, &self.leaf, k)?.cursor.origin(),
+            None => node::INFIMUM,
+        };
+        let mut tally = lo.is_none();
         let mut guard = CycleGuard::new();
         loop {
             let no = g.page_id().page_no;
-            out.leaves += 1;
-            self.count_leaf(pool, &g, seen_below, sees_trx, &mut out)?;
+            let stop = match hi {
+                Some(k) => self.first_at_or_past(&g, k)?,
+                None => node::SUPREMUM,
+            };
+            let whole = self.count_leaf(pool, &g, after, stop, seen_below, sees_trx, out)?;
+            if tally {
+                out.leaves += 1;
+                out.whole_leaves += u64::from(whole);
+            }
+            if stop != node::SUPREMUM {
+                return Ok(()); // a record at or past `hi`: the range ends on this leaf
+            }
+            (after, tally) = (node::INFIMUM, true);
             let bad = |e: minnow_page::PageError| self.corrupt(no, e.to_string());
             let next = super::page::next(&g).map_err(bad)?;
             if next == NIL {
-                return Ok(out);
+                return Ok(());
             }
             if next == no {
                 return Err(self.corrupt(no, "the leaf's NEXT names the leaf itself"));
@@ -110,18 +158,46 @@ impl BTree {
         }
     }
 
+    /// The first record of the leaf at or past `key` (the supremum if none is). Most leaves
+    /// of a range lie wholly below its end: that is decided from the leaf's last record
+    /// (found from the directory's last slot, a walk of at most one group) with one key
+    /// comparison; only the leaf that holds the end is searched. (A search on every leaf
+    /// cost about 20 instructions a record.)
+    fn first_at_or_past(&self, page: &[u8], key: &SearchKey) -> Result<usize, TreeError> {
+        let n_slots = usize::from(node::Hdr::read(page)?.n_slots);
+        let mut last = node::slot(page, n_slots.saturating_sub(2))?;
+        for _ in 0..=node::DIR_SLOT_MAX_N_OWNED {
+            let next = node::next_of(page, last)?;
+            if next == node::SUPREMUM {
+                if last == node::INFIMUM
+                    || self.leaf.compare(key, page, last, 0)?.0 == std::cmp::Ordering::Greater
+                {
+                    return Ok(node::SUPREMUM); // every record is below the key
+                }
+                return Ok(node::search_before(page, &self.leaf, key)?.up.origin());
+            }
+            last = next;
+        }
+        Err(self.corrupt_rec(page, last, "the last directory group owns too many records"))
+    }
+
     /// Adds one leaf's records to `out`: one of three loops, each with its test inline (a
     /// trusted secondary leaf needs only the delete marks; a clustered leaf whose
     /// `DB_TRX_ID` sits at a fixed offset reads it there; any other leaf walks each record's
-    /// fields to find what it needs).
+    /// fields to find what it needs). Only the records after `after` and before `stop` (the
+    /// infimum and the supremum for the whole leaf) count. True if the leaf was trusted whole
+    /// (no writer read).
+    #[allow(clippy::too_many_arguments)] // one walk's state, passed down its hot loop
     fn count_leaf(
         &self,
         pool: &BufferPool,
         page: &[u8],
+        after: usize,
+        stop: usize,
         seen_below: u64,
         sees_trx: &dyn Fn(u64) -> bool,
         out: &mut Counted,
-    ) -> Result<(), TreeError> {
+    ) -> Result<bool, TreeError> {
         let max_trx_id = node::max_trx_id(page)?;
         warm(page);
         let trx_field = self.leaf.trx_id_field();
@@ -132,20 +208,20 @@ impl BTree {
             // only their delete marks are read.
             out.max_trx_id = out.max_trx_id.max(max_trx_id);
             let mut live = 0;
-            self.each_record(page, |_, deleted| {
+            self.each_record(page, after, stop, |_, deleted| {
                 live += u64::from(!deleted);
                 Ok(())
             })?;
             out.visible += live;
-            out.whole_leaves += 1;
-            return Ok(());
+            return Ok(true);
         }
         let Some(trx_field) = trx_field else {
-            return self.each_record(page, |at, deleted| {
+            self.each_record(page, after, stop, |at, deleted| {
                 out.unresolved
                     .push(self.unresolved(pool, page, at, deleted)?);
                 Ok(())
-            });
+            })?;
+            return Ok(false);
         };
         let (mut live, mut max) = (0u64, out.max_trx_id);
         let mut count = |trx: u64, at: usize, deleted: bool| -> Result<(), TreeError> {
@@ -159,21 +235,21 @@ impl BTree {
             Ok(())
         };
         match self.leaf.fixed_offset(trx_field) {
-            Some(off) => self.each_record(page, |at, deleted| {
+            Some(off) => self.each_record(page, after, stop, |at, deleted| {
                 let trx = bytes::slice(page, at + off, 6)
                     .ok()
                     .and_then(node::trx_id_of);
                 let trx = trx.ok_or_else(|| self.no_trx_id(page, at))?;
                 count(trx, at, deleted)
             })?,
-            None => self.each_record(page, |at, deleted| {
+            None => self.each_record(page, after, stop, |at, deleted| {
                 let trx = self.trx_id_at(page, at, trx_field)?;
                 count(trx, at, deleted)
             })?,
         }
         out.visible += live;
         out.max_trx_id = max;
-        Ok(())
+        Ok(false)
     }
 
     /// A record whose newest version the reader may not see, decoded for the caller.
@@ -191,7 +267,9 @@ impl BTree {
         })
     }
 
-    /// Calls `f(origin, delete-marked)` on every user record of the leaf, in list order. The
+    /// Calls `f(origin, delete-marked)` on every user record of the leaf after the record at
+    /// `after` and before the one at `stop` (which must be on the list: a record, or the
+    /// infimum and the supremum), in list order. The
     /// checks of [`node::step`] (every next pointer inside the record area, the list ending at
     /// the supremum after at most `PAGE_N_HEAP` records), but each record's 5 header bytes are
     /// read once, for both its delete mark and the step to the next: the count's inner loop,
@@ -200,21 +278,26 @@ impl BTree {
     fn each_record(
         &self,
         page: &[u8],
+        after: usize,
+        stop: usize,
         mut f: impl FnMut(usize, bool) -> Result<(), TreeError>,
     ) -> Result<(), TreeError> {
         let header = |at: usize| -> Option<[u8; HEADER_SIZE]> {
             page.get(at.checked_sub(HEADER_SIZE)?..at)?.try_into().ok()
         };
         let mut left = node::Hdr::read(page).map_or(0, |h| usize::from(h.n_heap));
-        let mut at = node::INFIMUM;
-        let mut h = header(at).ok_or_else(|| self.corrupt_rec(page, at, "no infimum"))?;
+        let mut at = after;
+        let mut h = header(at).ok_or_else(|| self.corrupt_rec(page, at, "no start record"))?;
         loop {
             let rel = u16::from_be_bytes([h[3], h[4]]);
             let next = usize::from((at as u16).wrapping_add(rel));
             if rel == 0 || !(node::INFIMUM..page.len()).contains(&next) {
                 return Err(self.corrupt_rec(page, at, "next pointer outside the record area"));
             }
-            if next == node::SUPREMUM {
+            // One test a record: a `stop` that is not on the list (only on a corrupt page,
+            // as it was found on this latched page) walks on into the supremum, whose next
+            // pointer of 0 ends the walk with an error above.
+            if next == stop {
                 return Ok(());
             }
             if left == 0 {

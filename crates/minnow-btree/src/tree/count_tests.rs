@@ -11,6 +11,7 @@ use minnow_page::PageSize;
 use super::BTree;
 use crate::node;
 use crate::record::{Column, ColumnType, RecordLayout, Value};
+use crate::tree::Parallel;
 
 /// Key `u64`, a variable value: about 20 rows to a 4 KiB leaf at 150 bytes.
 fn tree(dir: &std::path::Path) -> (BufferPool, BTree) {
@@ -39,6 +40,8 @@ type Model = BTreeMap<u64, (u64, bool)>;
 
 /// Counts as readers seeing writers below a few limits and compares with the model; the
 /// tree's check (which tests every known bound against its records) must pass too.
+/// The parallel count on 2 to 5 threads must come out as the serial one does (every field,
+/// the undecided records in key order) whenever the tree is cut at all.
 fn check_counts(pool: &BufferPool, tree: &BTree, model: &Model) -> crate::TreeStats {
     let stats = tree.check(pool).unwrap();
     for below in [1, 5, 40, 150, 301, u64::MAX] {
@@ -48,6 +51,25 @@ fn check_counts(pool: &BufferPool, tree: &BTree, model: &Model) -> crate::TreeSt
         assert_eq!(c.visible, visible as u64, "reader below {below}");
         assert_eq!(c.unresolved.len(), unseen, "reader below {below}");
         assert_eq!(c.leaves, stats.pages_per_level[0] as u64);
+        assert_eq!(c.ranges, 1);
+        for threads in 2..=5 {
+            let par = Parallel {
+                threads,
+                min_leaves: 0,
+            };
+            let p = tree
+                .count_visible_parallel(pool, below, &|t| t < below, par)
+                .unwrap();
+            let ctx = format!("reader below {below}, {threads} threads");
+            assert_eq!(p.visible, c.visible, "{ctx}");
+            assert_eq!(p.unresolved, c.unresolved, "{ctx}");
+            assert_eq!(p.leaves, c.leaves, "{ctx}");
+            assert_eq!(p.whole_leaves, c.whole_leaves, "{ctx}");
+            assert_eq!(p.max_trx_id, c.max_trx_id, "{ctx}");
+            if stats.pages_per_level[0] > 1 {
+                assert!(p.ranges > 1, "{ctx}: {} leaves not cut", c.leaves);
+            }
+        }
     }
     stats
 }
@@ -189,5 +211,150 @@ fn a_corrupt_record_list_on_a_leaf_counted_whole_is_a_typed_error() {
             assert!(what.contains("next pointer outside"), "{what}");
         }
         other => panic!("expected a corrupt page, got {other:?}"),
+    }
+}
+
+/// The cut: boundaries from level 1 (one pointer per leaf) of a two-level tree, each range
+/// about as long as the others; a tree below `min_leaves` leaves, or one leaf, is not cut.
+#[test]
+fn the_leaf_level_is_cut_into_even_ranges_at_node_pointer_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, tree) = tree(dir.path());
+    let one = tree.count_visible_parallel(
+        &pool,
+        9,
+        &|_| true,
+        Parallel {
+            threads: 4,
+            min_leaves: 0,
+        },
+    );
+    assert_eq!(one.unwrap().ranges, 1, "a root leaf is not cut");
+    for k in 0..3000u64 {
+        tree.insert(&pool, &row(k, 1, 150)).unwrap();
+    }
+    let stats = tree.check(&pool).unwrap();
+    let leaves = stats.pages_per_level[0];
+    assert!(leaves > 100, "{stats:?}");
+    let bounds = tree.count_bounds(&pool, 8, 0).unwrap();
+    assert_eq!(bounds.len(), 7);
+    assert!(bounds.windows(2).all(|w| w[0] < w[1]));
+    assert!(tree.count_bounds(&pool, 8, leaves + 1).unwrap().is_empty());
+    assert_eq!(tree.count_bounds(&pool, 8, leaves).unwrap().len(), 7);
+    // Each range holds about an eighth of the rows (keys are dense, leaves about equal).
+    let mut lo = None;
+    for hi in bounds.iter().map(Some).chain([None]) {
+        let mut c = super::Counted::default();
+        tree.count_range(&pool, lo, hi, 9, &|_| true, &mut c)
+            .unwrap();
+        assert!(
+            (250..500).contains(&c.visible),
+            "{} rows in a range",
+            c.visible
+        );
+        lo = hi;
+    }
+    // Ranges cut anywhere (mid-leaf, at either end, past the end) count exactly their keys.
+    let cuts = [0u64, 7, 777, 778, 1001, 2999, 5000];
+    for w in cuts.windows(2) {
+        let key = |k: u64| tree.leaf.search_key(&[Value::UInt(k)]).unwrap();
+        let (lo, hi) = (key(w[0]), key(w[1]));
+        let mut c = super::Counted::default();
+        tree.count_range(&pool, Some(&lo), Some(&hi), 9, &|_| true, &mut c)
+            .unwrap();
+        assert_eq!(c.visible, w[1].min(3000) - w[0], "keys {w:?}");
+    }
+    let par = Parallel {
+        threads: 3,
+        min_leaves: 0,
+    };
+    let c = tree
+        .count_visible_parallel(&pool, 9, &|_| true, par)
+        .unwrap();
+    assert_eq!((c.visible, c.leaves, c.ranges), (3000, leaves as u64, 48));
+}
+
+/// Writers split and merge leaves under a parallel count: the records its reader sees stay
+/// put (committed before the view, not purged), so each count must find exactly them, while
+/// the unseen writer's records come and go (handed back undecided, never more than exist).
+/// Repeat with `MINNOW_COUNT_RACE_ROUNDS` for a longer campaign.
+#[test]
+fn a_parallel_count_racing_splits_and_merges_counts_each_seen_record_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, tree) = tree(dir.path());
+    const SEEN: u64 = 1500;
+    for k in 0..SEEN {
+        // Seen rows on even keys, some delete-marked; the writer uses odd keys.
+        tree.insert(&pool, &row(2 * k, 1, 60)).unwrap();
+        if k % 5 == 0 {
+            tree.set_delete_mark(&pool, &[Value::UInt(2 * k)], true)
+                .unwrap();
+        }
+    }
+    let live = SEEN - SEEN.div_ceil(5);
+    let rounds: u64 = std::env::var("MINNOW_COUNT_RACE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let mut present = std::collections::BTreeSet::new();
+    for round in 0..rounds {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        present = std::thread::scope(|s| {
+            let writer = s.spawn(|| {
+                let mut rng = Rng(0xC0DE_0000 + round);
+                let mut present = std::mem::take(&mut present);
+                let mut ops = 0u32;
+                while ops < 5 || !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Bursts of long rows into one stretch of keys split leaves; deleting
+                    // them again merges leaves.
+                    let at = rng.below(SEEN - 40);
+                    for k in at..at + 40 {
+                        let key = 2 * k + 1;
+                        if present.insert(key) {
+                            tree.insert(&pool, &row(key, 99, 300)).unwrap();
+                        } else {
+                            tree.delete(&pool, &[Value::UInt(key)]).unwrap();
+                            present.remove(&key);
+                        }
+                    }
+                    ops += 1;
+                }
+                present
+            });
+            // Stops the writer however this closure ends: a failed assertion must not leave
+            // the scope waiting for it forever.
+            let _stop = Stop(&done);
+            for threads in [2, 3, 4].into_iter().cycle().take(12) {
+                let par = Parallel {
+                    threads,
+                    min_leaves: 0,
+                };
+                let c = tree
+                    .count_visible_parallel(&pool, 50, &|t| t < 50, par)
+                    .unwrap();
+                assert_eq!(c.visible, live, "round {round}, {threads} threads");
+                assert!(
+                    c.unresolved
+                        .iter()
+                        .all(|e| e.values[1] == Value::trx_id(99))
+                );
+                assert!(c.unresolved.len() as u64 <= SEEN);
+            }
+            drop(_stop);
+            let left = writer.join().unwrap();
+            let c = tree.count_visible(&pool, 50, &|t| t < 50).unwrap();
+            assert_eq!((c.visible, c.unresolved.len()), (live, left.len()));
+            left
+        });
+    }
+    tree.check(&pool).unwrap();
+}
+
+/// Sets its flag when dropped, on a panic too.
+struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }

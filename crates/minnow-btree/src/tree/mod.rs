@@ -196,6 +196,7 @@
 mod bulk;
 mod check;
 mod count;
+mod count_par;
 mod cursor;
 mod descend;
 mod get;
@@ -214,6 +215,7 @@ pub use crate::space::{SpaceUsage, allocate, free, space_usage};
 pub use bulk::{BulkBuilder, BulkOptions, DEFAULT_FILL_FACTOR};
 pub use check::TreeStats;
 pub use count::Counted;
+pub use count_par::Parallel;
 pub use cursor::{RangeCursor, RangeScan, ScanRange, Visit};
 pub use descend::descents;
 pub use get::LeafRecord;

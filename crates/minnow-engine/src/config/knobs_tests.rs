@@ -61,6 +61,7 @@ fn every_config_field_is_a_knob() {
         adaptive_hash_index_max_memory,
         thread_concurrency,
         concurrency_tickets,
+        parallel_read_threads,
         compression_failure_threshold_pct,
         compression_pad_pct_max,
         merge_threshold,
@@ -109,6 +110,7 @@ fn every_config_field_is_a_knob() {
     assert_ne!(*thread_concurrency, d.thread_concurrency);
     assert_ne!(*concurrency_tickets, d.concurrency_tickets);
     assert_ne!(*merge_threshold, d.merge_threshold);
+    assert_ne!(*parallel_read_threads, d.parallel_read_threads);
     assert_ne!(
         *compression_failure_threshold_pct,
         d.compression_failure_threshold_pct
@@ -119,8 +121,8 @@ fn every_config_field_is_a_knob() {
     let hook = Knob::find("recovery_progress").unwrap();
     assert!(hook.example.is_none());
     assert!(Config::default().set("recovery_progress", "x").is_err());
-    // Exactly one knob per field: 36 fields above.
-    assert_eq!(KNOBS.len(), 36);
+    // Exactly one knob per field: 38 fields above.
+    assert_eq!(KNOBS.len(), 38);
 }
 
 #[test]
@@ -192,6 +194,14 @@ fn values_parse_with_their_units() {
     assert_eq!(c.doublewrite, DoublewriteMode::Off);
     c.apply("innodb_buffer_pool_load_at_startup=off").unwrap();
     assert!(!c.buffer_pool_dump_at_shutdown);
+    assert_eq!(c.parallel_read_threads, 4, "InnoDB's default");
+    c.apply("innodb_parallel_read_threads=1").unwrap();
+    assert_eq!(c.parallel_read_threads, 1);
+    c.apply("parallel-read-threads=256").unwrap();
+    assert_eq!(c.parallel_read_threads, 256);
+    let mut most = Config::default();
+    most.apply("parallel_read_threads=256").unwrap();
+    most.validate().unwrap();
 }
 
 #[test]
@@ -213,11 +223,20 @@ fn bad_input_is_an_error() {
         ("lock_wait_timeout", "5h"),
         ("io_backend", "custom"),
         ("autoinc_lock_mode", "300"),
+        ("parallel_read_threads", "0"),
+        ("parallel_read_threads", "257"),
+        ("parallel_read_threads", "four"),
     ] {
         let e = c.set(n, v).unwrap_err();
         assert!(matches!(e, KnobError::Value { .. }), "{n}={v}: {e:?}");
     }
     assert_eq!(c.buffer_pool_size, Config::default().buffer_pool_size);
+    // A value set in code is checked at open.
+    let zero = Config {
+        parallel_read_threads: 0,
+        ..Config::default()
+    };
+    assert!(zero.validate().is_err());
 }
 
 /// The knobs that `buf_config`, `dblwr_config`, `ahi_config` and `zip_pad` must carry: a

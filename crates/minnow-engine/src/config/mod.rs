@@ -45,6 +45,7 @@
 //! | `adaptive_hash_index_max_memory` | (minnow) | `64M` | bytes, with an optional K, M or G suffix | the most memory the hash's entries may take; entries beyond it are not added | adaptive hash index (minnow-ahi): every open |
 //! | `thread_concurrency` | `innodb_thread_concurrency` | `0` | a whole number | threads allowed inside the engine at once; 0: no limit | admission (minnow): every open |
 //! | `concurrency_tickets` | `innodb_concurrency_tickets` | `5000` | a whole number, at least 1 | row operations a thread may do after entering before it queues again | admission (minnow): every open |
+//! | `parallel_read_threads` | `innodb_parallel_read_threads` | `4` | 1..=256 | threads a `count()` walks the leaf level with, at most the available parallelism; 1: one walk | row statements (minnow): every count |
 //! | `compression_failure_threshold_pct` | `innodb_compression_failure_threshold_pct` | `5` | 0..=100 | failure share above which an index's pages get more padding; 0: no padding | compressed indexes (minnow-btree): every open |
 //! | `compression_pad_pct_max` | `innodb_compression_pad_pct_max` | `50` | 0..=75 | the most padding, in per cent of the page | compressed indexes (minnow-btree): every open |
 //! | `merge_threshold` | (minnow) | `50` | 1..=50 | InnoDB's per-index MERGE_THRESHOLD, for every index: a page a delete leaves less full than this (per cent of its record space) merges with a sibling if the two fit | B-tree merges (minnow-btree): every open |
@@ -287,6 +288,11 @@ pub struct Config {
     /// `innodb_concurrency_tickets`: row operations a thread may do after entering before
     /// it must queue again (default 5000, at least 1).
     pub concurrency_tickets: u32,
+    /// `innodb_parallel_read_threads`: threads one `count()` walks the leaf level with
+    /// (default 4, as InnoDB's; 1..=256), never more than the machine's available
+    /// parallelism. A table of fewer than a few hundred leaves is walked on one thread; see
+    /// `minnow_btree`'s parallel count.
+    pub parallel_read_threads: usize,
     /// `innodb_compression_failure_threshold_pct` (default 5, 0-100; 0 turns padding off):
     /// an index of a compressed table whose compression failures exceed this share of its
     /// compressions in a round of 128 gets 128 more bytes of padding (pages are split that
@@ -348,6 +354,7 @@ impl Default for Config {
             adaptive_hash_index_max_memory: 64 << 20,
             thread_concurrency: 0,
             concurrency_tickets: 5000,
+            parallel_read_threads: 4,
             compression_failure_threshold_pct: 5,
             compression_pad_pct_max: 50,
             merge_threshold: 50,
@@ -510,6 +517,12 @@ impl Config {
         }
         if self.concurrency_tickets == 0 {
             return bad("innodb_concurrency_tickets", "must be at least 1".into());
+        }
+        if !(1..=256).contains(&self.parallel_read_threads) {
+            return bad(
+                "innodb_parallel_read_threads",
+                format!("{} is outside 1..=256", self.parallel_read_threads),
+            );
         }
         if self.adaptive_hash_index_parts == 0 || self.adaptive_hash_index_parts > 4096 {
             return bad(

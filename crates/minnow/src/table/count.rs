@@ -24,6 +24,14 @@
 //! Like a scan, a count racing DDL that replaces or drops the table ends with
 //! [`crate::Error::TableChanged`].
 //!
+//! On a table of at least [`MIN_PARALLEL_LEAVES`] leaves the walk runs on
+//! `parallel_read_threads` threads (InnoDB's `innodb_parallel_read_threads`, default 4, at
+//! most the machine's available parallelism), as InnoDB's parallel reader answers
+//! `COUNT(*)`: the leaf level is cut into key ranges at node pointers of the upper levels and
+//! the threads count ranges under the one read view
+//! ([`minnow_btree::BTree::count_visible_parallel`]). The records to decide are the same, in
+//! the same order, as the serial walk's.
+//!
 //! ## Counting twice costs nothing
 //!
 //! redb and LMDB answer a count from a number kept in the tree; with MVCC there is no such
@@ -42,7 +50,7 @@
 //! counter, which no later reader sees.
 
 use minnow_btree::BTree;
-use minnow_btree::tree::Counted;
+use minnow_btree::tree::{Counted, Parallel};
 
 use super::Table;
 use crate::error::{Result, from_tree};
@@ -101,8 +109,9 @@ impl Table {
             return Ok(c.rows);
         }
         let (index, tree) = self.narrowest_index();
+        let par = parallel(inner.config().parallel_read_threads);
         let counted: Counted = tree
-            .count_visible(inner.pool(), snap.up_limit(), &|trx| snap.sees(trx))
+            .count_visible_parallel(inner.pool(), snap.up_limit(), &|trx| snap.sees(trx), par)
             .map_err(|e| {
                 let name = index.map_or(PRIMARY, |i| self.t.meta.secondary[i].name.as_str());
                 from_tree(e, self.name(), name)
@@ -171,12 +180,40 @@ impl Table {
     }
 }
 
+/// Tables with fewer leaves than this are counted on one thread: below a few hundred leaves
+/// (a few MB) starting threads costs about what they save.
+const MIN_PARALLEL_LEAVES: usize = 256;
+
+/// How a count walks with `parallel_read_threads` configured: on that many threads, at most
+/// the machine's available parallelism (asked once: on Linux the answer reads cgroup files).
+fn parallel(configured: usize) -> Parallel {
+    #[cfg(test)]
+    if let Some(p) = tests::PARALLEL.with(std::cell::Cell::get) {
+        return p;
+    }
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
+    Parallel {
+        threads: configured.min(cores).max(1),
+        min_leaves: MIN_PARALLEL_LEAVES,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use minnow_btree::record::Value;
+    use minnow_btree::tree::Parallel;
 
     use super::Cached;
-    use crate::{ColumnDef, ColumnType, Config, Database, TableDef};
+    use crate::{ColumnDef, ColumnType, Config, Database, IndexDef, Table, TableDef};
+
+    thread_local! {
+        /// Set by a test: how its counts walk, in place of the configured threads (capped
+        /// by the cores of the machine that runs the test) and the leaves a table needs.
+        pub(super) static PARALLEL: Cell<Option<Parallel>> = const { Cell::new(None) };
+    }
 
     fn db() -> (tempfile::TempDir, Database) {
         db_with(Config::default())
@@ -295,5 +332,159 @@ mod tests {
         assert!(t.t.counted.last().is_none_or(|c| c.rows != 99));
         tx.rollback().unwrap();
         assert_eq!(t.count().unwrap(), 100);
+    }
+
+    /// `t(k, v, pad)` of 4 KiB pages, 3,000 rows (over a hundred leaves), with purge off so
+    /// that delete-marked rows stay on the leaves, and an index on `v` if `indexed` (then the
+    /// narrowest index, the one counted).
+    fn big(indexed: bool) -> (tempfile::TempDir, Database, Table) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            page_size: minnow_page::PageSize::K4,
+            purge_threads: 0,
+            // Commits need not reach the disk: a test of what reads see.
+            flush_log_at_trx_commit: minnow_redo::FlushAtCommit::Lazy,
+            ..Config::default()
+        };
+        let db = Database::create(dir.path(), config).unwrap();
+        let mut def = TableDef::new("t")
+            .column(ColumnDef::new("k", ColumnType::U64))
+            .column(ColumnDef::new("v", ColumnType::U64))
+            .column(ColumnDef::new("pad", ColumnType::Var(200)))
+            .primary_key(&["k"]);
+        if indexed {
+            def = def.index(IndexDef::new("by_v", &["v"]));
+        }
+        let t = db.create_table(def).unwrap();
+        let mut tx = db.begin().unwrap();
+        for k in 0..3000u64 {
+            let pad = Value::Bytes(vec![b'p'; 60 + (k % 50) as usize]);
+            tx.insert(&t, &[Value::UInt(k * 2), Value::UInt(k % 97), pad])
+                .unwrap();
+        }
+        tx.commit().unwrap();
+        (dir, db, t)
+    }
+
+    /// The count of `count` walked serially and on 2 and 3 threads (cutting any number of
+    /// leaves, the cache forgotten before each): all three must agree; returns the number.
+    fn each_way(t: &Table, count: impl Fn() -> u64) -> u64 {
+        let way = |p: Parallel| {
+            PARALLEL.with(|c| c.set(Some(p)));
+            t.t.counted.forget();
+            let n = count();
+            PARALLEL.with(|c| c.set(None));
+            n
+        };
+        let serial = way(Parallel {
+            threads: 1,
+            min_leaves: 0,
+        });
+        for threads in [2, 3] {
+            let par = way(Parallel {
+                threads,
+                min_leaves: 0,
+            });
+            assert_eq!(par, serial, "{threads} threads");
+        }
+        serial
+    }
+
+    fn parallel_counts_agree(indexed: bool) {
+        let (_dir, db, t) = big(indexed);
+        let (index, tree) = t.narrowest_index();
+        assert_eq!(index.is_some(), indexed);
+        let inner = db.inner().unwrap();
+        let cut = tree
+            .count_visible_parallel(
+                inner.pool(),
+                u64::MAX,
+                &|_| true,
+                Parallel {
+                    threads: 3,
+                    min_leaves: 0,
+                },
+            )
+            .unwrap();
+        assert!(cut.ranges > 1 && cut.leaves > 20, "{cut:?}");
+        // Deletes committed before every view below: delete-marked records on the leaves.
+        for k in (0..3000u64).step_by(7) {
+            t.delete(&[Value::UInt(k * 2)]).unwrap();
+        }
+        let seen = 3000 - 3000u64.div_ceil(7);
+        assert_eq!(each_way(&t, || t.count().unwrap()), seen);
+        // An older view must not see later inserts and deletes; an open writer sees its own.
+        let old = db.begin().unwrap();
+        // Its first read opens the view.
+        assert_eq!(each_way(&t, || old.count(&t).unwrap()), seen);
+        for k in 0..200u64 {
+            t.insert(&[
+                Value::UInt(k * 2 + 1),
+                Value::UInt(k),
+                Value::Bytes(b"n".to_vec()),
+            ])
+            .unwrap();
+        }
+        t.delete(&[Value::UInt(2)]).unwrap();
+        let mut w = db.begin().unwrap();
+        for k in 200..300u64 {
+            w.insert(
+                &t,
+                &[
+                    Value::UInt(k * 2 + 1),
+                    Value::UInt(k),
+                    Value::Bytes(b"n".to_vec()),
+                ],
+            )
+            .unwrap();
+        }
+        w.update(
+            &t,
+            &[
+                Value::UInt(4),
+                Value::UInt(500),
+                Value::Bytes(b"n".to_vec()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(each_way(&t, || old.count(&t).unwrap()), seen);
+        assert_eq!(each_way(&t, || t.count().unwrap()), seen + 200 - 1);
+        assert_eq!(each_way(&t, || w.count(&t).unwrap()), seen + 300 - 1);
+        w.commit().unwrap();
+        assert_eq!(each_way(&t, || old.count(&t).unwrap()), seen);
+        assert_eq!(each_way(&t, || t.count().unwrap()), seen + 300 - 1);
+        old.commit().unwrap();
+    }
+
+    #[test]
+    fn parallel_counts_of_the_clustered_index_agree_with_the_serial_walk() {
+        parallel_counts_agree(false);
+    }
+
+    #[test]
+    fn parallel_counts_of_a_narrow_secondary_index_agree_with_the_serial_walk() {
+        parallel_counts_agree(true);
+    }
+
+    /// The knob reaches the count: one thread is the serial walk, more are capped at the
+    /// machine's cores, and a table of fewer leaves than the threshold is not cut.
+    #[test]
+    fn parallel_read_threads_sets_the_counts_threads() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        assert_eq!(super::parallel(1).threads, 1);
+        assert_eq!(super::parallel(256).threads, cores.min(256));
+        assert_eq!(super::parallel(4).min_leaves, super::MIN_PARALLEL_LEAVES);
+        let (_dir, db, t) = big(false);
+        let inner = db.inner().unwrap();
+        let c =
+            t.t.clustered
+                .count_visible_parallel(inner.pool(), u64::MAX, &|_| true, super::parallel(4))
+                .unwrap();
+        assert!(c.leaves < super::MIN_PARALLEL_LEAVES as u64);
+        assert_eq!(
+            (c.ranges, c.visible),
+            (1, 3000),
+            "a small table walks serially"
+        );
     }
 }

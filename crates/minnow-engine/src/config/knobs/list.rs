@@ -609,6 +609,24 @@ pub static KNOBS: &[Knob] = &[
         show: |c| c.concurrency_tickets.to_string(),
     },
     Knob {
+        name: "parallel_read_threads",
+        innodb: &["innodb_parallel_read_threads"],
+        doc: "threads a `count()` walks the leaf level with, at most the available parallelism; 1: one walk",
+        values: "1..=256",
+        acts: Acts::Rows,
+        when: "every count",
+        example: Some("2"),
+        set: |c, v| {
+            let n: usize = whole(v)?;
+            if !(1..=256).contains(&n) {
+                return Err(format!("{n} is outside 1..=256"));
+            }
+            c.parallel_read_threads = n;
+            Ok(())
+        },
+        show: |c| c.parallel_read_threads.to_string(),
+    },
+    Knob {
         name: "compression_failure_threshold_pct",
         innodb: &["innodb_compression_failure_threshold_pct"],
         doc: "failure share above which an index's pages get more padding; 0: no padding",
