@@ -125,6 +125,32 @@ impl TableEntry {
         Ok(TableEntry::new(meta, (clustered, secondary), autoinc, gaps))
     }
 
+    /// The entry that replaces this one when DDL, a load or a bulk insert's commit gives the
+    /// table new trees (or a new definition): `meta` over `clustered` and `secondary`, with
+    /// the table's auto-increment counter, metadata lock, bulk claim and the database's gap
+    /// latch carried over (one of each per table, whatever its entry), and a count cache of its
+    /// own. Not dropped or superseded. Hook and configure the trees it did not have as the
+    /// caller needs ([`TableEntry::hooked`], [`TableEntry::configured`]).
+    pub fn successor(
+        &self,
+        meta: TableMeta,
+        clustered: BTree,
+        secondary: Vec<BTree>,
+    ) -> TableEntry {
+        TableEntry {
+            meta,
+            clustered,
+            secondary,
+            dropped: Default::default(),
+            superseded: Default::default(),
+            autoinc: self.autoinc.clone(),
+            mdl: Arc::clone(&self.mdl),
+            claim: Arc::clone(&self.claim),
+            gaps: Arc::clone(&self.gaps),
+            counted: Default::default(),
+        }
+    }
+
     /// A new table's entry over its trees (clustered, then secondary in the order of
     /// `meta.secondary`): not dropped or superseded, its own metadata lock and count cache,
     /// the database's gap latch `gaps`.

@@ -279,19 +279,8 @@ impl Database {
         secondary.push(minnow_engine::entry::hook_tree(inner.ahi(), tree));
         // Configured for the new index's sake (the others are already).
         let entry = Arc::new(
-            TableEntry {
-                meta,
-                clustered: t.clustered.clone(),
-                secondary,
-                dropped: Default::default(),
-                superseded: Default::default(),
-                autoinc: t.autoinc.clone(),
-                mdl: Arc::clone(&t.mdl),
-                claim: Arc::clone(&t.claim),
-                gaps: Arc::clone(&t.gaps),
-                counted: Default::default(),
-            }
-            .configured(inner.config()),
+            t.successor(meta, t.clustered.clone(), secondary)
+                .configured(inner.config()),
         );
         inner.tables().write().insert(table.to_owned(), entry);
         // Handles on the old entry read through the new one from now on: a later drop marks
@@ -392,20 +381,9 @@ impl Table {
             inner.ahi().drop_index(tree.index_id());
         }
         let entry = Arc::new(
-            TableEntry {
-                meta: new_meta,
-                clustered: new_clustered,
-                secondary: new_secondary,
-                dropped: Default::default(),
-                superseded: Default::default(),
-                autoinc: t.autoinc.clone(),
-                mdl: Arc::clone(&t.mdl),
-                claim: Arc::clone(&t.claim),
-                gaps: Arc::clone(&t.gaps),
-                counted: Default::default(),
-            }
-            .hooked(inner.ahi())
-            .configured(inner.config()),
+            t.successor(new_meta, new_clustered, new_secondary)
+                .hooked(inner.ahi())
+                .configured(inner.config()),
         );
         inner.tables().write().insert(name.to_owned(), entry);
         t.superseded

@@ -251,18 +251,7 @@ impl Database {
         inner
             .pool()
             .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
-        let new = Arc::new(TableEntry {
-            meta,
-            clustered: entry.clustered.clone(),
-            secondary,
-            dropped: Default::default(),
-            superseded: Default::default(),
-            autoinc: entry.autoinc.clone(),
-            mdl: Arc::clone(&entry.mdl),
-            claim: Arc::clone(&entry.claim),
-            gaps: Arc::clone(&entry.gaps),
-            counted: Default::default(),
-        });
+        let new = Arc::new(entry.successor(meta, entry.clustered.clone(), secondary));
         entry.dropped.store(true, Ordering::Release);
         inner.tables().write().insert(table.to_owned(), new);
         inner.ahi().drop_index(tree.index_id());

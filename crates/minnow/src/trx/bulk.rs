@@ -438,18 +438,7 @@ fn entry_like(
     meta: minnow_engine::schema::TableMeta,
     clustered: minnow_btree::BTree,
 ) -> TableEntry {
-    TableEntry {
-        meta,
-        clustered,
-        secondary: Vec::new(),
-        dropped: Default::default(),
-        superseded: Default::default(),
-        autoinc: t.autoinc.clone(),
-        mdl: Arc::clone(&t.mdl),
-        claim: Arc::clone(&t.claim),
-        gaps: Arc::clone(&t.gaps),
-        counted: Default::default(),
-    }
-    .hooked(inner.ahi())
-    .configured(inner.config())
+    t.successor(meta, clustered, Vec::new())
+        .hooked(inner.ahi())
+        .configured(inner.config())
 }
