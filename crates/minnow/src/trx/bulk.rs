@@ -393,9 +393,12 @@ impl TrxState {
         let mut meta = t.meta.clone();
         meta.root = tree.root();
         let row = dict_row(name.as_bytes(), schema::encode(&meta));
+        // The new tree keeps the old (empty) one's index id: its hash starts afresh, and
+        // BEFORE the new entry hooks it (dropping the index kills every hook on that id,
+        // the new tree's too: it would never be hashed).
+        inner.ahi().drop_index(t.clustered.index_id());
         let new = Arc::new(entry_like(inner, t, meta, tree.clone()));
         // Step 1: readers of the table read the new tree from now on.
-        inner.ahi().drop_index(t.clustered.index_id());
         inner
             .tables()
             .write()
