@@ -138,16 +138,14 @@ impl TableEntry {
         secondary: Vec<BTree>,
     ) -> TableEntry {
         TableEntry {
-            meta,
-            clustered,
-            secondary,
-            dropped: Default::default(),
-            superseded: Default::default(),
-            autoinc: self.autoinc.clone(),
             mdl: Arc::clone(&self.mdl),
             claim: Arc::clone(&self.claim),
-            gaps: Arc::clone(&self.gaps),
-            counted: Default::default(),
+            ..TableEntry::new(
+                meta,
+                (clustered, secondary),
+                self.autoinc.clone(),
+                &self.gaps,
+            )
         }
     }
 
@@ -180,6 +178,13 @@ pub fn hook_tree(ahi: &Ahi, tree: BTree) -> BTree {
     if tree.search_hook().is_some() {
         return tree;
     }
+    rehook_tree(ahi, tree)
+}
+
+/// `tree` with a new hook into `ahi`, replacing the one it has: for a tree whose index's
+/// hash was dropped ([`Ahi::drop_index`] kills every hook on the index id) and that is to be
+/// hashed again.
+pub fn rehook_tree(ahi: &Ahi, tree: BTree) -> BTree {
     let hook = ahi.hook(tree.space(), tree.index_id(), tree.layout().clone());
     tree.with_search_hook(hook)
 }

@@ -420,9 +420,12 @@ impl TrxState {
         match committed {
             Ok(end) => Ok(end.max(built_end)),
             Err(e) => {
-                // Not committed: the table goes back to its empty tree.
-                let old = Arc::new(entry_like(inner, t, t.meta.clone(), t.clustered.clone()));
+                // Not committed: the table goes back to its empty tree. The hash of the index
+                // is dropped first (the new tree's pages may be in it) and the old tree gets a
+                // fresh hook: its own died with the drop above.
                 inner.ahi().drop_index(t.clustered.index_id());
+                let empty = minnow_engine::entry::rehook_tree(inner.ahi(), t.clustered.clone());
+                let old = Arc::new(entry_like(inner, t, t.meta.clone(), empty));
                 inner.tables().write().insert(name.to_owned(), old);
                 new.superseded.store(true, Ordering::Release);
                 let _ = tree.free_all(pool);
