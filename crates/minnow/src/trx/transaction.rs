@@ -44,6 +44,10 @@ pub struct Transaction {
     /// hence the cell); READ COMMITTED takes a fresh one per statement and keeps none. Kept
     /// as the [`Snapshot`] reads take, so that a read borrows it rather than cloning it.
     view: OnceLock<Snapshot>,
+    /// Set while the state may hold buffered inserts (set and cleared through `&mut self`):
+    /// a consistent read looks at it before taking the state's mutex to spill, so that the
+    /// reads of a transaction that buffers nothing take no lock.
+    buffering: bool,
     ended: bool,
 }
 
@@ -81,6 +85,7 @@ impl Database {
                 ..TrxState::default()
             }),
             view: OnceLock::new(),
+            buffering: false,
             ended: false,
         })
     }
@@ -124,7 +129,7 @@ impl Transaction {
     /// them through the ordinary read path (the `bulk` module).
     pub(crate) fn read_snapshot(&self, table: &crate::Table) -> Result<Cow<'_, Snapshot>> {
         table.belongs_to(&self.db)?;
-        {
+        if self.buffering {
             let mut st = self.state.lock();
             if st.claims(&table.t) {
                 self.live()?;
@@ -159,6 +164,7 @@ impl Transaction {
             // Anything but a plain insert reads or changes the table the ordinary way.
             state.spill()?;
         }
+        self.buffering = state.bulk.is_some();
         let me = state.id;
         let r = table.write_statement_as(me, |inner, t, w| {
             let r = state.statement(inner, |st| f(inner, t, st, w));

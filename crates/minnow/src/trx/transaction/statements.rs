@@ -159,6 +159,7 @@ impl Transaction {
         table.belongs_to(&self.db)?;
         let inner = self.db.inner()?;
         let buffered = self.state.get_mut().bulk_insert(inner, table, row);
+        self.buffering = self.state.get_mut().bulk.is_some();
         if let Some(Snapshot::View(v)) = self.view.get_mut() {
             v.set_creator(self.state.get_mut().id);
         }
