@@ -61,6 +61,25 @@ fn small() -> Config {
     }
 }
 
+/// A new database with the small config and an empty `kv` table.
+fn kv_db() -> (tempfile::TempDir, Database, minnow::Table) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path(), small()).unwrap();
+    let t = db.create_table(kv()).unwrap();
+    (dir, db, t)
+}
+
+/// Inserts every row of `rows` into `t` in `tx`.
+fn insert_all<'r>(
+    tx: &mut minnow::Transaction,
+    t: &minnow::Table,
+    rows: impl IntoIterator<Item = &'r Vec<Value>>,
+) {
+    for r in rows {
+        tx.insert(t, r).unwrap();
+    }
+}
+
 #[test]
 fn buffered_load_commits_and_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
@@ -69,9 +88,7 @@ fn buffered_load_commits_and_survives_reopen() {
         let db = Database::create(dir.path(), small()).unwrap();
         let t = db.create_table(kv()).unwrap();
         let mut tx = db.begin().unwrap();
-        for r in &data {
-            tx.insert(&t, r).unwrap();
-        }
+        insert_all(&mut tx, &t, &data);
         assert_eq!(
             db.lock_stats().unwrap().held,
             0,
@@ -110,9 +127,7 @@ fn buffered_load_commits_and_survives_reopen() {
 
 #[test]
 fn duplicate_primary_key_fails_at_the_insert_and_the_rest_stays() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path(), small()).unwrap();
-    let t = db.create_table(kv()).unwrap();
+    let (_dir, db, t) = kv_db();
     let mut tx = db.begin().unwrap();
     tx.insert(&t, &[Value::text("a"), Value::text("1")])
         .unwrap();
@@ -176,15 +191,11 @@ fn auto_increment_values_are_given_as_today() {
 
 #[test]
 fn reads_and_changes_by_the_transaction_spill_the_buffer_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path(), small()).unwrap();
-    let t = db.create_table(kv()).unwrap();
+    let (_dir, db, t) = kv_db();
     let data = rows(2, 100);
     // get
     let mut tx = db.begin().unwrap();
-    for r in &data {
-        tx.insert(&t, r).unwrap();
-    }
+    insert_all(&mut tx, &t, &data);
     assert_eq!(db.lock_stats().unwrap().held, 0);
     assert_eq!(tx.get(&t, &data[5][..1]).unwrap().as_ref(), Some(&data[5]));
     assert_eq!(
@@ -235,9 +246,7 @@ fn reads_and_changes_by_the_transaction_spill_the_buffer_first() {
 
 #[test]
 fn rollback_drops_the_buffer_and_frees_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path(), small()).unwrap();
-    let t = db.create_table(kv()).unwrap();
+    let (_dir, db, t) = kv_db();
     let mut tx = db.begin().unwrap();
     for r in rows(3, 50) {
         tx.insert(&t, &r).unwrap();
@@ -260,16 +269,12 @@ fn rollback_drops_the_buffer_and_frees_the_table() {
 
 #[test]
 fn others_see_nothing_before_the_commit_and_old_views_nothing_after() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path(), small()).unwrap();
-    let t = db.create_table(kv()).unwrap();
+    let (_dir, db, t) = kv_db();
     let data = rows(4, 300);
     let old = db.begin().unwrap();
     assert_eq!(old.count(&t).unwrap(), 0); // takes its view
     let mut tx = db.begin().unwrap();
-    for r in &data {
-        tx.insert(&t, r).unwrap();
-    }
+    insert_all(&mut tx, &t, &data);
     let during = db.begin().unwrap();
     assert_eq!(during.count(&t).unwrap(), 0);
     assert!(during.get(&t, &data[0][..1]).unwrap().is_none());
@@ -287,9 +292,7 @@ fn others_see_nothing_before_the_commit_and_old_views_nothing_after() {
 
 #[test]
 fn other_writers_and_ddl_wait_for_the_claim_and_time_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path(), small()).unwrap();
-    let t = db.create_table(kv()).unwrap();
+    let (_dir, db, t) = kv_db();
     let mut tx = db.begin().unwrap();
     tx.insert(&t, &[Value::text("a"), Value::text("1")])
         .unwrap();
@@ -380,9 +383,7 @@ fn long_rows_and_a_full_buffer_spill_and_stay_correct() {
     let t = db.create_table(kv()).unwrap();
     let data = rows(5, 200);
     let mut tx = db.begin().unwrap();
-    for r in &data {
-        tx.insert(&t, r).unwrap();
-    }
+    insert_all(&mut tx, &t, &data);
     assert!(
         db.lock_stats().unwrap().held >= 190,
         "the buffer spilled past 8 KiB"
@@ -432,9 +433,7 @@ fn a_crash_during_the_commit_leaves_all_rows_or_none() {
                 Database::create(dir.path(), common::crash_config(Arc::clone(&backend))).unwrap();
             let t = db.create_table(kv()).unwrap();
             let mut tx = db.begin().unwrap();
-            for r in &data {
-                tx.insert(&t, r).unwrap();
-            }
+            insert_all(&mut tx, &t, &data);
             // Early cuts land in the build's evictions and the commit's log write and sync.
             sim.arm(1 + seed % 5);
             acked = tx.commit().is_ok();
@@ -470,14 +469,10 @@ fn a_crash_during_the_commit_leaves_all_rows_or_none() {
 /// entry hooks the tree (dropped after, the new tree's hook was dead and no read ever hit).
 #[test]
 fn the_built_tree_is_hashed_by_the_adaptive_hash_index() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path(), small()).unwrap();
-    let t = db.create_table(kv()).unwrap();
+    let (_dir, db, t) = kv_db();
     let rows = rows(11, 2000);
     let mut tx = db.begin().unwrap();
-    for r in &rows {
-        tx.insert(&t, r).unwrap();
-    }
+    insert_all(&mut tx, &t, &rows);
     tx.commit().unwrap();
     let before = db.ahi_stats().unwrap();
     for _ in 0..4 {
