@@ -270,7 +270,7 @@ fn knobs_reach_the_lower_crates() {
 }
 
 /// Where the docs table lives, for the message and for regenerating it.
-const DOCS_FILE: &str = "crates/minnow/src/config/mod.rs";
+const DOCS_FILE: &str = "crates/minnow-engine/src/config/mod.rs";
 const MARKER: &str = "//! <!-- knobs table: rendered by config::knobs::Knob::docs_table -->";
 
 /// The docs source with the table between the marker and the next non-table line
@@ -314,7 +314,7 @@ fn docs_table_is_rendered_from_the_registry() {
     }
     panic!(
         "the knobs table in {DOCS_FILE} is not what the registry renders:\n{diff}\n\
-         regenerate it with: MINNOW_BLESS_KNOBS=1 cargo test -p minnow --lib \
+         regenerate it with: MINNOW_BLESS_KNOBS=1 cargo test -p minnow-engine --lib \
          config::knobs::tests::docs_table"
     );
 }
