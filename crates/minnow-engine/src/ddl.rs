@@ -65,15 +65,18 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use minnow_btree::BTree;
 use minnow_btree::record::Value;
 use minnow_btree::space::{self, FsegHeader, Segment};
-use minnow_btree::{BTree, ScanRange};
 
-use crate::db::Database;
+use crate::autoinc::{self, AutoInc};
+use crate::claim::refuse_claimed;
+use crate::compression;
 use crate::dict::{SYSTEM_SPACE_ID, dict_row};
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::{Error, Result, from_tree};
-use crate::schema::{self, PRIMARY};
-use minnow_engine::{Engine, TableEntry};
+use crate::schema::{self, PRIMARY, TableDef, TableMeta};
 
 /// The prefix of pending-drop marker keys in the dictionary.
 const DROP_MARK: &[u8] = b"\0drop ";
@@ -94,7 +97,7 @@ fn marker_key(segs: &[Segment]) -> Vec<u8> {
 }
 
 /// A segment's identity across tablespaces: its space and its id.
-fn seg_key(s: &Segment) -> (u32, u64) {
+pub(crate) fn seg_key(s: &Segment) -> (u32, u64) {
     (s.header.space, s.id)
 }
 
@@ -122,7 +125,7 @@ fn encode_segs(segs: &[Segment]) -> Vec<u8> {
     out
 }
 
-fn decode_segs(key: &[u8], b: &[u8]) -> Result<Vec<Segment>> {
+pub(crate) fn decode_segs(key: &[u8], b: &[u8]) -> Result<Vec<Segment>> {
     let bad = || Error::Corrupt {
         what: format!(
             "pending-drop record {:?} has {} bytes, not a multiple of {SEG_LEN}",
@@ -153,30 +156,112 @@ fn segments_of<'a>(trees: impl IntoIterator<Item = &'a BTree>) -> Vec<Segment> {
         .collect()
 }
 
-impl Database {
-    /// Drops table `name` with all its indexes: the dictionary record goes (the commit
-    /// point, durable when this returns), then every index's segments go back to the
-    /// tablespace, so the pages are reused by later inserts and the file stops growing. The
-    /// name can be used again at once. Handles to the table taken before get
-    /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
-    pub fn drop_table(&self, name: &str) -> Result<()> {
-        let inner = self.inner()?;
+/// `CREATE TABLE`, `DROP TABLE` and `DROP INDEX` (`Database::create_table`,
+/// `Database::drop_table`, `Database::drop_index`); each holds the dictionary latch, then
+/// the quiesce latch shared, then (a drop) the table's metadata lock exclusively.
+impl Engine {
+    /// Creates a table and its indexes; returns its entry, in the table cache. The trees
+    /// are created first (one mtr each); the dictionary record, inserted in one more mtr, is
+    /// the commit point: after a crash the table either exists whole or not at all (a crash
+    /// before that record leaves segments no record names, which `open` frees). Durable as
+    /// `flush_log_at_trx_commit` says.
+    pub fn create_table(&self, def: TableDef) -> Result<Arc<TableEntry>> {
+        let inner = self;
         let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
-        let entry = inner
-            .tables()
-            .read()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::NoSuchTable {
-                table: name.to_owned(),
+        let mut meta = TableMeta::resolve(def)?;
+        if inner.tables().read().contains_key(meta.name()) {
+            return Err(Error::TableExists {
+                table: meta.name().to_owned(),
+            });
+        }
+        if let Some(c) = meta.def.compression {
+            compression::check_config(&c, meta.name(), inner.config())?;
+        }
+        let name = meta.name().to_owned();
+        // The dictionary record must fit before any tree is created.
+        let rec = inner
+            .dict()
+            .layout()
+            .encode(&dict_row(name.as_bytes(), schema::encode(&meta)))
+            .map_err(|e| Error::BadDefinition {
+                table: name.clone(),
+                reason: e.to_string(),
             })?;
+        let max = minnow_btree::node::max_record_len(inner.config().page_size.bytes());
+        if rec.len() > max {
+            return Err(Error::BadDefinition {
+                table: name,
+                reason: format!(
+                    "its dictionary record of {} bytes exceeds the {max}-byte maximum",
+                    rec.len()
+                ),
+            });
+        }
+        // A compressed table's shared tablespace exists (durably) before any tree is made
+        // in it.
+        let space = match meta.def.compression {
+            Some(c) => {
+                compression::ensure_space(inner.dir(), inner.config(), inner.pool().spaces(), c)?
+            }
+            None => SYSTEM_SPACE_ID,
+        };
+        let mut ids = inner.next_index_id().lock();
+        let (clustered, _) = BTree::create(inner.pool(), space, *ids, meta.clustered_layout()?)
+            .map_err(|e| from_tree(e, &name, PRIMARY))?;
+        meta.index_id = *ids;
+        meta.root = clustered.root();
+        *ids += 1;
+        let mut secondary = Vec::new();
+        for i in 0..meta.secondary.len() {
+            let layout = meta.secondary_layout(&meta.secondary[i])?;
+            let (t, _) = BTree::create(inner.pool(), space, *ids, layout)
+                .map_err(|e| from_tree(e, &name, &meta.secondary[i].name))?;
+            meta.secondary[i].index_id = *ids;
+            meta.secondary[i].root = t.root();
+            *ids += 1;
+            secondary.push(t);
+        }
+        drop(ids);
+        // The counter record goes first (its value 1: nothing handed out yet), so that a
+        // table record always has one; it overwrites any a crash left behind by a dropped
+        // table of the same name.
+        let autoinc = AutoInc::new(&meta, 1).map(Arc::new);
+        if autoinc.is_some() {
+            autoinc::write_counter(inner, &name, 1)?;
+        }
+        let end = inner
+            .dict()
+            .insert(
+                inner.pool(),
+                &dict_row(name.as_bytes(), schema::encode(&meta)),
+            )
+            .map_err(|e| from_tree(e, &name, "SYS_TABLES"))?;
+        inner.durable(end)?;
+        let entry = Arc::new(
+            TableEntry::new(meta, (clustered, secondary), autoinc, inner.gaps())
+                .hooked(inner.ahi())
+                .configured(inner.config()),
+        );
+        inner.tables().write().insert(name, Arc::clone(&entry));
+        Ok(entry)
+    }
+
+    /// Drops table `name` with all its indexes: the dictionary record goes (the commit
+    /// point, durable when this returns), then every index's segments go back to the
+    /// tablespace. Entries of the table taken before read as dropped. Crash-safe: see the
+    /// module docs.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let inner = self;
+        let _ddl = inner.ddl().lock();
+        let _q = inner.write_latch()?;
+        let entry = inner.table(name)?;
         // Statements on the table finish first; later ones find it gone.
         let _x = entry.mdl.write();
         // A bulk insert's claim holds the table: the DDL must not run under it.
-        crate::trx::refuse_claimed(&entry)?;
+        refuse_claimed(&entry)?;
         let segs = segments_of(std::iter::once(&entry.clustered).chain(&entry.secondary));
-        let key = self.mark_drop(&segs, name)?;
+        let key = mark_drop(inner, &segs, name)?;
         let end = inner
             .dict()
             .delete(inner.pool(), &[Value::Bytes(name.as_bytes().to_vec())])
@@ -192,32 +277,24 @@ impl Database {
         // The counter record goes after the commit point; a crash before this leaves it
         // without a table, and `open` removes it.
         if entry.autoinc.is_some() {
-            minnow_engine::autoinc::delete_counter(inner, name)?;
+            autoinc::delete_counter(inner, name)?;
         }
-        self.free_segments(&key, &segs)
+        free_segments(inner, &key, &segs)
     }
 
     /// Drops secondary index `index` of table `table`: the table's dictionary record is
     /// rewritten without it (the commit point, durable when this returns), then the index's
     /// segments go back to the tablespace. The primary key cannot be dropped
-    /// ([`Error::DropPrimary`]); handles to the table taken before get
-    /// [`Error::TableChanged`]. Crash-safe: see the module docs of `ddl`.
+    /// ([`Error::DropPrimary`]); entries of the table taken before read as superseded.
+    /// Crash-safe: see the module docs.
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
-        let inner = self.inner()?;
+        let inner = self;
         let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
-        let entry =
-            inner
-                .tables()
-                .read()
-                .get(table)
-                .cloned()
-                .ok_or_else(|| Error::NoSuchTable {
-                    table: table.to_owned(),
-                })?;
+        let entry = inner.table(table)?;
         let _x = entry.mdl.write();
         // A bulk insert's claim holds the table: the DDL must not run under it.
-        crate::trx::refuse_claimed(&entry)?;
+        refuse_claimed(&entry)?;
         if index == PRIMARY {
             return Err(Error::DropPrimary {
                 table: table.to_owned(),
@@ -240,7 +317,7 @@ impl Database {
         let mut secondary = entry.secondary.clone();
         let tree = secondary.remove(i);
         let segs = segments_of([&tree]);
-        let key = self.mark_drop(&segs, table)?;
+        let key = mark_drop(inner, &segs, table)?;
         let end = inner
             .dict()
             .update(
@@ -255,206 +332,118 @@ impl Database {
         entry.dropped.store(true, Ordering::Release);
         inner.tables().write().insert(table.to_owned(), new);
         inner.ahi().drop_index(tree.index_id());
-        self.free_segments(&key, &segs)
+        free_segments(inner, &key, &segs)
     }
+}
 
-    /// Step 1 of a drop: the pending-drop marker. Returns its key.
-    fn mark_drop(&self, segs: &[Segment], table: &str) -> Result<Vec<u8>> {
-        let inner = self.inner()?;
-        let key = marker_key(segs);
-        inner
-            .dict()
-            .insert(inner.pool(), &dict_row(&key, encode_segs(segs)))
-            .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
-        Ok(key)
+/// Step 1 of a drop: the pending-drop marker. Returns its key.
+fn mark_drop(inner: &Engine, segs: &[Segment], table: &str) -> Result<Vec<u8>> {
+    let key = marker_key(segs);
+    inner
+        .dict()
+        .insert(inner.pool(), &dict_row(&key, encode_segs(segs)))
+        .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
+    Ok(key)
+}
+
+/// Steps 3 and 4 of a drop: free the segments, then remove the marker.
+fn free_segments(inner: &Engine, key: &[u8], segs: &[Segment]) -> Result<()> {
+    let mut last = None;
+    for &s in segs {
+        last = Some(
+            space::free_segment(inner.pool(), s)
+                .map_err(|e| from_tree(e, "SYS_TABLES", "pending drop"))?,
+        );
     }
+    let _ = last;
+    let end = inner
+        .dict()
+        .delete(inner.pool(), &[Value::Bytes(key.to_vec())])
+        .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
+    inner.durable(end)?;
+    Ok(())
+}
 
-    /// Steps 3 and 4 of a drop: free the segments, then remove the marker.
-    fn free_segments(&self, key: &[u8], segs: &[Segment]) -> Result<()> {
-        let inner = self.inner()?;
-        let mut last = None;
-        for &s in segs {
-            last = Some(
-                space::free_segment(inner.pool(), s)
-                    .map_err(|e| from_tree(e, "SYS_TABLES", "pending drop"))?,
-            );
-        }
-        let _ = last;
-        let end = inner
-            .dict()
-            .delete(inner.pool(), &[Value::Bytes(key.to_vec())])
-            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
-        self.durable(end)?;
-        Ok(())
+/// The segments every live tree uses: the dictionary's and each table's.
+pub(crate) fn live_segments(
+    inner: &Engine,
+    tables: &BTreeMap<String, Arc<TableEntry>>,
+) -> Result<Vec<Segment>> {
+    let mut trees = vec![inner.dict()];
+    for t in tables.values() {
+        trees.push(&t.clustered);
+        trees.extend(&t.secondary);
     }
+    let mut segs = segments_of(trees);
+    // The undo segment (TRX_SYS page and undo pages) belongs to no tree.
+    segs.push(*inner.undo_segment());
+    Ok(segs)
+}
 
-    /// The segments every live tree uses: the dictionary's and each table's.
-    fn live_segments(&self, tables: &BTreeMap<String, Arc<TableEntry>>) -> Result<Vec<Segment>> {
-        let inner = self.inner()?;
-        let mut trees = vec![inner.dict()];
-        for t in tables.values() {
-            trees.push(&t.clustered);
-            trees.extend(&t.secondary);
-        }
-        let mut segs = segments_of(trees);
-        // The undo segment (TRX_SYS page and undo pages) belongs to no tree.
-        segs.push(*inner.undo_segment());
-        Ok(segs)
+/// Finishes the drops a crash interrupted (called by `open` with the markers it found):
+/// see the module docs. After a crash (`crashed`), also frees **orphan segments**: a
+/// crash inside `create_table`, after its trees were created and before the dictionary
+/// record that is its commit point, leaves segments that no dictionary record names.
+pub(crate) fn finish_ddl(
+    inner: &Engine,
+    markers: Vec<(Vec<u8>, Vec<u8>)>,
+    crashed: bool,
+) -> Result<()> {
+    finish_drops(inner, markers)?;
+    if !crashed {
+        return Ok(());
     }
-
-    /// Finishes the drops a crash interrupted (called by `open` with the markers it found):
-    /// see the module docs. After a crash (`crashed`), also frees **orphan segments**: a
-    /// crash inside `create_table`, after its trees were created and before the dictionary
-    /// record that is its commit point, leaves segments that no dictionary record names.
-    pub(crate) fn finish_ddl(&self, markers: Vec<(Vec<u8>, Vec<u8>)>, crashed: bool) -> Result<()> {
-        self.finish_drops(markers)?;
-        if !crashed {
-            return Ok(());
-        }
-        let inner = self.inner()?;
-        let live: HashSet<(u32, u64)> = self
-            .live_segments(&inner.tables().read())?
-            .iter()
-            .map(seg_key)
-            .collect();
-        let mut last = None;
-        for space_id in table_spaces(inner) {
-            let report = space::check_space(inner.pool(), space_id)
-                .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
-            for (&id, seg) in &report.segments {
-                if !live.contains(&(space_id, id)) {
-                    let s = Segment {
-                        header: seg.header,
-                        id,
-                    };
-                    last = Some(
-                        space::free_segment(inner.pool(), s)
-                            .map_err(|e| from_tree(e, "SYS_TABLES", "orphan segment"))?,
-                    );
-                }
+    let live: HashSet<(u32, u64)> = live_segments(inner, &inner.tables().read())?
+        .iter()
+        .map(seg_key)
+        .collect();
+    let mut last = None;
+    for space_id in table_spaces(inner) {
+        let report = space::check_space(inner.pool(), space_id)
+            .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
+        for (&id, seg) in &report.segments {
+            if !live.contains(&(space_id, id)) {
+                let s = Segment {
+                    header: seg.header,
+                    id,
+                };
+                last = Some(
+                    space::free_segment(inner.pool(), s)
+                        .map_err(|e| from_tree(e, "SYS_TABLES", "orphan segment"))?,
+                );
             }
         }
-        if let Some(end) = last {
+    }
+    if let Some(end) = last {
+        inner
+            .pool()
+            .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+    }
+    Ok(())
+}
+
+fn finish_drops(inner: &Engine, markers: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+    if markers.is_empty() {
+        return Ok(());
+    }
+    let live: HashSet<(u32, u64)> = live_segments(inner, &inner.tables().read())?
+        .iter()
+        .map(seg_key)
+        .collect();
+    for (key, value) in markers {
+        let segs = decode_segs(&key, &value)?;
+        if segs.iter().any(|s| live.contains(&seg_key(s))) {
+            // The crash came before the commit point: the index is still there.
+            let end = inner
+                .dict()
+                .delete(inner.pool(), &[Value::Bytes(key.clone())])
+                .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
             inner
                 .pool()
                 .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
+        } else {
+            free_segments(inner, &key, &segs)?;
         }
-        Ok(())
     }
-
-    fn finish_drops(&self, markers: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
-        if markers.is_empty() {
-            return Ok(());
-        }
-        let inner = self.inner()?;
-        let live: HashSet<(u32, u64)> = self
-            .live_segments(&inner.tables().read())?
-            .iter()
-            .map(seg_key)
-            .collect();
-        for (key, value) in markers {
-            let segs = decode_segs(&key, &value)?;
-            if segs.iter().any(|s| live.contains(&seg_key(s))) {
-                // The crash came before the commit point: the index is still there.
-                let end = inner
-                    .dict()
-                    .delete(inner.pool(), &[Value::Bytes(key.clone())])
-                    .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
-                inner
-                    .pool()
-                    .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
-            } else {
-                self.free_segments(&key, &segs)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The allocator half of [`Database::check`], for every tablespace a table can live in
-    /// ([`table_spaces`]): the space's structures ([`space::check_space`]), every tree's pages
-    /// in its own segments ([`BTree::check_space`]), every segment owned by a live tree or a
-    /// pending drop, and no used page without an owner. Returns the system tablespace's
-    /// report.
-    pub(crate) fn check_allocation(
-        &self,
-        tables: &BTreeMap<String, Arc<TableEntry>>,
-    ) -> Result<space::SpaceReport> {
-        let inner = self.inner()?;
-        let mut reports = BTreeMap::new();
-        for space_id in table_spaces(inner) {
-            let report = space::check_space(inner.pool(), space_id)
-                .map_err(|e| from_tree(e, "SYS_TABLES", "page allocator"))?;
-            reports.insert(space_id, report);
-        }
-        let report_of = |tree: &BTree, table: &str, index: &str| {
-            reports.get(&tree.space()).ok_or_else(|| Error::Corrupt {
-                what: format!(
-                    "table `{table}`, index `{index}`: its tablespace {} is not open",
-                    tree.space()
-                ),
-            })
-        };
-        inner
-            .dict()
-            .check_space(
-                inner.pool(),
-                report_of(inner.dict(), "SYS_TABLES", PRIMARY)?,
-            )
-            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
-        for (name, t) in tables {
-            t.clustered
-                .check_space(inner.pool(), report_of(&t.clustered, name, PRIMARY)?)
-                .map_err(|e| from_tree(e, name, PRIMARY))?;
-            for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
-                tree.check_space(inner.pool(), report_of(tree, name, &s.name)?)
-                    .map_err(|e| from_tree(e, name, &s.name))?;
-            }
-        }
-        let mut owned: HashSet<(u32, u64)> =
-            self.live_segments(tables)?.iter().map(seg_key).collect();
-        for e in inner
-            .dict()
-            .scan(inner.pool(), ScanRange::all())
-            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?
-        {
-            let e = e.map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
-            if let (Some(Value::Bytes(k)), Some(Value::Bytes(v))) =
-                (e.values.first(), e.values.get(3))
-                && is_drop_marker(k)
-            {
-                owned.extend(decode_segs(k, v)?.iter().map(seg_key));
-            }
-        }
-        for (&space_id, report) in &reports {
-            if let Some(id) = report
-                .segments
-                .keys()
-                .find(|&&id| !owned.contains(&(space_id, id)))
-            {
-                return Err(Error::Corrupt {
-                    what: format!(
-                        "page allocator of space {space_id}: segment {id} belongs to no table or \
-                         index (pages {:?})",
-                        report
-                            .segments
-                            .get(id)
-                            .map(|s| s.pages.iter().take(8).collect::<Vec<_>>())
-                    ),
-                });
-            }
-            if !report.loose_pages.is_empty() {
-                return Err(Error::Corrupt {
-                    what: format!(
-                        "page allocator of space {space_id}: pages in use by no segment: {:?}",
-                        report.loose_pages.iter().take(8).collect::<Vec<_>>()
-                    ),
-                });
-            }
-        }
-        reports
-            .remove(&SYSTEM_SPACE_ID)
-            .ok_or_else(|| Error::Corrupt {
-                what: "page allocator: the system tablespace is not open".into(),
-            })
-    }
+    Ok(())
 }

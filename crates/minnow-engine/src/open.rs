@@ -1,6 +1,16 @@
-//! [`Database`]: the data directory, startup and recovery, the dictionary, shutdown.
+//! Creating and opening a database directory: what builds an [`Engine`] from a directory
+//! (the system tablespace, the redo log, the doublewrite segments, the dictionary), with
+//! recovery in InnoDB's order, and what tears it down ([`Engine::close`]).
+//!
+//! `open` brings the database back in this order: doublewrite repair of torn pages, redo
+//! apply from the last checkpoint, flush and checkpoint (all in
+//! [`minnow_buf::BufferPool::recover`]); then the dictionary is read (tables, pending-drop
+//! markers, auto-increment counters), every transaction that had not committed is rolled
+//! back from its undo log ([`crate::rollback::recover_rollback`]), the drops a crash cut
+//! short are finished ([`crate::ddl`]), and the background threads start. The result,
+//! [`Opened`], is what the `minnow` crate's `Database` holds.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,43 +23,18 @@ use minnow_io::{Backend, DirLock, OpenOptions, Tablespace};
 use minnow_mvcc::TrxSys;
 use minnow_page::PageId;
 use minnow_page::checksum::ChecksumPolicy;
-use minnow_redo::{Durability, Log, Lsn};
+use minnow_redo::Log;
 
-use crate::compression;
+use crate::autoinc;
 use crate::config::{self, Config};
 use crate::dict::{
     DICT_INDEX_ID, DICT_ROOT, REDO_LOG, SYSTEM_SPACE_ID, SYSTEM_TABLESPACE, TRX_SYS_PAGE,
-    dict_layout, dict_row,
+    dict_layout,
 };
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::{Error, Result, from_tree};
-use crate::schema::{self, PRIMARY, TableDef, TableMeta};
-use crate::status::RowOp;
-use crate::table::Table;
-use minnow_engine::autoinc::{self, AutoInc};
-use minnow_engine::{Engine, TableEntry};
-
-/// Secondary-index entries (index columns, then primary key columns).
-type Entries = Vec<Vec<Value>>;
-
-/// What [`Database::check`] found.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CheckReport {
-    /// Tables checked.
-    pub tables: usize,
-    /// Indexes checked (clustered and secondary, plus the dictionary).
-    pub indexes: usize,
-    /// Rows per table.
-    pub rows: BTreeMap<String, u64>,
-    /// Overflow pages holding off-page columns, in all tables.
-    pub overflow_pages: u64,
-    /// Undo pages in the undo streams of all rollback segments, every one read and checked.
-    pub undo_pages: u64,
-    /// Logs in the history list (walked and checked against its length).
-    pub history_len: u64,
-    /// Delete-marked clustered records and secondary entries in all tables: old versions
-    /// kept for readers until purge removes them.
-    pub delete_marked: u64,
-}
+use crate::schema::{self, PRIMARY};
 
 /// What `open` did to bring the database back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -83,51 +68,6 @@ pub struct OpenReport {
     pub notes: Vec<String>,
 }
 
-/// A database: a data directory holding one system tablespace (`ibdata1`, the dictionary
-/// and every uncompressed table's indexes), a shared compressed tablespace per compression
-/// setting in use (`zip8k_zlib-6.ibd`, ...), the redo log (`ib_logfile0`), the doublewrite segments
-/// (`dblwr.N`) and the buffer pool dump (`ib_buffer_pool`).
-///
-/// ```
-/// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
-///
-/// let dir = tempfile::tempdir()?;
-/// let db = Database::create(dir.path(), Config::default())?;
-/// let users = db.create_table(
-///     TableDef::new("users")
-///         .column(ColumnDef::new("id", ColumnType::U64))
-///         .column(ColumnDef::new("name", ColumnType::Var(40)))
-///         .primary_key(&["id"]),
-/// )?;
-/// users.insert(&[Value::UInt(1), Value::Bytes(b"ada".to_vec())])?;
-/// db.close()?;
-///
-/// let db = Database::open(dir.path(), Config::default())?;
-/// let row = db.table("users")?.get(&[Value::UInt(1)])?;
-/// assert_eq!(row, Some(vec![Value::UInt(1), Value::Bytes(b"ada".to_vec())]));
-/// db.check()?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-///
-/// A `Database` is a handle: cloning it is cheap (one `Arc`), every clone is the same open
-/// database, and it is `Send + Sync`, so threads may each own one. [`Table`] and
-/// [`crate::Transaction`] handles own a clone too, so one struct can own the database, its
-/// tables and a transaction, with no lifetime to thread through. See the crate docs,
-/// "Handles and lifetime", for what `close` and drop mean while other handles live.
-#[derive(Clone)]
-pub struct Database {
-    pub(crate) handle: Arc<crate::handle::Handle>,
-}
-
-impl std::fmt::Debug for Database {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Database")
-            .field("dir", &self.handle.inner.dir())
-            .field("closed", &self.handle.inner.is_closed())
-            .finish()
-    }
-}
-
 fn writer(
     backend: &dyn Backend,
     dir: &Path,
@@ -143,14 +83,47 @@ fn writer(
     })
 }
 
-impl Database {
-    /// Creates a database in `dir` (created if missing; it must not hold a database):
-    /// the system tablespace, the redo log, the doublewrite segments and the dictionary.
-    /// Creating is not crash-atomic: if it fails or the machine dies during `create`, remove
-    /// the directory and create again.
-    pub fn create(dir: impl AsRef<Path>, config: Config) -> Result<Database> {
+/// A started engine, as [`Engine::create`] and [`Engine::open`] return it: the engine with
+/// its threads running, the directory's `LOCK` (to be let go only after
+/// [`Engine::close`]) and what `open` did.
+#[derive(Debug)]
+pub struct Opened {
+    /// The engine.
+    pub engine: Arc<Engine>,
+    /// The data directory's `LOCK`, held for as long as the engine is open.
+    pub lock: DirLock,
+    /// What `open` did (all zero after `create`).
+    pub report: OpenReport,
+}
+
+/// Finishes starting `engine`: runs `rest` (recovery's last steps, the threads); if it
+/// fails, closes the engine again (as dropping an open database would) before the lock goes
+/// and the error returns.
+fn started(
+    engine: Arc<Engine>,
+    lock: DirLock,
+    rest: impl FnOnce(&Arc<Engine>) -> Result<OpenReport>,
+) -> Result<Opened> {
+    match rest(&engine) {
+        Ok(report) => Ok(Opened {
+            engine,
+            lock,
+            report,
+        }),
+        Err(e) => {
+            let _ = engine.close();
+            drop(lock);
+            Err(e)
+        }
+    }
+}
+
+impl Engine {
+    /// Creates a database in `dir` (created if missing; it must not hold a database): the
+    /// system tablespace, the redo log, the doublewrite segments and the dictionary (see
+    /// `Database::create`).
+    pub fn create(dir: &Path, config: Config) -> Result<Opened> {
         config.validate()?;
-        let dir = dir.as_ref();
         let dir_err = |reason: String| Error::Directory {
             path: dir.to_path_buf(),
             reason,
@@ -206,20 +179,17 @@ impl Database {
             dir,
             (trx_sys, undo_segment),
         ));
-        let db = Database::from_parts(Arc::clone(&inner), lock);
-        db.handle.report.get_or_init(OpenReport::default);
-        inner.start_threads()?;
-        crate::purge::start(&inner)?;
-        Ok(db)
+        started(inner, lock, |inner| {
+            inner.start_threads()?;
+            crate::purge::start(inner)?;
+            Ok(OpenReport::default())
+        })
     }
 
-    /// Opens the database in `dir` and brings it back to a consistent state, in InnoDB's
-    /// order: doublewrite repair of torn pages, redo apply from the last checkpoint, flush
-    /// and checkpoint (all in [`minnow_buf::BufferPool::recover`]); then the dictionary is
-    /// read, and every transaction that had not committed is rolled back from its undo log.
-    pub fn open(dir: impl AsRef<Path>, config: Config) -> Result<Database> {
+    /// Opens the database in `dir` and brings it back to a consistent state (see the module
+    /// docs for the order, and `Database::open`).
+    pub fn open(dir: &Path, config: Config) -> Result<Opened> {
         config.validate()?;
-        let dir = dir.as_ref();
         if !dir.join(SYSTEM_TABLESPACE).exists() {
             return Err(Error::Directory {
                 path: dir.to_path_buf(),
@@ -350,352 +320,42 @@ impl Database {
             dir,
             (trx_sys, undo_segment),
         ));
-        let db = Database::from_parts(Arc::clone(&inner), lock);
-        // Roll back every transaction that had not committed, newest record first, before
-        // anything else changes a page: its undo still describes the pages as they are.
-        for log in active {
-            report.undo_records_applied += crate::trx::recover_rollback(db.inner()?, log)?;
-            report.rolled_back += 1;
-        }
-        db.finish_ddl(drops, rec.log.groups > 0)?;
-        db.remove_orphan_counters(counters.into_keys())?;
-        report.recovery_time = opened.elapsed();
-        db.handle.report.get_or_init(|| report);
-        inner.start_threads()?;
-        crate::purge::start(&inner)?;
-        Ok(db)
-    }
-
-    /// The engine, for a statement about to start; [`Error::Closed`] once the database is
-    /// closed (one load of a flag nobody writes while it is open).
-    #[inline]
-    pub(crate) fn inner(&self) -> Result<&Engine> {
-        let inner = &*self.handle.inner;
-        inner.check_open()?;
-        Ok(inner)
-    }
-
-    /// What `open` did (all zero after `create`).
-    pub fn open_report(&self) -> &OpenReport {
-        self.handle.report.get_or_init(OpenReport::default)
-    }
-
-    /// The configuration the database runs with.
-    pub fn config(&self) -> Result<&Config> {
-        Ok(self.inner()?.config())
-    }
-
-    /// The buffer pool; tools reach it through [`crate::inspect::Internals`].
-    pub(crate) fn pool(&self) -> Result<&BufferPool> {
-        Ok(self.inner()?.pool())
-    }
-
-    /// Counts `n` row operations of kind `op` for [`Database::status`] (this thread's stripe:
-    /// no shared cache line written).
-    #[inline]
-    pub(crate) fn count_rows(&self, op: RowOp, n: u64) {
-        self.handle.inner.rows().bump(op, n);
-    }
-
-    /// Makes an acknowledged change as durable as `flush_log_at_trx_commit` asks.
-    pub(crate) fn durable(&self, end: Lsn) -> Result<Durability> {
-        self.durable_at(end, None)
-    }
-
-    /// Creates a table and its indexes. The trees are created first (one mtr each); the
-    /// dictionary record, inserted in one more mtr, is the commit point: after a crash the
-    /// table either exists whole or not at all (a crash before that record leaves segments
-    /// no record names, which `open` frees; never a half-created table). Durable as
-    /// `flush_log_at_trx_commit` says.
-    pub fn create_table(&self, def: TableDef) -> Result<Table> {
-        let inner = self.inner()?;
-        let _ddl = inner.ddl().lock();
-        let _q = inner.write_latch()?;
-        let mut meta = TableMeta::resolve(def)?;
-        if inner.tables().read().contains_key(meta.name()) {
-            return Err(Error::TableExists {
-                table: meta.name().to_owned(),
-            });
-        }
-        if let Some(c) = meta.def.compression {
-            compression::check_config(&c, meta.name(), inner.config())?;
-        }
-        let name = meta.name().to_owned();
-        // The dictionary record must fit before any tree is created.
-        let rec = inner
-            .dict()
-            .layout()
-            .encode(&dict_row(name.as_bytes(), schema::encode(&meta)))
-            .map_err(|e| Error::BadDefinition {
-                table: name.clone(),
-                reason: e.to_string(),
-            })?;
-        let max = minnow_btree::node::max_record_len(inner.config().page_size.bytes());
-        if rec.len() > max {
-            return Err(Error::BadDefinition {
-                table: name,
-                reason: format!(
-                    "its dictionary record of {} bytes exceeds the {max}-byte maximum",
-                    rec.len()
-                ),
-            });
-        }
-        // A compressed table's shared tablespace exists (durably) before any tree is made
-        // in it.
-        let space = match meta.def.compression {
-            Some(c) => crate::compression::ensure_space(
-                inner.dir(),
-                inner.config(),
-                inner.pool().spaces(),
-                c,
-            )?,
-            None => SYSTEM_SPACE_ID,
-        };
-        let mut ids = inner.next_index_id().lock();
-        let (clustered, _) = BTree::create(inner.pool(), space, *ids, meta.clustered_layout()?)
-            .map_err(|e| from_tree(e, &name, PRIMARY))?;
-        meta.index_id = *ids;
-        meta.root = clustered.root();
-        *ids += 1;
-        let mut secondary = Vec::new();
-        for i in 0..meta.secondary.len() {
-            let layout = meta.secondary_layout(&meta.secondary[i])?;
-            let (t, _) = BTree::create(inner.pool(), space, *ids, layout)
-                .map_err(|e| from_tree(e, &name, &meta.secondary[i].name))?;
-            meta.secondary[i].index_id = *ids;
-            meta.secondary[i].root = t.root();
-            *ids += 1;
-            secondary.push(t);
-        }
-        drop(ids);
-        // The counter record goes first (its value 1: nothing handed out yet), so that a
-        // table record always has one; it overwrites any a crash left behind by a dropped
-        // table of the same name.
-        let autoinc = AutoInc::new(&meta, 1).map(Arc::new);
-        if autoinc.is_some() {
-            autoinc::write_counter(inner, &name, 1)?;
-        }
-        let end = inner
-            .dict()
-            .insert(
-                inner.pool(),
-                &dict_row(name.as_bytes(), schema::encode(&meta)),
-            )
-            .map_err(|e| from_tree(e, &name, "SYS_TABLES"))?;
-        self.durable(end)?;
-        let entry = Arc::new(
-            TableEntry::new(meta, (clustered, secondary), autoinc, inner.gaps())
-                .hooked(inner.ahi())
-                .configured(inner.config()),
-        );
-        inner.tables().write().insert(name, Arc::clone(&entry));
-        Ok(Table::new(self.clone(), entry))
-    }
-
-    /// The table named `name`.
-    pub fn table(&self, name: &str) -> Result<Table> {
-        let entry = self
-            .inner()?
-            .tables()
-            .read()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::NoSuchTable {
-                table: name.to_owned(),
-            })?;
-        Ok(Table::new(self.clone(), entry))
-    }
-
-    /// The names of every table, in order.
-    pub fn tables(&self) -> Result<Vec<String>> {
-        Ok(self.inner()?.tables().read().keys().cloned().collect())
-    }
-
-    /// The definition of table `name`, as the dictionary holds it.
-    pub fn table_def(&self, name: &str) -> Result<TableDef> {
-        Ok(self.table(name)?.def().clone())
-    }
-
-    /// Verifies every index: the dictionary's and each table's B-trees
-    /// ([`minnow_btree::BTree::check`]: page invariants, key order, levels, sibling links),
-    /// and that every secondary index holds exactly one entry per row of its table, built
-    /// from that row; then the page allocator of the system tablespace and of every compressed
-    /// tablespace ([`minnow_btree::space::check_space`]):
-    /// every tree page is allocated to its tree's segment, every segment belongs to a live
-    /// tree, and no page is in use without an owner; and every auto-increment counter is
-    /// above its column's largest value. The first problem is an error naming the table
-    /// and index.
-    pub fn check(&self) -> Result<CheckReport> {
-        let inner = self.inner()?;
-        let _ddl = inner.ddl().lock();
-        let _q = inner.quiesce().write();
-        inner.check_open()?;
-        let dict = inner
-            .dict()
-            .check(inner.pool())
-            .map_err(|e| from_tree(e, "SYS_TABLES", PRIMARY))?;
-        let mut report = CheckReport {
-            indexes: 1,
-            ..CheckReport::default()
-        };
-        // Overflow page (space, page number) -> the table that owns it: no page may serve
-        // two trees. Compressed tables' pages live in other spaces, where page numbers
-        // start again at 0.
-        let mut owners: HashMap<PageId, String> = HashMap::new();
-        let mut own = |space: u32, pages: &[u32], name: &str| -> Result<()> {
-            for &p in pages {
-                let page = PageId::new(space, p);
-                if let Some(other) = owners.insert(page, name.to_owned()) {
-                    return Err(Error::Corrupt {
-                        what: format!(
-                            "overflow page {page} belongs to a record of `{other}` and one of `{name}`"
-                        ),
-                    });
-                }
+        started(inner, lock, |inner| {
+            // Roll back every transaction that had not committed, newest record first,
+            // before anything else changes a page: its undo still describes the pages as
+            // they are.
+            for log in active {
+                report.undo_records_applied += crate::rollback::recover_rollback(inner, log)?;
+                report.rolled_back += 1;
             }
-            Ok(())
-        };
-        own(SYSTEM_SPACE_ID, &dict.overflow_pages, "SYS_TABLES")?;
-        for (name, t) in inner.tables().read().iter() {
-            let stats = t
-                .clustered
-                .check(inner.pool())
-                .map_err(|e| from_tree(e, name, PRIMARY))?;
-            own(t.clustered.space(), &stats.overflow_pages, name)?;
-            report.overflow_pages += stats.overflow_pages.len() as u64;
-            report.indexes += 1;
-            for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
-                tree.check(inner.pool())
-                    .map_err(|e| from_tree(e, name, &s.name))?;
-                report.indexes += 1;
-                let (missing, extra) = self.differences(t, tree, s)?;
-                if !missing.is_empty() || !extra.is_empty() {
-                    return Err(Error::Corrupt {
-                        what: format!(
-                            "table `{name}`, index `{}`: {} entries missing (e.g. {:?}), {} extra (e.g. {:?})",
-                            s.name,
-                            missing.len(),
-                            missing.first(),
-                            extra.len(),
-                            extra.first()
-                        ),
-                    });
-                }
-            }
-            t.check_auto_increment(inner.pool())?;
-            let (live, marked) = self.live_rows(t)?;
-            report.rows.insert(name.clone(), live);
-            report.delete_marked += marked;
-            report.tables += 1;
-        }
-        let space = self.check_allocation(&inner.tables().read())?;
-        let undo = inner.trx_sys().check(inner.pool())?;
-        report.undo_pages = undo.pages.len() as u64;
-        report.history_len = undo.history_len;
-        // The undo segment holds exactly the TRX_SYS page, the rollback segment header pages
-        // and the streams' pages: a page freed by purge is in no chain, and every chain page
-        // is in use by the segment.
-        let mut want: std::collections::BTreeSet<u32> = undo.pages.iter().copied().collect();
-        want.insert(inner.trx_sys().page().page_no);
-        want.extend(undo.rseg_pages.iter().copied());
-        let have = space
-            .segments
-            .get(&inner.undo_segment().id)
-            .map(|s| s.pages.clone())
-            .unwrap_or_default();
-        if want != have {
-            return Err(Error::Corrupt {
-                what: format!(
-                    "undo segment: pages in use but in no undo chain {:?}, chain pages not in use \
-                     {:?}",
-                    have.difference(&want).take(8).collect::<Vec<_>>(),
-                    want.difference(&have).take(8).collect::<Vec<_>>()
-                ),
-            });
-        }
-        // Every overflow page lies in its tree's leaf segment and is on one of that tree's
-        // chains (`check_allocation` through `BTree::check_space`), and every page in use
-        // belongs to some segment: so no BLOB page is on no record's chain.
-        Ok(report)
+            crate::ddl::finish_ddl(inner, drops, rec.log.groups > 0)?;
+            remove_orphan_counters(inner, counters.into_keys())?;
+            report.recovery_time = opened.elapsed();
+            inner.start_threads()?;
+            crate::purge::start(inner)?;
+            Ok(report)
+        })
     }
 
-    /// Rows of a table that are not delete-marked (the latest state, committed or not), and
-    /// delete-marked records in all its indexes.
-    fn live_rows(&self, t: &TableEntry) -> Result<(u64, u64)> {
-        let pool = self.inner()?.pool();
-        let name = t.meta.name();
-        let (mut n, mut marked) = (0, 0);
-        for e in t
-            .clustered
-            .scan(pool, ScanRange::all().fetch(Vec::new()))
-            .map_err(|e| from_tree(e, name, PRIMARY))?
-        {
-            let deleted = e.map_err(|e| from_tree(e, name, PRIMARY))?.deleted;
-            n += u64::from(!deleted);
-            marked += u64::from(deleted);
-        }
-        for (s, tree) in t.meta.secondary.iter().zip(&t.secondary) {
-            for e in tree
-                .scan(pool, ScanRange::all())
-                .map_err(|e| from_tree(e, name, &s.name))?
-            {
-                marked += u64::from(e.map_err(|e| from_tree(e, name, &s.name))?.deleted);
-            }
-        }
-        Ok((n, marked))
+    /// Closes the engine: under a slow shutdown (`fast_shutdown = 0`) a full purge first,
+    /// then `Engine::shutdown` (its order is there). Called once (the `minnow` crate's handle sees to it); the
+    /// caller lets go of the directory's `LOCK` after it, even if it failed.
+    pub fn close(&self) -> Result<()> {
+        // A slow shutdown purges everything before purge stops.
+        let slow = (self.config().fast_shutdown == 0).then(|| crate::purge::all(self).map(drop));
+        self.shutdown(slow)
     }
+}
 
-    /// The secondary entries the table's rows call for that the index lacks, and the
-    /// entries the index has that no row calls for.
-    fn differences(
-        &self,
-        t: &TableEntry,
-        tree: &BTree,
-        s: &schema::SecMeta,
-    ) -> Result<(Entries, Entries)> {
-        let pool = self.inner()?.pool();
-        let name = t.meta.name();
-        let mut want = HashSet::new();
-        for e in t
-            .clustered
-            .scan(pool, ScanRange::all())
-            .map_err(|e| from_tree(e, name, PRIMARY))?
-        {
-            let e = e.map_err(|e| from_tree(e, name, PRIMARY))?;
-            if e.deleted {
-                continue;
-            }
-            let row = t.meta.row_of(e.values)?;
-            want.insert(t.meta.secondary_values(s, &row));
+/// Removes counter records whose table is gone (a crash inside `drop_table`, after its
+/// commit point and before the counter record went).
+fn remove_orphan_counters(inner: &Engine, orphans: impl Iterator<Item = String>) -> Result<()> {
+    for table in orphans {
+        if let Some(end) = autoinc::delete_counter(inner, &table)? {
+            inner
+                .pool()
+                .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
         }
-        let mut extra = Vec::new();
-        for e in tree
-            .scan(pool, ScanRange::all())
-            .map_err(|e| from_tree(e, name, &s.name))?
-        {
-            let e = e.map_err(|e| from_tree(e, name, &s.name))?;
-            // Delete-marked entries belong to old versions (kept for readers until purge).
-            if e.deleted {
-                continue;
-            }
-            if !want.remove(&e.values) {
-                extra.push(e.values);
-            }
-        }
-        Ok((want.into_iter().collect(), extra))
     }
-
-    /// Removes counter records whose table is gone (a crash inside `drop_table`, after its
-    /// commit point and before the counter record went).
-    fn remove_orphan_counters(&self, orphans: impl Iterator<Item = String>) -> Result<()> {
-        let inner = self.inner()?;
-        for table in orphans {
-            if let Some(end) = autoinc::delete_counter(inner, &table)? {
-                inner
-                    .pool()
-                    .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
-            }
-        }
-        Ok(())
-    }
+    Ok(())
 }

@@ -33,18 +33,18 @@
 //! `Arc`, whatever it is.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use minnow_io::DirLock;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::db::{Database, OpenReport};
+use crate::db::Database;
 use crate::dict::SYSTEM_TABLESPACE;
 use crate::error::{Error, Result};
 use crate::trx::{Isolation, Transaction};
-use minnow_engine::Engine;
+use minnow_engine::{Engine, OpenReport, Opened};
 
 /// How many times [`Database::transaction`] runs its closure again after a retryable error
 /// ([`Error::is_retryable`]): at most `1 + TRANSACTION_RETRIES` runs in all.
@@ -115,8 +115,8 @@ fn backoff(n: u32) -> Duration {
 /// What every clone of a [`Database`] shares (see the module docs).
 pub(crate) struct Handle {
     pub(crate) inner: Arc<Engine>,
-    /// What `open` did, set once before the handle is handed out.
-    pub(crate) report: OnceLock<OpenReport>,
+    /// What `open` did (all zero after `create`).
+    pub(crate) report: OpenReport,
     /// The data directory's `LOCK`, held until the engine has shut down; `None` once closed.
     /// Its mutex also makes a second `close` wait for the first.
     lock: Mutex<Option<DirLock>>,
@@ -130,10 +130,7 @@ impl Handle {
         if lock.is_none() {
             return Ok(());
         }
-        // A slow shutdown (`fast_shutdown = 0`) purges everything before purge stops.
-        let slow = (self.inner.config().fast_shutdown == 0)
-            .then(|| crate::purge::all(&self.inner).map(drop));
-        let r = self.inner.shutdown(slow);
+        let r = self.inner.close();
         *lock = None;
         r
     }
@@ -147,12 +144,12 @@ impl Drop for Handle {
 
 impl Database {
     /// A handle on a freshly started engine, holding the directory's `LOCK`.
-    pub(crate) fn from_parts(inner: Arc<Engine>, lock: DirLock) -> Database {
+    pub(crate) fn from_parts(opened: Opened) -> Database {
         Database {
             handle: Arc::new(Handle {
-                inner,
-                report: OnceLock::new(),
-                lock: Mutex::new(Some(lock)),
+                inner: opened.engine,
+                report: opened.report,
+                lock: Mutex::new(Some(opened.lock)),
             }),
         }
     }
