@@ -1,4 +1,6 @@
-//! `DROP TABLE` and `DROP INDEX`, and the allocator half of [`Database::check`].
+//! `CREATE TABLE`, `DROP TABLE` and `DROP INDEX` ([`Engine::create_table`],
+//! [`Engine::drop_table`], [`Engine::drop_index`]), and the drops `open` finishes after a
+//! crash.
 //!
 //! ## Dropping, crash-safely
 //!
@@ -35,7 +37,7 @@
 //!
 //! ## Reads racing a drop
 //!
-//! Readers take no lock (see the crate docs, "Concurrency"), so a `get` or a scan may still
+//! Readers take no lock (see the `minnow` crate docs, "Concurrency"), so a `get` or a scan may still
 //! be walking a tree while `drop_table` or `drop_index` frees its segments, and the freed
 //! pages may already serve another index, an overflow chain or the undo log. Such a reader
 //! would meet "page belongs to index 8, not 5" or a BLOB page where it expected an index
@@ -52,8 +54,8 @@
 //! freeing or by a later reuse did so under that page's latch, after the change: it is
 //! ordered after the flag was set, so the flag load that follows its read sees it
 //! ([`TableEntry::state`], an acquire load). So when a reader finds its entry still
-//! [`EntryState::Live`] after the read, every page it read was still the table's, and the
-//! answer stands; when it finds the entry dropped, it throws the answer or the error away
+//! [`EntryState::Live`](crate::entry::EntryState::Live) after the read, every page it read
+//! was still the table's, and the answer stands; when it finds the entry dropped, it throws the answer or the error away
 //! and reports [`crate::Error::TableChanged`]; when superseded by a load, a read that has
 //! returned nothing yet (a `get`, the start of a scan) runs again on the table's new entry.
 //! Streaming scans check after every row and at their end, so a row or an end that came

@@ -63,8 +63,8 @@ pub struct OpenReport {
     /// Undo records applied by those rollbacks.
     pub undo_records_applied: u64,
     /// What `open` noticed and mended on the way, one line each: a compressed tablespace
-    /// file whose creation a crash cut short, removed (see the crate docs, "Compressed
-    /// tables").
+    /// file whose creation a crash cut short, removed (see the `minnow` crate docs,
+    /// "Compressed tables").
     pub notes: Vec<String>,
 }
 

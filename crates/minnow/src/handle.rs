@@ -24,9 +24,10 @@
 //! its changes (and its undo log, still active) on disk: the next `open` rolls it back, as
 //! after a crash, and its own drop does not touch the closed engine.
 //!
-//! The engine's part of close (the order above, from stopping purge to the pool's shutdown) is
-//! `minnow_engine::Engine::shutdown`; the `Handle` adds the directory's `LOCK` and the open
-//! report.
+//! The engine's part of close (the order above, from a slow shutdown's purge and stopping
+//! purge to the pool's shutdown) is `minnow_engine::Engine::close`; the `Handle` adds the
+//! directory's `LOCK` and the open report. Opening is the engine's too
+//! (`minnow_engine::Engine::open`, which hands back the engine, the `LOCK` and the report).
 //!
 //! The `Handle` is dropped when its last holder is: if nobody called `close`, that drop
 //! closes the engine the same way (errors ignored). The engine's memory goes with the last
