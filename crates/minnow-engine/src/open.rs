@@ -6,7 +6,7 @@
 //! apply from the last checkpoint, flush and checkpoint (all in
 //! [`minnow_buf::BufferPool::recover`]); then the dictionary is read (tables, pending-drop
 //! markers, auto-increment counters), every transaction that had not committed is rolled
-//! back from its undo log ([`crate::rollback::recover_rollback`]), the drops a crash cut
+//! back from its undo log (`rollback::recover_rollback`), the drops a crash cut
 //! short are finished ([`crate::ddl`]), and the background threads start. The result,
 //! [`Opened`], is what the `minnow` crate's `Database` holds.
 

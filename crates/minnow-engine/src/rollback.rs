@@ -5,7 +5,7 @@
 //! A statement starts at a **savepoint** (the undo number of its first record); if it fails
 //! halfway, its records are undone newest first and it leaves no trace. A transaction's
 //! rollback undoes all its records; `open` rolls back every transaction it finds active
-//! ([`recover_rollback`]). Undoing a record is idempotent (it acts only if the clustered
+//! (`recover_rollback`). Undoing a record is idempotent (it acts only if the clustered
 //! record's roll pointer still points at that undo record), and each undone record is then
 //! popped from the log in its own mini-transaction, so a crash during a rollback just means
 //! the rollback runs again at the next open. The secondary entries are put right *before*
