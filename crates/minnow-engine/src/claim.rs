@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::entry::TableEntry;
+use crate::error::{Error, Result};
+
 /// The claim on one table (shared by every entry of the table, as its metadata lock is).
 #[derive(Debug, Default)]
 pub struct BulkClaim {
@@ -88,6 +91,26 @@ impl BulkClaim {
                 return if owner == me { 0 } else { owner };
             }
         }
+    }
+}
+
+/// The error of a statement that waited `waited` for transaction `holder`'s claim on
+/// `table` (a DDL statement refused at once has waited zero).
+pub fn claim_timeout(table: &str, me: u64, holder: u64, waited: Duration) -> Error {
+    Error::LockWaitTimeout {
+        trx: me,
+        key: format!("table `{table}` (claimed by a bulk insert)"),
+        waited,
+        holders: vec![holder],
+    }
+}
+
+/// [`claim_timeout`] at once if another transaction claims table `t`: DDL calls it holding
+/// the table's metadata lock exclusively.
+pub fn refuse_claimed(t: &TableEntry) -> Result<()> {
+    match t.claim.owner() {
+        0 => Ok(()),
+        holder => Err(claim_timeout(t.meta.name(), 0, holder, Duration::ZERO)),
     }
 }
 

@@ -13,16 +13,20 @@
 //!   └─ rows, purge, status_file, log_flusher  counters and background threads
 //! ```
 //!
-//! The fields are private to this crate: a statement in `minnow` reaches them through
-//! accessors of the same names ([`Engine::pool`], [`Engine::tables`], ...), and the rules
-//! that span several of them are methods here: [`Engine::check_open`] and
-//! [`Engine::write_latch`] (no change after close), [`Engine::shutdown`] (close's order),
+//! The fields are private to this crate: a statement reaches them through accessors of the
+//! same names ([`Engine::pool`], [`Engine::tables`], ...), public where a statement of the
+//! `minnow` crate still needs them, crate-private where only this crate's statements do
+//! (the quiesce latch, the gap latch, the undo segment). The rules that span several fields
+//! are methods here: [`Engine::check_open`] and [`Engine::write_latch`] (no change after
+//! close), [`Engine::close`] (close's order, in `Engine::shutdown`),
 //! [`Engine::ensure_log_flusher`].
 //!
-//! What the `minnow` crate adds on top: `Database` (an `Arc` of a handle that holds one
-//! `Arc<Engine>`, the open report and the directory's `LOCK`), the statements (reads, row
-//! writes with undo and locks, rollback, purge, DDL, bulk build), which still live there and
-//! reach the engine through these accessors, and the typed rows.
+//! Building an engine from a directory and tearing it down are [`crate::open`]'s
+//! ([`Engine::create`], [`Engine::open`], [`Engine::close`]); DDL is [`crate::ddl`]'s, the
+//! consistency check [`crate::check`]'s, rollback and purge [`crate::rollback`]'s and
+//! [`crate::purge`]'s. What the `minnow` crate adds on top: `Database` (an `Arc` of a handle
+//! that holds one `Arc<Engine>`, the open report and the directory's `LOCK`), the reads and
+//! row writes (with undo and locks), the bulk build, and the typed rows.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -68,7 +72,7 @@ pub struct Engine {
     /// The transaction system: ids, active transactions, the undo store (shared with the
     /// status-file thread, which reads its counters).
     pub(crate) trx_sys: Arc<TrxSys>,
-    /// Purge's counters and background thread (the statements are `minnow`'s `purge` module).
+    /// Purge's counters and background thread (purge itself is [`crate::purge`]).
     pub(crate) purge: Arc<PurgeCounters>,
     /// The undo segment (owner of the TRX_SYS page and the undo pages).
     pub(crate) undo_segment: minnow_btree::space::Segment,
@@ -99,7 +103,7 @@ impl Engine {
     /// An engine over a recovered (or new) pool, with the dictionary tree, the open tables,
     /// the next index id, the data directory and the transaction system; no thread started
     /// yet ([`Engine::start_threads`]).
-    pub fn new(
+    pub(crate) fn new(
         pool: BufferPool,
         config: Config,
         dict: BTree,
@@ -173,7 +177,7 @@ impl Engine {
 
     /// Starts the background threads a configuration asks for: the status file and the log
     /// flusher (purge is started by the caller, which holds the `Arc`).
-    pub fn start_threads(&self) -> Result<()> {
+    pub(crate) fn start_threads(&self) -> Result<()> {
         self.start_status_file()?;
         self.start_log_flusher()
     }
@@ -210,6 +214,17 @@ impl Engine {
         &self.tables
     }
 
+    /// The entry of open table `name`; [`Error::NoSuchTable`] if there is none.
+    pub fn table(&self, name: &str) -> Result<Arc<TableEntry>> {
+        self.tables
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable {
+                table: name.to_owned(),
+            })
+    }
+
     /// The dictionary latch (one DDL statement at a time; latch order row 3).
     pub fn ddl(&self) -> &Mutex<()> {
         &self.ddl
@@ -217,7 +232,7 @@ impl Engine {
 
     /// The quiesce latch (latch order row 4); a change takes it through
     /// [`Engine::write_latch`].
-    pub fn quiesce(&self) -> &RwLock<()> {
+    pub(crate) fn quiesce(&self) -> &RwLock<()> {
         &self.quiesce
     }
 
@@ -227,7 +242,7 @@ impl Engine {
     }
 
     /// The gap latch every table's entry shares.
-    pub fn gaps(&self) -> &Arc<GapLatch> {
+    pub(crate) fn gaps(&self) -> &Arc<GapLatch> {
         &self.gaps
     }
 
@@ -247,7 +262,7 @@ impl Engine {
     }
 
     /// The undo segment.
-    pub fn undo_segment(&self) -> &minnow_btree::space::Segment {
+    pub(crate) fn undo_segment(&self) -> &minnow_btree::space::Segment {
         &self.undo_segment
     }
 
@@ -317,7 +332,7 @@ impl Engine {
     /// latch); after it succeeded the idle undo streams move down, off the end of the file
     /// (`TrxSys::rehome`). Pass `None` for a fast shutdown. Every step runs even if one
     /// before it failed; the first error is returned. Nothing changes a page afterwards.
-    pub fn shutdown(&self, slow: Option<Result<()>>) -> Result<()> {
+    pub(crate) fn shutdown(&self, slow: Option<Result<()>>) -> Result<()> {
         // Purge stops first: its steps take the quiesce latch, shared.
         self.purge.stop();
         let _ddl = self.ddl.lock();
@@ -398,6 +413,14 @@ impl Engine {
 }
 
 impl Engine {
+    /// Makes a change whose redo ends at `end` as durable as `flush_log_at_trx_commit`
+    /// asks (DDL's commit points, the dictionary changes `open` finishes).
+    pub fn durable(&self, end: minnow_redo::Lsn) -> Result<minnow_redo::Durability> {
+        Ok(self
+            .pool
+            .commit_durable(end, self.config.flush_log_at_trx_commit)?)
+    }
+
     /// Starts the background log flusher (every `flush_log_at_timeout`) unless it runs: at
     /// open under `flush_log_at_trx_commit` 0 and 2, at the first commit below `Sync` under 1.
     pub fn ensure_log_flusher(&self) -> Result<()> {

@@ -10,12 +10,13 @@
 //!   application
 //!       │
 //!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
-//!       │             (handles and statements: the public API)
+//!       │             (handles, reads, row writes with undo and locks, bulk build)
 //!   minnow-engine     the open engine's state (Engine, table entries, the table
-//!       │             cache, admission, auto-increment), table definitions and the
-//!       │             dictionary's records, version chains (the step back through undo),
-//!       │             Config and its knobs, compressed-tablespace placement, status
-//!       │             reports, Error
+//!       │             cache, admission, auto-increment); building it from a directory
+//!       │             and recovery, close; DDL; check; rollback; purge; the row steps
+//!       │             these share with the writes; table definitions and the
+//!       │             dictionary's records, version chains, Config and its knobs,
+//!       │             compressed-tablespace placement, status reports, Error
 //!       ├──────────────────┬──────────────────┐
 //!   minnow-btree      minnow-mvcc        minnow-buf         B+trees and records; undo, read
 //!       │                  │                  │             views, row locks; buffer pool,
@@ -49,14 +50,13 @@
 //! - [`error`]: [`Error`], the one error type of the whole API, and how the lower crates'
 //!   errors map into it.
 //!
-//!
 //! The open engine's state:
 //!
 //! - [`engine`]: [`Engine`], what one open database shares between its statements, its
 //!   background threads and every handle on it (the buffer pool, the dictionary tree, the
 //!   table cache, the transaction system and row locks, the latches, the closed flag), its
 //!   fields private behind accessors, with the rules that span them: no change after close
-//!   ([`Engine::write_latch`]) and close's order ([`Engine::shutdown`]). The latch order is
+//!   ([`Engine::write_latch`]) and close's order ([`Engine::close`]). The latch order is
 //!   ARCHITECTURE.md's table ("The latch order"); the engine's latches are its rows 3, 4
 //!   and 6.
 //! - [`entry`]: [`TableEntry`], one open table (its trees, the flags a reader checks after
@@ -67,15 +67,32 @@
 //!   counter's record in the dictionary.
 //! - [`admission`]: `innodb_thread_concurrency`'s door and its tickets.
 //!
+//! What the engine does with that state, each a function or an `impl Engine` block over it:
+//!
+//! - [`open`]: [`Engine::create`] and [`Engine::open`] build an engine from a directory
+//!   (recovery in InnoDB's order: doublewrite repair, redo apply, the dictionary, the
+//!   rollback of transactions a crash cut, the drops it cut short), returning an [`Opened`]
+//!   (the engine, the directory's `LOCK`, the [`OpenReport`]); [`Engine::close`] tears it
+//!   down.
+//! - [`ddl`]: `CREATE TABLE`, `DROP TABLE`, `DROP INDEX`, the pending-drop markers that make
+//!   a drop crash-safe, and how reads racing a drop stay correct.
+//! - [`check`]: [`Engine::check`], every index and allocator verified ([`CheckReport`]).
+//! - [`rollback`]: undoing a statement, a transaction, or one found active at open.
+//! - [`purge`]: removing delete-marked records, old secondary entries and undo no read view
+//!   needs, on the caller's thread or the background thread.
+//! - [`row`]: the steps row writes, rollback and purge share (a record, its lock key, the
+//!   step back to an older version, the removal of a record with the gap locks it hands on).
+//! - [`claim`]: a bulk insert's claim on an empty table, and DDL's refusal of a claimed one.
+//!
 //! ## What the `minnow` crate adds, and what is still there
 //!
 //! `minnow` is the API: `Database` (a cheap clone of one handle that holds an
 //! `Arc<Engine>`, the open report and the directory's `LOCK`), `Table`, `Transaction`,
 //! `Rows`, typed rows, `AsyncDatabase`, the retries of `Database::transaction`, and
-//! `minnow::inspect` for tools. The statements themselves (open and recovery's rollback,
-//! `check`, reads and the visibility check, row writes with undo and locks, rollback, purge,
-//! bulk build, DDL) still live in `minnow` and reach the engine through [`Engine`]'s
-//! accessors; they move here next, after which the accessors narrow to what the API needs.
+//! `minnow::inspect` for tools. Reads and the visibility check, row writes with undo and
+//! locks (with gap locks and unique checks), the bulk build and `CREATE INDEX` / `load`
+//! still live in `minnow` (its `trx`, `table` and `bulk` modules) and reach the engine
+//! through [`Engine`]'s public accessors; only those accessors stay public.
 
 #![cfg_attr(
     not(test),
@@ -85,22 +102,29 @@
 
 pub mod admission;
 pub mod autoinc;
+pub mod check;
 pub mod claim;
 pub mod compression;
 pub mod config;
+pub mod ddl;
 pub mod dict;
 pub mod engine;
 pub mod entry;
 pub mod error;
 pub mod history;
+pub mod open;
 pub mod purge;
+pub mod rollback;
+pub mod row;
 pub mod schema;
 pub mod status;
 pub mod table_cache;
 
+pub use check::CheckReport;
 pub use compression::Compression;
 pub use config::Config;
 pub use engine::Engine;
 pub use entry::TableEntry;
 pub use error::{Error, Result};
+pub use open::{OpenReport, Opened};
 pub use schema::{ColumnDef, IndexDef, TableDef};

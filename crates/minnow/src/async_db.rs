@@ -62,7 +62,8 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
-use crate::db::{CheckReport, Database};
+use crate::CheckReport;
+use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::row::ToKey;
 use crate::schema::{IndexDef, TableDef};

@@ -7,6 +7,3 @@
 //! them again.
 
 pub use minnow_engine::compression::Compression;
-pub(crate) use minnow_engine::compression::{
-    check_config, ensure_space, register_files, verify_page0,
-};

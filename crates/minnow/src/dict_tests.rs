@@ -69,7 +69,7 @@ fn dropped_tables_leave_nothing_in_the_cache() {
         .map(|w| w.upgrade().unwrap().meta.index_id)
         .collect();
     for (w, id) in created.iter().zip(&ids) {
-        let found = crate::trx::table_of(db.inner().unwrap(), *id).unwrap();
+        let found = minnow_engine::row::table_of(db.inner().unwrap(), *id).unwrap();
         assert!(Arc::ptr_eq(&found, &w.upgrade().unwrap()));
     }
     // A handle taken before the drop keeps its entry alive until it goes, and no longer.
@@ -86,7 +86,7 @@ fn dropped_tables_leave_nothing_in_the_cache() {
     let inner = db.inner().unwrap();
     assert!(
         ids.iter()
-            .all(|&id| crate::trx::table_of(inner, id).is_none())
+            .all(|&id| minnow_engine::row::table_of(inner, id).is_none())
     );
     db.close().unwrap();
 }

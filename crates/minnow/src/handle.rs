@@ -24,27 +24,28 @@
 //! its changes (and its undo log, still active) on disk: the next `open` rolls it back, as
 //! after a crash, and its own drop does not touch the closed engine.
 //!
-//! The engine's part of close (the order above, from stopping purge to the pool's shutdown) is
-//! `minnow_engine::Engine::shutdown`; the `Handle` adds the directory's `LOCK` and the open
-//! report.
+//! The engine's part of close (the order above, from a slow shutdown's purge and stopping
+//! purge to the pool's shutdown) is `minnow_engine::Engine::close`; the `Handle` adds the
+//! directory's `LOCK` and the open report. Opening is the engine's too
+//! (`minnow_engine::Engine::open`, which hands back the engine, the `LOCK` and the report).
 //!
 //! The `Handle` is dropped when its last holder is: if nobody called `close`, that drop
 //! closes the engine the same way (errors ignored). The engine's memory goes with the last
 //! `Arc`, whatever it is.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use minnow_io::DirLock;
 use parking_lot::Mutex;
 
 use crate::config::Config;
-use crate::db::{Database, OpenReport};
+use crate::db::Database;
 use crate::dict::SYSTEM_TABLESPACE;
 use crate::error::{Error, Result};
 use crate::trx::{Isolation, Transaction};
-use minnow_engine::Engine;
+use minnow_engine::{Engine, OpenReport, Opened};
 
 /// How many times [`Database::transaction`] runs its closure again after a retryable error
 /// ([`Error::is_retryable`]): at most `1 + TRANSACTION_RETRIES` runs in all.
@@ -115,8 +116,8 @@ fn backoff(n: u32) -> Duration {
 /// What every clone of a [`Database`] shares (see the module docs).
 pub(crate) struct Handle {
     pub(crate) inner: Arc<Engine>,
-    /// What `open` did, set once before the handle is handed out.
-    pub(crate) report: OnceLock<OpenReport>,
+    /// What `open` did (all zero after `create`).
+    pub(crate) report: OpenReport,
     /// The data directory's `LOCK`, held until the engine has shut down; `None` once closed.
     /// Its mutex also makes a second `close` wait for the first.
     lock: Mutex<Option<DirLock>>,
@@ -130,10 +131,7 @@ impl Handle {
         if lock.is_none() {
             return Ok(());
         }
-        // A slow shutdown (`fast_shutdown = 0`) purges everything before purge stops.
-        let slow = (self.inner.config().fast_shutdown == 0)
-            .then(|| crate::purge::all(&self.inner).map(drop));
-        let r = self.inner.shutdown(slow);
+        let r = self.inner.close();
         *lock = None;
         r
     }
@@ -147,12 +145,12 @@ impl Drop for Handle {
 
 impl Database {
     /// A handle on a freshly started engine, holding the directory's `LOCK`.
-    pub(crate) fn from_parts(inner: Arc<Engine>, lock: DirLock) -> Database {
+    pub(crate) fn from_parts(opened: Opened) -> Database {
         Database {
             handle: Arc::new(Handle {
-                inner,
-                report: OnceLock::new(),
-                lock: Mutex::new(Some(lock)),
+                inner: opened.engine,
+                report: opened.report,
+                lock: Mutex::new(Some(opened.lock)),
             }),
         }
     }

@@ -71,7 +71,4 @@ pub use minnow_mvcc::ReadView;
 pub use minnow_engine::history::{
     ChainEnd, RollPtr, RowHistory, RowVersion, UndoKind, Writer, chain_from_record, kind_name,
 };
-pub(crate) use minnow_engine::history::{
-    Older, VersionWalk, holds_whole, older, older_in_log, sys_of, undo_mismatch, version_before,
-    version_of, walk,
-};
+pub(crate) use minnow_engine::history::{Older, VersionWalk, sys_of, walk};

@@ -2,10 +2,10 @@
 //!
 //! This crate is what an application links: a [`Database`] in a directory, tables with typed
 //! columns, a clustered primary key and secondary indexes, point and range reads, and
-//! explicit durability. Underneath it are the crates that do the work: the row engine's
-//! state, definitions, settings and errors (`minnow-engine`: the open engine, its table
-//! cache and entries, admission and auto-increment; the statements that use them are still
-//! in this crate and move there next), the buffer pool and
+//! explicit durability: the handles, the reads, and the row writes with their undo and
+//! locks. Underneath it are the crates that do the rest of the work: the row engine
+//! (`minnow-engine`: the open engine's state, opening a directory and recovery, DDL,
+//! `check`, rollback, purge, definitions, settings and errors), the buffer pool and
 //! mini-transactions (`minnow-buf`), the redo log (`minnow-redo`), the doublewrite buffer
 //! (`minnow-dblwr`), B+trees (`minnow-btree`) and files (`minnow-io`).
 //!
@@ -227,7 +227,8 @@
 //!
 //! `drop_table` and `drop_index` change the dictionary first (the commit point) and then give
 //! the index trees' segments back to the tablespace, so their pages are reused and the file
-//! stops growing; a pending-drop marker record makes the freeing restartable (`ddl` module).
+//! stops growing; a pending-drop marker record makes the freeing restartable (the
+//! engine crate's `ddl` module).
 //! Reads take no lock, so one may still be walking a tree a drop frees: each read checks
 //! afterwards whether its table was dropped or replaced meanwhile, and if so reports
 //! [`Error::TableChanged`] instead of what it found on pages the drop gave back (a read
@@ -511,14 +512,21 @@ mod compact;
 pub mod compression;
 use minnow_engine::config;
 mod db;
-mod ddl;
 use minnow_engine::dict;
 mod durable;
 use minnow_engine::error;
 mod handle;
 pub mod history;
 pub mod inspect;
-pub mod purge;
+pub mod purge {
+    //! Purge: removing what no reader can need any more (delete-marked records, old
+    //! secondary entries, committed undo), in the background (`Config::purge_threads`) or
+    //! now ([`crate::Database::purge`]). Purge itself is the engine crate's `purge` module
+    //! (`minnow-engine`), whose docs explain when a version may go and what purging one
+    //! undo log does.
+
+    pub use minnow_engine::purge::{BATCH_LOGS, IDLE_WAIT, PurgeReport};
+}
 pub mod row;
 mod runtime;
 use minnow_engine::schema;
@@ -539,7 +547,7 @@ pub use config::{
     Acts, AutoIncLockMode, Config, DEFAULT_REDO_CAPACITY, IoBackend, KNOBS, Knob, KnobError,
     MIN_LOG_FILE_SIZE,
 };
-pub use db::{CheckReport, Database, OpenReport};
+pub use db::Database;
 pub use error::{Error, Result};
 pub use handle::{TRANSACTION_RETRIES, TransactionOptions};
 pub use history::{ChainEnd, RowHistory, RowVersion, Writer};
@@ -550,6 +558,7 @@ pub use minnow_btree::tree::ZipIndexStats;
 #[cfg(feature = "derive")]
 pub use minnow_derive::Row;
 pub use minnow_engine::admission::AdmissionStats;
+pub use minnow_engine::{CheckReport, OpenReport};
 pub use minnow_zip::{Algorithm as ZipAlgorithm, KeyBlockSize, ZipStats, ZlibLevel};
 pub use purge::PurgeReport;
 pub use row::{FromRow, FromValue, FromValueError, ToKey, ToRow, ToValue};

@@ -76,8 +76,8 @@ impl Table {
     }
 
     /// Runs read `f` on this handle's entry, or on the table's current one if a bulk load
-    /// replaced it, and validates the read after it is done (the `ddl` module docs, "Reads
-    /// racing a drop"): if DDL dropped the entry meanwhile, the answer (or the error: a page
+    /// replaced it, and validates the read after it is done (`minnow-engine`'s `ddl` module docs,
+    /// "Reads racing a drop"): if DDL dropped the entry meanwhile, the answer (or the error: a page
     /// that belongs to another index) is [`Error::TableChanged`]; if a load replaced it,
     /// the read runs again on the new entry.
     fn read<T>(&self, mut f: impl FnMut(&Table) -> Result<T>) -> Result<T> {

@@ -132,35 +132,8 @@ pub(crate) enum BulkInsert {
     Prepared(Vec<Value>, Vec<u64>),
 }
 
-/// The error of a statement that waited `waited` for transaction `holder`'s claim on
-/// `table` (a DDL statement refused at once has waited zero).
-pub(crate) fn claim_timeout(
-    table: &str,
-    me: u64,
-    holder: u64,
-    waited: std::time::Duration,
-) -> Error {
-    Error::LockWaitTimeout {
-        trx: me,
-        key: format!("table `{table}` (claimed by a bulk insert)"),
-        waited,
-        holders: vec![holder],
-    }
-}
-
-/// [`claim_timeout`] at once if another transaction claims table `t`: DDL calls it holding
-/// the table's metadata lock exclusively.
-pub(crate) fn refuse_claimed(t: &TableEntry) -> Result<()> {
-    match t.claim.owner() {
-        0 => Ok(()),
-        holder => Err(claim_timeout(
-            t.meta.name(),
-            0,
-            holder,
-            std::time::Duration::ZERO,
-        )),
-    }
-}
+// The claim's errors are the engine's (DDL refuses a claimed table there too).
+pub(crate) use minnow_engine::claim::{claim_timeout, refuse_claimed};
 
 /// True if inserts into `t` may be buffered: no secondary index, not compressed.
 fn eligible(t: &TableEntry) -> bool {

@@ -66,52 +66,18 @@
 
 use std::ops::Bound;
 
+use minnow_btree::Entry;
 use minnow_btree::record::Value;
 use minnow_btree::tree::{InsertProbe, LeafHint};
-use minnow_btree::{Entry, ScanRange};
 use minnow_mvcc::{LockKey, LockMode, LockType, TrxLocks};
 
-use crate::error::{Error, Result, from_tree};
-use crate::schema::PRIMARY;
+use crate::error::{Error, Result};
 use minnow_engine::{Engine, TableEntry};
 
 use super::*;
 
-/// The primary key of a clustered record: its leading fields.
-fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
-    e.values.iter().take(t.meta.pk.len()).cloned().collect()
-}
-
-/// The first clustered record (delete-marked ones included: they are records until purge
-/// removes them) within `start..end`, with the off-page fields `fetch` (`None`: all; the
-/// others come back as NULL).
-fn first_in(
-    inner: &Engine,
-    t: &TableEntry,
-    (start, end): (Bound<Vec<Value>>, Bound<Vec<Value>>),
-    fetch: Option<Vec<usize>>,
-) -> Result<Option<Entry>> {
-    let mut range = ScanRange::new(start, end);
-    range.limit = Some(1);
-    range.fetch = fetch;
-    let mut scan = t
-        .clustered
-        .scan(inner.pool(), range)
-        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
-    scan.next()
-        .transpose()
-        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
-}
-
-/// The lock key of the record after `pk` in the clustered index, or the index's supremum if
-/// there is none: the key whose gap `pk` is (or would be) in.
-fn successor_key(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
-    let after = (Bound::Excluded(pk.to_vec()), Bound::Unbounded);
-    match first_in(inner, t, after, Some(Vec::new()))? {
-        Some(e) => row_lock_key(t, &pk_of_entry(t, &e)),
-        None => Ok(LockKey::supremum(t.meta.index_id)),
-    }
-}
+// Shared with rollback and purge (the engine's `row` module).
+use minnow_engine::row::{first_in, pk_of_entry, successor_key};
 
 /// The transaction's locks (it becomes a writer, with an id, if it was not one).
 pub(super) fn locks_of<'a>(inner: &Engine, trx: &'a mut TrxState) -> Result<&'a mut TrxLocks> {
@@ -202,28 +168,6 @@ pub(super) fn lock_absent(
     let granted = locks.try_lock_as(&key, LockType::Gap(LockMode::Exclusive));
     debug_assert!(granted, "a gap lock never waits");
     Ok(())
-}
-
-/// Physically removes the clustered record of primary key `pk` by running `remove` (purge of a
-/// delete-marked record, or the rollback of `inserter`'s insert), and passes the locks on it
-/// to its successor as gap locks, so that a gap some transaction locked stays locked now that
-/// it reaches further (not the inserter's own lock: see `LockManager::insert_undone`).
-pub(crate) fn remove_record<T>(
-    inner: &Engine,
-    t: &TableEntry,
-    pk: &[Value],
-    inserter: Option<u64>,
-    remove: impl FnOnce() -> Result<T>,
-) -> Result<T> {
-    let me = row_lock_key(t, pk)?;
-    let _gaps = t.gaps.latch(&me);
-    let out = remove()?;
-    let next = successor_key(inner, t, pk)?;
-    match inserter {
-        Some(trx) => inner.locks().insert_undone(&me, &next, trx),
-        None => inner.locks().record_removed(&me, &next),
-    }
-    Ok(out)
 }
 
 /// The rows of the primary key range `start..end` (normalised bounds), latest committed

@@ -3,16 +3,17 @@
 
 use std::sync::atomic::Ordering;
 
-use minnow_btree::BTree;
 use minnow_btree::record::Value;
 use minnow_mvcc::{LockKey, LockMode, LockType};
 
-use crate::error::{Error, Result, from_tree};
+use crate::error::{Error, Result};
 use crate::history::sys_of;
-use crate::schema::PRIMARY;
 use minnow_engine::{Engine, TableEntry};
 
 use super::*;
+
+// Shared with rollback and purge (the engine's `row` module).
+pub(crate) use minnow_engine::row::{lock_key, row_lock_key};
 
 pub(super) fn conflict(
     inner: &Engine,
@@ -44,19 +45,6 @@ pub(super) fn conflict_with(
 }
 
 // ---- Row locks ----
-
-/// The lock key of the leading key `values` of `tree` (index `index_id`): each field's
-/// encoding as the index compares it, length-prefixed, NULL as one zero byte.
-pub(super) fn lock_key(
-    t: &TableEntry,
-    tree: &BTree,
-    index: &str,
-    index_id: u64,
-    values: &[Value],
-) -> Result<LockKey> {
-    LockKey::of_values(index_id, tree.layout(), values)
-        .map_err(|e| from_tree(e.into(), t.meta.name(), index))
-}
 
 /// The lock key of a key given as the index stores its fields (what a B-tree search key
 /// holds): the same bytes [`lock_key`] builds from values.
@@ -103,11 +91,6 @@ pub(super) fn lock(
     key: LockKey,
 ) -> Result<()> {
     lock_as(inner, t, trx, w, key, LockType::Record(LockMode::Exclusive))
-}
-
-/// The lock key of the row with primary key `pk` (what writers and purge lock).
-pub(crate) fn row_lock_key(t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
-    lock_key(t, &t.clustered, PRIMARY, t.meta.index_id, pk)
 }
 
 /// Locks the row with primary key `pk`.

@@ -14,7 +14,7 @@
 //! - **update**: update undo (the whole old row); the record is updated in place.
 //! - **delete**: delete-mark undo (the key and the old system columns: the fields stay in
 //!   the record); the record gets the delete mark and stays, for readers with older views,
-//!   until purge removes it (`crate::purge`).
+//!   until purge removes it (the engine's `purge` module).
 //!
 //! Secondary indexes carry no transaction ids. A delete, or an update that changes an
 //! index's columns, **delete-marks** the old entry and inserts the new one (an insert that
@@ -61,16 +61,10 @@
 //! ## Rollback
 //!
 //! A statement starts at a **savepoint** (the undo number of its first record); if it fails
-//! halfway, its records are undone newest first and it leaves no trace. A transaction's
-//! rollback undoes all its records. Undoing a record is idempotent (it acts only if the
-//! clustered record's roll pointer still points at that undo record), and each undone record
-//! is then popped from the log in its own mini-transaction, so a crash during a rollback just
-//! means the rollback runs again at the next open. The secondary entries are put right
-//! *before* the clustered record (whose restored roll pointer marks the record as undone):
-//!
-//! - the new row's entry, if it differs from the old row's, is removed, or only
-//!   delete-marked if some older version of the row still has it;
-//! - the old row's entry is un-marked (or stays delete-marked if the old row was deleted).
+//! halfway, its records are undone newest first and it leaves no trace; a transaction's
+//! rollback undoes all its records. The undoing is the engine's (`minnow-engine`'s
+//! `rollback` module, which explains why it is idempotent and crash-safe):
+//! `TrxState::rollback_to` and `TrxState::rollback` call it.
 //!
 //! ## Consistent reads
 //!
@@ -100,7 +94,6 @@ mod by_index;
 mod gaps;
 mod locks;
 mod read;
-mod rollback;
 mod transaction;
 mod typed;
 mod update_columns;
@@ -108,17 +101,13 @@ mod write;
 
 pub(crate) use bulk::{BulkInsert, claim_timeout, refuse_claimed};
 pub(crate) use by_index::lock_by_unique;
-pub(crate) use gaps::remove_record;
 use gaps::*;
 pub(crate) use locks::row_lock_key;
 use locks::*;
-use read::*;
 pub(crate) use read::{Snapshot, visible};
-use rollback::*;
-pub(crate) use rollback::{recover_rollback, table_of};
 pub use transaction::Transaction;
 pub(crate) use update_columns::{column_changes, update_columns};
-pub(crate) use write::{delete, insert, key_of_undo, sec, update};
+pub(crate) use write::{delete, insert, sec, update};
 
 use minnow_mvcc::{NewRecord, RollPtr, TrxLocks, UndoLog};
 use minnow_redo::Lsn;
@@ -128,6 +117,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use crate::error::{Error, Result};
 use minnow_engine::Engine;
 use minnow_engine::claim::BulkClaim;
+use minnow_engine::rollback::rollback_log;
 
 /// The isolation level of a [`Transaction`].
 ///

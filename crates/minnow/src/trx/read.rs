@@ -2,11 +2,13 @@
 //! sees, rebuilt from undo when the record is newer.
 
 use minnow_btree::record::Value;
-use minnow_mvcc::{OpenView, RollPtr};
+use minnow_mvcc::OpenView;
 
-use crate::error::{Error, Result};
-use crate::history::{Older, VersionWalk, older, sys_of};
+use crate::error::Result;
+use crate::history::{Older, VersionWalk, sys_of};
 use minnow_engine::{Engine, TableEntry};
+// Shared with rollback (the engine's `row` module).
+use minnow_engine::row::step_back;
 
 // ---- Consistent reads ----
 
@@ -63,31 +65,5 @@ pub(crate) fn visible(
             Older::Version { rec, values: v } => (values, deleted) = (v, rec.old_deleted),
             Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),
         }
-    }
-}
-
-/// The version before `newer`, whose roll pointer is `ptr`, from the undo store through the
-/// buffer pool ([`crate::history`] has the one function that does it).
-pub(super) fn step_back(
-    inner: &Engine,
-    t: &TableEntry,
-    ptr: RollPtr,
-    newer: &[Value],
-) -> Result<Older> {
-    match older(
-        &**inner.pool(),
-        inner.trx_sys().page().space,
-        &t.meta,
-        t.clustered.layout(),
-        ptr,
-        newer,
-    )? {
-        Older::Foreign { index_id } => Err(Error::Corrupt {
-            what: format!(
-                "table `{}`: roll pointer {ptr} names an undo record of index {index_id}",
-                t.meta.name()
-            ),
-        }),
-        other => Ok(other),
     }
 }

@@ -4,17 +4,20 @@
 
 use std::borrow::Cow;
 
-use minnow_btree::record::{Value, decode_value};
+use minnow_btree::TreeError;
+use minnow_btree::record::Value;
 use minnow_btree::tree::InsertProbe;
-use minnow_btree::{BTree, TreeError};
-use minnow_mvcc::{NewRecord, RollPtr, UndoFields, UndoKind, UndoRecord};
+use minnow_mvcc::{NewRecord, RollPtr, UndoFields, UndoKind};
 
 use crate::error::{Error, Result, from_tree};
-use crate::history::{sys_of, undo_mismatch};
+use crate::history::sys_of;
 use crate::schema::PRIMARY;
 use minnow_engine::{Engine, TableEntry};
 
 use super::*;
+
+// Shared with rollback and purge (the engine's `row` module).
+pub(crate) use minnow_engine::row::{clustered_record, sec};
 
 // ---- Records and their system columns ----
 
@@ -108,26 +111,6 @@ fn old_version(
         .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
 }
 
-/// The primary key an undo record names.
-pub(crate) fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
-    let fields = t.clustered.layout().fields();
-    let n = t.meta.pk.len();
-    if rec.fields.len() < n {
-        return Err(undo_mismatch(&t.meta, rec, n));
-    }
-    rec.fields
-        .iter()
-        .zip(fields)
-        .take(n)
-        .map(|(f, col)| match f {
-            Some(b) => decode_value(col.ty, b).map_err(|why| Error::Corrupt {
-                what: format!("table `{}`: undo record key: {why}", t.meta.name()),
-            }),
-            None => Ok(Value::Null),
-        })
-        .collect()
-}
-
 // ---- Secondary entries ----
 
 // Every change of a secondary entry on behalf of transaction `me` raises the leaf's
@@ -166,27 +149,7 @@ pub(super) fn sec_mark(
         .map_err(|e| from_tree(e, t.meta.name(), name))
 }
 
-pub(crate) fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
-    match (t.secondary.get(i), t.meta.secondary.get(i)) {
-        (Some(tree), Some(s)) => Ok((tree, s.name.as_str())),
-        _ => Err(Error::Corrupt {
-            what: format!("table `{}`: secondary index {i} missing", t.meta.name()),
-        }),
-    }
-}
-
 // ---- Writes (the caller holds the statement's latches and runs them as a statement) ----
-
-/// The clustered record of primary key `pk`, delete-marked or not.
-pub(super) fn clustered_record(
-    inner: &Engine,
-    t: &TableEntry,
-    pk: &[Value],
-) -> Result<Option<minnow_btree::Entry>> {
-    t.clustered
-        .get(inner.pool(), pk)
-        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
-}
 
 /// Locks the row with primary key `pk` (waiting as [`lock_row`] does), then reads its
 /// clustered record: read after the lock, so it is this transaction's or committed.

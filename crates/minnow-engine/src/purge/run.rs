@@ -1,89 +1,5 @@
-//! Purge: removing what no reader can need any more.
-//!
-//! ## Why anything is left to remove
-//!
-//! Under MVCC a write never destroys the old version of a row, because a reader with an
-//! older snapshot may still need it (see `minnow_mvcc`'s crate docs):
-//!
-//! - a **delete** only sets the clustered record's delete mark and writes delete-mark undo;
-//! - an **update** keeps the old version in update undo, and if it changes a secondary
-//!   index's columns it only delete-marks the old entry (and inserts the new one);
-//! - every committed transaction with such undo joins the **history list** (in TRX_SYS), in
-//!   commit order.
-//!
-//! Left alone, delete-marked records, old secondary entries and undo pages pile up for ever:
-//! deleted rows never free their pages, B-tree pages never merge, the undo stream only
-//! grows. **Purge** is the garbage collector that removes them once nobody can look.
-//!
-//! ## Why purge waits for the oldest read view
-//!
-//! "Nobody can look" is decided by read views. A reader's view sees a transaction's changes
-//! if it committed before the view was taken. So purge takes the **oldest open view** (a
-//! fresh one if none is open; [`minnow_mvcc::TrxSys::purge_view`]): whatever that view sees,
-//! every open view and every future one sees too. A committed log whose commit number is
-//! below the view's `low_limit_no` (InnoDB's rule) was committed before the oldest view was
-//! taken: no reader will ever ask for the versions it holds. A log committed later may hold
-//! the version the oldest reader sees, so purge stops at the first such log and waits. One
-//! transaction that keeps a view open for an hour therefore holds back purge of everything
-//! committed in that hour: the history list grows, and so does the work of every reader that
-//! must walk back through the versions piled up in front of it (seed 004, "Open transactions
-//! are bad"; experiment E9).
-//!
-//! ```text
-//!  history list (commit order)     oldest view V: low_limit_no = 40
-//!  ┌────────┬────────┬────────┬────────┐
-//!  │ no 31  │ no 35  │ no 42  │ no 47  │
-//!  └────────┴────────┴────────┴────────┘
-//!   purged now ──────┘ └── wait: V may need the versions they replaced
-//! ```
-//!
-//! ## What purging one log does
-//!
-//! For each undo record of the log (newest first; each is independent), holding the row's
-//! lock (as a writer would: purge waits for the transaction that holds it, so it never sees
-//! a row half-way through a statement, and its checks below hold until it acts) and its
-//! table's metadata lock (so no DDL changes the trees meanwhile). Writers of other rows run
-//! beside it:
-//!
-//! 1. **Secondary entries** of the old version the record leads back to (an update record
-//!    holds it whole; a delete-mark record holds the key, and the version is the one the
-//!    delete wrote, the clustered record or, after a re-insert, rebuilt from the newer undo,
-//!    with the old system columns): an entry is removed if it
-//!    is delete-marked and no version of the row that some view may still need has it. The
-//!    versions checked are the clustered record as it is now and the older ones rebuilt from
-//!    undo, walking back only while the purge view cannot see the writer of the version in
-//!    hand (InnoDB's `row_purge_poss_sec` and `row_vers_old_has_index_entry`); behind a
-//!    writer the purge view sees, nobody needs anything.
-//! 2. **A delete-mark record**: if the clustered record is still delete-marked and still
-//!    carries this transaction's id and this undo record's roll pointer, it is removed
-//!    physically (with its off-page columns' pages, and merging pages as any delete does).
-//!    If a later transaction changed the row since (it re-inserted the key), the later
-//!    transaction's purge will deal with it.
-//! 3. The log leaves the history list in one mtr ([`minnow_mvcc::TrxSys::finish_purge`]),
-//!    then the dead head of the undo stream goes back to the undo segment
-//!    ([`minnow_mvcc::TrxSys::trim`]), where appends find it again.
-//!
-//! Every step checks the state it acts on, so purging a record twice changes nothing the
-//! second time: a power cut in the middle of a log leaves it at the head of the history list,
-//! and the next purge (after `open`) does it again, correctly.
-//!
-//! ## Readers and purge
-//!
-//! Readers never wait for purge beyond page latches. A read through a secondary entry that
-//! purge has just removed the clustered record of finds no row, which is what its view would
-//! have decided anyway (it sees the delete). A walk back through versions without a view
-//! (rollback's check of older versions) stops at a writer the last purge view sees, since
-//! that writer's undo may already be gone ([`minnow_mvcc::TrxSys::undo_may_be_gone`]).
-//!
-//! ## Threads
-//!
-//! `Config::purge_threads` is 0 (no background purge: only [`Database::purge`] purges) or 1
-//! (a background thread purges in batches of [`BATCH_LOGS`] logs, sleeping
-//! [`IDLE_WAIT`] when there is nothing it may purge). More threads are refused: purge walks
-//! the history in commit order, one log after another, so a second thread could only wait
-//! for its turn. A row lock purge waits for longer than the lock wait timeout ends the batch
-//! early; the log stays at the head of the history and the next batch does it again. [`Database::purge`] may run beside the thread; the two take
-//! turns.
+//! Purge's work: a batch of logs, one log, one undo record, one row (the module docs of
+//! [`crate::purge`] explain it), and the background thread.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -93,14 +9,13 @@ use minnow_btree::TreeError;
 use minnow_btree::record::Value;
 use minnow_mvcc::{LockMode, ReadView, RollPtr, TrxLocks, UndoAddr, UndoKind, UndoRecord};
 
-use crate::db::Database;
+use super::PurgeReport;
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::{Error, Result, from_tree};
 use crate::history::{VersionWalk, holds_whole, older_in_log, sys_of, version_before, version_of};
+use crate::row::{key_of_undo, remove_record, row_lock_key, sec, table_of};
 use crate::schema::PRIMARY;
-use crate::trx::{key_of_undo, row_lock_key, sec, table_of};
-use minnow_engine::{Engine, TableEntry};
-
-pub use minnow_engine::purge::PurgeReport;
 
 /// Logs the background thread purges before it looks for a newer purge view.
 pub const BATCH_LOGS: usize = 32;
@@ -110,19 +25,11 @@ const PURGE_LOCKER: u64 = u64::MAX;
 /// How long the background thread sleeps when it finds nothing to purge.
 pub const IDLE_WAIT: Duration = Duration::from_millis(10);
 
-impl Database {
-    /// Purges now, on this thread, until the history list holds only logs that some open
-    /// read view may still need (all of it if no view is open), then gives the dead head of
-    /// the undo stream back to the undo segment. See the `purge` module docs. With
-    /// `purge_threads = 1` a background thread does this continuously; this call is for
-    /// `purge_threads = 0`, tests and benchmarks, and is safe beside the thread.
-    pub fn purge(&self) -> Result<PurgeReport> {
-        all(self.inner()?)
-    }
-}
-
-/// [`Database::purge`] on the engine itself (also a slow shutdown's full purge).
-pub(crate) fn all(inner: &Engine) -> Result<PurgeReport> {
+/// Purges now, on this thread, until the history list holds only logs that some open read
+/// view may still need (all of it if no view is open), then gives the dead head of the undo
+/// stream back to the undo segment (`Database::purge`, and a slow shutdown's full purge).
+/// Safe beside the background thread: the two take turns.
+pub fn all(inner: &Engine) -> Result<PurgeReport> {
     let mut total = PurgeReport::default();
     loop {
         let (r, more) = batch(inner, BATCH_LOGS)?;
@@ -373,7 +280,7 @@ fn purge_row(
     };
     // Only the delete this record describes, if nothing changed the row since.
     if cur.deleted && sys_of(&t.meta, &cur.values)? == (trx_id, ptr) {
-        crate::trx::remove_record(inner, t, key, None, || {
+        remove_record(inner, t, key, None, || {
             t.clustered
                 .delete(pool, key)
                 .map_err(|e| from_tree(e, meta.name(), PRIMARY))

@@ -1,18 +1,33 @@
 //! Undoing a transaction: a statement back to its savepoint, a whole transaction, or one
-//! found active at open. Each undo record is undone idempotently (see the module docs of
-//! `trx`, "Rollback"), then popped from the log in its own mini-transaction.
+//! found active at open. Each undo record is undone idempotently, then popped from the log
+//! in its own mini-transaction.
+//!
+//! A statement starts at a **savepoint** (the undo number of its first record); if it fails
+//! halfway, its records are undone newest first and it leaves no trace. A transaction's
+//! rollback undoes all its records; `open` rolls back every transaction it finds active
+//! (`recover_rollback`). Undoing a record is idempotent (it acts only if the clustered
+//! record's roll pointer still points at that undo record), and each undone record is then
+//! popped from the log in its own mini-transaction, so a crash during a rollback just means
+//! the rollback runs again at the next open. The secondary entries are put right *before*
+//! the clustered record (whose restored roll pointer marks the record as undone):
+//!
+//! - the new row's entry, if it differs from the old row's, is removed, or only
+//!   delete-marked if some older version of the row still has it;
+//! - the old row's entry is un-marked (or stays delete-marked if the old row was deleted).
+//!
+//! The writes this undoes are the `minnow` crate's `trx` module (its docs, "What a write
+//! does"); the steps both share are [`crate::row`]'s.
 
 use minnow_btree::TreeError;
 use minnow_btree::record::Value;
 use minnow_mvcc::{RollPtr, UndoKind, UndoLog, UndoRecord};
 
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::{Result, from_tree};
 use crate::history::{Older, VersionWalk, older_in_log, sys_of, version_before};
+use crate::row::{clustered_record, key_of_undo, remove_record, sec, step_back, table_of};
 use crate::schema::PRIMARY;
-use minnow_engine::{Engine, TableEntry};
-
-use super::write::clustered_record;
-use super::*;
 
 /// Rolls back a transaction found active at open; returns the records undone.
 pub(crate) fn recover_rollback(inner: &Engine, mut log: UndoLog) -> Result<u64> {
@@ -24,7 +39,10 @@ pub(crate) fn recover_rollback(inner: &Engine, mut log: UndoLog) -> Result<u64> 
     Ok(n)
 }
 
-pub(super) fn rollback_log(inner: &Engine, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
+/// Undoes every record of `log` from `savepoint` on, newest first, popping each; returns
+/// the records undone. The caller holds the quiesce latch shared (each undone record takes
+/// its table's metadata lock).
+pub fn rollback_log(inner: &Engine, log: &mut UndoLog, savepoint: u64) -> Result<u64> {
     let mut n = 0;
     let mut below = u64::MAX;
     while let Some((ptr, rec)) = inner.trx_sys().last_record(inner.pool(), log, savepoint)? {
@@ -42,15 +60,10 @@ pub(super) fn rollback_log(inner: &Engine, log: &mut UndoLog, savepoint: u64) ->
 
 // ---- Undoing one record ----
 
-/// The table whose clustered index is `index_id` (one hash probe: see `minnow_engine::table_cache`).
-pub(crate) fn table_of(inner: &Engine, index_id: u64) -> Option<std::sync::Arc<TableEntry>> {
-    inner.tables().read().by_index(index_id).cloned()
-}
-
 /// Undoes one undo record of transaction `me` (idempotent: acts only if the record's roll
 /// pointer still points at it). The secondary leaves it changes get `me` as their
 /// `PAGE_MAX_TRX_ID`, as every change on a transaction's behalf does.
-pub(super) fn undo_record(inner: &Engine, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result<()> {
+fn undo_record(inner: &Engine, rec: &UndoRecord, ptr: RollPtr, me: u64) -> Result<()> {
     // A table dropped since has nothing left to undo.
     let Some(first) = table_of(inner, rec.index_id) else {
         return Ok(());
@@ -153,7 +166,7 @@ pub(super) fn undo_record(inner: &Engine, rec: &UndoRecord, ptr: RollPtr, me: u6
 /// True if a version of the row older than `newer` (clustered values, system columns
 /// included) has `entry` in secondary index `i`. Versions behind a writer every reader sees
 /// are needed by no one and their undo may be purged already: the walk stops there.
-pub(super) fn older_version_has(
+fn older_version_has(
     inner: &Engine,
     t: &TableEntry,
     newer: &[Value],
