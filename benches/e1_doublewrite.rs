@@ -219,8 +219,6 @@ fn criterion_groups(c: &mut Criterion, s: &Settings, fm: FlushMethod) {
     g.finish();
 }
 
-// ---- Counting syncs: a pass-through backend ----
-
 // ---- Variants ----
 
 /// One variant, parsed.
