@@ -342,6 +342,7 @@ mod tests {
 
     #[test]
     fn a_database_run_counts_every_class_it_writes() {
+        use minnow::inspect::Internals;
         use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
         let dir = tempfile::tempdir().unwrap();
         let (io, tally) = Counting::wrap(&IoBackend::Sync).unwrap();
