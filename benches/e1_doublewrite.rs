@@ -26,7 +26,7 @@
 //!   is reversed every other round, so drift on a shared host hits all). Per round and
 //!   variant it prints tps, the 95th percentile latency, pages flushed per second, doublewrite
 //!   batches and pages, fsyncs (every `sync_data`/`sync_all` of every file: redo, doublewrite
-//!   segments, data, counted by a pass-through backend), the bytes the process wrote; at the
+//!   segments, data, counted by `minnow_workload::io_count`), the bytes the process wrote; at the
 //!   end the medians per variant and each one's tps ratio to the first variant. The figures
 //!   are also written to `<criterion dir>/e1_doublewrite/results.json`.
 //!
@@ -72,17 +72,15 @@ use common::{bench_dir, bench_dir_in, bench_parent, criterion_dir, env_num, medi
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use minnow::DoublewriteMode;
 use minnow::FlushAtCommit;
 use minnow::{Config, Database, IoBackend};
-use minnow_io::{
-    Backend, DiskProfile, FileIo, FlushMethod, IoError, IoRequest, LatencyModel, OpenOptions,
-    SyncBackend, UringBackend,
-};
+use minnow_io::{Backend, DiskProfile, FlushMethod, LatencyModel, SyncBackend, UringBackend};
+use minnow_workload::io_count::{Counting, Tally};
 use minnow_workload::io_stats::IoSnapshot;
 use minnow_workload::oltp::{self, Mode, OltpConfig};
 
@@ -221,69 +219,6 @@ fn criterion_groups(c: &mut Criterion, s: &Settings, fm: FlushMethod) {
     g.finish();
 }
 
-// ---- Counting syncs: a pass-through backend ----
-
-/// Passes every call through to `inner`, counting syncs (all files).
-#[derive(Debug)]
-struct SyncCounter {
-    inner: Arc<dyn Backend>,
-    syncs: Arc<AtomicU64>,
-}
-
-#[derive(Debug)]
-struct CountedFile {
-    inner: Arc<dyn FileIo>,
-    syncs: Arc<AtomicU64>,
-}
-
-impl Backend for SyncCounter {
-    fn open(&self, path: &Path, opts: &OpenOptions) -> Result<Arc<dyn FileIo>, IoError> {
-        Ok(Arc::new(CountedFile {
-            inner: self.inner.open(path, opts)?,
-            syncs: Arc::clone(&self.syncs),
-        }))
-    }
-
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-}
-
-impl FileIo for CountedFile {
-    fn path(&self) -> &Path {
-        self.inner.path()
-    }
-    fn flush_method(&self) -> FlushMethod {
-        self.inner.flush_method()
-    }
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<(), IoError> {
-        self.inner.read_at(buf, offset)
-    }
-    fn write_at(&self, buf: &[u8], offset: u64) -> Result<(), IoError> {
-        self.inner.write_at(buf, offset)
-    }
-    fn submit(&self, batch: &mut [IoRequest<'_>]) -> Result<(), IoError> {
-        self.inner.submit(batch)
-    }
-    fn sync_data(&self) -> Result<(), IoError> {
-        self.syncs.fetch_add(1, Ordering::Relaxed);
-        self.inner.sync_data()
-    }
-    fn sync_all(&self) -> Result<(), IoError> {
-        self.syncs.fetch_add(1, Ordering::Relaxed);
-        self.inner.sync_all()
-    }
-    fn len(&self) -> Result<u64, IoError> {
-        self.inner.len()
-    }
-    fn allocate(&self, len: u64) -> Result<(), IoError> {
-        self.inner.allocate(len)
-    }
-    fn truncate(&self, len: u64) -> Result<(), IoError> {
-        self.inner.truncate(len)
-    }
-}
-
 // ---- Variants ----
 
 /// One variant, parsed.
@@ -294,7 +229,8 @@ struct Variant {
     parent: Option<PathBuf>,
     /// The emulated disk, if any.
     model: Option<Arc<LatencyModel>>,
-    syncs: Arc<AtomicU64>,
+    /// Writes and syncs per file class (the bench reads the syncs of all files).
+    tally: Arc<Tally>,
 }
 
 fn variant(s: &Settings, label: &str, default_fm: FlushMethod) -> Variant {
@@ -321,7 +257,6 @@ fn variant(s: &Settings, label: &str, default_fm: FlushMethod) -> Variant {
     if !fm_given && parent != bench_parent() {
         config.flush_method = flush_method_in(s, parent.clone());
     }
-    let syncs = Arc::new(AtomicU64::new(0));
     let mut inner: Arc<dyn Backend> = match &config.io_backend {
         IoBackend::Sync => Arc::new(SyncBackend::new()),
         IoBackend::IoUring => {
@@ -335,10 +270,8 @@ fn variant(s: &Settings, label: &str, default_fm: FlushMethod) -> Variant {
         inner = Arc::clone(&m) as Arc<dyn Backend>;
         model = Some(m);
     }
-    config.io_backend = IoBackend::Custom(Arc::new(SyncCounter {
-        inner,
-        syncs: Arc::clone(&syncs),
-    }));
+    let (counting, tally) = Counting::around(inner);
+    config.io_backend = IoBackend::Custom(counting);
     config
         .validate()
         .unwrap_or_else(|e| panic!("variant {label}: {e}"));
@@ -347,7 +280,7 @@ fn variant(s: &Settings, label: &str, default_fm: FlushMethod) -> Variant {
         config,
         parent,
         model,
-        syncs,
+        tally,
     }
 }
 
@@ -373,7 +306,7 @@ fn one_round(s: &Settings, v: &Variant) -> RoundResult {
     let db = prepared_with(dir.path(), s, v.config.clone());
     let before = IoSnapshot::take(&db).unwrap_or_else(|e| panic!("{e}"));
     let st0 = db.status().unwrap_or_else(|e| panic!("{e}"));
-    let syncs0 = v.syncs.load(Ordering::Relaxed);
+    let syncs0 = v.tally.snapshot().syncs();
     let busy0 = v.model.as_ref().map(|m| m.stats().busy_ns);
     let stop = AtomicBool::new(false);
     let sum = oltp::run(&db, &s.oltp(), &stop, &mut |_| {}).unwrap_or_else(|e| panic!("run: {e}"));
@@ -381,7 +314,7 @@ fn one_round(s: &Settings, v: &Variant) -> RoundResult {
         .unwrap_or_else(|e| panic!("{e}"))
         .since(&before);
     let st1 = db.status().unwrap_or_else(|e| panic!("{e}"));
-    let syncs = v.syncs.load(Ordering::Relaxed) - syncs0;
+    let syncs = v.tally.snapshot().syncs() - syncs0;
     let disk_busy_s = v
         .model
         .as_ref()

@@ -41,6 +41,8 @@
 //! - [`status_load`]: the cost of a status snapshot with many transactions open and holding
 //!   row locks, alone and beside writers (seed 004's status commands, after E10).
 //! - [`io_stats`]: pages flushed and bytes written around a run.
+//! - [`io_count`]: a pass-through IO backend counting writes, bytes, syncs and their time per
+//!   file class (data, doublewrite, redo), and the same per flushed page (experiment E1).
 //! - [`procfs`]: the process's CPU time, IO bytes and per-thread scheduling times from `/proc`.
 //! - [`spread`]: the median and range of repeated measurements.
 //!
@@ -80,6 +82,7 @@
 pub mod dict_memory;
 pub mod e3;
 pub mod hot_rows;
+pub mod io_count;
 pub mod io_stats;
 pub mod killer;
 pub mod oltp;

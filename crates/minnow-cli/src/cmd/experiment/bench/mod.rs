@@ -30,8 +30,14 @@
 //! default a temporary directory under the *current* directory, so on a real file system
 //! rather than a tmpfs `/tmp`, removed afterwards), prepares the `sbtest` tables with a
 //! progress bar on stderr, runs the workload ([`minnow_workload::oltp`]) and prints a report
-//! line per interval and a summary with latency percentiles, the pages flushed and the bytes
-//! written.
+//! line per interval (with the pages the pool flushed per second) and a summary with latency
+//! percentiles and an IO section: pages flushed, doublewrite batches and pages (mean batch
+//! size), and per file class (data files, doublewrite segments, redo log) the bytes, writes
+//! and syncs and the seconds spent in them, also divided per page written in place: the
+//! figures experiment E1 explains doublewrite's cost with (counted by a pass-through backend
+//! around the configured one, [`minnow_workload::io_count`]). The article's write-heavy mix is
+//! `--point-selects 1 --range-size 1 --index-updates 10` (sysbench 1.0 spells the flags with
+//! underscores; `oltp-` prefixes were 0.4's).
 //!
 //! `--set name=value` sets any [`minnow::Config`] knob by its field or InnoDB name
 //! ([`minnow::KNOBS`] lists them: `buffer_pool_size`, `flush_log_at_trx_commit`,
@@ -63,6 +69,7 @@ pub mod compression;
 pub mod covering;
 pub(crate) mod csv_out;
 pub mod load;
+mod oltp_report;
 pub mod oltp_sweep;
 pub(crate) mod progress;
 pub mod reads;
@@ -81,12 +88,16 @@ use minnow::inspect::Internals;
 use minnow::{Config, Database};
 use minnow_workload::WorkloadError;
 use minnow_workload::io_stats::IoSnapshot;
-use minnow_workload::oltp::{self, IntervalReport, Mode, OltpConfig, RandType, Summary};
+use minnow_workload::oltp::{self, Mode, OltpConfig, RandType};
 use serde::Serialize;
 
 use crate::cli::Status;
 use crate::output::CliError;
 use crate::report::emit_json;
+use minnow_workload::io_count::{self, PerPage};
+use oltp_report::{
+    DoublewriteRun, OltpReport, PrepareReport, print_csv_summary, print_text_summary,
+};
 use progress::Bar;
 
 /// The workloads `minnow bench` runs.
@@ -263,30 +274,6 @@ pub(crate) enum Format {
     Csv,
 }
 
-/// Everything `--json` prints.
-#[derive(Debug, Serialize)]
-struct OltpReport {
-    workload: &'static str,
-    settings: OltpConfig,
-    knobs: Vec<String>,
-    data_dir: String,
-    data_dir_kept: bool,
-    note: String,
-    prepare: PrepareReport,
-    intervals: Vec<IntervalReport>,
-    summary: Summary,
-    io: IoSnapshot,
-    page_size: usize,
-    check: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct PrepareReport {
-    rows: u64,
-    seconds: f64,
-    rows_per_sec: f64,
-}
-
 /// What a "transaction" of the report is, per `skip_trx`.
 pub(crate) fn note(skip_trx: bool) -> String {
     if skip_trx {
@@ -345,10 +332,13 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         report_interval: (a.report_interval > 0).then(|| Duration::from_secs(a.report_interval)),
     };
     cfg.validate().map_err(workload_err)?;
-    let config = args::knob_config(Config::default(), &a.set)?;
+    let mut config = args::knob_config(Config::default(), &a.set)?;
     if modes.len() > 1 || threads.len() > 1 {
         return oltp_sweep::run(a, &cfg, &modes, &threads, &config, format, out);
     }
+    let (io_backend, tally) = io_count::Counting::wrap(&config.io_backend)
+        .map_err(|e| CliError::Database(format!("io_backend: {e}")))?;
+    config.io_backend = io_backend;
 
     let (_temp, dir) = scratch_dir(&a.dir)?;
     let kept = a.dir.is_some();
@@ -415,19 +405,33 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
     if format == Format::Csv {
         csv_out::header(
             out,
-            "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s",
+            "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s,pages_flushed_per_s",
         )?;
     }
     out.flush()?;
 
     let before = IoSnapshot::take(&db).map_err(workload_err)?;
+    let files_before = tally.snapshot();
+    let dblwr_before = dblwr_counts(&db)?;
     let mut intervals = Vec::new();
+    let mut interval_flushed = Vec::new();
+    let mut last = (before.pages_flushed, std::time::Duration::ZERO);
     let mut write_err = None;
     let summary = oltp::run(&db, &cfg, &stop, &mut |r| {
+        // Pages the buffer pool flushed since the last report, per second.
+        let flushed = IoSnapshot::take(&db).map_or(last.0, |s| s.pages_flushed);
+        let span = r.elapsed.saturating_sub(last.1).as_secs_f64();
+        let flushed_per_s = if span > 0.0 {
+            flushed.saturating_sub(last.0) as f64 / span
+        } else {
+            0.0
+        };
+        last = (flushed, r.elapsed);
+        interval_flushed.push(flushed_per_s);
         let res = match format {
             Format::Text => writeln!(
                 out,
-                "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2}",
+                "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} flushed/s: {:.0}",
                 r.elapsed.as_secs_f64(),
                 r.threads,
                 r.tps,
@@ -436,7 +440,8 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                 r.writes_per_sec,
                 r.other_per_sec,
                 r.p95_ms,
-                r.errors_per_sec
+                r.errors_per_sec,
+                flushed_per_s
             ),
             Format::Csv => csv_out::row(
                 out,
@@ -450,6 +455,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                     format!("{:.2}", r.other_per_sec),
                     format!("{:.3}", r.p95_ms),
                     format!("{:.2}", r.errors_per_sec),
+                    format!("{flushed_per_s:.1}"),
                 ],
             ),
             Format::Json => Ok(()),
@@ -465,6 +471,21 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         return Err(e.into());
     }
     let io = IoSnapshot::take(&db).map_err(workload_err)?.since(&before);
+    let files = tally.snapshot().since(&files_before);
+    let dblwr_after = dblwr_counts(&db)?;
+    let (batches, pages) = (
+        dblwr_after.0.saturating_sub(dblwr_before.0),
+        dblwr_after.1.saturating_sub(dblwr_before.1),
+    );
+    let doublewrite = DoublewriteRun {
+        batches,
+        pages,
+        mean_batch_pages: if batches > 0 {
+            pages as f64 / batches as f64
+        } else {
+            0.0
+        },
+    };
     let check = if a.check { Some(check_db(&db)?) } else { None };
     db.close()
         .map_err(|e| CliError::Database(format!("{}: close: {e}", dir.display())))?;
@@ -479,8 +500,12 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         note,
         prepare,
         intervals,
+        interval_pages_flushed_per_s: interval_flushed,
         summary,
         io,
+        per_flushed_page: PerPage::of(&files, page_size),
+        files,
+        doublewrite,
         page_size,
         check,
     };
@@ -490,6 +515,14 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         Format::Text => print_text_summary(&report, out)?,
     }
     Ok(Status::Clean)
+}
+
+/// The doublewrite buffer's batches and page copies so far (zeros when it is off).
+fn dblwr_counts(db: &Database) -> Result<(u64, u64), CliError> {
+    let st = db
+        .status()
+        .map_err(|e| CliError::Database(format!("status: {e}")))?;
+    Ok(st.doublewrite.map_or((0, 0), |d| (d.batches, d.pages)))
 }
 
 /// `--check`: [`Database::check`] after a run, as the line the reports print.
@@ -618,162 +651,4 @@ pub(crate) fn install_ctrlc(stop: &Arc<AtomicBool>) {
             "\nminnow bench: stopping after the current events (Ctrl-C again to quit at once)"
         );
     });
-}
-
-/// Summary rows shared by the text and CSV outputs.
-fn summary_rows(r: &OltpReport) -> Vec<(&'static str, String)> {
-    let s = &r.summary;
-    let l = &s.latency;
-    let data_bytes = r.io.pages_flushed.saturating_mul(r.page_size as u64);
-    vec![
-        ("mode", s.mode.to_string()),
-        ("threads", s.threads.to_string()),
-        ("elapsed_s", format!("{:.3}", s.elapsed.as_secs_f64())),
-        ("interrupted", s.interrupted.to_string()),
-        ("events", s.events.to_string()),
-        ("tps", format!("{:.2}", s.tps)),
-        ("queries", s.queries.to_string()),
-        ("qps", format!("{:.2}", s.qps)),
-        ("reads", s.reads.to_string()),
-        ("writes", s.writes.to_string()),
-        ("other", s.other.to_string()),
-        ("ignored_errors", s.ignored_errors.to_string()),
-        ("errors_per_s", format!("{:.2}", s.errors_per_sec)),
-        ("deadlocks", s.ignored.deadlocks.to_string()),
-        (
-            "lock_wait_timeouts",
-            s.ignored.lock_wait_timeouts.to_string(),
-        ),
-        ("duplicate_keys", s.ignored.duplicate_keys.to_string()),
-        ("skip_trx", s.skip_trx.to_string()),
-        ("lat_min_ms", format!("{:.3}", l.min_ms)),
-        ("lat_avg_ms", format!("{:.3}", l.avg_ms)),
-        ("lat_p50_ms", format!("{:.3}", l.p50_ms)),
-        ("lat_p95_ms", format!("{:.3}", l.p95_ms)),
-        ("lat_p99_ms", format!("{:.3}", l.p99_ms)),
-        ("lat_p999_ms", format!("{:.3}", l.p999_ms)),
-        ("lat_max_ms", format!("{:.3}", l.max_ms)),
-        ("pages_flushed", r.io.pages_flushed.to_string()),
-        ("data_bytes_flushed", data_bytes.to_string()),
-        ("redo_bytes", r.io.redo_lsn.to_string()),
-        (
-            "process_write_bytes",
-            r.io.process_write_bytes
-                .map_or_else(|| "unknown".to_owned(), |b| b.to_string()),
-        ),
-    ]
-}
-
-fn print_csv_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out)?;
-    csv_out::metrics(out, summary_rows(r))
-}
-
-fn print_text_summary(r: &OltpReport, out: &mut dyn Write) -> std::io::Result<()> {
-    let s = &r.summary;
-    let l = &s.latency;
-    let secs = s.elapsed.as_secs_f64();
-    if s.interrupted {
-        writeln!(
-            out,
-            "\ninterrupted: the summary covers what ran until Ctrl-C"
-        )?;
-    }
-    writeln!(out, "\nSQL statistics:")?;
-    writeln!(out, "    queries performed:")?;
-    writeln!(out, "        read:                            {}", s.reads)?;
-    writeln!(out, "        write:                           {}", s.writes)?;
-    writeln!(
-        out,
-        "        other:                           {}{}",
-        s.other,
-        if s.skip_trx {
-            " (--skip-trx on: no BEGIN/COMMIT)"
-        } else {
-            " (BEGIN, COMMIT, ROLLBACK)"
-        }
-    )?;
-    writeln!(
-        out,
-        "        total:                           {}",
-        s.queries
-    )?;
-    writeln!(
-        out,
-        "    transactions:                        {} ({:.2} per sec.)",
-        s.events, s.tps
-    )?;
-    writeln!(
-        out,
-        "    queries:                             {} ({:.2} per sec.)",
-        s.queries, s.qps
-    )?;
-    writeln!(
-        out,
-        "    ignored errors:                      {} ({:.2} per sec.; deadlocks {}, lock wait timeouts {}, duplicate keys {})",
-        s.ignored_errors,
-        s.errors_per_sec,
-        s.ignored.deadlocks,
-        s.ignored.lock_wait_timeouts,
-        s.ignored.duplicate_keys
-    )?;
-    writeln!(
-        out,
-        "    reconnects:                          none (embedded: no connection)"
-    )?;
-    writeln!(out, "\nGeneral statistics:")?;
-    writeln!(out, "    total time:                          {secs:.4}s")?;
-    writeln!(out, "    total number of events:              {}", s.events)?;
-    writeln!(out, "\nLatency (ms):")?;
-    for (name, v) in [
-        ("min", l.min_ms),
-        ("avg", l.avg_ms),
-        ("50th percentile", l.p50_ms),
-        ("95th percentile", l.p95_ms),
-        ("99th percentile", l.p99_ms),
-        ("99.9th percentile", l.p999_ms),
-        ("max", l.max_ms),
-    ] {
-        writeln!(out, "         {name:<32}{v:>10.2}")?;
-    }
-    writeln!(out, "\nThreads fairness:")?;
-    let n = s.events_per_thread.len().max(1) as f64;
-    let mean = s.events_per_thread.iter().sum::<u64>() as f64 / n;
-    let var = s
-        .events_per_thread
-        .iter()
-        .map(|&e| (e as f64 - mean).powi(2))
-        .sum::<f64>()
-        / n;
-    writeln!(
-        out,
-        "    events (avg/stddev):           {mean:.4}/{:.2}",
-        var.sqrt()
-    )?;
-    writeln!(out, "\nIO:")?;
-    writeln!(
-        out,
-        "    pages flushed:                       {} ({} bytes)",
-        r.io.pages_flushed,
-        r.io.pages_flushed.saturating_mul(r.page_size as u64)
-    )?;
-    writeln!(
-        out,
-        "    redo generated:                      {} bytes",
-        r.io.redo_lsn
-    )?;
-    match r.io.process_write_bytes {
-        Some(b) => writeln!(
-            out,
-            "    process write_bytes:                 {b} (data + doublewrite + redo)"
-        )?,
-        None => writeln!(
-            out,
-            "    process write_bytes:                 unknown (no /proc/self/io)"
-        )?,
-    }
-    if let Some(c) = &r.check {
-        writeln!(out, "\ncheck: {c}")?;
-    }
-    Ok(())
 }
