@@ -114,13 +114,7 @@ fn a_slow_close_packs_the_trees_and_cuts_the_free_pages_between_them() {
 
 /// A database on a crash simulator after [`load_and_remove`], every page flushed.
 fn crash_run() -> (tempfile::TempDir, Arc<CrashSim>, Arc<dyn Backend>, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
-    let backend: Arc<dyn Backend> = sim.clone();
-    let db = Database::create(dir.path(), config(&backend)).unwrap();
-    load_and_remove(&db);
-    db.buffer_pool().unwrap().flush_all().unwrap();
-    (dir, sim, backend, db)
+    common::crash_db(config, load_and_remove)
 }
 
 /// Cuts the power at seeded points spread over the whole close (the pack's moves, the
