@@ -348,6 +348,12 @@ impl Engine {
                 .map_err(Error::from),
             _ => Ok(()),
         };
+        // Then every tree's pages move down into the free pages of its segments, emptying
+        // the extents at the end of the file (`BTree::pack`).
+        let packed = match (&slow, &rehomed) {
+            (Some(Ok(())), Ok(())) => self.pack_trees(),
+            _ => Ok(()),
+        };
         // The unused extents at the end of the system tablespace leave its allocator now;
         // the file is cut after the final checkpoint (`BufferPool::cut_space`).
         let shrunk = minnow_btree::space::shrink_tail(&self.pool, SYSTEM_SPACE_ID);
@@ -368,11 +374,29 @@ impl Engine {
         };
         slow.unwrap_or(Ok(()))?;
         rehomed?;
+        packed?;
         counters?;
         shrunk.map_err(|e| from_tree(e, SYSTEM_TABLESPACE, "(space)"))?;
         synced.map_err(|e| Error::Storage(e.into()))?;
         flushed?;
         Ok(cut?)
+    }
+
+    /// Packs the dictionary tree and every table's trees into the low end of their segments (`BTree::pack`: one mtr per page moved), so that the free
+    /// extents gather at the end of the file, where the shrink at close takes them. The
+    /// caller holds the dictionary latch and the quiesce latch exclusively, after the slow
+    /// shutdown's full purge: nothing else changes a tree.
+    fn pack_trees(&self) -> Result<()> {
+        self.dict
+            .pack(&self.pool)
+            .map_err(|e| from_tree(e, SYSTEM_TABLESPACE, "(dictionary)"))?;
+        for (name, t) in self.tables.read().iter() {
+            for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
+                tree.pack(&self.pool)
+                    .map_err(|e| from_tree(e, name, "(pack)"))?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes every auto-increment counter's exact value as its high-water mark, so that a

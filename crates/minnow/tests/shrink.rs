@@ -143,13 +143,7 @@ fn cut_points() -> Vec<u64> {
 /// A database on a crash simulator after [`load_and_remove`], every page flushed: what is
 /// left for the close is the slow shutdown and the cut.
 fn crash_run() -> (tempfile::TempDir, Arc<CrashSim>, Arc<dyn Backend>, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
-    let backend: Arc<dyn Backend> = sim.clone();
-    let db = Database::create(dir.path(), config(&backend)).unwrap();
-    load_and_remove(&db);
-    db.buffer_pool().unwrap().flush_all().unwrap();
-    (dir, sim, backend, db)
+    common::crash_db(config, load_and_remove)
 }
 
 #[test]

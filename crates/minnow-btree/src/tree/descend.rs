@@ -118,7 +118,7 @@ impl BTree {
         Ok((c, child_of(&self.node, page, c.origin())?))
     }
 
-    fn root_level(&self, page: &[u8]) -> Result<u16, TreeError> {
+    pub(super) fn root_level(&self, page: &[u8]) -> Result<u16, TreeError> {
         let level = validate(page, self.id(self.root), self.index_id, None)?;
         if level > MAX_LEVEL {
             return Err(self.corrupt(self.root, format!("root at level {level}")));

@@ -207,6 +207,7 @@ mod merge;
 pub mod overflow;
 mod page;
 mod probe;
+mod relocate;
 mod segs;
 mod split;
 pub mod zip;
@@ -221,6 +222,7 @@ pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
 pub use probe::{InsertProbe, LeafHint, LeafPos};
+pub use relocate::Relocation;
 pub use segs::Segments;
 pub use zip::{ZipIndexStats, ZipPadConfig};
 

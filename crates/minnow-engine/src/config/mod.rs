@@ -256,7 +256,10 @@ pub struct Config {
     /// shutdown*) purges everything no open read view needs before the final checkpoint,
     /// then moves each idle undo stream's last page as low in the file as its segment
     /// allows, so that the undo of the last large transactions is free and the close can cut
-    /// it off the end of the system tablespace. InnoDB's 2 (a crash-like close that skips
+    /// it off the end of the system tablespace, and packs every B-tree into the low end of
+    /// its segments (`minnow_btree::BTree::pack`: each page above its segment's lowest free
+    /// page moves down), so that the free pages between live ones leave the file too.
+    /// InnoDB's 2 (a crash-like close that skips
     /// the final flush) is refused.
     pub fast_shutdown: u8,
     /// `innodb_rollback_segments`: the rollback segments undo is written to (default 16,

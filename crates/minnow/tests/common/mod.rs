@@ -148,3 +148,27 @@ pub fn model_rows(m: &Model) -> Vec<Vec<Value>> {
 pub fn seeds(default: u64) -> std::ops::Range<u64> {
     minnow_io::campaign_seeds(default)
 }
+
+/// A database on a crash simulator made with `config`, after `load`, every page flushed:
+/// what is left for a close under test is the close itself. Returns its directory, the
+/// simulator, the backend it is seen through, and the open database.
+pub fn crash_db(
+    config: impl Fn(&Arc<dyn Backend>) -> Config,
+    load: impl Fn(&minnow::Database),
+) -> (
+    tempfile::TempDir,
+    Arc<minnow::backend::CrashSim>,
+    Arc<dyn Backend>,
+    minnow::Database,
+) {
+    use minnow::inspect::Internals;
+    let dir = tempfile::tempdir().unwrap();
+    let sim = Arc::new(minnow::backend::CrashSim::new(Arc::new(
+        minnow::backend::SyncBackend::new(),
+    )));
+    let backend: Arc<dyn Backend> = sim.clone();
+    let db = minnow::Database::create(dir.path(), config(&backend)).unwrap();
+    load(&db);
+    db.buffer_pool().unwrap().flush_all().unwrap();
+    (dir, sim, backend, db)
+}
