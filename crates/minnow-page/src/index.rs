@@ -113,7 +113,8 @@ pub struct IndexHeader {
     pub n_direction: u16,
     /// User records on the page.
     pub n_recs: u16,
-    /// Newest transaction id that modified the page (secondary-index leaves).
+    /// Newest transaction id that modified the page (secondary-index leaves): the field's low
+    /// 48 bits, a transaction id's width (minnow keeps page flags in its top byte).
     pub max_trx_id: u64,
     /// B-tree level; 0 for leaves.
     pub level: u16,
@@ -141,7 +142,7 @@ impl IndexHeader {
             direction: Direction::from_u16(read_u16(page, h + 12)?),
             n_direction: read_u16(page, h + 14)?,
             n_recs: read_u16(page, h + 16)?,
-            max_trx_id: read_u64(page, h + 18)?,
+            max_trx_id: read_u64(page, h + 18)? & ((1 << 48) - 1),
             level: read_u16(page, h + 26)?,
             index_id: read_u64(page, h + 28)?,
             seg_leaf: FsegHeader::read(page, h + 36)?,

@@ -9,7 +9,7 @@ use super::{
     DIR_SLOT_MAX_N_OWNED, DIR_SLOT_MIN_N_OWNED, Hdr, INF_SUP, INFIMUM, NodeError, SUPREMUM,
     SUPREMUM_END, page_len, rec_header, slot,
 };
-use crate::record::{INFO_MIN_REC, RecStatus, RecordLayout};
+use crate::record::{INFO_DELETED, INFO_MIN_REC, RecStatus, RecordLayout};
 
 /// A violated page invariant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,7 +43,8 @@ fn ensure(cond: bool, at: usize, what: &str) -> Result<(), CheckError> {
 /// the page level's kind), heap numbers (unique, below `N_HEAP`, live plus free = `N_HEAP - 2`),
 /// directory slots (in list order, owners with the right `n_owned`, groups of 4 to 8 except
 /// the first of exactly 1 and the last of 1 to 8), `N_RECS`, the free list, `GARBAGE` (heap
-/// bytes = live bytes + garbage), records not overlapping, `LAST_INSERT` and `DIRECTION`.
+/// bytes = live bytes + garbage), records not overlapping, `LAST_INSERT` and `DIRECTION`,
+/// and no delete-marked record on a page flagged [`super::NO_DELETE_MARKS`].
 pub fn check(page: &[u8], layout: &RecordLayout) -> Result<(), CheckError> {
     let n = page_len(page)?;
     let h = Hdr::read(page)?;
@@ -108,6 +109,7 @@ pub fn check(page: &[u8], layout: &RecordLayout) -> Result<(), CheckError> {
     )?;
 
     // Walk the list.
+    let no_marks = super::no_delete_marks(page)?;
     let mut heap_seen = vec![false; usize::from(h.n_heap)];
     let mut extents: Vec<(usize, usize)> = Vec::new();
     let mut live_bytes = 0usize;
@@ -166,6 +168,11 @@ pub fn check(page: &[u8], layout: &RecordLayout) -> Result<(), CheckError> {
             Some(seen) if !*seen => *seen = true,
             _ => return Err(bad(rec, "heap number out of range or repeated")),
         }
+        ensure(
+            !no_marks || rh.info_bits & INFO_DELETED == 0,
+            rec,
+            "a delete-marked record on a page flagged NO_DELETE_MARKS",
+        )?;
         if rh.info_bits & INFO_MIN_REC != 0 {
             ensure(
                 level > 0 && prev_user.is_none(),

@@ -374,6 +374,10 @@ pub fn init<P: PageMut + ?Sized>(p: &mut P, index_id: u64, level: u16) -> Result
             .unwrap_or_default()
             .copy_from_slice(&v);
     }
+    // PAGE_MAX_TRX_ID's top byte: an empty page has no delete-marked record.
+    if let Some(b) = head.get_mut(MAX_TRX_ID - PAGE_HEADER) {
+        *b = NO_DELETE_MARKS;
+    }
     head.get_mut(56..)
         .unwrap_or_default()
         .copy_from_slice(&INF_SUP);
@@ -390,22 +394,86 @@ pub fn init<P: PageMut + ?Sized>(p: &mut P, index_id: u64, level: u16) -> Result
 /// Offset of `PAGE_MAX_TRX_ID` (8 bytes, page header + 18).
 pub const MAX_TRX_ID: usize = PAGE_HEADER + 18;
 
+/// The bits of the 8-byte `PAGE_MAX_TRX_ID` field that hold the transaction id: the low 48, a
+/// `DB_TRX_ID`'s width. The top byte holds minnow's page flags ([`NO_DELETE_MARKS`]).
+pub const TRX_ID_BITS: u64 = (1 << 48) - 1;
+
+/// Page flag in the top byte of `PAGE_MAX_TRX_ID` (byte 56): set, no record on the page's
+/// record list is delete-marked, so a reader that trusts the page's writers (its
+/// `PAGE_MAX_TRX_ID` below the view's up limit) may count its records from `PAGE_N_RECS`
+/// without visiting them (`tree::count`). Clear means *unknown*, which is what every page
+/// written before the flag existed holds (InnoDB writes 0 there).
+///
+/// Kept where records get their delete marks or move, in the change's own mini-transaction
+/// (so redo carries it): [`init`] sets it (an empty page), [`insert_at`] clears it for a
+/// delete-marked record, [`set_delete_mark`] (and so [`stamp_sys`]) clears it when it marks,
+/// a rebuild ([`reorganize`], and the moves of a split or merge) sets it exactly from the
+/// records it writes, a bulk-built page keeps it unless it took a delete-marked record, and a
+/// page left without records gets it back. Removing records keeps it true, so purge leaves it
+/// clear until the page is next rebuilt. [`check`] refuses a page whose flag is set while a
+/// record is delete-marked.
+pub const NO_DELETE_MARKS: u8 = 0x80;
+
 /// `PAGE_MAX_TRX_ID`: on a secondary-index leaf, at least the id of every transaction that
 /// changed a record on the page (0 if none did); on a clustered leaf 0 (unknown) or at least
 /// the `DB_TRX_ID` of every record on the page (see the `trx_bound` module: [`cover_trx_id`]);
 /// node pages keep whatever they had. A consistent read whose view sees every id below it may
-/// trust the page's records as they are (see `minnow_mvcc::ReadView::sees_page`).
+/// trust the page's records as they are (see `minnow_mvcc::ReadView::sees_page`). The field's
+/// low 48 bits ([`TRX_ID_BITS`]); its top byte holds flags ([`NO_DELETE_MARKS`]).
 pub fn max_trx_id(page: &[u8]) -> Result<u64, NodeError> {
-    Ok(bytes::read_u64(page, MAX_TRX_ID)?)
+    Ok(bytes::read_u64(page, MAX_TRX_ID)? & TRX_ID_BITS)
+}
+
+/// Writes `trx_id` (its low 48 bits) into `PAGE_MAX_TRX_ID`, keeping the flags in the field's
+/// top byte; one write of the bytes that differ, or none.
+pub(crate) fn store_max_trx_id<P: PageMut + ?Sized>(
+    p: &mut P,
+    trx_id: u64,
+) -> Result<(), NodeError> {
+    let flags = bytes::read_u64(p.bytes(), MAX_TRX_ID)? & !TRX_ID_BITS;
+    p.write_changed(MAX_TRX_ID, &(flags | (trx_id & TRX_ID_BITS)).to_be_bytes())?;
+    Ok(())
+}
+
+/// True if the page's [`NO_DELETE_MARKS`] flag is set: no record on its list is
+/// delete-marked.
+pub fn no_delete_marks(page: &[u8]) -> Result<bool, NodeError> {
+    let b = bytes::slice(page, MAX_TRX_ID, 1)?;
+    Ok(b.first().is_some_and(|f| f & NO_DELETE_MARKS != 0))
+}
+
+/// Sets (`true`) or clears the page's [`NO_DELETE_MARKS`] flag; a 1-byte write, or none if
+/// it already says so.
+pub fn set_no_delete_marks<P: PageMut + ?Sized>(p: &mut P, none: bool) -> Result<(), NodeError> {
+    set_bits(p, MAX_TRX_ID, NO_DELETE_MARKS, none)
+}
+
+/// Sets (`on`) or clears the bits `mask` of the byte at `at`; a 1-byte write, or none if they
+/// already are.
+pub(crate) fn set_bits<P: PageMut + ?Sized>(
+    p: &mut P,
+    at: usize,
+    mask: u8,
+    on: bool,
+) -> Result<(), NodeError> {
+    let b = bytes::slice(p.bytes(), at, 1)?
+        .first()
+        .copied()
+        .unwrap_or(0);
+    let nb = if on { b | mask } else { b & !mask };
+    if nb != b {
+        p.write(at, &[nb])?;
+    }
+    Ok(())
 }
 
 /// Raises `PAGE_MAX_TRX_ID` to `trx_id` if it is below it (InnoDB's `page_update_max_trx_id`:
-/// the value never goes down); one 8-byte write, or none. Returns true if it wrote.
+/// the value never goes down); one write, or none. Returns true if it wrote.
 pub fn raise_max_trx_id<P: PageMut + ?Sized>(p: &mut P, trx_id: u64) -> Result<bool, NodeError> {
-    if max_trx_id(p.bytes())? >= trx_id {
+    if max_trx_id(p.bytes())? >= trx_id & TRX_ID_BITS {
         return Ok(false);
     }
-    p.write(MAX_TRX_ID, &trx_id.to_be_bytes())?;
+    store_max_trx_id(p, trx_id)?;
     Ok(true)
 }
 

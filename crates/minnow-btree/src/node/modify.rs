@@ -1,7 +1,5 @@
 //! Inserting and deleting single records, and keeping the directory balanced.
 
-use minnow_page::bytes;
-
 use super::{
     Cursor, DIR_LEFT, DIR_NONE, DIR_RIGHT, DIR_SLOT_MAX_N_OWNED, DIR_SLOT_MIN_N_OWNED, Hdr,
     NodeError, fits, fits_after_reorganize, level, max_record_len, next_of, page_len, rec_header,
@@ -161,6 +159,9 @@ pub fn insert_at<P: PageMut + ?Sized>(
         next_rel: next_rel(origin, next),
     });
     p.write(start, buf.as_bytes())?;
+    if rec.header().info_bits & INFO_DELETED != 0 {
+        super::set_no_delete_marks(p, false)?;
+    }
 
     // 3. Link the predecessor to it.
     p.write(
@@ -306,6 +307,10 @@ pub fn delete<P: PageMut + ?Sized>(
         balance_slot(p, s, &mut h)?;
     }
     h.store(p)?;
+    if h.n_recs == 0 {
+        // No record left, so none delete-marked (a removal never makes the flag false).
+        super::set_no_delete_marks(p, true)?;
+    }
     Ok(Cursor(prev))
 }
 
@@ -352,18 +357,9 @@ pub fn set_delete_mark<P: PageMut + ?Sized>(
             what: "only user records can be delete-marked",
         });
     }
-    let at = cursor.origin() - 5;
-    let b = bytes::slice(p.bytes(), at, 1)?
-        .first()
-        .copied()
-        .unwrap_or(0);
-    let nb = if deleted {
-        b | INFO_DELETED
-    } else {
-        b & !INFO_DELETED
-    };
-    if nb != b {
-        p.write(at, &[nb])?;
+    super::set_bits(p, cursor.origin() - 5, INFO_DELETED, deleted)?;
+    if deleted {
+        super::set_no_delete_marks(p, false)?;
     }
     Ok(())
 }

@@ -10,7 +10,8 @@ use super::{
 };
 use crate::PageMut;
 use crate::record::{
-    HEADER_SIZE, INFO_MIN_REC, RecordBuf, RecordHeader, RecordLayout, SearchKey, next_rel,
+    HEADER_SIZE, INFO_DELETED, INFO_MIN_REC, RecordBuf, RecordHeader, RecordLayout, SearchKey,
+    next_rel,
 };
 
 /// Bytes held by live records (delete-marked ones included), excluding infimum and supremum.
@@ -197,7 +198,11 @@ fn rebuild<P: PageMut + ?Sized>(
         n_direction: 0,
         n_recs: recs.len() as u16,
     };
-    h.store(p)
+    h.store(p)?;
+    let marked = recs
+        .iter()
+        .any(|r| r.buf.header().info_bits & INFO_DELETED != 0);
+    super::set_no_delete_marks(p, !marked)
 }
 
 /// Rewrites the page compactly in key order: garbage becomes free space at the heap top, heap

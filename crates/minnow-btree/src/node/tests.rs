@@ -209,14 +209,75 @@ fn delete_mark_and_unmark_touch_one_byte() {
     let l = layout();
     let mut p = CountingPage::new(fresh(4096));
     let c = insert(&mut p, &l, &rec(&l, 1, 4)).unwrap();
+    let c2 = insert(&mut p, &l, &rec(&l, 2, 4)).unwrap();
     let before = p.calls;
     set_delete_mark(&mut p, c, true).unwrap();
     assert!(header_at(&p.page, c).unwrap().deleted());
-    assert_eq!((p.calls - before, p.bytes_written), (1, p.bytes_written));
+    // The page's first mark also clears its NO_DELETE_MARKS flag: two one-byte writes.
+    assert_eq!(p.calls - before, 2);
+    let before = p.calls;
+    set_delete_mark(&mut p, c2, true).unwrap();
+    assert_eq!(p.calls - before, 1);
     set_delete_mark(&mut p, c, false).unwrap();
     assert!(!header_at(&p.page, c).unwrap().deleted());
     assert!(set_delete_mark(&mut p, Cursor::INFIMUM, true).is_err());
     check(&p.page, &l).unwrap();
+}
+
+/// The NO_DELETE_MARKS flag in PAGE_MAX_TRX_ID's top byte: set on a fresh page, kept by the
+/// bound's raises, cleared by a delete-marked insert or a mark, set exactly by a rebuild and
+/// when the last record goes; `check` refuses a page that claims it falsely.
+#[test]
+fn the_no_delete_marks_flag_follows_the_records() {
+    let l = layout();
+    let mut page = fresh(4096);
+    assert!(no_delete_marks(&page).unwrap());
+    assert!(raise_max_trx_id(&mut page, 5).unwrap());
+    assert_eq!(max_trx_id(&page).unwrap(), 5);
+    assert!(no_delete_marks(&page).unwrap());
+    for k in 0..10 {
+        insert(&mut page, &l, &rec(&l, k, 30)).unwrap();
+    }
+    assert!(no_delete_marks(&page).unwrap());
+    let mut marked = rec(&l, 50, 30);
+    marked.set_info_bits(crate::record::INFO_DELETED);
+    let c = insert(&mut page, &l, &marked).unwrap();
+    assert!(!no_delete_marks(&page).unwrap());
+    check(&page, &l).unwrap();
+    reorganize(&mut page, &l).unwrap();
+    assert!(
+        !no_delete_marks(&page).unwrap(),
+        "a rebuild keeps a marked record"
+    );
+    let c = search(&page, &l, &key(&l, 50))
+        .map(|f| f.cursor)
+        .unwrap_or(c);
+    set_delete_mark(&mut page, c, false).unwrap();
+    assert!(
+        !no_delete_marks(&page).unwrap(),
+        "unmarking does not know the others"
+    );
+    reorganize(&mut page, &l).unwrap();
+    assert!(
+        no_delete_marks(&page).unwrap(),
+        "a rebuild without marks sets it"
+    );
+    assert_eq!(max_trx_id(&page).unwrap(), 5);
+    check(&page, &l).unwrap();
+    // A false claim is corruption.
+    let c = search(&page, &l, &key(&l, 3)).unwrap().cursor;
+    let at = c.origin() - 5;
+    page[at] |= crate::record::INFO_DELETED;
+    assert!(check(&page, &l).is_err());
+    page[at] &= !crate::record::INFO_DELETED;
+    set_delete_mark(&mut page, c, true).unwrap();
+    check(&page, &l).unwrap();
+    // The last record gone: no mark left.
+    while let Some(c) = records(&page).next() {
+        delete(&mut page, &l, c.unwrap()).unwrap();
+    }
+    assert!(no_delete_marks(&page).unwrap());
+    check(&page, &l).unwrap();
 }
 
 #[test]

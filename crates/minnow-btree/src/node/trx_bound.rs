@@ -24,7 +24,7 @@
 
 use minnow_page::bytes;
 
-use super::{INFIMUM, MAX_TRX_ID, NodeError, SUPREMUM, max_trx_id, n_recs, records};
+use super::{INFIMUM, NodeError, SUPREMUM, max_trx_id, n_recs, records, store_max_trx_id};
 use crate::PageMut;
 use crate::record::RecordLayout;
 
@@ -90,7 +90,7 @@ pub fn cover_trx_id<P: PageMut + ?Sized>(
     };
     let want = base.max(trx_id).max(1);
     if want != now {
-        p.write(MAX_TRX_ID, &want.to_be_bytes())?;
+        store_max_trx_id(p, want)?;
     }
     Ok(())
 }
@@ -117,7 +117,7 @@ pub fn carry_trx_id<P: PageMut + ?Sized>(
         exact_max_trx_id(dst.bytes(), layout)?
     };
     if want != max_trx_id(dst.bytes())? {
-        dst.write(MAX_TRX_ID, &want.to_be_bytes())?;
+        store_max_trx_id(dst, want)?;
     }
     Ok(())
 }

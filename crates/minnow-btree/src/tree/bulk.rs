@@ -82,7 +82,7 @@ use minnow_redo::Lsn;
 use super::page::{NIL, node_ptr};
 use super::{BTree, TreeError};
 use crate::node::{self, NodeError, SUPREMUM, SUPREMUM_END};
-use crate::record::{INFO_MIN_REC, RecordBuf, RecordHeader, RecordLayout, next_rel};
+use crate::record::{INFO_DELETED, INFO_MIN_REC, RecordBuf, RecordHeader, RecordLayout, next_rel};
 use minnow_page::index::PAGE_HEADER;
 
 /// InnoDB's default `innodb_fill_factor` for sorted index builds: 15/16 of each page.
@@ -225,6 +225,9 @@ impl PageImage {
             next_rel: next_rel(origin, SUPREMUM),
         };
         self.set_header(origin, h)?;
+        if info_bits & INFO_DELETED != 0 {
+            node::set_no_delete_marks(&mut self.img, false)?;
+        }
         let prev = if self.last == 0 {
             node::INFIMUM
         } else {

@@ -19,6 +19,14 @@
 //! the writers have committed, that is every leaf. The per-record tests below are for the
 //! other leaves (their writers read as above).
 //!
+//! A trusted leaf whose page says that none of its records is delete-marked (the
+//! [`node::NO_DELETE_MARKS`] flag, kept by every write that marks a record or moves records,
+//! see `node`) needs not even the delete marks: its count is `PAGE_N_RECS`, read from the
+//! header, and none of its records is visited. After a load, or once a table's inserts and
+//! updates have committed with no delete since, that is every leaf, and a count reads one
+//! cache line of each leaf instead of every record's header (InnoDB has no such flag; it
+//! walks the records of the smallest index).
+//!
 //! So the walk asks the caller two questions, both about transaction ids: does the reader see
 //! a page whose `PAGE_MAX_TRX_ID` is `m` (a whole leaf), and does it see a record written by
 //! `t` (clustered leaves)? Where the answer is yes the record counts unless delete-marked.
@@ -32,7 +40,9 @@
 //! of one level follows, see the `cursor` module), so it holds at most two shared latches and
 //! never sees a page between two halves of a split. Each sibling's `PREV` must name the page
 //! the walk came from, and a [`CycleGuard`] stops a ring of corrupt links: a damaged leaf level
-//! ends the count with [`TreeError::Corrupt`], never a wrong number or an endless loop.
+//! ends the count with [`TreeError::Corrupt`], never a wrong number or an endless loop. (A leaf
+//! counted from its header is not walked, so damage inside its record list is found by the
+//! readers that walk it and by `check`, not by the count.)
 //!
 //! That walk is one part of a more general one, [`BTree::count_range`]: the records with keys
 //! in `[lo, hi)`, from a descent to `lo` to the first record at or past `hi`. The parallel
@@ -59,17 +69,32 @@ pub struct Counted {
     pub unresolved: Vec<Entry>,
     /// Leaves walked.
     pub leaves: u64,
-    /// Of them, leaves counted from their delete marks alone, their `PAGE_MAX_TRX_ID` saying
-    /// that the reader sees every writer on them (no record's writer read).
+    /// Of them, leaves counted from their delete marks alone or from their header, their
+    /// `PAGE_MAX_TRX_ID` saying that the reader sees every writer on them (no record's writer
+    /// read).
     pub whole_leaves: u64,
     /// The largest transaction id behind the records counted in `visible` (or skipped as
     /// delete-marked): a clustered record's `DB_TRX_ID`, a trusted secondary leaf's
     /// `PAGE_MAX_TRX_ID`. A reader that sees every transaction up to it sees those records
     /// exactly as this count did (what lets a caller reuse the count).
     pub max_trx_id: u64,
+    /// Of the whole leaves, leaves counted from `PAGE_N_RECS` alone: trusted and flagged as
+    /// holding no delete-marked record ([`node::NO_DELETE_MARKS`]), so no record was visited.
+    pub header_leaves: u64,
     /// Key ranges the leaf level was cut into, each walked on its own
     /// ([`BTree::count_visible_parallel`]); 1 for the serial walk.
     pub ranges: u64,
+}
+
+/// How [`BTree::count_leaf`] counted a leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leaf {
+    /// Its `PAGE_N_RECS`: trusted, and no record delete-marked.
+    FromHeader,
+    /// Trusted whole: every record's delete mark read, no writer.
+    Trusted,
+    /// Record by record, each writer read.
+    Walked,
 }
 
 impl BTree {
@@ -121,10 +146,11 @@ impl BTree {
                 Some(k) => self.first_at_or_past(&g, k)?,
                 None => node::SUPREMUM,
             };
-            let whole = self.count_leaf(pool, &g, after, stop, seen_below, sees_trx, out)?;
+            let how = self.count_leaf(pool, &g, after, stop, seen_below, sees_trx, out)?;
             if tally {
                 out.leaves += 1;
-                out.whole_leaves += u64::from(whole);
+                out.whole_leaves += u64::from(how != Leaf::Walked);
+                out.header_leaves += u64::from(how == Leaf::FromHeader);
             }
             if stop != node::SUPREMUM {
                 return Ok(()); // a record at or past `hi`: the range ends on this leaf
@@ -181,12 +207,12 @@ impl BTree {
         Err(self.corrupt_rec(page, last, "the last directory group owns too many records"))
     }
 
-    /// Adds one leaf's records to `out`: one of three loops, each with its test inline (a
-    /// trusted secondary leaf needs only the delete marks; a clustered leaf whose
+    /// Adds one leaf's records to `out`: its header alone (a trusted leaf flagged
+    /// [`node::NO_DELETE_MARKS`], counted whole), or one of three loops, each with its test
+    /// inline (a trusted leaf needs only the delete marks; a clustered leaf whose
     /// `DB_TRX_ID` sits at a fixed offset reads it there; any other leaf walks each record's
     /// fields to find what it needs). Only the records after `after` and before `stop` (the
-    /// infimum and the supremum for the whole leaf) count. True if the leaf was trusted whole
-    /// (no writer read).
+    /// infimum and the supremum for the whole leaf) count. Says how the leaf was counted.
     #[allow(clippy::too_many_arguments)] // one walk's state, passed down its hot loop
     fn count_leaf(
         &self,
@@ -197,31 +223,38 @@ impl BTree {
         seen_below: u64,
         sees_trx: &dyn Fn(u64) -> bool,
         out: &mut Counted,
-    ) -> Result<bool, TreeError> {
+    ) -> Result<Leaf, TreeError> {
         let max_trx_id = node::max_trx_id(page)?;
-        warm(page);
         let trx_field = self.leaf.trx_id_field();
         // 0 on a clustered leaf means "unknown" (`node::cover_trx_id`), on a secondary leaf
         // "changed by no transaction".
         if max_trx_id < seen_below && (max_trx_id != 0 || trx_field.is_none()) {
-            // A leaf whose every writer the reader sees: its records are the truth, and
-            // only their delete marks are read.
+            // A leaf whose every writer the reader sees: its records are the truth.
             out.max_trx_id = out.max_trx_id.max(max_trx_id);
+            if after == node::INFIMUM && stop == node::SUPREMUM && node::no_delete_marks(page)? {
+                // The whole leaf, none of its records delete-marked: all of them count,
+                // and the header says how many (no record visited).
+                out.visible += node::n_recs(page)? as u64;
+                return Ok(Leaf::FromHeader);
+            }
+            // Only the delete marks are read.
+            warm(page);
             let mut live = 0;
             self.each_record(page, after, stop, |_, deleted| {
                 live += u64::from(!deleted);
                 Ok(())
             })?;
             out.visible += live;
-            return Ok(true);
+            return Ok(Leaf::Trusted);
         }
+        warm(page);
         let Some(trx_field) = trx_field else {
             self.each_record(page, after, stop, |at, deleted| {
                 out.unresolved
                     .push(self.unresolved(pool, page, at, deleted)?);
                 Ok(())
             })?;
-            return Ok(false);
+            return Ok(Leaf::Walked);
         };
         let (mut live, mut max) = (0u64, out.max_trx_id);
         let mut count = |trx: u64, at: usize, deleted: bool| -> Result<(), TreeError> {
@@ -249,7 +282,7 @@ impl BTree {
         }
         out.visible += live;
         out.max_trx_id = max;
-        Ok(false)
+        Ok(Leaf::Walked)
     }
 
     /// A record whose newest version the reader may not see, decoded for the caller.

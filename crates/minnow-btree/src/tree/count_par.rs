@@ -120,6 +120,7 @@ impl BTree {
             out.unresolved.extend(part.unresolved);
             out.leaves += part.leaves;
             out.whole_leaves += part.whole_leaves;
+            out.header_leaves += part.header_leaves;
             out.max_trx_id = out.max_trx_id.max(part.max_trx_id);
         }
         Ok(out)
