@@ -96,7 +96,7 @@ impl KvEngine for Minnow {
              16 KiB pages, a {} MiB redo capacity: the default, the buffer pool's size); batch = one transaction (`db.begin()` .. \
              `commit()`, checked to return `Durability::Synced`); readers = one REPEATABLE \
              READ transaction each, reading in place as the peers' borrowed reads do \
-             (`Transaction::get_with` / `Transaction::scan_with`: the value is copied once, \
+             (`Transaction::get_bytes_with`, the key borrowed, / `Transaction::scan_with`: the value is copied once, \
              from the latched page into the caller's buffer); count = \
              `Transaction::count` in that transaction (a walk of the leaves the first time, \
              which is the one timed); compaction = `Database::compact_into` a new directory \
@@ -181,17 +181,15 @@ impl KvReader for MinnowReader {
         out.clear();
         // In place, as `range`: the value is a slice of the latched page, copied once, into
         // `out` (as every peer's reader copies from its borrowed value).
-        let found = self
-            .tx
-            .get_with(&self.t, &[Value::Bytes(key.to_vec())], |row| {
-                Ok(match row.bytes(1)? {
-                    Some(v) => {
-                        out.extend_from_slice(&v);
-                        true
-                    }
-                    None => false,
-                })
-            })?;
+        let found = self.tx.get_bytes_with(&self.t, key, |row| {
+            Ok(match row.bytes(1)? {
+                Some(v) => {
+                    out.extend_from_slice(&v);
+                    true
+                }
+                None => false,
+            })
+        })?;
         match found {
             Some(true) => Ok(true),
             Some(false) => Err(mismatch("minnow: a point read met a NULL value")),

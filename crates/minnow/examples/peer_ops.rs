@@ -16,7 +16,8 @@
 //! time per operation: wall clock and this thread's time on a CPU (the steadier figure on a
 //! shared machine). OP is `get` (`Table::get` of a random existing key), `get_tx` (the same
 //! in one REPEATABLE READ transaction), `get_tx_with` (the same read in place, through
-//! `Transaction::get_with`, the value as borrowed bytes: how compare/ reads), `scan10`
+//! `Transaction::get_with`, the value as borrowed bytes), `get_tx_bytes_with` (the same read with
+//! the key borrowed too, through `Transaction::get_bytes_with`: how compare/ reads), `scan10`
 //! (`Table::scan` of 10 rows from a random key), `scan10_with` (the same 10 rows in place,
 //! through `Table::scan_with`, each key and value read as borrowed bytes), `scan10_with_warm`
 //! (the same after one untimed point read per key, as compare/ runs its range reads after its
@@ -84,6 +85,17 @@ fn measured(
             let tx = db.begin()?;
             for i in 0..n {
                 let found = tx.get_with(t, &[Value::Bytes(pick(i))], |r| {
+                    Ok(r.bytes(1)?.is_some_and(|v| v.len() == VALUE))
+                })?;
+                seen += u64::from(found == Some(true));
+            }
+            tx.commit()?;
+        }
+        "get_tx_bytes_with" => {
+            let tx = db.begin()?;
+            for i in 0..n {
+                let key = &keys[(i.wrapping_mul(2_654_435_761)) % keys.len()];
+                let found = tx.get_bytes_with(t, key, |r| {
                     Ok(r.bytes(1)?.is_some_and(|v| v.len() == VALUE))
                 })?;
                 seen += u64::from(found == Some(true));

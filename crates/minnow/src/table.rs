@@ -166,6 +166,7 @@ impl Table {
             self.t.meta.check_names(names)?;
         }
         let cols = cols.map_or(get::Cols::All, get::Cols::Named);
+        let key = get::PointKey::Values(key);
         self.snapshot_read(snap, key, |meta, found| get::project(meta, found, cols))
     }
 
@@ -178,6 +179,20 @@ impl Table {
         f: impl FnOnce(&RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
         let mut f = Some(f);
+        let key = get::PointKey::Values(key);
+        self.snapshot_read(snap, key, |meta, found| get::with_view(meta, found, &mut f))
+    }
+
+    /// [`crate::Transaction::get_bytes_with`]: [`Table::get_in_with`] of a key of one byte
+    /// column given as its bytes.
+    pub(crate) fn get_in_bytes_with<R>(
+        &self,
+        snap: &Snapshot,
+        key: &[u8],
+        f: impl FnOnce(&RowView<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let mut f = Some(f);
+        let key = get::PointKey::Bytes(key);
         self.snapshot_read(snap, key, |meta, found| get::with_view(meta, found, &mut f))
     }
 
@@ -185,14 +200,14 @@ impl Table {
     fn snapshot_read<R>(
         &self,
         snap: &Snapshot,
-        key: &[Value],
+        key: get::PointKey<'_>,
         mut f: impl FnMut(&crate::schema::TableMeta, get::Found<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
         self.read(|t| {
             let inner = t.db.inner()?;
-            let meta = &t.t.meta;
-            let key = meta.normalise_key_cow(&meta.pk, key)?;
-            t.read_row(inner, &key, get::Reader::Snap(snap), &mut f)
+            t.with_checked_key(key, |key| {
+                t.read_row(inner, key, get::Reader::Snap(snap), &mut f)
+            })
         })
     }
 

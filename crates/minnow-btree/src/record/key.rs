@@ -249,6 +249,40 @@ impl SearchKey {
         r
     }
 
+    /// Sets this key to a full key of one byte column (`Fixed`, `Var`, `Blob`, `Text`) given
+    /// as its bytes `b`, borrowed, without a [`Value`]: the stored form of such a field is the
+    /// bytes themselves, checked as [`SearchKey::set`] checks a [`Value::Bytes`]. Reuses this
+    /// key's buffer. [`RecordError::ValueCount`] if the layout's key has more than one field.
+    pub fn set_bytes(&mut self, layout: &RecordLayout, b: &[u8]) -> Result<(), RecordError> {
+        let r = self.fill_bytes(layout, b);
+        if r.is_err() {
+            self.fields.clear();
+        }
+        r
+    }
+
+    fn fill_bytes(&mut self, layout: &RecordLayout, b: &[u8]) -> Result<(), RecordError> {
+        let col = match layout.fields().first() {
+            Some(&col) if layout.n_key() == 1 => col,
+            _ => {
+                return Err(RecordError::ValueCount {
+                    expected: layout.n_key(),
+                    got: 1,
+                });
+            }
+        };
+        let b = super::layout::stored_bytes(0, col, b)?;
+        self.fields.truncate(1);
+        self.fields.resize(1, None);
+        if let Some(slot) = self.fields.first_mut() {
+            let mut buf = slot.take().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(b);
+            *slot = Some(buf);
+        }
+        Ok(())
+    }
+
     fn fill(&mut self, layout: &RecordLayout, values: &[Value]) -> Result<(), RecordError> {
         if values.len() > layout.n_key() {
             return Err(RecordError::ValueCount {

@@ -701,20 +701,30 @@ fn encode_stored(i: usize, col: Column, v: &Value) -> Result<Stored<'_>, RecordE
         )),
         (Value::Date(d), ColumnType::Date) => Ok(Stored::inline(&d.encode())),
         (Value::DateTime(d), ColumnType::DateTime) => Ok(Stored::inline(&d.packed().to_be_bytes())),
-        (Value::Bytes(b), ColumnType::Fixed(_) | ColumnType::Var(_))
-        | (Value::Bytes(b), ColumnType::Blob | ColumnType::Text) => {
-            match col.ty.fixed_len() {
-                Some(n) if b.len() != n => return Err(bad("wrong length for a fixed column")),
-                None if b.len() > col.ty.max_len() => return Err(bad("longer than the maximum")),
-                _ => {}
-            }
-            if col.ty == ColumnType::Text && std::str::from_utf8(b).is_err() {
-                return Err(bad("TEXT value is not UTF-8"));
-            }
-            Ok(Stored::Borrowed(b))
-        }
+        (Value::Bytes(b), _) => stored_bytes(i, col, b).map(Stored::Borrowed),
         _ => Err(bad("value kind does not match the column type")),
     }
+}
+
+/// The stored form of the bytes `b` as field `i` of column `col`: `b` itself, once checked
+/// to suit a byte column (`Fixed`, `Var`, `Blob`, `Text`): its length, and UTF-8 for TEXT.
+pub(crate) fn stored_bytes(i: usize, col: Column, b: &[u8]) -> Result<&[u8], RecordError> {
+    let bad = |reason| RecordError::BadValue { field: i, reason };
+    if !matches!(
+        col.ty,
+        ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text
+    ) {
+        return Err(bad("value kind does not match the column type"));
+    }
+    match col.ty.fixed_len() {
+        Some(n) if b.len() != n => return Err(bad("wrong length for a fixed column")),
+        None if b.len() > col.ty.max_len() => return Err(bad("longer than the maximum")),
+        _ => {}
+    }
+    if col.ty == ColumnType::Text && std::str::from_utf8(b).is_err() {
+        return Err(bad("TEXT value is not UTF-8"));
+    }
+    Ok(b)
 }
 
 /// Decodes the stored bytes `b` of a field of type `ty` (on-page bytes, or an off-page

@@ -481,3 +481,34 @@ fn max_record_len_is_the_length_of_the_longest_record() {
     let ptr = l.node_ptr();
     assert_eq!(ptr.max_record_len(), HEADER_SIZE + 1 + 1 + 8 + 100 + 4);
 }
+
+#[test]
+fn a_search_key_set_from_bytes_is_the_one_set_from_a_value() {
+    let rest = vec![Column::new(ColumnType::U16)];
+    for ty in [ColumnType::Fixed(3), ColumnType::Var(5)] {
+        let l = RecordLayout::clustered(vec![Column::new(ty)], rest.clone()).unwrap();
+        let mut from_bytes = SearchKey::default();
+        for b in [&b"abc"[..], b"xyz"] {
+            from_bytes.set_bytes(&l, b).unwrap();
+            let from_value = l.search_key(&[Value::Bytes(b.to_vec())]).unwrap();
+            assert_eq!(from_bytes, from_value, "{ty:?}");
+        }
+        // Bytes the column cannot hold are refused as a value's are, and leave no key.
+        let bad: &[u8] = b"abcdef";
+        assert!(l.search_key(&[Value::Bytes(bad.to_vec())]).is_err());
+        assert!(from_bytes.set_bytes(&l, bad).is_err(), "{ty:?}");
+        assert!(from_bytes.is_empty());
+    }
+    // Only a key of one byte column can be given as bytes.
+    let int = RecordLayout::clustered(vec![Column::new(ColumnType::U32)], rest.clone()).unwrap();
+    assert!(SearchKey::default().set_bytes(&int, b"\0\0\0\x07").is_err());
+    let two = RecordLayout::clustered(
+        vec![
+            Column::new(ColumnType::Fixed(1)),
+            Column::new(ColumnType::Fixed(1)),
+        ],
+        rest,
+    )
+    .unwrap();
+    assert!(SearchKey::default().set_bytes(&two, b"a").is_err());
+}

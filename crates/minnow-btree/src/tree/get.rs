@@ -8,7 +8,9 @@
 //!   buffers survive from one lookup to the next; the descent compares every level against
 //!   it (a one-field fixed-width key is borrowed by the flattened comparison, not copied).
 //!   A lookup nested inside another on the same thread (a [`BTree::get_with`] closure that
-//!   reads again) takes a fresh key instead of the one in use.
+//!   reads again) takes a fresh key instead of the one in use. A key of one byte column
+//!   can come as borrowed bytes ([`BTree::get_bytes_with`], [`SearchKey::set_bytes`]): no
+//!   [`Value`] is built for it.
 //! - **The record is read where it lies.** Under the leaf's shared latch a [`RecordView`]
 //!   walks the record's extra bytes once; [`BTree::get_projected`] decodes only the fields
 //!   asked for, and [`BTree::get_with`] hands the view to a closure that reads what it
@@ -145,16 +147,27 @@ impl BTree {
         key: &[Value],
         f: impl FnOnce(&SearchKey) -> Result<R, TreeError>,
     ) -> Result<R, TreeError> {
-        if key.len() != self.leaf.n_key() {
+        self.with_key_of(key.len(), |k| k.set(&self.leaf, key), f)
+    }
+
+    /// Runs `f` with the search key that `fill` encodes (a full key of `n` fields) into this
+    /// thread's reusable search key ([`TreeError::BadKey`] for another number of fields).
+    fn with_key_of<R>(
+        &self,
+        n: usize,
+        fill: impl FnOnce(&mut SearchKey) -> Result<(), crate::record::RecordError>,
+        f: impl FnOnce(&SearchKey) -> Result<R, TreeError>,
+    ) -> Result<R, TreeError> {
+        if n != self.leaf.n_key() {
             return Err(TreeError::BadKey {
                 index_id: self.index_id,
                 need: self.leaf.n_key(),
-                got: key.len(),
+                got: n,
             });
         }
         // Taken out while in use: a nested lookup finds an empty key and allocates its own.
         let mut k = KEY.try_with(Cell::take).unwrap_or_default();
-        let r = match k.set(&self.leaf, key) {
+        let r = match fill(&mut k) {
             Ok(()) => f(&k),
             Err(e) => Err(e.into()),
         };
@@ -177,13 +190,39 @@ impl BTree {
         key: &[Value],
         f: impl FnOnce(&LeafRecord<'_>) -> R,
     ) -> Result<Option<R>, TreeError> {
-        self.with_key(key, |k| {
-            let Some((g, cursor)) = self.find_exact(pool, k)? else {
-                return Ok(None);
-            };
-            let rec = LeafRecord::read(self, pool, &g, g.page_id().page_no, cursor.origin())?;
-            Ok(Some(f(&rec)))
-        })
+        self.with_key(key, |k| self.read_exact(pool, k, f))
+    }
+
+    /// [`BTree::get_with`] for an index whose key is one byte column (`Fixed`, `Var`, `Blob`,
+    /// `Text`), the key given as its bytes, borrowed: no [`Value`] is built for it, and the
+    /// bytes are copied once, into this thread's reusable search key. The bytes are checked
+    /// as a [`Value::Bytes`] key's are ([`TreeError::BadKey`] for an index whose key has
+    /// more than one field, [`TreeError::Record`] for bytes the column cannot hold).
+    pub fn get_bytes_with<R>(
+        &self,
+        pool: &BufferPool,
+        key: &[u8],
+        f: impl FnOnce(&LeafRecord<'_>) -> R,
+    ) -> Result<Option<R>, TreeError> {
+        self.with_key_of(
+            1,
+            |k| k.set_bytes(&self.leaf, key),
+            |k| self.read_exact(pool, k, f),
+        )
+    }
+
+    /// The record whose key equals the full search key `k`, handed to `f` in place.
+    fn read_exact<R>(
+        &self,
+        pool: &BufferPool,
+        k: &SearchKey,
+        f: impl FnOnce(&LeafRecord<'_>) -> R,
+    ) -> Result<Option<R>, TreeError> {
+        let Some((g, cursor)) = self.find_exact(pool, k)? else {
+            return Ok(None);
+        };
+        let rec = LeafRecord::read(self, pool, &g, g.page_id().page_no, cursor.origin())?;
+        Ok(Some(f(&rec)))
     }
 
     /// The record with key `key`, delete-marked or not, off-page fields fetched.

@@ -603,27 +603,7 @@ impl TableMeta {
             Value::Null => fail("NULL in a NOT NULL column".into()),
             Value::Int(x) => int(i128::from(*x)),
             Value::UInt(x) => int(i128::from(*x)),
-            Value::Bytes(b) => match c.ty {
-                ColumnType::Fixed(n) if b.len() != usize::from(n) => {
-                    fail(format!("{} bytes for a Fixed({n}) column", b.len()))
-                }
-                ColumnType::Var(n) if b.len() > usize::from(n) => {
-                    fail(format!("{} bytes for a Var({n}) column", b.len()))
-                }
-                ColumnType::Blob | ColumnType::Text if b.len() > c.ty.max_len() => fail(format!(
-                    "{} bytes for a {:?} column (at most {})",
-                    b.len(),
-                    c.ty,
-                    c.ty.max_len()
-                )),
-                ColumnType::Text if std::str::from_utf8(b).is_err() => {
-                    fail("TEXT value is not UTF-8".into())
-                }
-                ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text => {
-                    Ok(Cow::Borrowed(v))
-                }
-                _ => fail(format!("{:?} column given bytes", c.ty)),
-            },
+            Value::Bytes(b) => self.check_bytes(c, b).map(|()| Cow::Borrowed(v)),
             Value::Double(x) if c.ty == ColumnType::Double => match canonical_double(*x) {
                 Ok(d) if d.to_bits() == x.to_bits() => Ok(Cow::Borrowed(v)),
                 Ok(d) => Ok(Cow::Owned(Value::Double(d))),
@@ -634,6 +614,47 @@ impl TableMeta {
             Value::Double(_) | Value::Date(_) | Value::DateTime(_) => {
                 fail(format!("{:?} column given {v:?}", c.ty))
             }
+        }
+    }
+
+    /// Checks that column `c` of this table can hold the bytes `b` (a byte column, and `b`
+    /// of a length and, for TEXT, an encoding it takes): [`Error::TypeMismatch`] otherwise.
+    fn check_bytes(&self, c: &ColumnDef, b: &[u8]) -> Result<()> {
+        let fail = |reason: String| Err(self.mismatch(&c.name, reason));
+        match c.ty {
+            ColumnType::Fixed(n) if b.len() != usize::from(n) => {
+                fail(format!("{} bytes for a Fixed({n}) column", b.len()))
+            }
+            ColumnType::Var(n) if b.len() > usize::from(n) => {
+                fail(format!("{} bytes for a Var({n}) column", b.len()))
+            }
+            ColumnType::Blob | ColumnType::Text if b.len() > c.ty.max_len() => fail(format!(
+                "{} bytes for a {:?} column (at most {})",
+                b.len(),
+                c.ty,
+                c.ty.max_len()
+            )),
+            ColumnType::Text if std::str::from_utf8(b).is_err() => {
+                fail("TEXT value is not UTF-8".into())
+            }
+            ColumnType::Fixed(_) | ColumnType::Var(_) | ColumnType::Blob | ColumnType::Text => {
+                Ok(())
+            }
+            _ => fail(format!("{:?} column given bytes", c.ty)),
+        }
+    }
+
+    /// Checks the bytes `b` as the whole key of the columns at `cols`, which must be one byte
+    /// column: the check [`TableMeta::normalise_key_cow`] makes of a key of one
+    /// [`Value::Bytes`], without building it. [`Error::TypeMismatch`] for a key of more
+    /// columns, or bytes the column cannot hold.
+    pub fn check_key_bytes(&self, cols: &[usize], b: &[u8]) -> Result<()> {
+        match cols {
+            [i] => match self.def.columns.get(*i) {
+                Some(c) => self.check_bytes(c, b),
+                None => Err(self.mismatch("", "no such column position".into())),
+            },
+            _ => Err(self.mismatch("", format!("1 key value for {} key columns", cols.len()))),
         }
     }
 

@@ -34,7 +34,7 @@ use minnow_btree::ScanRange;
 use minnow_btree::record::Value;
 
 use super::Table;
-use super::get::{Cols, Reader};
+use super::get::{Cols, PointKey, Reader};
 use crate::error::{Result, from_tree};
 use crate::row::ToKey;
 use crate::schema::{SecMeta, TableMeta};
@@ -159,9 +159,12 @@ impl Table {
             }
             self.db.count_rows(RowOp::SecClusterRead, 1);
             let pk = e.values.get(nk..).unwrap_or_default();
-            let row = self.read_row(inner, pk, Reader::Snap(snap), &mut |meta, found| {
-                super::get::project(meta, found, Cols::Named(&names))
-            })?;
+            let row = self.read_row(
+                inner,
+                PointKey::Values(pk),
+                Reader::Snap(snap),
+                &mut |meta, found| super::get::project(meta, found, Cols::Named(&names)),
+            )?;
             if let Some(mut row) = row
                 && row.get(..nk) == Some(&key[..])
             {

@@ -19,6 +19,12 @@
 //!
 //! Off-page (BLOB and TEXT) columns are read from their overflow pages into owned bytes,
 //! under the leaf latch, only when asked for.
+//!
+//! The key comes as values (`PointKey::Values`, normalised first) or, for a table keyed by
+//! one byte column, as borrowed bytes ([`Table::get_bytes_with`],
+//! [`crate::Transaction::get_bytes_with`]: `PointKey::Bytes`, checked as a
+//! [`Value::Bytes`] key would be), which spares the caller a `Vec` per read and the read a
+//! normalising pass: the bytes go straight into the B-tree's reusable search key.
 
 use std::borrow::Cow;
 
@@ -151,6 +157,15 @@ pub(super) enum Reader<'s> {
     Snap(&'s Snapshot),
 }
 
+/// The primary key a point read looks for, checked against the table's key columns.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PointKey<'k> {
+    /// One value per key column, normalised.
+    Values(&'k [Value]),
+    /// The bytes of a key of one byte column, borrowed (no [`Value`] is built for it).
+    Bytes(&'k [u8]),
+}
+
 /// What a point read found: the record in place, or an older version as a row.
 pub(super) enum Found<'a> {
     Page(&'a LeafRecord<'a>),
@@ -279,58 +294,120 @@ impl Table {
         self.point(key, |meta, found| with_view(meta, found, &mut f))
     }
 
+    /// [`Table::get_with`] for a table whose primary key is one byte column (`Fixed`, `Var`,
+    /// `Blob`, `Text`), the key given as its bytes: the same read, without building a
+    /// [`Value`] for the key (the bytes are checked as a [`Value::Bytes`] key's are, and
+    /// [`Error::TypeMismatch`] for a table with another key).
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(
+    ///     TableDef::new("kv")
+    ///         .column(ColumnDef::new("k", ColumnType::Var(16)))
+    ///         .column(ColumnDef::new("v", ColumnType::Var(100)))
+    ///         .primary_key(&["k"]),
+    /// )?;
+    /// t.insert(&[Value::text("ada"), Value::text("lovelace")])?;
+    /// let len = t.get_bytes_with(b"ada", |row| Ok(row.bytes(1)?.map_or(0, |b| b.len())))?;
+    /// assert_eq!(len, Some(8));
+    /// assert_eq!(t.get_bytes_with(b"bob", |_| Ok(()))?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_bytes_with<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&RowView<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let mut f = Some(f);
+        self.point_at(PointKey::Bytes(key), |meta, found| {
+            with_view(meta, found, &mut f)
+        })
+    }
+
     /// An autocommit point read: admission, the read of the latest committed version
     /// ([`Reader::Latest`]) validated against DDL, and the row counter.
     fn point<R>(
         &self,
         key: &[Value],
+        f: impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        self.point_at(PointKey::Values(key), f)
+    }
+
+    /// [`Table::point`] of a key as values or as bytes.
+    fn point_at<R>(
+        &self,
+        key: PointKey<'_>,
         mut f: impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
         let mut admitted = self.db.admit();
         admitted.row();
         let found = self.read(|t| {
             let inner = t.db.inner()?;
-            let meta = &t.t.meta;
-            let key = meta.normalise_key_cow(&meta.pk, key)?;
-            let committed_below = inner.trx_sys().oldest_active();
-            #[cfg(test)]
-            super::tests::hook(super::tests::Point::FastGetBoundTaken);
-            t.read_row(inner, &key, Reader::Latest(committed_below), &mut f)
+            t.with_checked_key(key, |key| {
+                let committed_below = inner.trx_sys().oldest_active();
+                #[cfg(test)]
+                super::tests::hook(super::tests::Point::FastGetBoundTaken);
+                t.read_row(inner, key, Reader::Latest(committed_below), &mut f)
+            })
         })?;
         self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
         Ok(found)
     }
 
-    /// The row with the normalised primary key `key`, as `reader` sees it, given to `f`
-    /// (see the module docs). On this handle's entry, unvalidated.
+    /// Runs `f` on `key` checked against this table's primary key (values normalised, bytes
+    /// checked against the key's one column).
+    pub(super) fn with_checked_key<R>(
+        &self,
+        key: PointKey<'_>,
+        f: impl FnOnce(PointKey<'_>) -> Result<R>,
+    ) -> Result<R> {
+        let meta = &self.t.meta;
+        match key {
+            PointKey::Values(v) => f(PointKey::Values(&meta.normalise_key_cow(&meta.pk, v)?)),
+            PointKey::Bytes(b) => {
+                meta.check_key_bytes(&meta.pk, b)?;
+                f(key)
+            }
+        }
+    }
+
+    /// The row with the checked primary key `key` ([`Table::with_checked_key`]), as
+    /// `reader` sees it, given to `f` (see the module docs). On this handle's entry,
+    /// unvalidated.
     pub(super) fn read_row<R>(
         &self,
         inner: &Engine,
-        key: &[Value],
+        key: PointKey<'_>,
         reader: Reader<'_>,
         f: &mut impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
         let meta = &self.t.meta;
         let tree_err = |e| from_tree(e, self.name(), PRIMARY);
-        let step = self
-            .t
-            .clustered
-            .get_with(inner.pool(), key, |rec| -> Result<Step<R>> {
-                let trx = rec.trx_id().map_err(tree_err)?.unwrap_or(u64::MAX);
-                let sees = match reader {
-                    Reader::Latest(bound) => trx < bound,
-                    Reader::Snap(s) => s.sees(trx),
-                };
-                if !sees {
-                    return Ok(Step::Older);
-                }
-                if rec.deleted() {
-                    return Ok(Step::Done(None));
-                }
-                Ok(Step::Done(Some(f(meta, Found::Page(rec))?)))
-            })
-            .map_err(tree_err)?
-            .transpose()?;
+        let read = |rec: &LeafRecord<'_>| -> Result<Step<R>> {
+            let trx = rec.trx_id().map_err(tree_err)?.unwrap_or(u64::MAX);
+            let sees = match reader {
+                Reader::Latest(bound) => trx < bound,
+                Reader::Snap(s) => s.sees(trx),
+            };
+            if !sees {
+                return Ok(Step::Older);
+            }
+            if rec.deleted() {
+                return Ok(Step::Done(None));
+            }
+            Ok(Step::Done(Some(f(meta, Found::Page(rec))?)))
+        };
+        let tree = &self.t.clustered;
+        let step = match key {
+            PointKey::Values(v) => tree.get_with(inner.pool(), v, read),
+            PointKey::Bytes(b) => tree.get_bytes_with(inner.pool(), b, read),
+        }
+        .map_err(tree_err)?
+        .transpose()?;
         #[cfg(test)]
         if matches!(reader, Reader::Latest(_)) {
             super::tests::hook(super::tests::Point::FastGetRead);
@@ -347,6 +424,14 @@ impl Table {
                     Reader::Latest(_) => {
                         fresh = Snapshot::View(inner.trx_sys().statement_view());
                         &fresh
+                    }
+                };
+                let bytes_key;
+                let key = match key {
+                    PointKey::Values(v) => v,
+                    PointKey::Bytes(b) => {
+                        bytes_key = [Value::Bytes(b.to_vec())];
+                        &bytes_key[..]
                     }
                 };
                 let Some(e) = self.clustered_record(key)? else {

@@ -269,6 +269,40 @@ impl Transaction {
         table.get_in_with(&snap, key, f)
     }
 
+    /// [`Transaction::get_with`] for a table whose primary key is one byte column (`Fixed`,
+    /// `Var`, `Blob`, `Text`), the key given as its bytes, borrowed: the same read without
+    /// building a [`Value`] for the key (see [`crate::Table::get_bytes_with`]).
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(
+    ///     TableDef::new("kv")
+    ///         .column(ColumnDef::new("k", ColumnType::Fixed(4)))
+    ///         .column(ColumnDef::new("v", ColumnType::Var(100)))
+    ///         .primary_key(&["k"]),
+    /// )?;
+    /// t.insert(&[Value::Bytes(b"key1".to_vec()), Value::text("one")])?;
+    /// let tx = db.begin()?;
+    /// let v = tx.get_bytes_with(&t, b"key1", |row| Ok(row.bytes(1)?.map(|b| b.into_owned())))?;
+    /// assert_eq!(v, Some(Some(b"one".to_vec())));
+    /// // A key of the wrong length for the Fixed(4) column is refused, as a Value's would be.
+    /// assert!(tx.get_bytes_with(&t, b"key", |_| Ok(())).is_err());
+    /// tx.commit()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_bytes_with<R>(
+        &self,
+        table: &crate::Table,
+        key: &[u8],
+        f: impl FnOnce(&crate::RowView<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let snap = self.read_snapshot(table)?;
+        table.get_in_bytes_with(&snap, key, f)
+    }
+
     /// A locking read (`SELECT ... FOR UPDATE`): takes the row's exclusive lock, waiting as
     /// a write does, then returns the row's **latest committed** version (a current read, not
     /// the snapshot), or `None` if there is no such row (the key stays locked either way,

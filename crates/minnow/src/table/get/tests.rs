@@ -180,3 +180,118 @@ fn an_uncommitted_change_is_not_seen_by_projections() {
     drop(t);
     db.close().unwrap();
 }
+
+/// A table keyed by one byte column `k` of type `ty`, with a value column `v`.
+fn bytes_keyed(db: &Database, name: &str, ty: ColumnType) -> crate::Table {
+    db.create_table(
+        TableDef::new(name)
+            .column(ColumnDef::new("k", ty))
+            .column(ColumnDef::nullable("v", ColumnType::Var(50)))
+            .primary_key(&["k"]),
+    )
+    .unwrap()
+}
+
+#[test]
+fn get_bytes_with_reads_what_get_with_reads() {
+    let (_dir, db) = db();
+    // (BLOB and TEXT columns cannot be keys.)
+    for (name, ty) in [("fixed", ColumnType::Fixed(4)), ("var", ColumnType::Var(8))] {
+        let t = bytes_keyed(&db, name, ty);
+        for k in [b"aaaa", b"bbbb", b"cccc"] {
+            t.insert(&[Value::Bytes(k.to_vec()), Value::Bytes(k.repeat(2))])
+                .unwrap();
+        }
+        let value = |r: &super::RowView<'_>| Ok(r.bytes(1)?.map(|b| b.into_owned()));
+        let tx = db.begin().unwrap();
+        for k in [&b"aaaa"[..], b"bbbb", b"cccc", b"zzzz"] {
+            let by_value = tx.get_with(&t, &[Value::Bytes(k.to_vec())], value).unwrap();
+            let by_bytes = tx.get_bytes_with(&t, k, value).unwrap();
+            assert_eq!(by_bytes, by_value, "{name}: {k:?}");
+            assert_eq!(t.get_bytes_with(k, value).unwrap(), by_value, "{name}");
+            assert_eq!(by_bytes.is_some(), k != b"zzzz", "{name}");
+        }
+        tx.commit().unwrap();
+    }
+    db.close().unwrap();
+}
+
+#[test]
+fn get_bytes_with_refuses_keys_the_column_cannot_hold() {
+    let (_dir, db) = db();
+    let fixed = bytes_keyed(&db, "fixed", ColumnType::Fixed(4));
+    let var = bytes_keyed(&db, "var", ColumnType::Var(4));
+    let numbered = db.table("t").unwrap();
+    let two = db
+        .create_table(
+            TableDef::new("two")
+                .column(ColumnDef::new("a", ColumnType::Var(4)))
+                .column(ColumnDef::new("b", ColumnType::Var(4)))
+                .primary_key(&["a", "b"]),
+        )
+        .unwrap();
+    let tx = db.begin().unwrap();
+    let refused = |t: &crate::Table, k: &[u8]| {
+        let autocommit = t.get_bytes_with(k, |_| Ok(()));
+        let in_tx = tx.get_bytes_with(t, k, |_| Ok(()));
+        matches!(autocommit, Err(Error::TypeMismatch { .. }))
+            && matches!(in_tx, Err(Error::TypeMismatch { .. }))
+    };
+    assert!(refused(&fixed, b"abc"), "short for Fixed(4)");
+    assert!(refused(&fixed, b"abcde"), "long for Fixed(4)");
+    assert!(refused(&var, b"abcde"), "long for Var(4)");
+    assert!(refused(&numbered, b"12345678"), "a U64 key");
+    assert!(refused(&two, b"ab"), "a key of two columns");
+    assert_eq!(var.get_bytes_with(b"", |_| Ok(())).unwrap(), None);
+    tx.commit().unwrap();
+    drop((fixed, var, numbered, two));
+    db.close().unwrap();
+}
+
+#[test]
+fn get_bytes_with_sees_the_version_of_its_view() {
+    let (_dir, db) = db();
+    let t = bytes_keyed(&db, "kv", ColumnType::Var(8));
+    t.insert(&[Value::text("k"), Value::text("old")]).unwrap();
+    let value = |r: &super::RowView<'_>| Ok(r.bytes(1)?.map(|b| b.into_owned()));
+    let reader = db.begin().unwrap();
+    assert_eq!(
+        reader.get_bytes_with(&t, b"k", value).unwrap(),
+        Some(Some(b"old".to_vec()))
+    );
+    // A writer changes the row and, later, commits: the reader's view keeps the old value
+    // (rebuilt from undo); an autocommit read sees the latest committed one.
+    let mut writer = db.begin().unwrap();
+    writer
+        .update(&t, &[Value::text("k"), Value::text("new")])
+        .unwrap();
+    assert_eq!(
+        reader.get_bytes_with(&t, b"k", value).unwrap(),
+        Some(Some(b"old".to_vec()))
+    );
+    assert_eq!(
+        t.get_bytes_with(b"k", value).unwrap(),
+        Some(Some(b"old".to_vec()))
+    );
+    writer.commit().unwrap();
+    assert_eq!(
+        reader.get_bytes_with(&t, b"k", value).unwrap(),
+        Some(Some(b"old".to_vec()))
+    );
+    assert_eq!(
+        t.get_bytes_with(b"k", value).unwrap(),
+        Some(Some(b"new".to_vec()))
+    );
+    // A delete the view does not see leaves the row readable to it.
+    let mut deleter = db.begin().unwrap();
+    deleter.delete(&t, &[Value::text("k")]).unwrap();
+    deleter.commit().unwrap();
+    assert_eq!(
+        reader.get_bytes_with(&t, b"k", value).unwrap(),
+        Some(Some(b"old".to_vec()))
+    );
+    assert_eq!(t.get_bytes_with(b"k", value).unwrap(), None);
+    reader.commit().unwrap();
+    drop(t);
+    db.close().unwrap();
+}
