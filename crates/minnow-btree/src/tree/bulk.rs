@@ -473,7 +473,7 @@ impl<'p> BulkBuilder<'p> {
             return self.push(&p.rec);
         }
         // Checked before the chains are written, so a rejected record writes none.
-        self.check_order(&p.rec)?;
+        self.check_order(p.rec.as_bytes(), p.rec.extra())?;
         let mut mtr = self.pool.mtr()?;
         let rec = self.target.store_external(&mut mtr, &p)?;
         self.end = self.end.max(mtr.commit()?);
@@ -484,23 +484,31 @@ impl<'p> BulkBuilder<'p> {
     /// Its fields are stored as they are: a record over half a page is
     /// [`NodeError::RecordTooBig`] ([`BulkBuilder::push_values`] moves long columns off-page).
     pub fn push(&mut self, rec: &RecordBuf) -> Result<(), TreeError> {
+        self.push_bytes(rec.as_bytes(), rec.extra())
+    }
+
+    /// [`BulkBuilder::push`] for an encoded record given as its bytes (from its start) and
+    /// the offset of its origin in them ([`RecordBuf::extra`]): a caller that keeps records
+    /// in an arena of its own appends them without a copy.
+    pub fn push_bytes(&mut self, bytes: &[u8], extra: usize) -> Result<(), TreeError> {
         let page_len = self.page_len()?;
         let max = node::max_record_len(page_len);
-        if rec.len() > max {
+        if bytes.len() > max {
             return Err(NodeError::RecordTooBig {
-                len: rec.len(),
+                len: bytes.len(),
                 max,
             }
             .into());
         }
-        self.check_order(rec)?;
-        self.add(0, rec.as_bytes(), rec.extra())?;
+        self.check_order(bytes, extra)?;
+        self.add(0, bytes, extra)?;
         self.records += 1;
         Ok(())
     }
 
-    /// Fails unless `rec`'s key is above the previous leaf record's.
-    fn check_order(&self, rec: &RecordBuf) -> Result<(), TreeError> {
+    /// Fails unless the key of the record `bytes` (origin at `extra`) is above the previous
+    /// leaf record's.
+    fn check_order(&self, bytes: &[u8], extra: usize) -> Result<(), TreeError> {
         let prev = match self.levels.first() {
             Some(p) if p.last != 0 => Some((p.img.as_slice(), p.last)),
             _ => self.prev_last.as_ref().map(|(b, o)| (b.as_slice(), *o)),
@@ -508,11 +516,11 @@ impl<'p> BulkBuilder<'p> {
         let Some((page, origin)) = prev else {
             return Ok(());
         };
-        let ord = cmp_keys(&self.leaf, rec.as_bytes(), rec.extra(), page, origin)?;
+        let ord = cmp_keys(&self.leaf, bytes, extra, page, origin)?;
         if ord == Ordering::Greater {
             return Ok(());
         }
-        let key = self.leaf.key_of(rec.as_bytes(), rec.extra())?;
+        let key = self.leaf.key_of(bytes, extra)?;
         if ord == Ordering::Equal {
             return Err(TreeError::Duplicate {
                 index_id: self.index_id,

@@ -614,6 +614,13 @@ impl BTree {
         pool: &BufferPool,
         values: &[Value],
     ) -> Result<Option<RecordBuf>, TreeError> {
+        // Most records stay whole: encoded once, with no buffer per field (`prepare` would
+        // choose nothing off-page for a record that fits `inline_max` either).
+        if let Ok(rec) = self.leaf.encode(values)
+            && rec.len() <= self.inline_max(pool.config().page_size.bytes())
+        {
+            return Ok(Some(rec));
+        }
         let p = self.prepare(pool, values)?;
         Ok(p.is_inline().then_some(p.rec))
     }

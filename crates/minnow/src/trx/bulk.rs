@@ -30,16 +30,19 @@
 //! While it claims the table, each of the transaction's inserts there is checked and given
 //! its auto-increment value as an ordinary insert is, encoded as the clustered record it
 //! will be (`DB_TRX_ID` the transaction's id, `DB_ROLL_PTR` "inserted, no history": a read
-//! view that does not see the transaction finds no version of the row), and put in an
-//! ordered map by primary key: a duplicate key is [`crate::Error::DuplicateKey`] from the
-//! insert call, and a failed insert leaves the buffer as it was (statement rollback). No
-//! undo, no row lock, no page is touched.
+//! view that does not see the transaction finds no version of the row), and appended to an
+//! arena of records (the `bulk_buf` module), sorted by primary key once, at commit or spill:
+//! a duplicate key is [`crate::Error::DuplicateKey`] from the insert call (a hash of every
+//! key finds it, or a comparison with the last key while the rows come in key order), and
+//! a failed insert leaves the buffer as it was (statement rollback). No undo, no row lock,
+//! no page is touched.
 //!
 //! Anything else the transaction does with the table (a read, an update, a delete, a
 //! locking read) first **spills** the buffer: the rows are inserted the ordinary way, with
 //! undo and locks, in key order, as one statement, and the claim ends; every read and write
 //! path then works unchanged. A row too long to stay inline, or a buffer past
-//! [`crate::Config::bulk_insert_buffer_size`], spills too. A rollback drops the buffer.
+//! [`crate::Config::bulk_insert_buffer_size`] (or past 2^32 rows), spills too. A rollback
+//! drops the buffer.
 //!
 //! ## Commit
 //!
@@ -63,13 +66,11 @@
 //! committed, and the old tree's segments orphans, freed the same way. If the commit mtr
 //! fails, the entry is switched back and the transaction rolled back.
 
-use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use minnow_btree::ScanRange;
-use minnow_btree::record::{RecordBuf, SearchKey, Value};
+use minnow_btree::record::Value;
 use minnow_btree::tree::{BulkBuilder, BulkOptions};
 use minnow_engine::entry::EntryState;
 use minnow_engine::{Engine, TableEntry};
@@ -80,9 +81,10 @@ use crate::dict::dict_row;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY};
 
+use super::bulk_buf::{Added, RowBuffer};
 use super::{TrxState, WriteGuard};
 
-/// Bytes a buffered row is counted at beyond its record and key (map node, allocations).
+/// Bytes a buffered row is counted at beyond its record and key (its entry, its hash).
 const ROW_OVERHEAD: usize = 64;
 
 /// A transaction's buffered inserts into the table it claims.
@@ -92,8 +94,8 @@ pub(crate) struct Bulk {
     table: crate::Table,
     /// The claiming transaction.
     trx: u64,
-    /// The rows, as clustered records, by primary key.
-    rows: BTreeMap<SearchKey, RecordBuf>,
+    /// The rows, as clustered records (the `bulk_buf` module).
+    rows: RowBuffer,
     /// What they are counted at against `bulk_insert_buffer_size`.
     bytes: usize,
 }
@@ -201,24 +203,26 @@ impl TrxState {
             self.spill()?;
             return Ok(BulkInsert::Prepared(row, generated));
         };
-        let key = t
-            .clustered
-            .layout()
-            .key_of(rec.as_bytes(), rec.extra())
+        let added = b
+            .rows
+            .add(t.clustered.layout(), rec.as_bytes(), rec.extra())
             .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?;
-        let size = rec.len() + key.fields().iter().flatten().map(Vec::len).sum::<usize>();
-        match b.rows.entry(key) {
-            Entry::Occupied(_) => {
+        let size = match added {
+            Added::Row(size) => size,
+            Added::Duplicate => {
                 return Err(Error::DuplicateKey {
                     table: t.meta.name().to_owned(),
                     index: PRIMARY.to_owned(),
                     key: t.meta.pk_of(&row),
                 });
             }
-            Entry::Vacant(v) => {
-                v.insert(rec);
+            Added::Full => {
+                // The buffer holds all it can: the rows go the ordinary way, this one too.
+                drop(w);
+                self.spill()?;
+                return Ok(BulkInsert::Prepared(row, generated));
             }
-        }
+        };
         b.bytes += size + ROW_OVERHEAD;
         if b.bytes > inner.config().bulk_insert_buffer_bytes() {
             drop(w);
@@ -263,7 +267,7 @@ impl TrxState {
                 t,
             },
             trx: self.id,
-            rows: BTreeMap::new(),
+            rows: RowBuffer::new(),
             bytes: 0,
         });
         Ok(true)
@@ -273,17 +277,18 @@ impl TrxState {
     /// the claim; nothing if there is no buffer. If it fails, the statement is rolled back
     /// and the buffer and claim stay.
     pub fn spill(&mut self) -> Result<()> {
-        let Some(b) = self.bulk.take() else {
+        let Some(mut b) = self.bulk.take() else {
             return Ok(());
         };
+        b.rows.sort();
         let me = self.id;
         let r = b.table.write_statement_as(me, |inner, t, w| {
             self.statement(inner, |st| {
-                for rec in b.rows.values() {
+                for (rec, extra) in b.rows.records() {
                     let values = t
                         .clustered
                         .layout()
-                        .decode(rec.as_bytes(), rec.extra())
+                        .decode(rec, extra)
                         .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?;
                     let row = t.meta.row_of(values)?;
                     super::insert(inner, t, st, w, &row)?;
@@ -307,7 +312,7 @@ impl TrxState {
     /// Commits a transaction that buffers inserts (see the module docs, "Commit"); the
     /// caller holds no latch. Any failure before the commit point rolls the transaction back.
     pub fn commit_bulk(&mut self, inner: &Engine) -> Result<Option<Lsn>> {
-        let Some(b) = self.bulk.take().filter(|b| !b.rows.is_empty()) else {
+        let Some(mut b) = self.bulk.take().filter(|b| !b.rows.is_empty()) else {
             // No buffered row (a claim whose inserts all failed ends with the buffer).
             let _q = inner.write_latch()?;
             return self.commit(inner);
@@ -316,6 +321,7 @@ impl TrxState {
         let _q = inner.write_latch()?;
         let t = Arc::clone(&b.table.t);
         let _x = t.mdl.write();
+        b.rows.sort();
         match self.publish(inner, &b, &t) {
             Ok(end) => {
                 self.release_locks();
@@ -357,8 +363,10 @@ impl TrxState {
             )
             .map_err(|e| from_tree(e, name, PRIMARY))?;
             created.push(builder.tree().clone());
-            for rec in b.rows.values() {
-                builder.push(rec).map_err(|e| from_tree(e, name, PRIMARY))?;
+            for (rec, extra) in b.rows.records() {
+                builder
+                    .push_bytes(rec, extra)
+                    .map_err(|e| from_tree(e, name, PRIMARY))?;
             }
             builder.finish().map_err(|e| from_tree(e, name, PRIMARY))
         })();

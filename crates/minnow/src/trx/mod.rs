@@ -90,6 +90,7 @@
 //! its own writes' leaves against the row and sees its own versions.
 
 mod bulk;
+mod bulk_buf;
 mod by_index;
 mod gaps;
 mod locks;
