@@ -6,7 +6,8 @@
 # <criterion dir>/e2_reads/results.csv (or `minnow bench reads2007 --csv`); mvcc.csv is the
 # sweep `cargo bench --bench mvcc_oltp` wrote to <criterion dir>/mvcc_oltp/results.json (both
 # commit settings); e1_mix.csv is the per-second rows of two `minnow bench oltp --csv` runs
-# (the write-heavy mix, doublewrite on and off); every other file holds the numbers of its
+# (the write-heavy mix, doublewrite on and off); e2_1m.csv the 1M-row sweep of `minnow bench
+# reads2007 --csv`; every other file holds the numbers of its
 # docs/EXPERIMENTS.md table. In e4_ratios.csv the article's "+8 %" is 1.08; its ranges and
 # "±1 %" cells are left out.
 set -e
@@ -15,10 +16,13 @@ d=docs/plots
 plot $d/data/e2.csv --out $d/e2.svg --kind line --x threads --y qps --series organisation \
     --facet query --log-x --log-y --y-label "queries/s" \
     --title "E2: the 2007 read micro-benchmark, clustered vs heap (queries per second)"
+plot $d/data/e2_1m.csv --out $d/e2_1m.svg --kind line --x threads --y qps --series organisation \
+    --facet query --log-x --log-y --y-label "queries/s" \
+    --title "E2 at 1M rows with the adaptive hash index, clustered vs heap (queries per second)"
 plot $d/data/e1.csv --out $d/e1.svg --kind bar --x run --y tps --series doublewrite \
     --y-label "update_index tps" --title "E1: doublewrite on vs off (update_index)"
 plot $d/data/e1_mix.csv --out $d/e1_mix.svg --x time_s --y value --series run --facet metric \
-    --title "E1: the write-heavy mix, 1M rows, 4 threads, doublewrite on vs off (per second)"
+    --title "E1: the write-heavy mix, 1M rows, 16 threads, doublewrite on vs off (per second)"
 plot $d/data/e5_stamp.csv --out $d/e5.svg --kind line --x page_kib --y ns_per_page \
     --series algorithm --log-x --log-y --y-label "ns per page (stamp)" \
     --title "E5: checksum cost per page"
