@@ -162,6 +162,31 @@ fn segments_of<'a>(trees: impl IntoIterator<Item = &'a BTree>) -> Vec<Segment> {
 /// `Database::drop_table`, `Database::drop_index`); each holds the dictionary latch, then
 /// the quiesce latch shared, then (a drop) the table's metadata lock exclusively.
 impl Engine {
+    /// Refuses, as [`Error::BadDefinition`], a definition whose dictionary record would not
+    /// fit a page: checked by table creation and index creation before any tree is made or
+    /// built, so a definition that cannot be stored leaves nothing behind.
+    pub fn check_dict_record_fits(&self, meta: &TableMeta) -> Result<()> {
+        let rec = self
+            .dict()
+            .layout()
+            .encode(&dict_row(meta.name().as_bytes(), schema::encode(meta)))
+            .map_err(|e| Error::BadDefinition {
+                table: meta.name().to_owned(),
+                reason: e.to_string(),
+            })?;
+        let max = minnow_btree::node::max_record_len(self.config().page_size.bytes());
+        if rec.len() > max {
+            return Err(Error::BadDefinition {
+                table: meta.name().to_owned(),
+                reason: format!(
+                    "its dictionary record of {} bytes exceeds the {max}-byte maximum",
+                    rec.len()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Creates a table and its indexes; returns its entry, in the table cache. The trees
     /// are created first (one mtr each); the dictionary record, inserted in one more mtr, is
     /// the commit point: after a crash the table either exists whole or not at all (a crash
@@ -182,24 +207,7 @@ impl Engine {
         }
         let name = meta.name().to_owned();
         // The dictionary record must fit before any tree is created.
-        let rec = inner
-            .dict()
-            .layout()
-            .encode(&dict_row(name.as_bytes(), schema::encode(&meta)))
-            .map_err(|e| Error::BadDefinition {
-                table: name.clone(),
-                reason: e.to_string(),
-            })?;
-        let max = minnow_btree::node::max_record_len(inner.config().page_size.bytes());
-        if rec.len() > max {
-            return Err(Error::BadDefinition {
-                table: name,
-                reason: format!(
-                    "its dictionary record of {} bytes exceeds the {max}-byte maximum",
-                    rec.len()
-                ),
-            });
-        }
+        inner.check_dict_record_fits(&meta)?;
         // A compressed table's shared tablespace exists (durably) before any tree is made
         // in it.
         let space = match meta.def.compression {

@@ -230,8 +230,10 @@ impl Engine {
         &self.ddl
     }
 
-    /// The quiesce latch (latch order row 4); a change takes it through
-    /// [`Engine::write_latch`].
+    /// The quiesce latch (latch order row 4): every change holds it **shared** for its
+    /// statement (through [`Engine::write_latch`]), so writers never wait for each other on
+    /// it; only what needs no change in flight takes it exclusive (`check`, the close's
+    /// shutdown), and waits for the statements running to end.
     pub(crate) fn quiesce(&self) -> &RwLock<()> {
         &self.quiesce
     }

@@ -212,24 +212,7 @@ impl Database {
             });
         };
         // The dictionary record must fit before anything is built.
-        let max = minnow_btree::node::max_record_len(inner.config().page_size.bytes());
-        let rec_len = inner
-            .dict()
-            .layout()
-            .encode(&dict_row(table.as_bytes(), schema::encode(&meta)))
-            .map_err(|e| Error::BadDefinition {
-                table: table.to_owned(),
-                reason: e.to_string(),
-            })?
-            .len();
-        if rec_len > max {
-            return Err(Error::BadDefinition {
-                table: table.to_owned(),
-                reason: format!(
-                    "its dictionary record of {rec_len} bytes exceeds the {max}-byte maximum"
-                ),
-            });
-        }
+        inner.check_dict_record_fits(&meta)?;
         let layout = meta.secondary_layout(&s)?;
         let mut rows = Vec::new();
         for e in t
