@@ -187,6 +187,16 @@ fn count_ends_in_a_ring_of_leaves_whose_links_agree() {
 }
 
 #[test]
+fn pack_ends_in_a_ring_of_leaves_whose_links_agree() {
+    let (_d, pool, tree) = tree(100);
+    let l = leaves(&pool);
+    poke(&pool, l[2], fil::NEXT, &l[0].to_be_bytes());
+    poke(&pool, l[0], fil::PREV, &l[2].to_be_bytes());
+    let e = within("pack", move || tree.pack(&pool).unwrap_err());
+    assert_corrupt(&e, &l[..3], "cycle");
+}
+
+#[test]
 fn count_ends_at_a_record_list_that_loops_inside_a_leaf() {
     let (_d, pool, tree) = tree(100);
     let l = leaves(&pool);

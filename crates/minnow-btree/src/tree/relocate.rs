@@ -79,8 +79,10 @@ impl BTree {
     fn pages_at(&self, pool: &BufferPool, level: u16) -> Result<Vec<u32>, TreeError> {
         let mut no = self.leftmost_at(pool, level)?;
         let mut pages = Vec::new();
+        // A page seen twice means the links loop: stop there rather than walk forever.
+        let mut seen = std::collections::HashSet::new();
         while no != NIL {
-            if pages.len() > u32::MAX as usize {
+            if !seen.insert(no) {
                 return Err(self.corrupt(no, "a level's sibling links form a cycle"));
             }
             pages.push(no);
