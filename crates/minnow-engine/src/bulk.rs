@@ -1,6 +1,6 @@
-//! Bulk operations: [`Database::create_index`] on a populated table and [`Table::load`] of an
-//! empty one, both built bottom-up with [`minnow_btree::tree::BulkBuilder`] instead of one
-//! insert per row.
+//! Bulk operations: [`Engine::create_index`] on a populated table and [`Engine::load`] of an
+//! empty one (the `minnow` crate's `Database::create_index` and `Table::load`), both built
+//! bottom-up with [`minnow_btree::tree::BulkBuilder`] instead of one insert per row.
 //!
 //! **`create_index`** scans the table once, encodes each row's entry for the new index, sorts
 //! the entries, checks a unique index for duplicates (failing with
@@ -34,13 +34,13 @@ use minnow_btree::{BTree, ScanRange, TreeError};
 use minnow_buf::BufferPool;
 use minnow_redo::Durability;
 
+use crate::claim::refuse_claimed;
 use crate::config::AutoIncLockMode;
-use crate::db::Database;
 use crate::dict::dict_row;
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, IndexDef, PRIMARY, SecMeta, TableMeta};
-use crate::table::Table;
-use minnow_engine::TableEntry;
 
 /// One secondary entry, encoded, with its key for sorting.
 struct SortEntry {
@@ -106,11 +106,7 @@ fn sorted_entries<'r>(
 /// Passes `result` through; if it is an error, first frees the trees a failed bulk operation
 /// created (unpublished, so nothing else refers to them; were the freeing cut by a crash,
 /// `open` would free them as orphan segments).
-pub(crate) fn abandon_on_error<T>(
-    pool: &BufferPool,
-    result: Result<T>,
-    created: &[BTree],
-) -> Result<T> {
+pub fn abandon_on_error<T>(pool: &BufferPool, result: Result<T>, created: &[BTree]) -> Result<T> {
     if result.is_err() {
         for tree in created {
             // The operation's own error is the one to report.
@@ -125,7 +121,7 @@ pub(crate) fn abandon_on_error<T>(
 /// its rows hold was made by a transaction with at most this id; a view that sees all of
 /// them (its up limit is above it) may trust the entries as they are, any older one checks
 /// each entry against the row's version it sees (see the module docs).
-fn build_max_trx_id(db: &minnow_engine::Engine) -> u64 {
+fn build_max_trx_id(db: &Engine) -> u64 {
     db.trx_sys().status().next_id.saturating_sub(1)
 }
 
@@ -158,45 +154,22 @@ fn build<'p>(
     Ok(b)
 }
 
-impl Database {
+impl Engine {
     /// Creates secondary index `index` on table `table` from the rows it holds, built
-    /// bottom-up from sorted entries (see the module docs of `bulk`: the dictionary update is
-    /// the commit point). A unique index over rows with equal keys fails with
+    /// bottom-up from sorted entries (see the module docs: the dictionary update is the
+    /// commit point). A unique index over rows with equal keys fails with
     /// [`Error::DuplicateKey`] naming the index and the key, and leaves nothing behind. Every
-    /// handle on the table maintains the new index from then on.
-    ///
-    /// ```
-    /// use std::ops::Bound;
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(TableDef::new("t")
-    ///     .column(ColumnDef::new("id", ColumnType::U32))
-    ///     .column(ColumnDef::new("city", ColumnType::Var(20)))
-    ///     .primary_key(&["id"]))?;
-    /// for (id, city) in [(1u64, "oslo"), (2, "bern"), (3, "oslo")] {
-    ///     t.insert(&[Value::UInt(id), Value::Bytes(city.into())])?;
-    /// }
-    /// db.create_index("t", IndexDef::new("by_city", &["city"]))?;
-    /// let oslo = Bound::Included(vec![Value::Bytes(b"oslo".to_vec())]);
-    /// let t = db.table("t")?;
-    /// let ids: Vec<_> = t
-    ///     .scan_index("by_city", Scan::range(oslo.clone(), oslo).columns(&["id"]).reverse())?
-    ///     .collect::<Result<_, _>>()?;
-    /// assert_eq!(ids, [vec![Value::UInt(3)], vec![Value::UInt(1)]]);
-    /// db.check()?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// handle on the table maintains the new index from then on. Durable as
+    /// `flush_log_at_trx_commit` says.
     pub fn create_index(&self, table: &str, index: IndexDef) -> Result<Durability> {
-        let inner = self.inner()?;
+        let inner = self;
         let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
-        let mdl = Arc::clone(&self.table(table)?.t.mdl);
+        let mdl = Arc::clone(&self.table(table)?.mdl);
         // No statement changes the table while the index is built from it.
         let _x = mdl.write();
-        let t = self.table(table)?.t;
-        crate::trx::refuse_claimed(&t)?;
+        let t = self.table(table)?;
+        refuse_claimed(&t)?;
         let mut def = t.meta.def.clone();
         def.indexes.push(index);
         let mut meta = TableMeta::resolve(def)?;
@@ -259,7 +232,7 @@ impl Database {
             )
             .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
         let mut secondary = t.secondary.clone();
-        secondary.push(minnow_engine::entry::hook_tree(inner.ahi(), tree));
+        secondary.push(crate::entry::hook_tree(inner.ahi(), tree));
         // Configured for the new index's sake (the others are already).
         let entry = Arc::new(
             t.successor(meta, t.clustered.clone(), secondary)
@@ -273,47 +246,26 @@ impl Database {
             .store(true, std::sync::atomic::Ordering::Release);
         self.durable(end)
     }
-}
 
-impl Table {
     /// Loads `rows` (one value per column, in table order, in ascending primary key order)
-    /// into this table, which must be empty ([`Error::TableNotEmpty`]), building every index
-    /// bottom-up (see the module docs of `bulk`). Rows out of order are [`Error::Unsorted`];
-    /// a repeated primary key or unique key is [`Error::DuplicateKey`]; either leaves the
+    /// into table `table`, which must be empty ([`Error::TableNotEmpty`]), building every
+    /// index bottom-up (see the module docs). Rows out of order are [`Error::Unsorted`]; a
+    /// repeated primary key or unique key is [`Error::DuplicateKey`]; either leaves the
     /// table empty. Returns the durability reached, as a statement does.
     ///
     /// On a table with an AUTO_INCREMENT column, rows with NULL or 0 there get the next
-    /// values in row order and explicit values move the counter, as in
-    /// [`Table::insert_many`]; a load counts as a "bulk insert", so in modes 0 and 1 it holds
-    /// the AUTO-INC lock to its end (see the `autoinc` module docs). Values taken by a load
-    /// that fails are not given back.
-    ///
-    /// ```
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(TableDef::new("t")
-    ///     .column(ColumnDef::new("id", ColumnType::U32))
-    ///     .column(ColumnDef::new("k", ColumnType::U32))
-    ///     .primary_key(&["id"])
-    ///     .index(IndexDef::new("by_k", &["k"])))?;
-    /// t.load((0..10_000u64).map(|i| vec![Value::UInt(i), Value::UInt(i % 7)]))?;
-    /// // The three largest ids, from the top.
-    /// let top: Vec<_> = t.scan(Scan::all().reverse().limit(3).columns(&["id"]))?
-    ///     .collect::<Result<_, _>>()?;
-    /// assert_eq!(top, [[Value::UInt(9999)], [Value::UInt(9998)], [Value::UInt(9997)]]);
-    /// assert_eq!(db.check()?.rows["t"], 10_000);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn load<I, R>(&self, rows: I) -> Result<Durability>
+    /// values in row order and explicit values move the counter, as an insert statement's
+    /// do; a load counts as a "bulk insert", so in modes 0 and 1 it holds the AUTO-INC lock
+    /// to its end (see the `autoinc` module docs). Values taken by a load that fails are not
+    /// given back.
+    pub fn load<I, R>(&self, table: &str, rows: I) -> Result<Durability>
     where
         I: IntoIterator<Item = R>,
         R: AsRef<[Value]>,
     {
-        let inner = self.db.inner()?;
+        let inner = self;
         // The AUTO-INC lock comes before the metadata lock (the `autoinc` lock order).
-        let autoinc = self.db.table(self.t.meta.name())?.t.autoinc.clone();
+        let autoinc = self.table(table)?.autoinc.clone();
         let _auto_inc_lock = match (&autoinc, inner.config().autoinc_lock_mode) {
             (Some(a), AutoIncLockMode::Traditional | AutoIncLockMode::Consecutive) => {
                 Some(a.lock_table())
@@ -322,11 +274,11 @@ impl Table {
         };
         let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
-        let mdl = Arc::clone(&self.db.table(self.t.meta.name())?.t.mdl);
+        let mdl = Arc::clone(&self.table(table)?.mdl);
         // The load replaces the table's trees: no statement runs on it meanwhile.
         let _x = mdl.write();
-        let t = self.db.table(self.t.meta.name())?.t;
-        crate::trx::refuse_claimed(&t)?;
+        let t = self.table(table)?;
+        refuse_claimed(&t)?;
         let meta = &t.meta;
         let name = meta.name();
         let pool = inner.pool();
@@ -345,7 +297,7 @@ impl Table {
         let prepared = rows
             .into_iter()
             .map(|r| t.prepare_row(inner, r.as_ref(), &mut (0..0), &mut generated));
-        let built = Table::load_build(pool, &t, prepared, build_max_trx_id(inner), &mut created);
+        let built = load_build(pool, &t, prepared, build_max_trx_id(inner), &mut created);
         let (new_clustered, new_secondary, mut end) = abandon_on_error(pool, built, &created)?;
         // The commit point: the dictionary record names the built trees' roots.
         let mut new_meta = meta.clone();
@@ -358,7 +310,7 @@ impl Table {
             .update(pool, &dict_row(name.as_bytes(), schema::encode(&new_meta)))
             .map_err(|e| from_tree(e, name, "SYS_TABLES"));
         end = end.max(abandon_on_error(pool, published, &created)?);
-        let durability = self.db.durable(end)?;
+        let durability = self.durable(end)?;
         // The new trees reuse the old (empty) trees' index ids: start their hash afresh.
         for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
             inner.ahi().drop_index(tree.index_id());
@@ -379,83 +331,83 @@ impl Table {
         }
         Ok(durability)
     }
+}
 
-    /// Builds every index of `t` from `rows` (see [`Table::load`]), adding each new tree to
-    /// `created` as soon as it exists. Returns the built trees, not yet published.
-    fn load_build(
-        pool: &BufferPool,
-        t: &TableEntry,
-        rows: impl Iterator<Item = Result<Vec<Value>>>,
-        max_trx_id: u64,
-        created: &mut Vec<BTree>,
-    ) -> Result<(BTree, Vec<BTree>, minnow_redo::Lsn)> {
-        let meta = &t.meta;
-        let name = meta.name();
-        let mut clustered = BulkBuilder::new(
-            pool,
-            meta.space_id(),
-            t.clustered.index_id(),
-            meta.clustered_layout()?,
-            BulkOptions::default(),
-        )
-        .map_err(|e| from_tree(e, name, PRIMARY))?;
-        created.push(clustered.tree().clone());
-        // Rows are kept only if a secondary index needs them.
-        let mut kept: Vec<Vec<Value>> = Vec::new();
-        let mut previous: Option<Vec<Value>> = None;
-        for row in rows {
-            // Checked, normalised and given its auto-increment value (`prepare_row`).
-            let row = row?;
-            match clustered.push_values(&meta.clustered_values(&row)) {
-                Ok(()) => {}
-                Err(TreeError::Duplicate { .. }) => {
-                    return Err(Error::DuplicateKey {
-                        table: name.to_owned(),
-                        index: PRIMARY.to_owned(),
-                        key: meta.pk_of(&row),
-                    });
-                }
-                Err(TreeError::OutOfOrder { .. }) => {
-                    return Err(Error::Unsorted {
-                        table: name.to_owned(),
-                        key: meta.pk_of(&row),
-                        previous: previous.unwrap_or_default(),
-                    });
-                }
-                Err(e) => return Err(from_tree(e, name, PRIMARY)),
+/// Builds every index of `t` from `rows` (see [`Engine::load`]), adding each new tree to
+/// `created` as soon as it exists. Returns the built trees, not yet published.
+fn load_build(
+    pool: &BufferPool,
+    t: &TableEntry,
+    rows: impl Iterator<Item = Result<Vec<Value>>>,
+    max_trx_id: u64,
+    created: &mut Vec<BTree>,
+) -> Result<(BTree, Vec<BTree>, minnow_redo::Lsn)> {
+    let meta = &t.meta;
+    let name = meta.name();
+    let mut clustered = BulkBuilder::new(
+        pool,
+        meta.space_id(),
+        t.clustered.index_id(),
+        meta.clustered_layout()?,
+        BulkOptions::default(),
+    )
+    .map_err(|e| from_tree(e, name, PRIMARY))?;
+    created.push(clustered.tree().clone());
+    // Rows are kept only if a secondary index needs them.
+    let mut kept: Vec<Vec<Value>> = Vec::new();
+    let mut previous: Option<Vec<Value>> = None;
+    for row in rows {
+        // Checked, normalised and given its auto-increment value (`prepare_row`).
+        let row = row?;
+        match clustered.push_values(&meta.clustered_values(&row)) {
+            Ok(()) => {}
+            Err(TreeError::Duplicate { .. }) => {
+                return Err(Error::DuplicateKey {
+                    table: name.to_owned(),
+                    index: PRIMARY.to_owned(),
+                    key: meta.pk_of(&row),
+                });
             }
-            if meta.secondary.is_empty() {
-                previous = Some(meta.pk_of(&row));
-            } else {
-                previous = Some(meta.pk_of(&row));
-                kept.push(row);
+            Err(TreeError::OutOfOrder { .. }) => {
+                return Err(Error::Unsorted {
+                    table: name.to_owned(),
+                    key: meta.pk_of(&row),
+                    previous: previous.unwrap_or_default(),
+                });
             }
+            Err(e) => return Err(from_tree(e, name, PRIMARY)),
         }
-        let mut builders = Vec::new();
-        for (s, tree) in meta.secondary.iter().zip(&t.secondary) {
-            let layout = meta.secondary_layout(s)?;
-            let entries = sorted_entries(meta, s, &layout, kept.iter().map(Vec::as_slice))?;
-            builders.push(build(
-                pool,
-                meta,
-                &s.name,
-                tree.index_id(),
-                layout,
-                &entries,
-                max_trx_id,
-                created,
-            )?);
+        if meta.secondary.is_empty() {
+            previous = Some(meta.pk_of(&row));
+        } else {
+            previous = Some(meta.pk_of(&row));
+            kept.push(row);
         }
-        drop(kept);
-        let (new_clustered, mut end) = clustered
-            .finish()
-            .map_err(|e| from_tree(e, name, PRIMARY))?;
-        let mut new_secondary = Vec::new();
-        for (b, s) in builders.into_iter().zip(&meta.secondary) {
-            let (tree, e) = b.finish().map_err(|e| from_tree(e, name, &s.name))?;
-            end = end.max(e);
-            new_secondary.push(tree);
-        }
-        Ok((new_clustered, new_secondary, end))
     }
+    let mut builders = Vec::new();
+    for (s, tree) in meta.secondary.iter().zip(&t.secondary) {
+        let layout = meta.secondary_layout(s)?;
+        let entries = sorted_entries(meta, s, &layout, kept.iter().map(Vec::as_slice))?;
+        builders.push(build(
+            pool,
+            meta,
+            &s.name,
+            tree.index_id(),
+            layout,
+            &entries,
+            max_trx_id,
+            created,
+        )?);
+    }
+    drop(kept);
+    let (new_clustered, mut end) = clustered
+        .finish()
+        .map_err(|e| from_tree(e, name, PRIMARY))?;
+    let mut new_secondary = Vec::new();
+    for (b, s) in builders.into_iter().zip(&meta.secondary) {
+        let (tree, e) = b.finish().map_err(|e| from_tree(e, name, &s.name))?;
+        end = end.max(e);
+        new_secondary.push(tree);
+    }
+    Ok((new_clustered, new_secondary, end))
 }

@@ -82,6 +82,8 @@
 //!   needs, on the caller's thread or the background thread.
 //! - [`row`]: the steps row writes, rollback and purge share (a record, its lock key, the
 //!   step back to an older version, the removal of a record with the gap locks it hands on).
+//! - [`bulk`]: `CREATE INDEX` on a populated table and the load of an empty one, each
+//!   built bottom-up from sorted rows, the dictionary update its commit point.
 //! - [`claim`]: a bulk insert's claim on an empty table, and DDL's refusal of a claimed one.
 //!
 //! ## What the `minnow` crate adds, and what is still there
@@ -102,6 +104,7 @@
 
 pub mod admission;
 pub mod autoinc;
+pub mod bulk;
 pub mod check;
 pub mod claim;
 pub mod compression;

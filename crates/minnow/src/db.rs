@@ -1,8 +1,8 @@
 //! [`Database`]: the handle an application holds on one open database directory, and the
 //! statements on the database as a whole (tables, DDL, `check`, `purge`). What builds the
-//! engine from a directory, recovery, DDL and `check` themselves are the engine crate's
-//! (`minnow-engine`'s `open`, `ddl`, `check` and `purge` modules); the methods here check
-//! that the database is open and hand out handles.
+//! engine from a directory, recovery, DDL (`create_index` too) and `check` themselves are
+//! the engine crate's (`minnow-engine`'s `open`, `ddl`, `bulk`, `check` and `purge`
+//! modules); the methods here check that the database is open and hand out handles.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use minnow_redo::{Durability, Lsn};
 
 use crate::config::Config;
 use crate::error::Result;
-use crate::schema::TableDef;
+use crate::schema::{IndexDef, TableDef};
 use crate::status::RowOp;
 use crate::table::Table;
 use minnow_engine::purge::PurgeReport;
@@ -144,6 +144,40 @@ impl Database {
     /// `ddl` module docs of the engine crate (`minnow-engine`).
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
         self.inner()?.drop_index(table, index)
+    }
+
+    /// Creates secondary index `index` on table `table` from the rows it holds, built
+    /// bottom-up from sorted entries (the dictionary update is the commit point: see the
+    /// `bulk` module docs of the engine crate, `minnow-engine`). A unique index over rows
+    /// with equal keys fails with [`Error::DuplicateKey`](crate::Error::DuplicateKey) naming
+    /// the index and the key, and leaves nothing behind. Every handle on the table maintains
+    /// the new index from then on.
+    ///
+    /// ```
+    /// use std::ops::Bound;
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .column(ColumnDef::new("city", ColumnType::Var(20)))
+    ///     .primary_key(&["id"]))?;
+    /// for (id, city) in [(1u64, "oslo"), (2, "bern"), (3, "oslo")] {
+    ///     t.insert(&[Value::UInt(id), Value::Bytes(city.into())])?;
+    /// }
+    /// db.create_index("t", IndexDef::new("by_city", &["city"]))?;
+    /// let oslo = Bound::Included(vec![Value::Bytes(b"oslo".to_vec())]);
+    /// let t = db.table("t")?;
+    /// let ids: Vec<_> = t
+    ///     .scan_index("by_city", Scan::range(oslo.clone(), oslo).columns(&["id"]).reverse())?
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(ids, [vec![Value::UInt(3)], vec![Value::UInt(1)]]);
+    /// db.check()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create_index(&self, table: &str, index: IndexDef) -> Result<Durability> {
+        self.inner()?.create_index(table, index)
     }
 
     /// The table named `name`.

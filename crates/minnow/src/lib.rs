@@ -506,7 +506,6 @@ pub mod autoinc {
     pub use minnow_engine::autoinc::{AutoIncStatus, Inserted, PERSIST_AHEAD};
 }
 pub mod backend;
-mod bulk;
 pub mod cause;
 mod compact;
 pub mod compression;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use minnow_btree::record::Value;
-use minnow_redo::Lsn;
+use minnow_redo::{Durability, Lsn};
 
 use crate::config::AutoIncLockMode;
 use crate::db::Database;
@@ -425,6 +425,45 @@ impl Table {
         }
         self.db.durable(end)?;
         Ok(done)
+    }
+
+    /// Loads `rows` (one value per column, in table order, in ascending primary key order)
+    /// into this table, which must be empty ([`Error::TableNotEmpty`]), building every index
+    /// bottom-up (see the `bulk` module docs of the engine crate, `minnow-engine`). Rows out
+    /// of order are [`Error::Unsorted`]; a repeated primary key or unique key is
+    /// [`Error::DuplicateKey`]; either leaves the table empty. Returns the durability
+    /// reached, as a statement does.
+    ///
+    /// On a table with an AUTO_INCREMENT column, rows with NULL or 0 there get the next
+    /// values in row order and explicit values move the counter, as in
+    /// [`Table::insert_many`]; a load counts as a "bulk insert", so in modes 0 and 1 it holds
+    /// the AUTO-INC lock to its end (see the `autoinc` module docs). Values taken by a load
+    /// that fails are not given back.
+    ///
+    /// ```
+    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::create(dir.path(), Config::default())?;
+    /// let t = db.create_table(TableDef::new("t")
+    ///     .column(ColumnDef::new("id", ColumnType::U32))
+    ///     .column(ColumnDef::new("k", ColumnType::U32))
+    ///     .primary_key(&["id"])
+    ///     .index(IndexDef::new("by_k", &["k"])))?;
+    /// t.load((0..10_000u64).map(|i| vec![Value::UInt(i), Value::UInt(i % 7)]))?;
+    /// // The three largest ids, from the top.
+    /// let top: Vec<_> = t.scan(Scan::all().reverse().limit(3).columns(&["id"]))?
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(top, [[Value::UInt(9999)], [Value::UInt(9998)], [Value::UInt(9997)]]);
+    /// assert_eq!(db.check()?.rows["t"], 10_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load<I, R>(&self, rows: I) -> Result<Durability>
+    where
+        I: IntoIterator<Item = R>,
+        R: AsRef<[Value]>,
+    {
+        self.db.inner()?.load(self.name(), rows)
     }
 
     /// The table's auto-increment counter and AUTO-INC lock statistics; `None` if it has no

@@ -134,8 +134,8 @@ pub(crate) enum BulkInsert {
     Prepared(Vec<Value>, Vec<u64>),
 }
 
-// The claim's errors are the engine's (DDL refuses a claimed table there too).
-pub(crate) use minnow_engine::claim::{claim_timeout, refuse_claimed};
+// The claim's timeout is the engine's (DDL refuses a claimed table there).
+pub(crate) use minnow_engine::claim::claim_timeout;
 
 /// True if inserts into `t` may be buffered: no secondary index, not compressed.
 fn eligible(t: &TableEntry) -> bool {
@@ -370,7 +370,7 @@ impl TrxState {
             }
             builder.finish().map_err(|e| from_tree(e, name, PRIMARY))
         })();
-        let (tree, built_end) = crate::bulk::abandon_on_error(pool, built, &created)?;
+        let (tree, built_end) = minnow_engine::bulk::abandon_on_error(pool, built, &created)?;
         let mut meta = t.meta.clone();
         meta.root = tree.root();
         let row = dict_row(name.as_bytes(), schema::encode(&meta));

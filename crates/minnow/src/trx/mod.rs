@@ -100,7 +100,7 @@ mod typed;
 mod update_columns;
 mod write;
 
-pub(crate) use bulk::{BulkInsert, claim_timeout, refuse_claimed};
+pub(crate) use bulk::{BulkInsert, claim_timeout};
 pub(crate) use by_index::lock_by_unique;
 use gaps::*;
 pub(crate) use locks::row_lock_key;
