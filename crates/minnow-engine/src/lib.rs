@@ -117,6 +117,7 @@ pub mod error;
 pub mod history;
 pub mod open;
 pub mod purge;
+pub mod read;
 pub mod rollback;
 pub mod row;
 pub mod schema;

@@ -1,26 +1,30 @@
 //! Consistent reads: which writers a snapshot sees, and the version of a clustered record it
-//! sees, rebuilt from undo when the record is newer.
+//! sees, rebuilt from undo when the record is newer. The `minnow` crate's reads (point
+//! reads, scans, counts, reads through a secondary index) decide visibility here; the step
+//! back to an older version is the one rollback and purge share (the `row` module).
 
 use minnow_btree::record::Value;
 use minnow_mvcc::OpenView;
 
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::Result;
 use crate::history::{Older, VersionWalk, sys_of};
-use minnow_engine::{Engine, TableEntry};
-// Shared with rollback (the engine's `row` module).
-use minnow_engine::row::step_back;
+// Shared with rollback (the `row` module).
+use crate::row::step_back;
 
 // ---- Consistent reads ----
 
 /// Which writers' changes a read sees.
 #[derive(Debug, Clone)]
-pub(crate) enum Snapshot {
+pub enum Snapshot {
     /// A read view (a transaction's, or one taken for a single statement), registered with
     /// the transaction system while the snapshot lives, so purge keeps what it needs.
     View(OpenView),
 }
 
 impl Snapshot {
+    /// True if this snapshot sees the changes of transaction `trx`.
     pub fn sees(&self, trx: u64) -> bool {
         match self {
             Snapshot::View(v) => v.changes_visible(trx),
@@ -47,7 +51,7 @@ impl Snapshot {
 /// The version of a clustered record that `snap` sees: the record itself, or one rebuilt
 /// from undo by following roll pointers; `None` if no version is visible or the visible one
 /// is delete-marked.
-pub(crate) fn visible(
+pub fn visible(
     inner: &Engine,
     t: &TableEntry,
     snap: &Snapshot,
