@@ -165,7 +165,7 @@ impl Engine {
     /// Refuses, as [`Error::BadDefinition`], a definition whose dictionary record would not
     /// fit a page: checked by table creation and index creation before any tree is made or
     /// built, so a definition that cannot be stored leaves nothing behind.
-    pub fn check_dict_record_fits(&self, meta: &TableMeta) -> Result<()> {
+    pub(crate) fn check_dict_record_fits(&self, meta: &TableMeta) -> Result<()> {
         let rec = self
             .dict()
             .layout()

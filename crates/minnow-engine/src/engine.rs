@@ -23,10 +23,12 @@
 //!
 //! Building an engine from a directory and tearing it down are [`crate::open`]'s
 //! ([`Engine::create`], [`Engine::open`], [`Engine::close`]); DDL is [`crate::ddl`]'s, the
+//! bulk build ([`Engine::create_index`], [`Engine::load`]) [`crate::bulk`]'s, the
 //! consistency check [`crate::check`]'s, rollback and purge [`crate::rollback`]'s and
 //! [`crate::purge`]'s. What the `minnow` crate adds on top: `Database` (an `Arc` of a handle
-//! that holds one `Arc<Engine>`, the open report and the directory's `LOCK`), the reads and
-//! row writes (with undo and locks), the bulk build, and the typed rows.
+//! that holds one `Arc<Engine>`, the open report and the directory's `LOCK`), the reads
+//! (visibility is [`crate::read`]'s) and row writes (with undo and locks), a transaction's
+//! bulk insert, and the typed rows.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -239,7 +241,7 @@ impl Engine {
     }
 
     /// The next index id to hand out (taken under the dictionary latch).
-    pub fn next_index_id(&self) -> &Mutex<u64> {
+    pub(crate) fn next_index_id(&self) -> &Mutex<u64> {
         &self.next_index_id
     }
 
@@ -441,7 +443,7 @@ impl Engine {
 impl Engine {
     /// Makes a change whose redo ends at `end` as durable as `flush_log_at_trx_commit`
     /// asks (DDL's commit points, the dictionary changes `open` finishes).
-    pub fn durable(&self, end: minnow_redo::Lsn) -> Result<minnow_redo::Durability> {
+    pub(crate) fn durable(&self, end: minnow_redo::Lsn) -> Result<minnow_redo::Durability> {
         Ok(self
             .pool
             .commit_durable(end, self.config.flush_log_at_trx_commit)?)

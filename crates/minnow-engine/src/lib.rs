@@ -10,11 +10,12 @@
 //!   application
 //!       │
 //!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
-//!       │             (handles, reads, row writes with undo and locks, bulk build)
+//!       │             (handles, reads, row writes with undo and locks, bulk insert)
 //!   minnow-engine     the open engine's state (Engine, table entries, the table
 //!       │             cache, admission, auto-increment); building it from a directory
-//!       │             and recovery, close; DDL; check; rollback; purge; the row steps
-//!       │             these share with the writes; table definitions and the
+//!       │             and recovery, close; DDL; the bulk build; the visibility check;
+//!       │             check; rollback; purge; the row steps these share with the
+//!       │             writes; table definitions and the
 //!       │             dictionary's records, version chains, Config and its knobs,
 //!       │             compressed-tablespace placement, status reports, Error
 //!       ├──────────────────┬──────────────────┐
@@ -80,6 +81,8 @@
 //! - [`rollback`]: undoing a statement, a transaction, or one found active at open.
 //! - [`purge`]: removing delete-marked records, old secondary entries and undo no read view
 //!   needs, on the caller's thread or the background thread.
+//! - [`read`]: consistent reads' visibility: a [`read::Snapshot`] and the version of a
+//!   clustered record it sees ([`read::visible`]), rebuilt from undo when the record is newer.
 //! - [`row`]: the steps row writes, rollback and purge share (a record, its lock key, the
 //!   step back to an older version, the removal of a record with the gap locks it hands on).
 //! - [`bulk`]: `CREATE INDEX` on a populated table and the load of an empty one, each
@@ -91,10 +94,11 @@
 //! `minnow` is the API: `Database` (a cheap clone of one handle that holds an
 //! `Arc<Engine>`, the open report and the directory's `LOCK`), `Table`, `Transaction`,
 //! `Rows`, typed rows, `AsyncDatabase`, the retries of `Database::transaction`, and
-//! `minnow::inspect` for tools. Reads and the visibility check, row writes with undo and
-//! locks (with gap locks and unique checks), the bulk build and `CREATE INDEX` / `load`
-//! still live in `minnow` (its `trx`, `table` and `bulk` modules) and reach the engine
-//! through [`Engine`]'s public accessors; only those accessors stay public.
+//! `minnow::inspect` for tools. The reads (point reads, scans, counts, reads through a
+//! secondary index; they decide visibility with [`read`]), row writes with undo and locks
+//! (with gap locks and unique checks) and a transaction's bulk insert into an empty table
+//! (built at commit) still live in `minnow` (its `trx` and `table` modules) and reach the
+//! engine through [`Engine`]'s public accessors; only those accessors stay public.
 
 #![cfg_attr(
     not(test),

@@ -2,8 +2,8 @@
 //! [`Table`] methods that start them.
 //!
 //! A scan reads one leaf at a time and holds no latch between rows. Each row it returns, and
-//! its end, is validated against DDL after it was read (the `ddl` module docs, "Reads racing
-//! a drop"): a scan whose table was dropped or replaced under it ends with
+//! its end, is validated against DDL after it was read (`minnow-engine`'s `ddl` module
+//! docs, "Reads racing a drop"): a scan whose table was dropped or replaced under it ends with
 //! [`Error::TableChanged`] rather than return what it found on pages the table gave back.
 
 use std::ops::Bound;
@@ -239,8 +239,8 @@ impl Iterator for Rows {
                     Err(from_tree(e, self.t.meta.name(), index))
                 }
             };
-            // Validated after the read (the `ddl` module docs, "Reads racing a drop"): a row
-            // or an error from a page the table no longer owns is a changed table.
+            // Validated after the read (`minnow-engine`'s `ddl` module docs, "Reads racing a
+            // drop"): a row or an error from a page the table no longer owns is a changed table.
             if !matches!(r, Ok(None))
                 && let Some(e) = self.stale()
             {

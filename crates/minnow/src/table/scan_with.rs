@@ -24,8 +24,8 @@
 //! reads other pages) as an owned row; the closure cannot tell the two apart, except by
 //! speed. Nothing but the columns the closure reads is decoded.
 //!
-//! Rows are validated against DDL under the latch, before the closure sees them (the `ddl`
-//! module docs, "Reads racing a drop": a page freed by a drop was changed under its latch
+//! Rows are validated against DDL under the latch, before the closure sees them
+//! (`minnow-engine`'s `ddl` module docs, "Reads racing a drop": a page freed by a drop was changed under its latch
 //! after the drop's flag was set, so a reader holding the latch that finds the flag clear
 //! reads a page the table still owns). A scan whose table is dropped or replaced under it ends
 //! with [`Error::TableChanged`] after the rows it handed out; one replaced by a load before
