@@ -5,7 +5,8 @@
 //! counter. From then on every step of its log (the header, each record, commit, popping
 //! records in a rollback, the end of a rollback) takes only that segment's mutex and
 //! latches only that segment's header page and the undo pages of its stream; each is one
-//! mini-transaction. Only the commit number comes from the shared counter, taken while the
+//! mini-transaction, except a record appended inside the caller's ([`UndoTail`]: a delete's
+//! undo record in the mtr that marks the record). Only the commit number comes from the shared counter, taken while the
 //! segment's mutex is held, so that the segment's history list stays in commit-number order
 //! (purge merges the lists by it).
 
