@@ -270,7 +270,7 @@ impl<'a> Mtr<'a> {
         let range = guard
             .bytes_mut()
             .get_mut(offset..offset + len)
-            .ok_or(BufError::OutOfPage {
+            .ok_or_else(|| BufError::OutOfPage {
                 offset,
                 len,
                 page_size: self.pool.shared.cfg.page_size.bytes(),

@@ -119,6 +119,7 @@ pub mod engine;
 pub mod entry;
 pub mod error;
 pub mod history;
+pub mod mark;
 pub mod open;
 pub mod purge;
 pub mod read;

@@ -98,7 +98,7 @@ pub use lock::{LockError, LockKey, LockManager, LockMode, LockStats, LockType, T
 pub use read_view::ReadView;
 pub use roll_ptr::{INSERT_FLAG, RollPtr, trx_id_from_field};
 pub use trx_sys::{
-    NewRecord, OpenView, SysPage, TrxStatus, TrxSys, UndoCheck, UndoLog, active_logs,
+    NewRecord, OpenView, SysPage, TrxStatus, TrxSys, UndoCheck, UndoLog, UndoTail, active_logs,
 };
 pub use undo::PageSource;
 pub use undo::record::{LogHeader, LogState, UndoAddr, UndoFields, UndoKind, UndoRecord};

@@ -527,7 +527,7 @@ impl Table {
         let mut admitted = self.db.admit();
         admitted.row();
         let (found, end) = self.write_statement(|inner, t, w| {
-            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            let key = t.meta.normalise_key_cow(&t.meta.pk, key)?;
             let mut st = TrxState::default();
             let r = st.statement(inner, |st| change(inner, t, st, w, &key));
             autocommit(inner, st, r)

@@ -1,5 +1,5 @@
-//! Removals: a delete reads its row once (one descent: the stamp goes to the leaf the read
-//! found), its undo record holds the key alone, and everything that goes back through that
+//! Removals: a delete reads its row once (one descent: the undo record and the delete mark
+//! are written in that descent's mini-transaction), its undo record holds the key alone, and everything that goes back through that
 //! record — readers rebuilding the old version, rollback, purge of the old secondary entries —
 //! gets the old row from the newer version. Concurrent removers, rollbacks, re-inserts,
 //! purge and old-snapshot readers run together under a watchdog, so a deadlock fails the

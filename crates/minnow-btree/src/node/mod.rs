@@ -73,6 +73,7 @@ mod reorg;
 mod trx_bound;
 
 pub use check::{CheckError, check};
+pub(crate) use modify::stamp_sys_at;
 pub use modify::{delete, insert, insert_at, set_delete_mark, stamp_sys};
 pub use reorg::{
     SplitAt, SplitKind, SplitPoint, fill_factor, fits, fits_after_reorganize, free_space,

@@ -389,6 +389,19 @@ pub fn stamp_sys<P: PageMut + ?Sized>(
             what: "a record without system columns cannot be stamped",
         });
     };
+    stamp_sys_at(p, cursor, at, trx_id, roll_ptr, mark)
+}
+
+/// [`stamp_sys`] of a record whose `DB_TRX_ID` starts at byte `at` of the page (what the
+/// layout's `sys_fields_at` found for it, the page unchanged since).
+pub(crate) fn stamp_sys_at<P: PageMut + ?Sized>(
+    p: &mut P,
+    cursor: Cursor,
+    at: usize,
+    trx_id: u64,
+    roll_ptr: u64,
+    mark: Option<bool>,
+) -> Result<(), NodeError> {
     let mut sys = [0u8; 13];
     let (t, r) = sys.split_at_mut(6);
     t.copy_from_slice(trx_id.to_be_bytes().get(2..).unwrap_or_default());

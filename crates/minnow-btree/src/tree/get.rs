@@ -142,7 +142,7 @@ impl<'a> LeafRecord<'a> {
 impl BTree {
     /// Runs `f` with the full key `key` encoded into this thread's reusable search key
     /// ([`TreeError::BadKey`] for a wrong number of values).
-    fn with_key<R>(
+    pub(super) fn with_key<R>(
         &self,
         key: &[Value],
         f: impl FnOnce(&SearchKey) -> Result<R, TreeError>,

@@ -201,6 +201,7 @@ mod cursor;
 mod descend;
 mod get;
 mod hook;
+mod in_place;
 #[cfg(test)]
 mod latch_tests;
 mod merge;
@@ -221,6 +222,7 @@ pub use cursor::{RangeCursor, RangeScan, ScanRange, Visit};
 pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
+pub use in_place::{LeafSlot, SysFields};
 pub use probe::{InsertProbe, LeafHint, LeafPos};
 pub use relocate::Relocation;
 pub use segs::Segments;

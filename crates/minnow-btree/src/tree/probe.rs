@@ -215,14 +215,14 @@ impl BTree {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use minnow_buf::{BufConfig, BufferPool};
     use minnow_page::PageSize;
 
     use super::super::{BTree, descents};
     use crate::record::{Column, ColumnType, RecordLayout, Value};
 
-    fn row(k: u64) -> Vec<Value> {
+    pub(crate) fn row(k: u64) -> Vec<Value> {
         vec![
             Value::UInt(k),
             Value::trx_id(1),
@@ -232,7 +232,7 @@ mod tests {
     }
 
     /// Even keys 0, 2, .. 2 * (n - 1) in a tree of 4 KiB pages (about 20 rows to a leaf).
-    fn tree(dir: &std::path::Path, n: u64) -> (BufferPool, BTree) {
+    pub(crate) fn tree(dir: &std::path::Path, n: u64) -> (BufferPool, BTree) {
         let cfg = BufConfig::with_frames(256, PageSize::K4);
         let pool = BufferPool::create_scratch(dir, cfg, 1).unwrap();
         let layout = RecordLayout::clustered(

@@ -118,6 +118,7 @@ pub use history::UndoCheck;
 use page::slot_header;
 pub use page::{RsegPage, SysPage, active_logs, read_all, sys};
 use rseg::{Rseg, Tail};
+pub use store::UndoTail;
 
 /// How far ahead of the id counter the persisted mark is written.
 pub const TRX_ID_MARGIN: u64 = 256;

@@ -5,18 +5,19 @@
 //! counter. From then on every step of its log (the header, each record, commit, popping
 //! records in a rollback, the end of a rollback) takes only that segment's mutex and
 //! latches only that segment's header page and the undo pages of its stream; each is one
-//! mini-transaction. Only the commit number comes from the shared counter, taken while the
+//! mini-transaction, except a record appended inside the caller's ([`UndoTail`]: a delete's
+//! undo record in the mtr that marks the record). Only the commit number comes from the shared counter, taken while the
 //! segment's mutex is held, so that the segment's history list stays in commit-number order
 //! (purge merges the lists by it).
 
 use std::cell::Cell;
 
-use minnow_buf::BufferPool;
+use minnow_buf::{BufferPool, Mtr};
 use minnow_page::PageId;
 use minnow_redo::Lsn;
 
 use super::page::{addr_bytes, rseg};
-use super::rseg::{Place, Rseg};
+use super::rseg::{Place, Rseg, Tail};
 use super::{NewRecord, TrxSys, UndoLog};
 use crate::error::{MvccError, Result};
 use crate::roll_ptr::RollPtr;
@@ -100,25 +101,11 @@ impl TrxSys {
         log: &mut UndoLog,
         rec: NewRecord<'_>,
     ) -> Result<RollPtr> {
-        let head = RecordHead {
-            kind: rec.kind,
-            old_deleted: rec.old_deleted,
-            undo_no: log.n_recs,
-            index_id: rec.index_id,
-            old_trx_id: rec.old_trx_id,
-            old_roll_ptr: rec.old_roll_ptr,
-            prev: log.last,
-        };
-        // Taken out while in use (a nested append on this thread would find an empty one).
-        let mut bytes = RECORD.try_with(Cell::take).unwrap_or_default();
-        let done = match head.encode_into(&rec.fields, &mut bytes) {
-            Ok(()) => self.append_encoded(pool, log, rec.kind, &bytes),
-            Err(what) => Err(MvccError::RecordTooLarge { what }),
-        };
-        if bytes.capacity() <= KEEP_RECORD {
-            let _ = RECORD.try_with(|c| c.set(bytes));
-        }
-        done
+        let kind = rec.kind;
+        let (undo_no, prev) = (log.n_recs, log.last);
+        with_encoded(undo_no, prev, rec, |bytes| {
+            self.append_encoded(pool, log, kind, bytes)
+        })
     }
 
     /// [`TrxSys::append`] of the encoded record `bytes` (of kind `kind`).
@@ -169,31 +156,37 @@ impl TrxSys {
             rest = later;
         }
         let mut mtr = pool.mtr()?;
-        let (h, off) = r.header_handle(&mut mtr, log.header)?;
-        let place = if first.is_none() {
-            Place::Start
-        } else {
-            Place::Continue
-        };
-        let last = r.append_bytes(&mut mtr, &mut t, rest, place)?;
-        if let (Some(f), Some(prefix)) = (first, bytes.get(0..=hdr::KIND)) {
-            // The real length and kind: the record exists from this mtr on.
-            let fh = mtr.get_write(PageId::new(space, f.page))?;
-            mtr.write(fh, usize::from(f.offset), prefix)?;
-        }
-        let at = first.unwrap_or(last);
-        let update = log.update || kind != UndoKind::Insert;
-        mtr.write(h, off + hdr::LAST, &addr_bytes(Some(at)))?;
-        mtr.write(h, off + hdr::N_RECS, &(log.n_recs + 1).to_be_bytes())?;
-        if update && !log.update {
-            mtr.write(h, off + hdr::TYPE, &[2])?;
-        }
+        let at = link(r, &mut mtr, &mut t, log, kind, rest, first, bytes)?;
         mtr.commit()?;
         r.publish_stream(&mut tail, t);
-        log.last = Some(at);
-        log.n_recs += 1;
-        log.update = update;
+        advance(log, at, kind);
         Ok(roll_ptr(kind, at))
+    }
+
+    /// Takes the rollback segment mutex of `log` for appends inside the caller's
+    /// mini-transactions ([`UndoTail::append_in`]), waiting for it: to be called holding
+    /// no page latch (the latch order, ARCHITECTURE.md: the segment mutex comes before every
+    /// page latch).
+    pub fn undo_tail(&self, log: &UndoLog) -> Result<UndoTail<'_>> {
+        let r = self.rseg_of(log)?;
+        Ok(UndoTail {
+            r,
+            tail: r.tail.lock(),
+            staged: None,
+        })
+    }
+
+    /// [`TrxSys::undo_tail`] without waiting: `None` if another thread holds the mutex now.
+    /// What a caller that already holds page latches takes: it never waits for the mutex
+    /// under them, so the latch order stands; on `None` it lets its latches go, takes the
+    /// mutex with [`TrxSys::undo_tail`] and latches again.
+    pub fn try_undo_tail(&self, log: &UndoLog) -> Result<Option<UndoTail<'_>>> {
+        let r = self.rseg_of(log)?;
+        Ok(r.tail.try_lock().map(|tail| UndoTail {
+            r,
+            staged: None,
+            tail,
+        }))
     }
 
     /// Reads the undo record a roll pointer addresses. Every rollback segment's pages are
@@ -349,5 +342,152 @@ fn roll_ptr(kind: UndoKind, at: UndoAddr) -> RollPtr {
         rseg: 0,
         page: at.page,
         offset: at.offset,
+    }
+}
+
+/// Encodes `rec` as record `undo_no` of a log whose newest record is `prev` into this
+/// thread's record buffer and runs `f` on the bytes.
+fn with_encoded<T>(
+    undo_no: u64,
+    prev: Option<UndoAddr>,
+    rec: NewRecord<'_>,
+    f: impl FnOnce(&[u8]) -> Result<T>,
+) -> Result<T> {
+    let head = RecordHead {
+        kind: rec.kind,
+        old_deleted: rec.old_deleted,
+        undo_no,
+        index_id: rec.index_id,
+        old_trx_id: rec.old_trx_id,
+        old_roll_ptr: rec.old_roll_ptr,
+        prev,
+    };
+    // Taken out while in use (a nested append on this thread would find an empty one).
+    let mut bytes = RECORD.try_with(Cell::take).unwrap_or_default();
+    let done = match head.encode_into(&rec.fields, &mut bytes) {
+        Ok(()) => f(&bytes),
+        Err(what) => Err(MvccError::RecordTooLarge { what }),
+    };
+    if bytes.capacity() <= KEEP_RECORD {
+        let _ = RECORD.try_with(|c| c.set(bytes));
+    }
+    done
+}
+
+/// The last step of an append, in `mtr`: writes `rest` (the whole record, or the last piece
+/// of one whose earlier pieces start at `first`) to the stream `t` and links the record into
+/// `log`'s header (its `last`, its record count, its type once it holds an update record).
+/// Returns where the record starts. The record exists from `mtr`'s commit on.
+#[allow(clippy::too_many_arguments)]
+fn link(
+    r: &Rseg,
+    mtr: &mut Mtr<'_>,
+    t: &mut Tail,
+    log: &UndoLog,
+    kind: UndoKind,
+    rest: &[u8],
+    first: Option<UndoAddr>,
+    bytes: &[u8],
+) -> Result<UndoAddr> {
+    let (h, off) = r.header_handle(mtr, log.header)?;
+    let place = if first.is_none() {
+        Place::Start
+    } else {
+        Place::Continue
+    };
+    let last = r.append_bytes(mtr, t, rest, place)?;
+    if let (Some(f), Some(prefix)) = (first, bytes.get(0..=hdr::KIND)) {
+        // The real length and kind: the record exists from this mtr on.
+        let fh = mtr.get_write(PageId::new(r.space(), f.page))?;
+        mtr.write(fh, usize::from(f.offset), prefix)?;
+    }
+    let at = first.unwrap_or(last);
+    // LAST and N_RECS are neighbours: one write (one redo record) for both.
+    let mut last_n = [0u8; hdr::N_RECS + 8 - hdr::LAST];
+    let (l, n) = last_n.split_at_mut(hdr::N_RECS - hdr::LAST);
+    l.copy_from_slice(&addr_bytes(Some(at)));
+    n.copy_from_slice(&(log.n_recs + 1).to_be_bytes());
+    mtr.write(h, off + hdr::LAST, &last_n)?;
+    if !log.update && kind != UndoKind::Insert {
+        mtr.write(h, off + hdr::TYPE, &[2])?;
+    }
+    Ok(at)
+}
+
+/// `log` in memory after its record at `at` (of kind `kind`) was linked and committed.
+fn advance(log: &mut UndoLog, at: UndoAddr, kind: UndoKind) {
+    log.last = Some(at);
+    log.n_recs += 1;
+    log.update = log.update || kind != UndoKind::Insert;
+}
+
+/// A rollback segment's mutex, held for undo appends written inside the caller's
+/// mini-transaction: InnoDB's order for a change of a clustered record, where
+/// `btr_cur_del_mark_set_clust_rec` and `btr_cur_update_in_place` log the undo record while
+/// the index leaf is latched, so that the undo record and the change it describes are in
+/// one redo group: a crash keeps both or neither. The caller latches its other pages first
+/// (the undo pages come after the index pages in one mtr, ARCHITECTURE.md's latch order),
+/// calls [`UndoTail::append_in`], commits its mtr, and only then [`UndoTail::committed`],
+/// which installs the new stream tail and advances the log in memory. Dropped without
+/// `committed` (the mtr failed or was dropped, rolling its page changes back), nothing in
+/// memory moved.
+#[derive(Debug)]
+pub struct UndoTail<'a> {
+    r: &'a Rseg,
+    tail: parking_lot::MutexGuard<'a, Tail>,
+    /// The stream after the append written into the caller's mtr, and the record's place
+    /// and kind: installed by [`UndoTail::committed`].
+    staged: Option<(Tail, UndoAddr, UndoKind)>,
+}
+
+impl UndoTail<'_> {
+    /// Writes `rec` as the next record of `log` into `mtr` and returns the roll pointer to
+    /// store in the changed record; `None` (nothing written) for a record longer than a
+    /// page, which takes several mtrs ([`TrxSys::append`] writes those). One record per
+    /// mtr: a second call before [`UndoTail::committed`] is refused.
+    pub fn append_in(
+        &mut self,
+        mtr: &mut Mtr<'_>,
+        page_size: usize,
+        log: &UndoLog,
+        rec: NewRecord<'_>,
+    ) -> Result<Option<RollPtr>> {
+        if self.rseg_id() != log.rseg || self.staged.is_some() {
+            return Err(MvccError::CorruptTrxSys {
+                page: self.r.page,
+                what: format!(
+                    "an undo append of transaction {} inside another mtr: rollback segment {} \
+                     held, {} wanted, a record already staged: {}",
+                    log.trx_id,
+                    self.rseg_id(),
+                    log.rseg,
+                    self.staged.is_some()
+                ),
+            });
+        }
+        let kind = rec.kind;
+        with_encoded(log.n_recs, log.last, rec, |bytes| {
+            if bytes.len() > page_size {
+                return Ok(None);
+            }
+            let mut t = self.tail.stream_copy();
+            let at = link(self.r, mtr, &mut t, log, kind, bytes, None, bytes)?;
+            self.staged = Some((t, at, kind));
+            Ok(Some(roll_ptr(kind, at)))
+        })
+    }
+
+    /// After the mtr that [`UndoTail::append_in`] wrote into committed: installs the stream
+    /// tail and advances `log` (its `last`, its record count) in memory, then lets the mutex
+    /// go.
+    pub fn committed(mut self, log: &mut UndoLog) {
+        if let Some((t, at, kind)) = self.staged.take() {
+            self.r.publish_stream(&mut self.tail, t);
+            advance(log, at, kind);
+        }
+    }
+
+    fn rseg_id(&self) -> u8 {
+        self.r.id
     }
 }

@@ -353,3 +353,72 @@ fn after_a_power_cut_open_finds_the_active_logs_of_every_segment() {
         assert_eq!(again.check(&pool).unwrap().history_len, 3);
     }
 }
+
+/// An undo append inside the caller's mtr ([`super::UndoTail`]): the record exists from that
+/// mtr's commit on, the segment's mutex is not free meanwhile, one record per mtr; a dropped
+/// mtr leaves the stream and the log as they were; a record longer than a page is left to
+/// [`TrxSys::append`], nothing written.
+#[test]
+fn an_append_inside_the_callers_mtr_exists_from_its_commit_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = pool(dir.path());
+    let (sys, _) = TrxSys::create(&pool, SPACE, 1).unwrap();
+    let mut log = write_log(&pool, &sys, 1, 1);
+    let page = PageSize::K4.bytes();
+
+    let mut mtr = pool.mtr().unwrap();
+    let mut tail = sys.try_undo_tail(&log).unwrap().unwrap();
+    assert!(
+        sys.try_undo_tail(&log).unwrap().is_none(),
+        "the mutex is held"
+    );
+    let ptr = tail
+        .append_in(&mut mtr, page, &log, rec(UndoKind::DeleteMark, 2, 30))
+        .unwrap()
+        .unwrap();
+    assert!(
+        tail.append_in(&mut mtr, page, &log, rec(UndoKind::Update, 3, 30))
+            .is_err(),
+        "a second record in one mtr"
+    );
+    mtr.commit().unwrap();
+    tail.committed(&mut log);
+    assert!(sys.try_undo_tail(&log).unwrap().is_some(), "let go");
+    assert_eq!(log.n_recs, 2);
+    let got = sys.read(&pool, ptr).unwrap();
+    assert_eq!((got.kind, got.undo_no), (UndoKind::DeleteMark, 1));
+    assert_eq!(got.fields.first(), Some(&Some(vec![2])));
+    let (last, _) = sys.last_record(&pool, &log, 0).unwrap().unwrap();
+    assert_eq!((last.page, last.offset), (ptr.page, ptr.offset));
+    assert!(
+        log.update,
+        "a delete-mark record makes the log an update log"
+    );
+
+    // Dropped uncommitted: nothing moved, and the next record lands where it would have.
+    let mut mtr = pool.mtr().unwrap();
+    let mut tail = sys.undo_tail(&log).unwrap();
+    let lost = tail
+        .append_in(&mut mtr, page, &log, rec(UndoKind::DeleteMark, 4, 30))
+        .unwrap()
+        .unwrap();
+    drop(mtr);
+    drop(tail);
+    assert_eq!(log.n_recs, 2);
+    let (last, _) = sys.last_record(&pool, &log, 0).unwrap().unwrap();
+    assert_eq!((last.page, last.offset), (ptr.page, ptr.offset));
+    let next = sys
+        .append(&pool, &mut log, rec(UndoKind::Update, 5, 30))
+        .unwrap();
+    assert_eq!((next.page, next.offset), (lost.page, lost.offset));
+    assert_eq!(sys.read(&pool, next).unwrap().undo_no, 2);
+
+    // Longer than a page: not here.
+    let mut mtr = pool.mtr().unwrap();
+    let mut tail = sys.undo_tail(&log).unwrap();
+    let long = tail
+        .append_in(&mut mtr, page, &log, rec(UndoKind::Update, 6, 5000))
+        .unwrap();
+    assert!(long.is_none());
+    assert_eq!(mtr.record_count(), 0, "nothing written");
+}

@@ -201,7 +201,8 @@ impl Transaction {
     pub fn delete(&mut self, table: &crate::Table, key: impl ToKey) -> Result<bool> {
         let key: &[Value] = &key.to_key();
         let found = self.write(table, |inner, t, st, w| {
-            let key = t.meta.normalise_key(&t.meta.pk, key)?;
+            // Borrowed when already normal (no copy of the key per removal).
+            let key = t.meta.normalise_key_cow(&t.meta.pk, key)?;
             delete(inner, t, st, w, &key)
         })?;
         self.db.count_rows(RowOp::Delete, u64::from(found));

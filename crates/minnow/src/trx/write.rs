@@ -17,6 +17,7 @@ use minnow_engine::{Engine, TableEntry};
 use super::*;
 
 // Shared with rollback and purge (the engine's `row` module).
+use minnow_engine::mark::{Marked, mark_deleted, undo_fields};
 pub(crate) use minnow_engine::row::{clustered_record, sec};
 
 // ---- Records and their system columns ----
@@ -32,29 +33,6 @@ pub(super) fn stamped(t: &TableEntry, row: &[Value], trx: u64, ptr: RollPtr) -> 
         *x = Value::roll_ptr(ptr.to_u64());
     }
     v
-}
-
-/// Fills `out` with the undo fields of a clustered record: all fields but the system ones,
-/// or only the key, each value encoded in place.
-pub(super) fn undo_fields(
-    t: &TableEntry,
-    values: &[Value],
-    key_only: bool,
-    out: &mut UndoFields,
-) -> Result<()> {
-    let layout = t.clustered.layout();
-    let n = t.meta.pk.len();
-    for (i, v) in values.iter().enumerate() {
-        if i == n || i == n + 1 {
-            continue;
-        }
-        if key_only && i >= n {
-            break;
-        }
-        out.push_with(|b| layout.encode_field_into(i, v, b))
-            .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?;
-    }
-    Ok(())
 }
 
 /// The clustered record a delete marks, as [`old_version`] reads it.
@@ -357,6 +335,32 @@ pub(crate) fn delete(
 ) -> Result<bool> {
     let meta = &t.meta;
     lock_row(inner, t, trx, w, pk)?;
+    // Read after the lock: one descent, the undo record and the mark in one mtr, unless the
+    // case is the general path's below (`minnow_engine::mark`).
+    trx.writer(inner)?;
+    let log = trx.log.as_mut().ok_or(Error::TransactionEnded)?;
+    let values = match mark_deleted(inner, t, log, pk, !meta.secondary.is_empty())? {
+        Marked::Done { end, values } => {
+            trx.end = end;
+            values
+        }
+        Marked::Absent => {
+            lock_absent(inner, t, trx, pk)?;
+            return Ok(false);
+        }
+        Marked::Declined => return delete_apart(inner, t, trx, pk),
+    };
+    if let Some(values) = values {
+        sec_unmark(inner, t, trx.id, values)?;
+    }
+    Ok(true)
+}
+
+/// [`delete`]'s general path, for what `mark_deleted` declines: the record read in place,
+/// the undo record appended in its own mtr, then the mark in another (the leaf latched again
+/// by its number if it did not change meanwhile).
+fn delete_apart(inner: &Engine, t: &TableEntry, trx: &mut TrxState, pk: &[Value]) -> Result<bool> {
+    let meta = &t.meta;
     // Read after the lock, in place: the row is decoded only when secondary entries need it.
     let (old, ptr) = UndoFields::with_scratch(|fields| -> Result<_> {
         let want_row = !meta.secondary.is_empty();
@@ -389,29 +393,27 @@ pub(crate) fn delete(
         lock_absent(inner, t, trx, pk)?;
         return Ok(false);
     };
-    // The leaf the read found, latched by its number if nothing changed it meanwhile: the
-    // undo append could not happen under its latch (ARCHITECTURE.md, "The latch order"),
-    // but the row lock keeps the record as read, so unless the page moved on, no second
-    // descent.
+    // The leaf the read found, latched by its number if nothing changed it meanwhile: on
+    // this path the undo append ran in its own mtr, but the row lock keeps the record as
+    // read, so unless the page moved on, no second descent.
     trx.end = t
         .clustered
         .stamp_marked_at(inner.pool(), pk, trx.id, ptr.to_u64(), Some(true), old.at)
         .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
-    let Some(values) = old.values else {
-        return Ok(true);
-    };
-    let old_row = meta.row_of(values)?;
-    for (i, s) in meta.secondary.iter().enumerate() {
-        sec_mark(
-            inner,
-            t,
-            i,
-            trx.id,
-            &meta.secondary_values(s, &old_row),
-            true,
-        )?;
+    if let Some(values) = old.values {
+        sec_unmark(inner, t, trx.id, values)?;
     }
     Ok(true)
+}
+
+/// Delete-marks the secondary entries of a deleted row whose clustered fields are `values`.
+fn sec_unmark(inner: &Engine, t: &TableEntry, me: u64, values: Vec<Value>) -> Result<()> {
+    let meta = &t.meta;
+    let old_row = meta.row_of(values)?;
+    for (i, s) in meta.secondary.iter().enumerate() {
+        sec_mark(inner, t, i, me, &meta.secondary_values(s, &old_row), true)?;
+    }
+    Ok(())
 }
 
 pub(super) fn dup(t: &TableEntry, index: &str, key: Vec<Value>) -> Error {
