@@ -48,6 +48,12 @@ impl PageReadGuard<'_> {
     pub fn lsn(&self) -> Lsn {
         page_lsn(self)
     }
+
+    /// The frame holding the page: a hint for [`crate::BufferPool::get_read_hinted`], good
+    /// until the page is evicted (and harmless after).
+    pub fn frame(&self) -> u32 {
+        self.frame
+    }
 }
 
 impl Deref for PageReadGuard<'_> {

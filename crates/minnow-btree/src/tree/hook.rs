@@ -19,6 +19,12 @@
 //!      └── hook.descended(key, leaf, search result) ──► answer    answer (no descent)
 //! ```
 //!
+//! **Where the page is.** A guess also names the buffer-pool frame its page was in when the
+//! entry was made ([`Guess::frame`]). The page is fixed through that frame
+//! ([`BufferPool::get_read_hinted`]), which skips the pool's page-hash lookup and checks under
+//! the latch that the frame still holds the page (otherwise it fixes the page the normal
+//! way).
+//!
 //! **A guess is never trusted.** The tree checks it against the page itself, under the
 //! page's shared latch: the page must still carry the LSN the guess names (every change to a
 //! page goes through a mini-transaction, which moves the page's LSN, so an unchanged LSN means
@@ -49,6 +55,10 @@ pub struct Guess {
     pub origin: usize,
     /// The page's LSN (`FIL_PAGE_LSN`) when the entry was made.
     pub lsn: u64,
+    /// The buffer-pool frame that held the page then ([`Descent::frame`]): the lookup fixes
+    /// the page through it ([`BufferPool::get_read_hinted`]), skipping the page hash; a
+    /// frame that no longer holds the page costs the normal fix, never a wrong page.
+    pub frame: u32,
     /// An opaque value the hook gets back in [`SearchHook::verified`] (for example the
     /// key's hash, to find its partition again).
     pub token: u64,
@@ -66,6 +76,9 @@ pub struct Descent<'a> {
     pub page: &'a [u8],
     /// The leaf's LSN.
     pub lsn: u64,
+    /// The buffer-pool frame holding the leaf ([`minnow_buf::PageReadGuard::frame`]): a
+    /// hint to keep in a [`Guess`].
+    pub frame: u32,
     /// The leaf search's result: cursor, neighbours and matched fields
     /// ([`SearchResult::low_match`], [`SearchResult::up_match`]).
     pub found: &'a SearchResult,
@@ -139,6 +152,7 @@ impl BTree {
             page_no: g.page_id().page_no,
             page: &g,
             lsn: g.lsn().0,
+            frame: g.frame(),
             found: &found,
             failed_guess: guess.as_ref(),
             guess_page_changed,
@@ -180,7 +194,7 @@ impl BTree {
             return Err(false);
         }
         let id = self.id(guess.page_no);
-        let g = pool.get_read(id).map_err(|_| true)?;
+        let g = pool.get_read_hinted(id, guess.frame).map_err(|_| true)?;
         if g.lsn().0 != guess.lsn {
             return Err(true);
         }
