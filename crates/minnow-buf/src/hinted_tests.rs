@@ -30,6 +30,11 @@ fn any_hint_gives_the_page_asked_for() {
         before,
         "a right hint does not look in the page hash"
     );
+    // Prefetches of any frame and range read and change nothing.
+    for hint in [f1, f2, u32::MAX, pool.shared.ctl.len() as u32] {
+        pool.prefetch_hinted(hint, 4000, 1 << 20);
+        pool.prefetch_hinted(hint, usize::MAX - 10, usize::MAX);
+    }
     for hint in [f2, u32::MAX, pool.shared.ctl.len() as u32, 7] {
         let g = pool.get_read_hinted(pid(1), hint).unwrap();
         assert_eq!((g.page_id(), g.frame()), (pid(1), f1), "hint {hint}");

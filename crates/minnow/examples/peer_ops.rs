@@ -30,6 +30,10 @@
 //! `remove_tx` (N deletes of distinct existing keys in one transaction, committed the same
 //! way; N is capped at the rows loaded) or `count` (`Table::count`, after one write so that
 //! each count walks). Keys come from a fixed seed, so every run does the same work.
+//!
+//! To tell two builds apart on a busy machine, `peer_ops_ab.sh` beside this file runs them in
+//! alternating rounds and reports medians, quartiles and per-round ratios (docs/EXPERIMENTS.md,
+//! "Point reads without shared writes").
 
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
