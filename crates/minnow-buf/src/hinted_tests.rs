@@ -3,11 +3,63 @@
 //! frame, a frame number past the pool) still gives the page asked for, leaving nothing
 //! pinned.
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
+
+use crate::pool::{Mode, Shared};
 
 use crate::tests::{
     assert_all_idle, cfg, cold_readers, create_pages, env, evicting_pool, open, pid,
 };
+
+thread_local! {
+    /// What the hinted fix does on this thread between its first look at the frame's page
+    /// id and its pin (tests only: the window in which an evictor can take the frame).
+    static RACE: Cell<Option<fn(&Shared)>> = const { Cell::new(None) };
+}
+
+/// Called by the hinted fix between its first look at the frame and its pin.
+pub(crate) fn between_look_and_pin(s: &Shared) {
+    if let Some(f) = RACE.with(Cell::take) {
+        f(s);
+    }
+}
+
+/// Fixes pages 2..=40 one after another: in a pool of 8 frames, page 1 is evicted and its
+/// frame holds another page after.
+fn evict_page_one(s: &Shared) {
+    for no in 2..=40 {
+        let f = s.fix(pid(no), Mode::Shared).unwrap();
+        let c = s.ctl(f);
+        c.unlock_s();
+        c.unpin();
+    }
+}
+
+/// A pool of 8 frames over 40 clean test pages, and the frame page 1 is in.
+fn page_one_in_small_pool() -> (crate::tests::Env, crate::BufferPool, u32) {
+    let e = env(41, 8 << 20);
+    let pool = open(&e, cfg(8));
+    create_pages(&pool, 40);
+    pool.flush_all().unwrap();
+    let old = pool.get_read(pid(1)).unwrap().frame();
+    (e, pool, old)
+}
+
+/// The race a stress test can hardly hit: the frame is taken for another page right after
+/// the hinted fix saw the right page id in it, before its pin. The check under the latch
+/// catches it and the page comes from the ordinary fix.
+#[test]
+fn a_frame_taken_between_the_look_and_the_pin() {
+    let (_e, pool, old) = page_one_in_small_pool();
+    RACE.with(|r| r.set(Some(evict_page_one)));
+    let g = pool.get_read_hinted(pid(1), old).unwrap();
+    assert!(RACE.with(Cell::get).is_none(), "the race ran");
+    assert_eq!(g.page_id(), pid(1));
+    assert_eq!(&g[100..104], &1u32.to_be_bytes());
+    drop(g);
+    assert_all_idle(&pool);
+}
 
 #[test]
 fn any_hint_gives_the_page_asked_for() {
@@ -54,13 +106,8 @@ fn any_hint_gives_the_page_asked_for() {
 
 #[test]
 fn a_hint_from_before_an_eviction_still_finds_the_page() {
-    const PAGES: u32 = 40;
-    let e = env(PAGES + 1, 8 << 20);
-    let pool = open(&e, cfg(8));
-    create_pages(&pool, PAGES);
-    pool.flush_all().unwrap();
-    let old = pool.get_read(pid(1)).unwrap().frame();
-    for no in 2..=PAGES {
+    let (_e, pool, old) = page_one_in_small_pool();
+    for no in 2..=40 {
         drop(pool.get_read(pid(no)).unwrap());
     }
     assert!(!pool.contains(pid(1)), "evicted");

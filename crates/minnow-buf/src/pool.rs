@@ -252,6 +252,8 @@ impl Shared {
         if c.page_id.load(Ordering::Acquire) != key {
             return None;
         }
+        #[cfg(test)]
+        crate::hinted_tests::between_look_and_pin(self);
         c.pin();
         if !c.try_lock_s() {
             c.unpin();
