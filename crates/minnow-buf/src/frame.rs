@@ -31,8 +31,8 @@
 //!
 //! `version` is a seqlock: it is odd while an exclusive latch is held and is bumped at every
 //! exclusive acquire and release. A reader that copies bytes without any latch, then finds
-//! the same even version before and after, knows no writer touched them in between — the
-//! B-tree uses that to descend without latching inner pages.
+//! the same even version before and after, knows no writer touched them in between
+//! ([`crate::OptimisticRead`]; a latch-free descent would build on it, none does yet).
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

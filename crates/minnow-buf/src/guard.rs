@@ -8,8 +8,9 @@
 //! a crash.
 //!
 //! [`OptimisticRead`] holds only a pin and a version number: it copies bytes without any
-//! latch and then asks whether a writer intervened (the seqlock in the private `frame` module). The
-//! B-tree uses it to descend through inner pages without latching them.
+//! latch and then asks whether a writer intervened (the seqlock in the private `frame` module).
+//! The B-tree's descents do not use it yet (they couple shared latches); its tests use it to
+//! see whether a page is latched.
 
 use std::ops::Deref;
 use std::sync::atomic::{Ordering, fence};
