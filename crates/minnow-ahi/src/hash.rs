@@ -46,6 +46,9 @@ pub struct Slot {
     pub origin: u32,
     /// The page's LSN when the entry was made.
     pub lsn: u64,
+    /// The buffer-pool frame that held the page when the entry was made: only a hint for
+    /// the lookup ([`minnow_btree::tree::Guess::frame`]), which checks it; any value is safe.
+    pub frame: u32,
 }
 
 /// Bytes an entry costs, for the memory limit: a round estimate. Its 40-byte bucket takes 64

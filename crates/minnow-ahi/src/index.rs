@@ -112,6 +112,7 @@ impl IndexHook {
             page_no: d.page_no,
             origin: origin as u32,
             lsn: d.lsn,
+            frame: d.frame,
         };
         let mut out = Vec::with_capacity(node::n_recs(d.page).ok()?);
         let mut pending: Option<(u64, usize)> = None;
@@ -226,6 +227,7 @@ impl SearchHook for IndexHook {
                 page_no: s.page_no,
                 origin: s.origin as usize,
                 lsn: s.lsn,
+                frame: s.frame,
                 token: f,
             }),
             _ => {
@@ -302,6 +304,7 @@ impl SearchHook for IndexHook {
                     page_no: d.page_no,
                     origin: d.found.cursor.origin() as u32,
                     lsn: d.lsn,
+                    frame: d.frame,
                 };
                 if !self.shared.insert(vec![(g.token, fresh)]).is_empty()
                     && let Err(at) = h.folds.binary_search(&g.token)

@@ -31,7 +31,9 @@
 //! ## Entries point at records, and every hit is verified
 //!
 //! An entry holds the leaf page number, the record's offset and the page's LSN when it was
-//! hashed. The tree verifies each guess under the page's shared latch: same LSN (every page
+//! hashed, and the buffer-pool frame the page was in then: the lookup fixes the page through
+//! that frame without the buffer pool's page-hash lookup, and a frame that holds another page
+//! by now only sends it the normal way (`BufferPool::get_read_hinted`). The tree verifies each guess under the page's shared latch: same LSN (every page
 //! change is a mini-transaction that moves the LSN, so the offset still holds the hashed
 //! record), an INDEX leaf of this index, a user record at the offset, and its key equal to
 //! the key searched. Otherwise it descends, and the hook drops the entry, or the page's whole

@@ -29,7 +29,8 @@
 //! table cannot make it loop. After a few failed tries the reader takes the mutex (writers
 //! hold it briefly: a page's entries, or one partition of a sweep).
 //!
-//! A hit writes one thing: the entry's `used` flag, on its first probe only (a heuristic for
+//! A hit writes one thing: the entry's `used` flag (a bit OR-ed into the word that also holds
+//! the record's place), on its first probe only (a heuristic for
 //! the page back-off in [`crate::index`]; a flag set on the wrong bucket by a racing probe, or
 //! lost in a move, only nudges that heuristic).
 //!
@@ -45,7 +46,7 @@
 //! guess is checked against the page).
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 
 use parking_lot::{Mutex, MutexGuard};
 
@@ -76,7 +77,13 @@ fn key(fold: u64) -> u64 {
     if fold == EMPTY { 1 } else { fold }
 }
 
-/// One bucket: an entry's words, each an atomic.
+/// The `used` flag in [`Bucket::loc`].
+const USED: u64 = 1 << 63;
+/// The frame hint's bits in [`Bucket::loc`] (above the origin's 32): 31 of them. A frame
+/// number past them comes back masked, which is only a wrong hint (the lookup checks it).
+const FRAME_BITS: u64 = 0x7FFF_FFFF;
+
+/// One bucket: an entry's words, each an atomic; 40 bytes.
 #[derive(Debug, Default)]
 struct Bucket {
     fold: AtomicU64,
@@ -84,19 +91,31 @@ struct Bucket {
     /// `space << 32 | page_no`.
     page: AtomicU64,
     lsn: AtomicU64,
-    origin: AtomicU32,
-    used: AtomicBool,
+    /// `used << 63 | frame << 32 | origin`: the flag a probe sets (with an atomic OR, on the
+    /// entry's first probe only) shares a word with the record's place, which writers store
+    /// whole.
+    loc: AtomicU64,
 }
 
 impl Bucket {
+    fn used(&self) -> bool {
+        self.loc.load(Ordering::Relaxed) & USED != 0
+    }
+
+    fn mark_used(&self) {
+        self.loc.fetch_or(USED, Ordering::Relaxed);
+    }
+
     fn slot(&self) -> Slot {
         let page = self.page.load(Ordering::Relaxed);
+        let loc = self.loc.load(Ordering::Relaxed);
         Slot {
             index_id: self.index_id.load(Ordering::Relaxed),
             space: (page >> 32) as u32,
             page_no: page as u32,
-            origin: self.origin.load(Ordering::Relaxed),
+            origin: loc as u32,
             lsn: self.lsn.load(Ordering::Relaxed),
+            frame: ((loc >> 32) & FRAME_BITS) as u32,
         }
     }
 
@@ -107,8 +126,10 @@ impl Bucket {
             Ordering::Relaxed,
         );
         self.lsn.store(s.lsn, Ordering::Relaxed);
-        self.origin.store(s.origin, Ordering::Relaxed);
-        self.used.store(used, Ordering::Relaxed);
+        let flag = if used { USED } else { 0 };
+        let frame = (u64::from(s.frame) & FRAME_BITS) << 32;
+        self.loc
+            .store(flag | frame | u64::from(s.origin), Ordering::Relaxed);
         self.fold.store(fold, Ordering::Relaxed);
     }
 }
@@ -193,8 +214,8 @@ impl Table {
                 continue;
             }
             return slot.map(|(bucket, s)| {
-                if !bucket.used.load(Ordering::Relaxed) {
-                    bucket.used.store(true, Ordering::Relaxed);
+                if !bucket.used() {
+                    bucket.mark_used();
                 }
                 s
             });
@@ -203,7 +224,7 @@ impl Table {
         let b = self.buckets();
         let (i, hit) = find(b, k)?;
         let bucket = b.get(i).filter(|_| hit)?;
-        bucket.used.store(true, Ordering::Relaxed);
+        bucket.mark_used();
         Some(bucket.slot())
     }
 
@@ -291,7 +312,7 @@ impl TableWrite<'_> {
             if let Some((i, _)) = find(new, f)
                 && let Some(to) = new.get(i)
             {
-                to.set(f, &b.slot(), b.used.load(Ordering::Relaxed));
+                to.set(f, &b.slot(), b.used());
             }
         }
         self.t.level.store(level, Ordering::Release);
@@ -304,7 +325,7 @@ impl TableWrite<'_> {
         let b = self.buckets();
         let (i, hit) = find(b, key(fold))?;
         let bucket = b.get(i).filter(|_| hit)?;
-        Some((bucket.slot(), bucket.used.load(Ordering::Relaxed)))
+        Some((bucket.slot(), bucket.used()))
     }
 
     /// Makes the entry for `fold` say `slot` (not yet used). A fold not yet present is added
@@ -351,7 +372,7 @@ impl TableWrite<'_> {
             return None;
         };
         let gone = b.get(i)?;
-        let out = (gone.slot(), gone.used.load(Ordering::Relaxed));
+        let out = (gone.slot(), gone.used());
         if !pred(&out.0) {
             return None;
         }
@@ -376,7 +397,7 @@ impl TableWrite<'_> {
                 continue;
             }
             if let Some(hole) = b.get(i) {
-                hole.set(f, &next.slot(), next.used.load(Ordering::Relaxed));
+                hole.set(f, &next.slot(), next.used());
             }
             i = j;
         }
@@ -404,7 +425,7 @@ impl TableWrite<'_> {
             .filter_map(|x| {
                 let f = x.fold.load(Ordering::Relaxed);
                 let s = x.slot();
-                (f != EMPTY && keep(&s)).then(|| (f, s, x.used.load(Ordering::Relaxed)))
+                (f != EMPTY && keep(&s)).then(|| (f, s, x.used()))
             })
             .collect();
         let gone = self.len().saturating_sub(kept.len());
@@ -443,6 +464,7 @@ mod tests {
             page_no: n as u32,
             origin: (n as u32).wrapping_mul(7),
             lsn: n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            frame: (n as u32).wrapping_mul(11) & FRAME_BITS as u32,
         }
     }
 
@@ -502,6 +524,7 @@ mod tests {
             page_no: generation ^ fold as u32,
             origin: generation.wrapping_mul(3),
             lsn: u64::from(generation) << 20 | fold,
+            frame: (generation ^ (fold >> 7) as u32) & FRAME_BITS as u32,
         }
     }
 

@@ -41,6 +41,16 @@ fn warmed_pages_answer_every_lookup_without_a_descent() {
     assert_eq!(after.misses, before.misses);
     assert_eq!(after.descents_avoided, after.hits);
     assert!(after.memory_bytes >= 3000 * ENTRY_BYTES as u64);
+    // Every entry names the frame its page is in (the pool is big enough to keep them all),
+    // which the lookups fix the page through.
+    for e in s.ahi.entries() {
+        let frame = s
+            .pool
+            .get_read(PageId::new(SPACE, e.page_no))
+            .unwrap()
+            .frame();
+        assert_eq!(e.frame, frame, "{e:?}");
+    }
     // A key that is not there: a probe that misses, then a descent that finds nothing.
     assert_eq!(get(&s, 1_000_000), None);
 }
@@ -170,6 +180,15 @@ fn planted_stale_and_corrupt_entries_never_answer_and_get_repaired() {
         // An old LSN.
         Slot {
             lsn: real.lsn.saturating_sub(1),
+            ..real
+        },
+        // Frames that do not hold the page (the lookup fixes it the normal way).
+        Slot {
+            frame: real.frame ^ 1,
+            ..real
+        },
+        Slot {
+            frame: u32::MAX,
             ..real
         },
         // Another index's entry under this key's fold.

@@ -80,7 +80,7 @@ proptest! {
                 Op::Plant(k, page_no, origin, dl) => {
                     let lsn = s.ahi.entries().first().map_or(0, |e| e.lsn) + dl;
                     let key = s.tree.key(&[Value::UInt(k)]).unwrap();
-                    let slot = Slot { index_id: INDEX, space: common::SPACE, page_no, origin, lsn };
+                    let slot = Slot { index_id: INDEX, space: common::SPACE, page_no, origin, lsn, frame: page_no };
                     s.ahi.plant(INDEX, &key, 1, slot);
                     prop_assert_eq!(get(&s, k), m.get(&k).cloned());
                 }

@@ -8,8 +8,9 @@
 //! a crash.
 //!
 //! [`OptimisticRead`] holds only a pin and a version number: it copies bytes without any
-//! latch and then asks whether a writer intervened (the seqlock in the private `frame` module). The
-//! B-tree uses it to descend through inner pages without latching them.
+//! latch and then asks whether a writer intervened (the seqlock in the private `frame` module).
+//! The B-tree's descents do not use it yet (they couple shared latches); its tests use it to
+//! see whether a page is latched.
 
 use std::ops::Deref;
 use std::sync::atomic::{Ordering, fence};
@@ -47,6 +48,12 @@ impl PageReadGuard<'_> {
     /// The page's LSN (FIL header bytes 16..24): the end LSN of its last change.
     pub fn lsn(&self) -> Lsn {
         page_lsn(self)
+    }
+
+    /// The frame holding the page: a hint for [`crate::BufferPool::get_read_hinted`], good
+    /// until the page is evicted (and harmless after).
+    pub fn frame(&self) -> u32 {
+        self.frame
     }
 }
 

@@ -240,6 +240,42 @@ impl Shared {
         }
     }
 
+    /// Pins and shared-latches page `id` through `hint`, the frame that held it when the
+    /// caller last saw it, without the page-hash lookup; `None` if the frame no longer holds
+    /// the page or is exclusively latched right now (the caller then fixes the page the
+    /// normal way). See [`crate::BufferPool::get_read_hinted`] for why this is sound.
+    #[inline]
+    pub(crate) fn fix_hinted(&self, id: PageId, hint: u32) -> Option<u32> {
+        let key = id.to_u64();
+        let c = self.ctl.get(hint as usize)?;
+        // A cheap first look, so that a stale hint does not pin someone else's frame.
+        if c.page_id.load(Ordering::Acquire) != key {
+            return None;
+        }
+        #[cfg(test)]
+        crate::hinted_tests::between_look_and_pin(self);
+        c.pin();
+        if !c.try_lock_s() {
+            c.unpin();
+            return None;
+        }
+        // The page id changes only under the frame's exclusive latch: with the shared latch
+        // held, this answer stays true until the guard drops.
+        if c.page_id.load(Ordering::Acquire) != key {
+            c.unlock_s();
+            c.unpin();
+            return None;
+        }
+        let ii = self.instance_of_frame(hint);
+        self.instances[ii].stats.bump(Counter::Hits);
+        if self.touch(ii, hint, id).is_err() {
+            c.unlock_s();
+            c.unpin();
+            return None;
+        }
+        Some(hint)
+    }
+
     /// The LRU's reaction to an access (see [`crate::lru`]): the first access stamps the
     /// time; a later one makes an old page young once `old_blocks_time` has passed since, and
     /// moves a young page again only once `young_len / 4` pages were evicted since it moved.

@@ -700,10 +700,7 @@ fn a_log_many_laps_long_flushes_in_large_steps() {
 fn lock_free_lookup_survives_constant_eviction() {
     const HOT: u32 = 6;
     const PAGES: u32 = 64;
-    let e = env(PAGES + 1, 8 << 20);
-    let pool = open(&e, cfg(16));
-    create_pages(&pool, PAGES);
-    pool.flush_all().unwrap();
+    let (_e, pool) = evicting_pool(PAGES);
     let before = pool.stats();
     let iters = 100_000u32;
     std::thread::scope(|s| {
@@ -734,16 +731,7 @@ fn lock_free_lookup_survives_constant_eviction() {
                 }
             });
         }
-        for t in 0..2u32 {
-            let pool = &pool;
-            s.spawn(move || {
-                for i in 0..iters / 4 {
-                    let no = HOT + 1 + (i * 2 + t) % (PAGES - HOT);
-                    let g = pool.get_read(pid(no)).unwrap();
-                    assert_eq!(&g[100..104], &no.to_be_bytes(), "cold fix of {no}");
-                }
-            });
-        }
+        cold_readers(s, &pool, HOT + 1..=PAGES, iters / 4);
     });
     let st = pool.stats();
     assert!(st.evictions - before.evictions > 1000, "{st:?}");
@@ -755,11 +743,46 @@ fn lock_free_lookup_survives_constant_eviction() {
         .map(|p| p.load(Ordering::Relaxed));
     eprintln!("lock-free lookups: {validated} validated, {backed_off} backed off; {st:?}");
     assert!(validated > 1000, "{validated}");
-    // Nothing is left pinned or latched.
+    assert_all_idle(&pool);
+}
+
+/// A pool of 16 frames over `pages` clean test pages ([`create_pages`]): too small to keep
+/// them all.
+pub(crate) fn evicting_pool(pages: u32) -> (Env, BufferPool) {
+    let e = env(pages + 1, 8 << 20);
+    let pool = open(&e, cfg(16));
+    create_pages(&pool, pages);
+    pool.flush_all().unwrap();
+    (e, pool)
+}
+
+/// Two threads that each fix `iters` pages of `pages` (shared, in turns), checking the
+/// number every test page holds at offset 100: a stream of misses that keeps a small pool
+/// evicting.
+pub(crate) fn cold_readers<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    pool: &'s BufferPool,
+    pages: std::ops::RangeInclusive<u32>,
+    iters: u32,
+) {
+    let (first, n) = (*pages.start(), pages.end() - pages.start() + 1);
+    for t in 0..2u32 {
+        s.spawn(move || {
+            for i in 0..iters {
+                let no = first + (i * 2 + t) % n;
+                let g = pool.get_read(pid(no)).unwrap();
+                assert_eq!(&g[100..104], &no.to_be_bytes(), "cold fix of {no}");
+            }
+        });
+    }
+}
+
+/// Nothing is left pinned or latched.
+pub(crate) fn assert_all_idle(pool: &BufferPool) {
     for f in 0..pool.shared.ctl.len() as u32 {
         let c = pool.shared.ctl(f);
-        assert_eq!(c.pins(), 0, "frame {f}");
-        assert!(c.try_lock_x(), "frame {f}");
+        assert_eq!(c.pins(), 0, "frame {f} pinned");
+        assert!(c.try_lock_x(), "frame {f} latched");
         c.unlock_x();
     }
 }

@@ -17,7 +17,11 @@
 //! shared machine). OP is `get` (`Table::get` of a random existing key), `get_tx` (the same
 //! in one REPEATABLE READ transaction), `get_tx_with` (the same read in place, through
 //! `Transaction::get_with`, the value as borrowed bytes), `get_tx_bytes_with` (the same read with
-//! the key borrowed too, through `Transaction::get_bytes_with`: how compare/ reads), `scan10`
+//! the key borrowed too, through `Transaction::get_bytes_with`: how compare/ reads),
+//! `get_tx_bytes_with_warm` (the same after the warm-up `scan10_with_warm` has: compare/'s
+//! second pass, answered by the adaptive hash index), `get_tx_bytes_with_2t_warm` (that on two
+//! threads, each in its own transaction, N reads each: compare/'s threads phase; it also
+//! prints wall time and the readers' summed CPU time per read), `scan10`
 //! (`Table::scan` of 10 rows from a random key), `scan10_with` (the same 10 rows in place,
 //! through `Table::scan_with`, each key and value read as borrowed bytes), `scan10_with_warm`
 //! (the same after one untimed point read per key, as compare/ runs its range reads after its
@@ -26,8 +30,13 @@
 //! `remove_tx` (N deletes of distinct existing keys in one transaction, committed the same
 //! way; N is capped at the rows loaded) or `count` (`Table::count`, after one write so that
 //! each count walks). Keys come from a fixed seed, so every run does the same work.
+//!
+//! To tell two builds apart on a busy machine, `peer_ops_ab.sh` beside this file runs them in
+//! alternating rounds and reports medians, quartiles and per-round ratios (docs/EXPERIMENTS.md,
+//! "Point reads without shared writes").
 
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use minnow::{ColumnDef, ColumnType, Config, Database, Scan, Table, TableDef, Value};
 
@@ -55,6 +64,31 @@ impl Keys {
 fn row(key: Vec<u8>) -> [Value; 2] {
     let value = vec![key[0]; VALUE];
     [Value::Bytes(key), Value::Bytes(value)]
+}
+
+/// CPU time of the reader threads of a `_2t` operation, summed.
+static THREADS_CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// `n` reads through `Transaction::get_bytes_with` in one transaction, the `i`-th of the key
+/// at `(start + i) * 2654435761 % keys`: how compare/ reads.
+fn read_bytes(
+    db: &Database,
+    t: &Table,
+    keys: &[Vec<u8>],
+    start: usize,
+    n: usize,
+) -> Result<u64, Box<dyn std::error::Error>> {
+    let mut seen = 0;
+    let tx = db.begin()?;
+    for i in start..start + n {
+        let key = &keys[(i.wrapping_mul(2_654_435_761)) % keys.len()];
+        let found = tx.get_bytes_with(t, key, |r| {
+            Ok(r.bytes(1)?.is_some_and(|v| v.len() == VALUE))
+        })?;
+        seen += u64::from(found == Some(true));
+    }
+    tx.commit()?;
+    Ok(seen)
 }
 
 /// The timed part: `n` operations of kind `op` on `t`, over the loaded `keys`.
@@ -91,16 +125,29 @@ fn measured(
             }
             tx.commit()?;
         }
-        "get_tx_bytes_with" => {
-            let tx = db.begin()?;
-            for i in 0..n {
-                let key = &keys[(i.wrapping_mul(2_654_435_761)) % keys.len()];
-                let found = tx.get_bytes_with(t, key, |r| {
-                    Ok(r.bytes(1)?.is_some_and(|v| v.len() == VALUE))
-                })?;
-                seen += u64::from(found == Some(true));
+        "get_tx_bytes_with" | "get_tx_bytes_with_warm" => seen = read_bytes(db, t, keys, 0, n)?,
+        "get_tx_bytes_with_2t_warm" => {
+            // Two readers, each in its own transaction, over different keys: the compare's
+            // threads phase. Each thread's CPU time goes to THREADS_CPU_NS.
+            let per: Vec<Result<u64, String>> = std::thread::scope(|s| {
+                let run = |j: usize| {
+                    s.spawn(move || {
+                        let cpu0 = on_cpu_ns();
+                        let seen = read_bytes(db, t, keys, j * 7_919, n).map_err(|e| e.to_string());
+                        if let Some((b, a)) = on_cpu_ns().zip(cpu0) {
+                            THREADS_CPU_NS.fetch_add(b - a, Ordering::Relaxed);
+                        }
+                        seen
+                    })
+                };
+                let hs = [run(0), run(1)];
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err("reader panicked".into())))
+                    .collect()
+            });
+            for r in per {
+                seen += r?;
             }
-            tx.commit()?;
         }
         "scan10" => {
             for i in 0..n {
@@ -149,7 +196,7 @@ fn measured(
         }
         other => {
             return Err(format!(
-                "unknown operation {other:?}: get, get_tx, get_tx_with, scan10, scan10_with, scan10_with_warm, insert_tx, remove_tx or count"
+                "unknown operation {other:?}: get, get_tx, get_tx_with, get_tx_bytes_with(_warm), get_tx_bytes_with_2t_warm, scan10, scan10_with, scan10_with_warm, insert_tx, remove_tx or count"
             )
             .into());
         }
@@ -220,6 +267,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  {:.0} ns/op wall, {cpu} ns/op on CPU (this thread)",
         per(wall.as_nanos())
     );
+    if op.contains("_2t") {
+        // Both readers' operations: wall and CPU per read, as compare/ divides.
+        let reads = 2 * n.max(1) as u128;
+        println!(
+            "  2 threads: {:.0} ns/read wall, {:.0} ns/read on CPU (the readers, summed)",
+            wall.as_nanos() as f64 / reads as f64,
+            THREADS_CPU_NS.load(Ordering::Relaxed) as f64 / reads as f64
+        );
+    }
     drop(t);
     db.close()?;
     Ok(())

@@ -19,6 +19,17 @@
 //!      └── hook.descended(key, leaf, search result) ──► answer    answer (no descent)
 //! ```
 //!
+//! **Where the page is.** A guess also names the buffer-pool frame its page was in when the
+//! entry was made ([`Guess::frame`]). The page is fixed through that frame
+//! ([`BufferPool::get_read_hinted`]), which skips the pool's page-hash lookup and checks under
+//! the latch that the frame still holds the page (otherwise it fixes the page the normal
+//! way). And since the guess names the frame and the record's offset, every cache line the
+//! lookup will touch is known before it touches any: the frame's control block, the page's
+//! headers, the record. They are all prefetched at once ([`BufferPool::prefetch_hinted`]),
+//! so that on a large pool their misses overlap instead of queueing behind each other (the
+//! pin's and the latch's atomic instructions stop the processor from starting later loads
+//! early on its own).
+//!
 //! **A guess is never trusted.** The tree checks it against the page itself, under the
 //! page's shared latch: the page must still carry the LSN the guess names (every change to a
 //! page goes through a mini-transaction, which moves the page's LSN, so an unchanged LSN means
@@ -40,6 +51,13 @@ use super::{BTree, TreeError, page};
 use crate::node::{self, Cursor, SearchResult};
 use crate::record::{INFO_MIN_REC, SearchKey};
 
+/// Bytes before a guessed record's origin loaded ahead of its check (its header and the
+/// field lengths of a record of a few columns).
+const RECORD_BEFORE: usize = 16;
+/// Bytes from a guessed record's origin loaded ahead of its check: the key, the system
+/// columns and a short row; a longer row's tail is loaded when it is read.
+const RECORD_AFTER: usize = 192;
+
 /// Where a hash index believes the record with some key is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Guess {
@@ -49,6 +67,10 @@ pub struct Guess {
     pub origin: usize,
     /// The page's LSN (`FIL_PAGE_LSN`) when the entry was made.
     pub lsn: u64,
+    /// The buffer-pool frame that held the page then ([`Descent::frame`]): the lookup fixes
+    /// the page through it ([`BufferPool::get_read_hinted`]), skipping the page hash; a
+    /// frame that no longer holds the page costs the normal fix, never a wrong page.
+    pub frame: u32,
     /// An opaque value the hook gets back in [`SearchHook::verified`] (for example the
     /// key's hash, to find its partition again).
     pub token: u64,
@@ -66,6 +88,9 @@ pub struct Descent<'a> {
     pub page: &'a [u8],
     /// The leaf's LSN.
     pub lsn: u64,
+    /// The buffer-pool frame holding the leaf ([`minnow_buf::PageReadGuard::frame`]): a
+    /// hint to keep in a [`Guess`].
+    pub frame: u32,
     /// The leaf search's result: cursor, neighbours and matched fields
     /// ([`SearchResult::low_match`], [`SearchResult::up_match`]).
     pub found: &'a SearchResult,
@@ -139,6 +164,7 @@ impl BTree {
             page_no: g.page_id().page_no,
             page: &g,
             lsn: g.lsn().0,
+            frame: g.frame(),
             found: &found,
             failed_guess: guess.as_ref(),
             guess_page_changed,
@@ -180,7 +206,14 @@ impl BTree {
             return Err(false);
         }
         let id = self.id(guess.page_no);
-        let g = pool.get_read(id).map_err(|_| true)?;
+        // Everything the check below and the caller's read of the record touch is named by
+        // the guess: start those loads together, before the fix (see the module docs).
+        pool.prefetch_hinted(
+            guess.frame,
+            guess.origin.saturating_sub(RECORD_BEFORE),
+            guess.origin.saturating_add(RECORD_AFTER),
+        );
+        let g = pool.get_read_hinted(id, guess.frame).map_err(|_| true)?;
         if g.lsn().0 != guess.lsn {
             return Err(true);
         }

@@ -1,0 +1,164 @@
+//! Tests of the hinted fix ([`crate::BufferPool::get_read_hinted`]): a right hint skips the
+//! page hash, and every wrong one (another page's frame, a free frame, an exclusively latched
+//! frame, a frame number past the pool) still gives the page asked for, leaving nothing
+//! pinned.
+
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+
+use crate::pool::{Mode, Shared};
+
+use crate::tests::{
+    assert_all_idle, cfg, cold_readers, create_pages, env, evicting_pool, open, pid,
+};
+
+thread_local! {
+    /// What the hinted fix does on this thread between its first look at the frame's page
+    /// id and its pin (tests only: the window in which an evictor can take the frame).
+    static RACE: Cell<Option<fn(&Shared)>> = const { Cell::new(None) };
+}
+
+/// Called by the hinted fix between its first look at the frame and its pin.
+pub(crate) fn between_look_and_pin(s: &Shared) {
+    if let Some(f) = RACE.with(Cell::take) {
+        f(s);
+    }
+}
+
+/// Fixes pages 2..=40 one after another: in a pool of 8 frames, page 1 is evicted and its
+/// frame holds another page after.
+fn evict_page_one(s: &Shared) {
+    for no in 2..=40 {
+        let f = s.fix(pid(no), Mode::Shared).unwrap();
+        let c = s.ctl(f);
+        c.unlock_s();
+        c.unpin();
+    }
+}
+
+/// A pool of 8 frames over 40 clean test pages, and the frame page 1 is in.
+fn page_one_in_small_pool() -> (crate::tests::Env, crate::BufferPool, u32) {
+    let e = env(41, 8 << 20);
+    let pool = open(&e, cfg(8));
+    create_pages(&pool, 40);
+    pool.flush_all().unwrap();
+    let old = pool.get_read(pid(1)).unwrap().frame();
+    (e, pool, old)
+}
+
+/// The race a stress test can hardly hit: the frame is taken for another page right after
+/// the hinted fix saw the right page id in it, before its pin. The check under the latch
+/// catches it and the page comes from the ordinary fix.
+#[test]
+fn a_frame_taken_between_the_look_and_the_pin() {
+    let (_e, pool, old) = page_one_in_small_pool();
+    RACE.with(|r| r.set(Some(evict_page_one)));
+    let g = pool.get_read_hinted(pid(1), old).unwrap();
+    assert!(RACE.with(Cell::get).is_none(), "the race ran");
+    assert_eq!(g.page_id(), pid(1));
+    assert_eq!(&g[100..104], &1u32.to_be_bytes());
+    drop(g);
+    assert_all_idle(&pool);
+}
+
+#[test]
+fn any_hint_gives_the_page_asked_for() {
+    let e = env(32, 8 << 20);
+    let pool = open(&e, cfg(8));
+    create_pages(&pool, 3);
+    let frame = |no: u32| pool.get_read(pid(no)).unwrap().frame();
+    let (f1, f2) = (frame(1), frame(2));
+    assert_ne!(f1, f2);
+    let probes =
+        |p: &crate::BufferPool| p.shared.instances[0].hash.probes[0].load(Ordering::Relaxed);
+    let before = probes(&pool);
+    {
+        let g = pool.get_read_hinted(pid(1), f1).unwrap();
+        assert_eq!((g.page_id(), g.frame()), (pid(1), f1));
+        assert_eq!(&g[100..104], &1u32.to_be_bytes());
+    }
+    assert_eq!(
+        probes(&pool),
+        before,
+        "a right hint does not look in the page hash"
+    );
+    // Prefetches of any frame and range read and change nothing.
+    for hint in [f1, f2, u32::MAX, pool.shared.ctl.len() as u32] {
+        pool.prefetch_hinted(hint, 4000, 1 << 20);
+        pool.prefetch_hinted(hint, usize::MAX - 10, usize::MAX);
+    }
+    for hint in [f2, u32::MAX, pool.shared.ctl.len() as u32, 7] {
+        let g = pool.get_read_hinted(pid(1), hint).unwrap();
+        assert_eq!((g.page_id(), g.frame()), (pid(1), f1), "hint {hint}");
+        assert_eq!(&g[100..104], &1u32.to_be_bytes());
+    }
+    // The right frame, exclusively latched by a writer: the hinted fix does not wait there,
+    // it goes the normal way (shown here by the other page, whose fix does not block).
+    {
+        let w = pool.get_write(pid(2)).unwrap();
+        assert!(pool.shared.fix_hinted(pid(2), f2).is_none());
+        let g = pool.get_read_hinted(pid(1), f2).unwrap();
+        assert_eq!(&g[100..104], &1u32.to_be_bytes());
+        drop(w);
+    }
+    assert_all_idle(&pool);
+}
+
+#[test]
+fn a_hint_from_before_an_eviction_still_finds_the_page() {
+    let (_e, pool, old) = page_one_in_small_pool();
+    for no in 2..=40 {
+        drop(pool.get_read(pid(no)).unwrap());
+    }
+    assert!(!pool.contains(pid(1)), "evicted");
+    // The old frame now holds another page (or none).
+    let g = pool.get_read_hinted(pid(1), old).unwrap();
+    assert_eq!(g.page_id(), pid(1));
+    assert_eq!(&g[100..104], &1u32.to_be_bytes());
+    drop(g);
+    assert_all_idle(&pool);
+}
+
+/// Readers fix pages through the frames they last saw them in while other threads read
+/// cold pages, all through a pool far too small for them (the readers' pages alone do not
+/// fit), so the readers' pages are evicted and their frames reused for other pages all the
+/// time: the hints go stale under the readers.
+/// Every page holds its own number at offset 100, so a hinted fix that returned another
+/// page's frame would show a wrong number.
+#[test]
+fn stale_hints_under_constant_eviction() {
+    const HOT: u32 = 24;
+    const PAGES: u32 = 64;
+    let (_e, pool) = evicting_pool(PAGES);
+    let before = pool.stats();
+    let iters = 50_000u32;
+    let frames = pool.shared.ctl.len() as u32;
+    std::thread::scope(|s| {
+        for t in 0..2u32 {
+            let pool = &pool;
+            s.spawn(move || {
+                let mut hint = [0u32; HOT as usize + 1];
+                let mut moved = 0u32;
+                for i in 0..iters {
+                    let no = 1 + (i.wrapping_mul(7) + t) % HOT;
+                    // Now and then a made-up hint: any frame, or none at all.
+                    let h = match i % 16 {
+                        0 => i % frames,
+                        1 => u32::MAX,
+                        _ => hint[no as usize],
+                    };
+                    let g = pool.get_read_hinted(pid(no), h).unwrap();
+                    assert_eq!(g.page_id(), pid(no));
+                    assert_eq!(&g[100..104], &no.to_be_bytes(), "hinted fix of {no}");
+                    moved += u32::from(g.frame() != hint[no as usize]);
+                    hint[no as usize] = g.frame();
+                }
+                assert!(moved > 1000, "the pages moved between frames: {moved}");
+            });
+        }
+        cold_readers(s, &pool, HOT + 1..=PAGES, iters / 2);
+    });
+    let st = pool.stats();
+    assert!(st.evictions - before.evictions > 1000, "{st:?}");
+    assert_all_idle(&pool);
+}
