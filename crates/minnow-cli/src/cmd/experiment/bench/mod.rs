@@ -336,7 +336,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
     if modes.len() > 1 || threads.len() > 1 {
         return oltp_sweep::run(a, &cfg, &modes, &threads, &config, format, out);
     }
-    let (io_backend, tally) = io_count::Counting::wrap(&config.io_backend)
+    let (io_backend, tally) = io_count::Counting::wrap(&config)
         .map_err(|e| CliError::Database(format!("io_backend: {e}")))?;
     config.io_backend = io_backend;
 
