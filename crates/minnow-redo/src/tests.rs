@@ -9,6 +9,7 @@ use minnow_io::{Backend, CrashSim, FileIo, FlushMethod, OpenOptions, SyncBackend
 use minnow_page::PageId;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 fn open(backend: &dyn Backend, path: &Path, create: bool) -> Arc<dyn FileIo> {
@@ -174,6 +175,51 @@ fn free_check_asks_the_requester_for_a_checkpoint() {
         log.append(&g).unwrap();
     }
     assert!(log.checkpoint_lsn() > Lsn::FIRST);
+}
+
+/// A writer that finds the log full waits for the checkpoint, and the log counts the wait
+/// and its time (what `minnow bench oltp` reports per interval).
+#[test]
+fn a_writer_that_finds_the_log_full_counts_its_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(
+        Log::create(
+            open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
+            64 * BLOCK_SIZE as u64,
+        )
+        .unwrap(),
+    );
+    // The requester frees the log from another thread, 30 ms after the first request, as a
+    // page cleaner does once its batch is written.
+    let weak = Arc::downgrade(&log);
+    let started = std::sync::atomic::AtomicBool::new(false);
+    log.set_checkpoint_requester(Box::new(move |_target| {
+        if started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(log) = weak.upgrade() {
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(30));
+                log.write_up_to(log.current_lsn(), true).unwrap();
+                log.checkpoint(log.flushed_lsn()).unwrap();
+            });
+        }
+    }));
+    let margin = 4096;
+    let g = encode_group(&group(5));
+    while log.free_space() >= margin {
+        log.append(&g).unwrap();
+    }
+    let stats = log.stats();
+    assert_eq!(stats.space_waits.load(Ordering::Relaxed), 0);
+    log.free_check(margin, Duration::from_secs(10)).unwrap();
+    assert!(log.free_space() >= margin);
+    assert_eq!(stats.space_waits.load(Ordering::Relaxed), 1);
+    let waited = stats.space_wait_ns.load(Ordering::Relaxed);
+    assert!(waited >= 25_000_000, "waited {waited} ns");
+    // With room to spare, a check neither waits nor counts.
+    log.free_check(margin, Duration::from_secs(10)).unwrap();
+    assert_eq!(stats.space_waits.load(Ordering::Relaxed), 1);
 }
 
 #[test]
@@ -553,6 +599,7 @@ fn free_check_asks_early_and_in_large_steps() {
         asked.len()
     );
     assert!(asked.len() as u64 >= laps, "{} requests", asked.len());
+    assert_eq!(log.stats().space_waits.load(Ordering::Relaxed), 0);
 }
 
 /// Appends and syncs groups `from..` until the log's end is `bytes` past `start`, checkpoints
