@@ -98,7 +98,10 @@ fn oltp_intervals_report_the_checkpoint_age() {
         let age = l["checkpoint_age"].as_u64().unwrap();
         let pct = l["checkpoint_age_pct"].as_f64().unwrap();
         assert!(age <= capacity, "{l}");
-        assert!((pct - age as f64 * 100.0 / capacity as f64).abs() < 1.0, "{l}");
+        assert!(
+            (pct - age as f64 * 100.0 / capacity as f64).abs() < 1.0,
+            "{l}"
+        );
         assert!(l["log_waits"].as_u64().is_some() && l["log_wait_ms"].as_f64().unwrap() >= 0.0);
     }
     let csv = minnow([
@@ -117,7 +120,9 @@ fn oltp_intervals_report_the_checkpoint_age() {
     assert_eq!(csv.code, 0, "stderr: {}", csv.stderr);
     let header = csv.stdout.lines().next().unwrap();
     assert!(
-        header.ends_with(",pages_flushed_per_s,checkpoint_age_bytes,checkpoint_age_pct,log_waits,log_wait_ms"),
+        header.ends_with(
+            ",pages_flushed_per_s,checkpoint_age_bytes,checkpoint_age_pct,log_waits,log_wait_ms"
+        ),
         "{header}"
     );
     assert!(csv.stdout.contains("\nlog_space_waits,"));
