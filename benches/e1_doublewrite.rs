@@ -79,7 +79,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use minnow::DoublewriteMode;
 use minnow::FlushAtCommit;
 use minnow::{Config, Database, IoBackend};
-use minnow_io::{Backend, DiskProfile, FlushMethod, LatencyModel, SyncBackend, UringBackend};
+use minnow_io::{Backend, DiskProfile, FlushMethod, LatencyModel};
 use minnow_workload::io_count::{Counting, Tally};
 use minnow_workload::io_stats::IoSnapshot;
 use minnow_workload::oltp::{self, Mode, OltpConfig};
@@ -257,13 +257,9 @@ fn variant(s: &Settings, label: &str, default_fm: FlushMethod) -> Variant {
     if !fm_given && parent != bench_parent() {
         config.flush_method = flush_method_in(s, parent.clone());
     }
-    let mut inner: Arc<dyn Backend> = match &config.io_backend {
-        IoBackend::Sync => Arc::new(SyncBackend::new()),
-        IoBackend::IoUring => {
-            Arc::new(UringBackend::new().unwrap_or_else(|e| panic!("variant {label}: {e}")))
-        }
-        IoBackend::Custom(b) => Arc::clone(b),
-    };
+    let mut inner = config
+        .backend()
+        .unwrap_or_else(|e| panic!("variant {label}: {e}"));
     let mut model = None;
     if hdd {
         let m = Arc::new(LatencyModel::new(inner, DiskProfile::spinning_disk(), true));

@@ -31,7 +31,7 @@ fn bench_dir() -> tempfile::TempDir {
 fn group_commit(c: &mut Criterion) {
     let dir = bench_dir();
     let path = dir.path().join("redo.log");
-    let file = SyncBackend
+    let file = SyncBackend::new()
         .open(&path, &OpenOptions::new(FlushMethod::Fsync).create(true))
         .unwrap_or_else(|e| panic!("{e}"));
     let log = Arc::new(Log::create(file, 256 << 20).unwrap_or_else(|e| panic!("{e}")));

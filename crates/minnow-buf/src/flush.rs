@@ -34,7 +34,7 @@
 //!
 //! A failed write or sync poisons the pool (see [`crate::BufError::Poisoned`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 
 use minnow_io::AlignedBuf;
@@ -91,6 +91,12 @@ pub trait PageWriter: Send + Sync + std::fmt::Debug {
 }
 
 /// Writes pages straight to their tablespaces and syncs them (doublewrite off).
+///
+/// Like the doublewrite path's in-place step, a batch goes to each tablespace as one
+/// submission in page order ([`minnow_io::Tablespace::write_pages`]): io_uring takes it in one
+/// system call, the sync backend spreads it over its write threads. Then each touched file is
+/// synced once. A power cut during the batch may tear any of its pages; without doublewrite
+/// nothing can repair them, and recovery reports them (see `minnow_dblwr`'s crate docs).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DirectWriter;
 
@@ -101,22 +107,32 @@ impl PageWriter for DirectWriter {
         pages: &mut [PageImage<'_>],
         spaces: &SpaceMap,
     ) -> Result<(), BufError> {
-        let mut touched = BTreeSet::new();
+        let mut per_space: BTreeMap<u32, Vec<&mut PageImage<'_>>> = BTreeMap::new();
         for p in pages.iter_mut() {
-            let space = spaces
-                .get(p.id.space)
-                .ok_or(BufError::UnknownSpace { space: p.id.space })?;
-            space.extend_to(p.id.page_no.saturating_add(1))?;
-            if space.zip().is_some() {
-                space
-                    .write_page_with(p.id.page_no, p.data, p.zip.as_deref())
-                    .map_err(|e| BufError::from_io(p.id, e))?;
-            } else {
-                space.write_page(p.id.page_no, p.data)?;
-            }
-            touched.insert(p.id.space);
+            per_space.entry(p.id.space).or_default().push(p);
         }
-        for s in touched {
+        for (&space_id, batch) in &mut per_space {
+            let space = spaces
+                .get(space_id)
+                .ok_or(BufError::UnknownSpace { space: space_id })?;
+            let end = batch.iter().map(|p| p.id.page_no).max().unwrap_or(0);
+            space.extend_to(end.saturating_add(1))?;
+            if space.zip().is_some() {
+                for p in batch.iter_mut() {
+                    space
+                        .write_page_with(p.id.page_no, p.data, p.zip.as_deref())
+                        .map_err(|e| BufError::from_io(p.id, e))?;
+                }
+                continue;
+            }
+            batch.sort_unstable_by_key(|p| p.id.page_no);
+            let mut writes: Vec<(u32, &mut [u8])> = batch
+                .iter_mut()
+                .map(|p| (p.id.page_no, &mut *p.data))
+                .collect();
+            space.write_pages(&mut writes)?;
+        }
+        for &s in per_space.keys() {
             if let Some(space) = spaces.get(s) {
                 space.sync()?;
             }

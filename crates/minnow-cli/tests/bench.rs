@@ -61,6 +61,74 @@ fn oltp_json_run_reports_consistent_counts() {
     assert!(data.join("ibdata1").exists());
 }
 
+/// Each interval reports the redo log beside it: the checkpoint age (bytes and share of the
+/// capacity) and the writers' waits for log space; the summary totals the waits.
+#[test]
+fn oltp_intervals_report_the_checkpoint_age() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = minnow([
+        "bench",
+        "oltp",
+        "--mode",
+        "write_only",
+        "--time",
+        "2",
+        "--report-interval",
+        "1",
+        "--table-size",
+        "500",
+        "--threads",
+        "2",
+        "--json",
+        "--dir",
+        dir.path().join("db").to_str().unwrap(),
+        "--set",
+        "flush_log_at_trx_commit=0",
+        "--set",
+        "log_file_size=256K",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let j = run.json();
+    let intervals = j["intervals"].as_array().unwrap();
+    let log = j["interval_log"].as_array().unwrap();
+    assert!(!intervals.is_empty());
+    assert_eq!(log.len(), intervals.len());
+    let capacity = 256 * 1024;
+    for l in log {
+        let age = l["checkpoint_age"].as_u64().unwrap();
+        let pct = l["checkpoint_age_pct"].as_f64().unwrap();
+        assert!(age <= capacity, "{l}");
+        assert!(
+            (pct - age as f64 * 100.0 / capacity as f64).abs() < 1.0,
+            "{l}"
+        );
+        assert!(l["log_waits"].as_u64().is_some() && l["log_wait_ms"].as_f64().unwrap() >= 0.0);
+    }
+    let csv = minnow([
+        "bench",
+        "oltp",
+        "--mode",
+        "write_only",
+        "--time",
+        "1",
+        "--table-size",
+        "200",
+        "--csv",
+        "--dir",
+        dir.path().join("c").to_str().unwrap(),
+    ]);
+    assert_eq!(csv.code, 0, "stderr: {}", csv.stderr);
+    let header = csv.stdout.lines().next().unwrap();
+    assert!(
+        header.ends_with(
+            ",pages_flushed_per_s,checkpoint_age_bytes,checkpoint_age_pct,log_waits,log_wait_ms"
+        ),
+        "{header}"
+    );
+    assert!(csv.stdout.contains("\nlog_space_waits,"));
+    assert!(csv.stdout.contains("\nlog_space_wait_s,"));
+}
+
 #[test]
 fn oltp_csv_and_text_outputs() {
     let dir = tempfile::tempdir().unwrap();

@@ -110,10 +110,12 @@
 //!   5.2-5.7 ms).
 //!
 //! What stays is what the protocol needs: two syncs per batch where mode off has one, and the
-//! in-place writes, whose speed is the backend's: [`minnow_io::SyncBackend`] issues them one
-//! `pwrite` at a time (queue depth 1: 7-16 ms for 128 random pages), while
-//! [`minnow_io::UringBackend`] submits the batch at once (about 2 ms). Use io_uring for page
-//! flushing. On a disk with a volatile write cache the segment sync is not cheap: the write
+//! in-place writes, whose speed is the backend's: [`minnow_io::SyncBackend`] with one write
+//! thread issues them one `pwrite` at a time (queue depth 1: 7-16 ms for 128 random pages),
+//! while [`minnow_io::UringBackend`] submits the batch at once (about 2 ms). The engine's sync
+//! backend spreads a batch over `write_io_threads` threads (default 4: four writes in flight,
+//! [`minnow_io::SyncBackend::with_write_threads`]); io_uring remains the one that needs no
+//! extra threads. On a disk with a volatile write cache the segment sync is not cheap: the write
 //! returns once the batch is in the cache (about 2 GB/s here), and the sync then pays for
 //! moving 2 MiB on (about 2 ms, against 0.3 ms for a sync after a 4 KiB write). Measured
 //! that way (off + the batch's write and sync together), "on" reaches the bound (1.0-1.2 of

@@ -278,7 +278,7 @@ pub fn ensure_space(dir: &Path, config: &Config, spaces: &SpaceMap, c: Compressi
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(file_err(&creating, e)),
         _ => {}
     }
-    let backend = crate::config::backend(&config.io_backend)?;
+    let backend = crate::config::backend(&config.io_backend, config.write_io_threads)?;
     drop(Tablespace::create_compressed(
         &*backend,
         &creating,

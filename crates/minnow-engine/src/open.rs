@@ -133,7 +133,7 @@ impl Engine {
         if dir.join(SYSTEM_TABLESPACE).exists() {
             return Err(dir_err("already holds a database".into()));
         }
-        let backend = config::backend(&config.io_backend)?;
+        let backend = config::backend(&config.io_backend, config.write_io_threads)?;
         let space = Tablespace::create(
             &*backend,
             &dir.join(SYSTEM_TABLESPACE),
@@ -199,7 +199,7 @@ impl Engine {
         // Before anything is read: a second opener must not even run recovery.
         let lock = DirLock::acquire(dir)?;
         let opened = Instant::now();
-        let backend = config::backend(&config.io_backend)?;
+        let backend = config::backend(&config.io_backend, config.write_io_threads)?;
         let opts = OpenOptions::new(config.flush_method);
         // Page 0 is verified only after recovery: a tear of it is repaired by the
         // doublewrite buffer like any other page's.

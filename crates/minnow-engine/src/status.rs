@@ -134,6 +134,11 @@ pub struct RedoStatus {
     pub syncs: u64,
     /// Checkpoints written since open.
     pub checkpoints: u64,
+    /// Times a writer found the log full (the checkpoint age within its margin of the
+    /// capacity) and waited for the page cleaner's checkpoint, since open.
+    pub space_waits: u64,
+    /// Nanoseconds writers spent in those waits, summed over threads, since open.
+    pub space_wait_ns: u64,
 }
 
 /// The doublewrite buffer's section.
@@ -357,6 +362,8 @@ pub fn collect(
                 writes: load(&s.writes),
                 syncs: load(&s.syncs),
                 checkpoints: load(&s.checkpoints),
+                space_waits: load(&s.space_waits),
+                space_wait_ns: load(&s.space_wait_ns),
             }
         }
         None => RedoStatus::default(),

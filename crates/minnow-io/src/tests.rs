@@ -13,8 +13,10 @@ pub(crate) fn backends() -> Vec<Arc<dyn Backend>> {
     let uring: Arc<dyn Backend> = Arc::new(UringBackend::new().unwrap());
     vec![
         Arc::new(SyncBackend::new()),
+        Arc::new(SyncBackend::with_write_threads(4)),
         Arc::clone(&uring),
         Arc::new(CrashSim::new(Arc::new(SyncBackend::new()))),
+        Arc::new(CrashSim::new(Arc::new(SyncBackend::with_write_threads(3)))),
         Arc::new(CrashSim::new(Arc::clone(&uring))),
         Arc::new(LatencyModel::new(uring, DiskProfile::ssd(), false)),
     ]

@@ -209,6 +209,12 @@ pub struct LogStats {
     pub sync_commits: AtomicU64,
     /// Checkpoints written.
     pub checkpoints: AtomicU64,
+    /// [`Log::free_check`] calls that found the log full (less than their margin free) and
+    /// waited for a checkpoint: writers held back by the log, not by a lock or the disk.
+    pub space_waits: AtomicU64,
+    /// Nanoseconds those calls waited, summed over threads (from the first time each found
+    /// the log full to its return).
+    pub space_wait_ns: AtomicU64,
 }
 
 impl LogStats {
@@ -467,6 +473,23 @@ impl Log {
     /// Fails with [`LogError::LogFull`] if no requester is installed, or none made progress for
     /// `timeout`.
     pub fn free_check(&self, margin: u64, timeout: Duration) -> Result<(), LogError> {
+        let mut waited = None;
+        let result = self.free_check_waiting(margin, timeout, &mut waited);
+        if let Some(since) = waited {
+            let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            LogStats::bump(&self.stats.space_waits, 1);
+            LogStats::bump(&self.stats.space_wait_ns, ns);
+        }
+        result
+    }
+
+    /// [`Log::free_check`]'s loop; sets `waited` to when it first found the log full.
+    fn free_check_waiting(
+        &self,
+        margin: u64,
+        timeout: Duration,
+        waited: &mut Option<std::time::Instant>,
+    ) -> Result<(), LogError> {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             self.check_poison()?;
@@ -483,6 +506,7 @@ impl Log {
                 return Ok(());
             }
             let now = std::time::Instant::now();
+            waited.get_or_insert(now);
             let has_requester = {
                 let r = lock(&self.requester);
                 if let Some(request) = r.as_ref() {

@@ -13,7 +13,7 @@ use crate::record::{Record, encode_group};
 use crate::scan::{BlockState, LogScan, ScanError, ScanStop};
 
 fn open(path: &Path, create: bool) -> Arc<dyn FileIo> {
-    SyncBackend
+    SyncBackend::new()
         .open(path, &OpenOptions::new(FlushMethod::Fsync).create(create))
         .unwrap()
 }

@@ -9,6 +9,7 @@ use minnow_io::{Backend, CrashSim, FileIo, FlushMethod, OpenOptions, SyncBackend
 use minnow_page::PageId;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 fn open(backend: &dyn Backend, path: &Path, create: bool) -> Arc<dyn FileIo> {
@@ -19,7 +20,7 @@ fn open(backend: &dyn Backend, path: &Path, create: bool) -> Arc<dyn FileIo> {
 
 /// A new 1 MiB log in `dir`, on real files.
 fn small_log(dir: &Path) -> Arc<Log> {
-    let file = open(&SyncBackend, &dir.join("redo.log"), true);
+    let file = open(&SyncBackend::new(), &dir.join("redo.log"), true);
     Arc::new(Log::create(file, 1 << 20).unwrap())
 }
 
@@ -54,7 +55,7 @@ fn recover_all(file: Arc<dyn FileIo>) -> Result<(Log, Vec<Group>), RecoveryError
 fn synced_groups_come_back_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
-    let log = Log::create(open(&SyncBackend, &path, true), 1 << 20).unwrap();
+    let log = Log::create(open(&SyncBackend::new(), &path, true), 1 << 20).unwrap();
     let mut ends = Vec::new();
     for n in 0..300 {
         let (_, end) = log.append(&encode_group(&group(n))).unwrap();
@@ -68,7 +69,7 @@ fn synced_groups_come_back_in_order() {
     }
     log.shutdown().unwrap();
     drop(log);
-    let (log, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (log, groups) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     assert_eq!(groups.len(), 300);
     for (n, g) in groups.iter().enumerate() {
         assert_eq!(g.records, group(n as u64));
@@ -78,7 +79,7 @@ fn synced_groups_come_back_in_order() {
     let (_, end) = log.append(&encode_group(&group(300))).unwrap();
     log.commit(end, FlushAtCommit::Sync).unwrap();
     drop(log);
-    let (_, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (_, groups) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     assert_eq!(groups.len(), 301);
     assert_eq!(groups[300].records, group(300));
 }
@@ -88,7 +89,7 @@ fn checkpoints_free_space_and_the_log_wraps() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
     let capacity = 64 * BLOCK_SIZE as u64;
-    let log = Log::create(open(&SyncBackend, &path, true), capacity).unwrap();
+    let log = Log::create(open(&SyncBackend::new(), &path, true), capacity).unwrap();
     let mut last_checkpoint = Lsn::FIRST;
     let mut after_checkpoint = Vec::new();
     for n in 0..2000u64 {
@@ -116,7 +117,7 @@ fn checkpoints_free_space_and_the_log_wraps() {
             > 10
     );
     drop(log);
-    let (_, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (_, groups) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     let got: Vec<_> = groups.iter().map(|g| g.records.clone()).collect();
     let want: Vec<_> = after_checkpoint.iter().map(|&n| group(n)).collect();
     assert_eq!(got, want);
@@ -126,7 +127,7 @@ fn checkpoints_free_space_and_the_log_wraps() {
 fn a_full_log_refuses_instead_of_overwriting() {
     let dir = tempfile::tempdir().unwrap();
     let log = Log::create(
-        open(&SyncBackend, &dir.path().join("redo.log"), true),
+        open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
         64 * BLOCK_SIZE as u64,
     )
     .unwrap();
@@ -156,7 +157,7 @@ fn free_check_asks_the_requester_for_a_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let log = Arc::new(
         Log::create(
-            open(&SyncBackend, &dir.path().join("redo.log"), true),
+            open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
             64 * BLOCK_SIZE as u64,
         )
         .unwrap(),
@@ -174,6 +175,51 @@ fn free_check_asks_the_requester_for_a_checkpoint() {
         log.append(&g).unwrap();
     }
     assert!(log.checkpoint_lsn() > Lsn::FIRST);
+}
+
+/// A writer that finds the log full waits for the checkpoint, and the log counts the wait
+/// and its time (what `minnow bench oltp` reports per interval).
+#[test]
+fn a_writer_that_finds_the_log_full_counts_its_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(
+        Log::create(
+            open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
+            64 * BLOCK_SIZE as u64,
+        )
+        .unwrap(),
+    );
+    // The requester frees the log from another thread, 30 ms after the first request, as a
+    // page cleaner does once its batch is written.
+    let weak = Arc::downgrade(&log);
+    let started = std::sync::atomic::AtomicBool::new(false);
+    log.set_checkpoint_requester(Box::new(move |_target| {
+        if started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(log) = weak.upgrade() {
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(30));
+                log.write_up_to(log.current_lsn(), true).unwrap();
+                log.checkpoint(log.flushed_lsn()).unwrap();
+            });
+        }
+    }));
+    let margin = 4096;
+    let g = encode_group(&group(5));
+    while log.free_space() >= margin {
+        log.append(&g).unwrap();
+    }
+    let stats = log.stats();
+    assert_eq!(stats.space_waits.load(Ordering::Relaxed), 0);
+    log.free_check(margin, Duration::from_secs(10)).unwrap();
+    assert!(log.free_space() >= margin);
+    assert_eq!(stats.space_waits.load(Ordering::Relaxed), 1);
+    let waited = stats.space_wait_ns.load(Ordering::Relaxed);
+    assert!(waited >= 25_000_000, "waited {waited} ns");
+    // With room to spare, a check neither waits nor counts.
+    log.free_check(margin, Duration::from_secs(10)).unwrap();
+    assert_eq!(stats.space_waits.load(Ordering::Relaxed), 1);
 }
 
 #[test]
@@ -221,7 +267,7 @@ fn a_flusher_told_to_stop_before_it_first_waits_stops_at_once() {
 fn group_commit_shares_syncs_between_threads() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
-    let log = Arc::new(Log::create(open(&SyncBackend, &path, true), 8 << 20).unwrap());
+    let log = Arc::new(Log::create(open(&SyncBackend::new(), &path, true), 8 << 20).unwrap());
     let threads: Vec<_> = (0..8)
         .map(|t| {
             let log = Arc::clone(&log);
@@ -244,7 +290,7 @@ fn group_commit_shares_syncs_between_threads() {
     assert_eq!(commits, 800);
     assert!(syncs <= commits);
     drop(log);
-    let (_, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (_, groups) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     assert_eq!(groups.len(), 800);
 }
 
@@ -252,7 +298,7 @@ fn group_commit_shares_syncs_between_threads() {
 fn damage_before_durable_records_is_an_error_not_a_torn_tail() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
-    let log = Log::create(open(&SyncBackend, &path, true), 1 << 20).unwrap();
+    let log = Log::create(open(&SyncBackend::new(), &path, true), 1 << 20).unwrap();
     for n in 0..200 {
         let (_, end) = log.append(&encode_group(&group(n))).unwrap();
         log.commit(end, FlushAtCommit::Sync).unwrap();
@@ -260,7 +306,7 @@ fn damage_before_durable_records_is_an_error_not_a_torn_tail() {
     drop(log);
     // Flip a byte in the 10th block of the data area: long synced, followed by later blocks.
     // (The first block, LSN 8192, sits at 8192 % capacity = 8192 bytes into the data area.)
-    let file = open(&SyncBackend, &path, false);
+    let file = open(&SyncBackend::new(), &path, false);
     let at = DATA_AREA + 8192 + 10 * BLOCK_SIZE as u64 + 100;
     let mut b = [0u8; 1];
     file.read_at(&mut b, at).unwrap();
@@ -275,8 +321,8 @@ fn damage_before_durable_records_is_an_error_not_a_torn_tail() {
 fn garbage_headers_and_checkpoints_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
-    drop(Log::create(open(&SyncBackend, &path, true), 1 << 16).unwrap());
-    let file = open(&SyncBackend, &path, false);
+    drop(Log::create(open(&SyncBackend::new(), &path, true), 1 << 16).unwrap());
+    let file = open(&SyncBackend::new(), &path, false);
     // Both checkpoint slots destroyed.
     file.write_at(&[0xAB; 1024], 512).unwrap();
     assert!(matches!(
@@ -292,13 +338,13 @@ fn garbage_headers_and_checkpoints_are_typed_errors() {
     // A truncated file.
     let short = dir.path().join("short.log");
     std::fs::write(&short, [0u8; 100]).unwrap();
-    assert!(recover_all(open(&SyncBackend, &short, false)).is_err());
+    assert!(recover_all(open(&SyncBackend::new(), &short, false)).is_err());
 }
 
 #[test]
 fn a_failed_sync_poisons_the_log() {
     let dir = tempfile::tempdir().unwrap();
-    let sim = CrashSim::new(Arc::new(SyncBackend));
+    let sim = CrashSim::new(Arc::new(SyncBackend::new()));
     let log = Log::create(open(&sim, &dir.path().join("redo.log"), true), 1 << 16).unwrap();
     let (_, end) = log.append(&encode_group(&group(1))).unwrap();
     sim.fail_next_sync();
@@ -328,7 +374,7 @@ fn crash_campaign_loses_nothing_acknowledged() {
     for seed in seeds() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("redo.log");
-        let sim = CrashSim::new(Arc::new(SyncBackend));
+        let sim = CrashSim::new(Arc::new(SyncBackend::new()));
         let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = move || {
             rng ^= rng << 13;
@@ -424,7 +470,7 @@ mod fuzz {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("redo.log");
             std::fs::write(&path, &bytes).unwrap();
-            let _ = recover_all(open(&SyncBackend, &path, false));
+            let _ = recover_all(open(&SyncBackend::new(), &path, false));
         }
 
         /// A real log with bits flipped anywhere: recovery either fails with a typed error or
@@ -435,7 +481,7 @@ mod fuzz {
         ) {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("redo.log");
-            let log = Log::create(open(&SyncBackend, &path, true), 64 * BLOCK_SIZE as u64).unwrap();
+            let log = Log::create(open(&SyncBackend::new(), &path, true), 64 * BLOCK_SIZE as u64).unwrap();
             for n in 0..40 {
                 let (_, end) = log.append(&encode_group(&group(n))).unwrap();
                 log.commit(end, FlushAtCommit::Sync).unwrap();
@@ -447,7 +493,7 @@ mod fuzz {
                 bytes[i] ^= 1 << bit;
             }
             std::fs::write(&path, &bytes).unwrap();
-            if let Ok((_, groups)) = recover_all(open(&SyncBackend, &path, false)) {
+            if let Ok((_, groups)) = recover_all(open(&SyncBackend::new(), &path, false)) {
                 for (i, g) in groups.iter().enumerate() {
                     prop_assert_eq!(&g.records, &group(i as u64));
                 }
@@ -460,7 +506,7 @@ mod fuzz {
 fn mib_log() -> (tempfile::TempDir, std::path::PathBuf, Log) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("redo.log");
-    let log = Log::create(open(&SyncBackend, &path, true), 1 << 20).unwrap();
+    let log = Log::create(open(&SyncBackend::new(), &path, true), 1 << 20).unwrap();
     (dir, path, log)
 }
 
@@ -496,7 +542,7 @@ fn the_file_grows_a_step_at_a_time_and_a_short_file_recovers() {
                 .set_len(at)
                 .unwrap();
         }
-        let (log, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+        let (log, groups) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
         assert_eq!(groups.len() as u64, n, "cut at {cut:?}");
         for (i, g) in groups.iter().enumerate() {
             assert_eq!(g.records, group(i as u64));
@@ -504,7 +550,7 @@ fn the_file_grows_a_step_at_a_time_and_a_short_file_recovers() {
         assert_eq!(log.allocated(), len());
     }
     // Appending on after recovery grows the file again; a whole lap leaves it full size.
-    let (log, _) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (log, _) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     let start = log.current_lsn();
     fill_and_checkpoint(&log, start, capacity + 8 * step, n);
     assert_eq!(len(), DATA_AREA + capacity);
@@ -520,7 +566,7 @@ fn free_check_asks_early_and_in_large_steps() {
     let capacity = 256 * BLOCK_SIZE as u64;
     let log = Arc::new(
         Log::create(
-            open(&SyncBackend, &dir.path().join("redo.log"), true),
+            open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
             capacity,
         )
         .unwrap(),
@@ -553,6 +599,7 @@ fn free_check_asks_early_and_in_large_steps() {
         asked.len()
     );
     assert!(asked.len() as u64 >= laps, "{} requests", asked.len());
+    assert_eq!(log.stats().space_waits.load(Ordering::Relaxed), 0);
 }
 
 /// Appends and syncs groups `from..` until the log's end is `bytes` past `start`, checkpoints
@@ -600,7 +647,7 @@ fn shrink_gives_the_file_back_and_the_log_goes_on() {
     // A reopen now replays nothing; appends go on from the front, grow the file a step, and
     // come back after the next reopen.
     drop(log);
-    let (log, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (log, groups) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     assert!(groups.is_empty());
     assert_eq!(log.current_lsn(), front);
     for k in 0..20 {
@@ -609,7 +656,7 @@ fn shrink_gives_the_file_back_and_the_log_goes_on() {
     }
     assert_eq!(len(), DATA_AREA + step);
     drop(log);
-    let (log, groups) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (log, groups) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     let got: Vec<_> = groups.into_iter().map(|g| g.records).collect();
     assert_eq!(got, (1000..1020).map(group).collect::<Vec<_>>());
     // An end inside the first step, in a file left full size (a crash before the truncate was
@@ -622,7 +669,7 @@ fn shrink_gives_the_file_back_and_the_log_goes_on() {
         .unwrap()
         .set_len(DATA_AREA + capacity)
         .unwrap();
-    let (log, _) = recover_all(open(&SyncBackend, &path, false)).unwrap();
+    let (log, _) = recover_all(open(&SyncBackend::new(), &path, false)).unwrap();
     assert_eq!(log.shrink().unwrap(), capacity);
     assert_eq!(len(), DATA_AREA);
     assert_eq!(log.current_lsn().0, front.0 + capacity);
@@ -639,7 +686,7 @@ fn a_power_cut_during_the_shrink_loses_nothing() {
     for seed in minnow_io::campaign_seeds(24) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("redo.log");
-        let sim = CrashSim::new(Arc::new(SyncBackend));
+        let sim = CrashSim::new(Arc::new(SyncBackend::new()));
         let log = Log::create(open(&sim, &path, true), capacity).unwrap();
         // Up to a lap and a bit, so that some seeds end near the front and most far from it.
         let bytes = capacity / 4 + seed * 997 % capacity;

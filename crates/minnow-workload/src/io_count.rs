@@ -23,10 +23,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use minnow::IoBackend;
-use minnow_io::{
-    Backend, FileIo, FlushMethod, IoError, IoRequest, OpenOptions, SyncBackend, UringBackend,
-};
+use minnow::{Config, IoBackend};
+use minnow_io::{Backend, FileIo, FlushMethod, IoError, IoRequest, OpenOptions};
 use serde::Serialize;
 
 /// What a file holds, as far as the counts are concerned.
@@ -169,15 +167,11 @@ pub struct Counting {
 }
 
 impl Counting {
-    /// Wraps the backend `io` names (an io_uring ring is set up here), returning the backend
-    /// for `Config::io_backend` and the counters it fills.
-    pub fn wrap(io: &IoBackend) -> Result<(IoBackend, Arc<Tally>), IoError> {
-        let inner: Arc<dyn Backend> = match io {
-            IoBackend::Sync => Arc::new(SyncBackend::new()),
-            IoBackend::IoUring => Arc::new(UringBackend::new()?),
-            IoBackend::Custom(b) => Arc::clone(b),
-        };
-        let (counting, tally) = Counting::around(inner);
+    /// Wraps the backend `config` names ([`Config::backend`]: an io_uring ring is set up
+    /// here, the sync backend gets `write_io_threads`), returning the backend for
+    /// `Config::io_backend` and the counters it fills.
+    pub fn wrap(config: &Config) -> Result<(IoBackend, Arc<Tally>), minnow::Error> {
+        let (counting, tally) = Counting::around(config.backend()?);
         Ok((IoBackend::Custom(counting), tally))
     }
 
@@ -343,9 +337,9 @@ mod tests {
     #[test]
     fn a_database_run_counts_every_class_it_writes() {
         use minnow::inspect::Internals;
-        use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
+        use minnow::{ColumnDef, ColumnType, Database, TableDef, Value};
         let dir = tempfile::tempdir().unwrap();
-        let (io, tally) = Counting::wrap(&IoBackend::Sync).unwrap();
+        let (io, tally) = Counting::wrap(&Config::default()).unwrap();
         let config = Config {
             io_backend: io,
             ..Config::default()

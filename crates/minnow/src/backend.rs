@@ -22,7 +22,7 @@
 //! use minnow::{ColumnDef, ColumnType, Config, Database, IoBackend, TableDef, Value};
 //!
 //! let dir = tempfile::tempdir()?;
-//! let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend)));
+//! let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
 //! let config = Config { io_backend: IoBackend::Custom(sim.clone()), ..Config::default() };
 //! {
 //!     let db = Database::create(dir.path(), config.clone())?;

@@ -38,6 +38,7 @@ fn every_config_field_is_a_knob() {
         doublewrite_pages,
         flush_method,
         io_backend,
+        write_io_threads,
         page_cleaners,
         checksum_algorithm,
         old_blocks_pct,
@@ -80,6 +81,7 @@ fn every_config_field_is_a_knob() {
         (io_backend, &d.io_backend),
         (IoBackend::IoUring, IoBackend::Sync)
     ));
+    assert_ne!(*write_io_threads, d.write_io_threads);
     assert_ne!(*page_cleaners, d.page_cleaners);
     assert_ne!(*checksum_algorithm, d.checksum_algorithm);
     assert_ne!(*old_blocks_pct, d.old_blocks_pct);
@@ -121,8 +123,8 @@ fn every_config_field_is_a_knob() {
     let hook = Knob::find("recovery_progress").unwrap();
     assert!(hook.example.is_none());
     assert!(Config::default().set("recovery_progress", "x").is_err());
-    // Exactly one knob per field: 38 fields above.
-    assert_eq!(KNOBS.len(), 38);
+    // Exactly one knob per field: 39 fields above.
+    assert_eq!(KNOBS.len(), 39);
 }
 
 #[test]
@@ -223,6 +225,8 @@ fn bad_input_is_an_error() {
         ("lock_wait_timeout", "5h"),
         ("io_backend", "custom"),
         ("autoinc_lock_mode", "300"),
+        ("write_io_threads", "0"),
+        ("write_io_threads", "65"),
         ("parallel_read_threads", "0"),
         ("parallel_read_threads", "257"),
         ("parallel_read_threads", "four"),

@@ -302,6 +302,8 @@ mod tests {
                     "writes",
                     "syncs",
                     "checkpoints",
+                    "space_waits",
+                    "space_wait_ns",
                 ],
             ),
             (

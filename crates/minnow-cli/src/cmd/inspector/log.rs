@@ -275,7 +275,7 @@ fn scan(
     }
     // The blocks and groups from the checkpoint on, read as recovery reads them
     // (`minnow_redo::scan`), without writing anything.
-    let io = SyncBackend
+    let io = SyncBackend::new()
         .open(path, &OpenOptions::new(FlushMethod::Fsync).read_only(true))
         .map_err(|e| ScanError::Log(e.into()))?;
     let scan = match LogScan::new(io.as_ref(), &header, checkpoint.lsn) {

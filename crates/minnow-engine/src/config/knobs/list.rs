@@ -269,6 +269,24 @@ pub static KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "write_io_threads",
+        innodb: &["innodb_write_io_threads"],
+        doc: "with `io_backend=sync`, writes of one batch (a flush batch's pages in place) in flight at once, each on its own thread; io_uring submits a whole batch at once whatever this is",
+        values: "1..=64",
+        acts: Acts::Files,
+        when: OPEN,
+        example: Some("1"),
+        set: |c, v| {
+            let n: usize = whole(v)?;
+            if !(1..=64).contains(&n) {
+                return Err(format!("{n} is outside 1..=64"));
+            }
+            c.write_io_threads = n;
+            Ok(())
+        },
+        show: |c| c.write_io_threads.to_string(),
+    },
+    Knob {
         name: "page_cleaners",
         innodb: &["innodb_page_cleaners"],
         doc: "background flushing threads; 0 flushes only on demand",

@@ -96,7 +96,7 @@ use crate::output::CliError;
 use crate::report::emit_json;
 use minnow_workload::io_count::{self, PerPage};
 use oltp_report::{
-    DoublewriteRun, OltpReport, PrepareReport, print_csv_summary, print_text_summary,
+    DoublewriteRun, IntervalLog, OltpReport, PrepareReport, print_csv_summary, print_text_summary,
 };
 use progress::Bar;
 
@@ -336,7 +336,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
     if modes.len() > 1 || threads.len() > 1 {
         return oltp_sweep::run(a, &cfg, &modes, &threads, &config, format, out);
     }
-    let (io_backend, tally) = io_count::Counting::wrap(&config.io_backend)
+    let (io_backend, tally) = io_count::Counting::wrap(&config)
         .map_err(|e| CliError::Database(format!("io_backend: {e}")))?;
     config.io_backend = io_backend;
 
@@ -405,7 +405,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
     if format == Format::Csv {
         csv_out::header(
             out,
-            "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s,pages_flushed_per_s",
+            "time_s,threads,tps,qps,reads_per_s,writes_per_s,other_per_s,p95_ms,errors_per_s,pages_flushed_per_s,checkpoint_age_bytes,checkpoint_age_pct,log_waits,log_wait_ms",
         )?;
     }
     out.flush()?;
@@ -416,6 +416,8 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
     let mut intervals = Vec::new();
     let mut interval_flushed = Vec::new();
     let mut last = (before.pages_flushed, std::time::Duration::ZERO);
+    let mut interval_log = Vec::new();
+    let mut last_waits = redo_status(&db).map_or((0, 0), |r| (r.space_waits, r.space_wait_ns));
     let mut write_err = None;
     let summary = oltp::run(&db, &cfg, &stop, &mut |r| {
         // Pages the buffer pool flushed since the last report, per second.
@@ -428,10 +430,14 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         };
         last = (flushed, r.elapsed);
         interval_flushed.push(flushed_per_s);
+        let log = redo_status(&db)
+            .map(|redo| IntervalLog::take(&redo, &mut last_waits))
+            .unwrap_or_default();
+        interval_log.push(log);
         let res = match format {
             Format::Text => writeln!(
                 out,
-                "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} flushed/s: {:.0}",
+                "[ {:.0}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} flushed/s: {:.0} ckpt age: {:.1}% log wait ms: {:.0}",
                 r.elapsed.as_secs_f64(),
                 r.threads,
                 r.tps,
@@ -441,7 +447,9 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                 r.other_per_sec,
                 r.p95_ms,
                 r.errors_per_sec,
-                flushed_per_s
+                flushed_per_s,
+                log.checkpoint_age_pct,
+                log.log_wait_ms
             ),
             Format::Csv => csv_out::row(
                 out,
@@ -456,6 +464,10 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
                     format!("{:.3}", r.p95_ms),
                     format!("{:.2}", r.errors_per_sec),
                     format!("{flushed_per_s:.1}"),
+                    log.checkpoint_age.to_string(),
+                    format!("{:.2}", log.checkpoint_age_pct),
+                    log.log_waits.to_string(),
+                    format!("{:.1}", log.log_wait_ms),
                 ],
             ),
             Format::Json => Ok(()),
@@ -501,6 +513,7 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         prepare,
         intervals,
         interval_pages_flushed_per_s: interval_flushed,
+        interval_log,
         summary,
         io,
         per_flushed_page: PerPage::of(&files, page_size),
@@ -515,6 +528,11 @@ fn run_oltp(a: &OltpArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cli
         Format::Text => print_text_summary(&report, out)?,
     }
     Ok(Status::Clean)
+}
+
+/// The redo log's section of the status, if the status can be taken.
+fn redo_status(db: &Database) -> Option<minnow::RedoStatus> {
+    db.status().ok().map(|s| s.redo)
 }
 
 /// The doublewrite buffer's batches and page copies so far (zeros when it is off).

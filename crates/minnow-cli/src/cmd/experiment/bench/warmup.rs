@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use minnow::backend::{Backend, DiskProfile, LatencyModel, SyncBackend, UringBackend};
+use minnow::backend::{Backend, DiskProfile, LatencyModel};
 use minnow::{Config, FlushMethod, IoBackend};
 use minnow_workload::warmup::{self, Interval, Restart, WarmupConfig};
 use serde::Serialize;
@@ -160,13 +160,9 @@ pub fn run(a: &WarmupArgs, json: bool, out: &mut dyn Write) -> Result<Status, Cl
     )?;
     let mut config = config;
     let model = if a.hdd {
-        let inner: Arc<dyn Backend> = match &config.io_backend {
-            IoBackend::Sync => Arc::new(SyncBackend::new()),
-            IoBackend::IoUring => {
-                Arc::new(UringBackend::new().map_err(|e| CliError::Database(e.to_string()))?)
-            }
-            IoBackend::Custom(b) => Arc::clone(b),
-        };
+        let inner = config
+            .backend()
+            .map_err(|e| CliError::Database(e.to_string()))?;
         let m = Arc::new(LatencyModel::new(inner, DiskProfile::spinning_disk(), true));
         config.io_backend = IoBackend::Custom(Arc::clone(&m) as Arc<dyn Backend>);
         Some(m)
