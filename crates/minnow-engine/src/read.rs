@@ -25,6 +25,7 @@ pub enum Snapshot {
 
 impl Snapshot {
     /// True if this snapshot sees the changes of transaction `trx`.
+    #[inline]
     pub fn sees(&self, trx: u64) -> bool {
         match self {
             Snapshot::View(v) => v.changes_visible(trx),
@@ -33,6 +34,7 @@ impl Snapshot {
 
     /// Every transaction id below this one is seen (the view's up limit): what
     /// [`Snapshot::sees_page`] compares with, and the inline test of a count's walk.
+    #[inline]
     pub fn up_limit(&self) -> u64 {
         match self {
             Snapshot::View(v) => v.up_limit(),
@@ -41,6 +43,7 @@ impl Snapshot {
 
     /// True if every change on a secondary leaf whose `PAGE_MAX_TRX_ID` is `max_trx_id` is
     /// visible (the page shortcut of secondary-index reads).
+    #[inline]
     pub fn sees_page(&self, max_trx_id: u64) -> bool {
         match self {
             Snapshot::View(v) => v.sees_page(max_trx_id),
