@@ -36,11 +36,10 @@ use minnow_redo::Durability;
 
 use crate::claim::refuse_claimed;
 use crate::config::AutoIncLockMode;
-use crate::dict::dict_row;
 use crate::engine::Engine;
 use crate::entry::TableEntry;
 use crate::error::{Error, Result, from_tree};
-use crate::schema::{self, IndexDef, PRIMARY, SecMeta, TableMeta};
+use crate::schema::{IndexDef, PRIMARY, SecMeta, TableMeta};
 
 /// One secondary entry, encoded, with its key for sorting.
 struct SortEntry {
@@ -224,13 +223,7 @@ impl Engine {
             last.root = tree.root();
         }
         // The commit point: the dictionary names the new index.
-        let end = inner
-            .dict()
-            .update(
-                inner.pool(),
-                &dict_row(table.as_bytes(), schema::encode(&meta)),
-            )
-            .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
+        let end = inner.store_definition(&meta)?;
         let mut secondary = t.secondary.clone();
         secondary.push(crate::entry::hook_tree(inner.ahi(), tree));
         // Configured for the new index's sake (the others are already).
@@ -305,10 +298,7 @@ impl Engine {
         for (s, tree) in new_meta.secondary.iter_mut().zip(&new_secondary) {
             s.root = tree.root();
         }
-        let published = inner
-            .dict()
-            .update(pool, &dict_row(name.as_bytes(), schema::encode(&new_meta)))
-            .map_err(|e| from_tree(e, name, "SYS_TABLES"));
+        let published = inner.store_definition(&new_meta);
         end = end.max(abandon_on_error(pool, published, &created)?);
         let durability = self.durable(end)?;
         // The new trees reuse the old (empty) trees' index ids: start their hash afresh.

@@ -328,13 +328,7 @@ impl Engine {
         let tree = secondary.remove(i);
         let segs = segments_of([&tree]);
         let key = mark_drop(inner, &segs, table)?;
-        let end = inner
-            .dict()
-            .update(
-                inner.pool(),
-                &dict_row(table.as_bytes(), schema::encode(&meta)),
-            )
-            .map_err(|e| from_tree(e, table, "SYS_TABLES"))?;
+        let end = inner.store_definition(&meta)?;
         inner
             .pool()
             .commit_durable(end, minnow_redo::FlushAtCommit::Sync)?;
@@ -456,4 +450,19 @@ fn finish_drops(inner: &Engine, markers: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> 
         }
     }
     Ok(())
+}
+
+impl Engine {
+    /// Rewrites the dictionary record of `meta`'s table (its `SYS_TABLES` row) with `meta`'s
+    /// definition: the commit point of every change to an existing table's definition (an
+    /// index created or dropped, a load's new roots). Returns the end LSN of its mtr.
+    pub(crate) fn store_definition(&self, meta: &TableMeta) -> Result<minnow_redo::Lsn> {
+        let name = meta.name();
+        self.dict()
+            .update(
+                self.pool(),
+                &dict_row(name.as_bytes(), schema::encode(meta)),
+            )
+            .map_err(|e| from_tree(e, name, "SYS_TABLES"))
+    }
 }
