@@ -20,8 +20,16 @@ fn open(backend: &dyn Backend, path: &Path, create: bool) -> Arc<dyn FileIo> {
 
 /// A new 1 MiB log in `dir`, on real files.
 fn small_log(dir: &Path) -> Arc<Log> {
-    let file = open(&SyncBackend::new(), &dir.join("redo.log"), true);
-    Arc::new(Log::create(file, 1 << 20).unwrap())
+    Arc::new(log_in(dir, 1 << 20))
+}
+
+/// A new log of `capacity` bytes in `dir` (`redo.log`), on real files.
+fn log_in(dir: &Path, capacity: u64) -> Log {
+    Log::create(
+        open(&SyncBackend::new(), &dir.join("redo.log"), true),
+        capacity,
+    )
+    .unwrap()
 }
 
 /// A small deterministic group: `n` records on page `n % 7` with recognisable bytes.
@@ -126,11 +134,7 @@ fn checkpoints_free_space_and_the_log_wraps() {
 #[test]
 fn a_full_log_refuses_instead_of_overwriting() {
     let dir = tempfile::tempdir().unwrap();
-    let log = Log::create(
-        open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
-        64 * BLOCK_SIZE as u64,
-    )
-    .unwrap();
+    let log = log_in(dir.path(), 64 * BLOCK_SIZE as u64);
     let big = encode_group(&[Record::Write {
         page: PageId::new(0, 0),
         offset: 0,
@@ -155,13 +159,7 @@ fn a_full_log_refuses_instead_of_overwriting() {
 #[test]
 fn free_check_asks_the_requester_for_a_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
-    let log = Arc::new(
-        Log::create(
-            open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
-            64 * BLOCK_SIZE as u64,
-        )
-        .unwrap(),
-    );
+    let log = Arc::new(log_in(dir.path(), 64 * BLOCK_SIZE as u64));
     let weak = Arc::downgrade(&log);
     log.set_checkpoint_requester(Box::new(move |_target| {
         if let Some(log) = weak.upgrade() {
@@ -182,13 +180,7 @@ fn free_check_asks_the_requester_for_a_checkpoint() {
 #[test]
 fn a_writer_that_finds_the_log_full_counts_its_wait() {
     let dir = tempfile::tempdir().unwrap();
-    let log = Arc::new(
-        Log::create(
-            open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
-            64 * BLOCK_SIZE as u64,
-        )
-        .unwrap(),
-    );
+    let log = Arc::new(log_in(dir.path(), 64 * BLOCK_SIZE as u64));
     // The requester frees the log from another thread, 30 ms after the first request, as a
     // page cleaner does once its batch is written.
     let weak = Arc::downgrade(&log);
@@ -564,13 +556,7 @@ fn free_check_asks_early_and_in_large_steps() {
     // times), never waits, and never finds the log full.
     let dir = tempfile::tempdir().unwrap();
     let capacity = 256 * BLOCK_SIZE as u64;
-    let log = Arc::new(
-        Log::create(
-            open(&SyncBackend::new(), &dir.path().join("redo.log"), true),
-            capacity,
-        )
-        .unwrap(),
-    );
+    let log = Arc::new(log_in(dir.path(), capacity));
     let asked = Arc::new(std::sync::Mutex::new(Vec::<(Lsn, Lsn)>::new()));
     let weak = Arc::downgrade(&log);
     let seen = Arc::clone(&asked);
