@@ -392,3 +392,42 @@ fn works_over_io_uring_with_o_direct() {
         _ => assert!(first != &fill(2, PAGE)[..] && first != &fill(1, PAGE)[..]),
     }
 }
+
+#[test]
+fn syncs_are_simulated_unless_real_syncs_are_asked_for() {
+    use crate::latency::{DiskProfile, LatencyModel};
+    for real in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = Arc::new(LatencyModel::new(
+            Arc::new(SyncBackend::new()),
+            DiskProfile::ssd(),
+            false,
+        ));
+        let inner: Arc<dyn Backend> = disk.clone();
+        let sim = if real {
+            CrashSim::with_real_syncs(inner)
+        } else {
+            CrashSim::new(inner)
+        };
+        let path = dir.path().join("data");
+        let f = sim.open(&path, &opts(FlushMethod::Fsync)).unwrap();
+        f.write_at(&fill(1, PAGE), 0).unwrap();
+        f.sync_data().unwrap();
+        f.write_at(&fill(2, PAGE), 0).unwrap();
+        f.sync_all().unwrap();
+        // Either way the simulator counts both syncs as durable points: the cut keeps the
+        // second version whole.
+        sim.power_cut(7).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            fill(2, PAGE),
+            "real syncs: {real}"
+        );
+        assert_eq!(
+            disk.stats().syncs,
+            if real { 2 } else { 0 },
+            "real syncs: {real}"
+        );
+        assert_eq!(disk.stats().writes, 2, "writes always reach the real file");
+    }
+}
