@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 
-use common::{Env, Rng, SPACE};
-use minnow_btree::record::{Column, ColumnType, RecordLayout, Value};
+use common::{Env, Rng, SPACE, tall_key as key, tall_layout as layout, tall_row as row};
+use minnow_btree::record::Value;
 use minnow_btree::tree::{Descent, Guess, SearchHook};
 use minnow_btree::{BTree, ScanRange, TreeError, node};
 use minnow_buf::BufferPool;
@@ -41,21 +41,6 @@ const READERS: usize = 2;
 const ANCHORS: i64 = 40;
 /// The writers' random keys: `ANCHORS..KEYS`, thread `t` owning those with `k % WRITERS == t`.
 const KEYS: i64 = 12000;
-
-fn layout() -> RecordLayout {
-    RecordLayout::clustered(
-        vec![
-            Column::new(ColumnType::I64),
-            Column::new(ColumnType::Fixed(120)),
-        ],
-        vec![Column::nullable(ColumnType::Var(300))],
-    )
-    .unwrap()
-}
-
-fn key(k: i64) -> Vec<Value> {
-    vec![Value::Int(k), Value::Bytes(vec![k as u8; 120])]
-}
 
 /// A value that names its own salt (the first byte is `k ^ salt`), so a reader can check it
 /// without knowing which version it sees.
@@ -70,16 +55,6 @@ fn consistent(k: i64, v: &[u8]) -> bool {
         None => true,
         Some(&b) => *v == value(k, b ^ (k as u8), v.len()),
     }
-}
-
-fn row(k: i64, v: &[u8]) -> Vec<Value> {
-    let mut r = key(k);
-    r.extend([
-        Value::trx_id(1),
-        Value::roll_ptr(1 << 55),
-        Value::Bytes(v.to_vec()),
-    ]);
-    r
 }
 
 fn split(values: &[Value]) -> (i64, Vec<u8>) {

@@ -32,7 +32,8 @@
 //! `version` is a seqlock: it is odd while an exclusive latch is held and is bumped at every
 //! exclusive acquire and release. A reader that copies bytes without any latch, then finds
 //! the same even version before and after, knows no writer touched them in between
-//! ([`crate::OptimisticRead`]; a latch-free descent would build on it, none does yet).
+//! ([`crate::OptimisticRead`] copies that way; [`crate::BufferPool::read_optimistic`] reads in
+//! place, without even a pin: the B-tree's optimistic descents, see [`crate::racy`]).
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -182,7 +183,8 @@ pub(crate) struct Frames {
 
 // SAFETY: `Frames` owns its map; the raw base pointer only aliases that map, which lives as long
 // as `Frames`. Access to each frame's bytes is synchronised by its control block's latch (the
-// only way to get a slice is through a guard, or with the frame exclusively latched).
+// only way to get a slice is through a guard, or with the frame exclusively latched; latch-free
+// readers use volatile loads through raw pointers and never form a slice: `crate::racy`).
 unsafe impl Send for Frames {}
 // SAFETY: see `Send`: shared access hands out no bytes without a latch.
 unsafe impl Sync for Frames {}

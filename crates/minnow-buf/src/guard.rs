@@ -9,8 +9,9 @@
 //!
 //! [`OptimisticRead`] holds only a pin and a version number: it copies bytes without any
 //! latch and then asks whether a writer intervened (the seqlock in the private `frame` module).
-//! The B-tree's descents do not use it yet (they couple shared latches); its tests use it to
-//! see whether a page is latched.
+//! It pins, which writes the frame's control block: the B-tree's optimistic descents use
+//! [`crate::BufferPool::read_optimistic`] instead, which reads in place and writes nothing
+//! ([`crate::racy`]); tests use this one to see whether a page is latched.
 
 use std::ops::Deref;
 use std::sync::atomic::{Ordering, fence};

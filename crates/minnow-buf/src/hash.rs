@@ -147,6 +147,14 @@ impl PageHash {
         None
     }
 
+    /// Finds `id` without lock or pin: a *candidate* frame only, which may stop holding the
+    /// page at any moment. For readers that validate with the frame's own version afterwards
+    /// ([`crate::racy`]): the walk is bounded and reads only atomics.
+    #[inline]
+    pub(crate) fn find_unpinned(&self, id: u64, key_of: impl Fn(u32) -> u64) -> Option<u32> {
+        self.walk(id, key_of)
+    }
+
     /// The lock-free lookup: finds `id` (`key_of(local)` reads a frame's current page id)
     /// and pins it with `pin(local)`, without writing any shared cache line. `None` when the
     /// page was not found *or* a writer may have interfered; `unpin(local)` undoes a pin that

@@ -187,6 +187,18 @@ impl Shared {
         Some(f)
     }
 
+    /// The frame that holds `id` right now, found without lock or pin: a candidate that the
+    /// caller must validate with the frame's version and page id ([`crate::racy`]).
+    #[inline]
+    pub(crate) fn find_unpinned(&self, id: PageId) -> Option<u32> {
+        let inst = &self.instances[self.instance_of(id)];
+        inst.hash
+            .find_unpinned(id.to_u64(), |l| {
+                self.ctl(inst.base + l).page_id.load(Ordering::Acquire)
+            })
+            .map(|l| inst.base + l)
+    }
+
     /// Is `id` in the pool? (No pin, no statistics.)
     pub(crate) fn contains(&self, id: PageId) -> bool {
         let inst = &self.instances[self.instance_of(id)];

@@ -69,6 +69,7 @@
 
 mod check;
 mod modify;
+pub(crate) mod racy;
 mod reorg;
 mod trx_bound;
 

@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use minnow_buf::RacyPage;
 use minnow_page::bytes;
 
 use super::{RecordError, RecordLayout, Value};
@@ -111,6 +112,22 @@ impl FlatKey<'_> {
             return Ok((ord, self.ends.len()));
         }
         Ok((ord, self.ends.iter().take_while(|&&e| e <= diff_at).count()))
+    }
+
+    /// [`FlatKey::compare`]'s order (not its match count) against the record at `origin` of
+    /// a page read without a latch: `None` if the key's bytes would lie outside the page.
+    /// The answer is only as good as the caller's version check (`minnow_buf::racy`).
+    #[inline]
+    pub fn compare_racy(&self, page: &RacyPage<'_>, origin: usize) -> Option<Ordering> {
+        let word;
+        let key: &[u8] = match self.word {
+            Some(w) => {
+                word = w.to_be_bytes();
+                word.get(..self.len)?
+            }
+            None => &self.bytes,
+        };
+        page.compare(origin, key)
     }
 }
 

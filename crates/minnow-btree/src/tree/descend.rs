@@ -1,7 +1,9 @@
 //! Descents from the root to a leaf, in the three ways the tree needs.
 //!
-//! - [`BTree::leaf_for_read`]: shared latch coupling. Hold the parent's shared latch, latch
-//!   the child shared, release the parent. A reader holds at most two latches, for an instant.
+//! - [`BTree::leaf_for_read`]: first optimistically (the `olc` module: node pages read in
+//!   place without latches, versions validated, only the leaf latched), else shared latch
+//!   coupling. Hold the parent's shared latch, latch the child shared, release the parent. A
+//!   reader holds at most two latches, for an instant.
 //! - [`BTree::leaf_for_write`] (optimistic): the same coupling down to level 1, then the leaf
 //!   is latched *exclusively* through the caller's mtr. If the root is itself the leaf, it is
 //!   read shared first (to learn that), released, then latched exclusively and checked again:
@@ -126,14 +128,20 @@ impl BTree {
         Ok(level)
     }
 
-    /// Shared latch coupling from the root to the leaf that holds `key` (`None`: the leftmost
-    /// leaf). Returns the leaf, shared-latched.
+    /// The leaf that holds `key` (`None`: the leftmost leaf), shared-latched: reached by an
+    /// optimistic descent (the `olc` module) where the key allows, else (and after failed
+    /// attempts) by shared latch coupling from the root.
     pub(crate) fn leaf_for_read<'p>(
         &self,
         pool: &'p BufferPool,
         key: Option<&SearchKey>,
     ) -> Result<PageReadGuard<'p>, TreeError> {
         count_descent();
+        if let Some(k) = key
+            && let Some(leaf) = self.leaf_optimistic(pool, k)?
+        {
+            return Ok(leaf);
+        }
         let mut g = pool.get_read(self.id(self.root))?;
         let mut level = self.root_level(&g)?;
         while level > 0 {

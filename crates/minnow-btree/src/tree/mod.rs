@@ -88,7 +88,7 @@
 //!
 //! Every thread takes latches in one global order: **top-down** (a page before any page on a
 //! lower level), and on one level **left to right**. Readers and optimistic writers descend
-//! top-down; scans move right along the leaves; a pessimistic writer latches, level by level
+//! top-down (a reader's optimistic descent latches only its leaf, holding nothing else); scans move right along the leaves; a pessimistic writer latches, level by level
 //! from the root, the path page's left sibling (if it has the same parent), the path page,
 //! its right sibling and, when needed, the right sibling's right sibling, finishing a level
 //! before starting the next. Pages it allocates (and page 0, the XDES and INODE pages, which
@@ -205,6 +205,7 @@ mod in_place;
 #[cfg(test)]
 mod latch_tests;
 mod merge;
+mod olc;
 pub mod overflow;
 mod page;
 mod probe;
@@ -223,6 +224,7 @@ pub use descend::descents;
 pub use get::LeafRecord;
 pub use hook::{Descent, Guess, SearchHook};
 pub use in_place::{LeafSlot, SysFields};
+pub use olc::{OptimisticStats, optimistic_stats};
 pub use probe::{InsertProbe, LeafHint, LeafPos};
 pub use relocate::Relocation;
 pub use segs::Segments;

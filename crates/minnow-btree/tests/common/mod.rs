@@ -32,6 +32,36 @@ pub fn layout() -> RecordLayout {
     .unwrap()
 }
 
+/// Key `(i64, 120 fixed bytes)`, a nullable VARCHAR(300) value: node pointers are long
+/// (about 28 to a 4 KiB page), so a few thousand rows make a tree three or four levels high.
+/// Both key columns are fixed-width, so reads descend optimistically (`tree::olc`).
+pub fn tall_layout() -> RecordLayout {
+    RecordLayout::clustered(
+        vec![
+            Column::new(ColumnType::I64),
+            Column::new(ColumnType::Fixed(120)),
+        ],
+        vec![Column::nullable(ColumnType::Var(300))],
+    )
+    .unwrap()
+}
+
+/// The key of row `k` of [`tall_layout`].
+pub fn tall_key(k: i64) -> Vec<Value> {
+    vec![Value::Int(k), Value::Bytes(vec![k as u8; 120])]
+}
+
+/// Row `k` of [`tall_layout`] with value `v` (system columns of transaction 1).
+pub fn tall_row(k: i64, v: &[u8]) -> Vec<Value> {
+    let mut r = tall_key(k);
+    r.extend([
+        Value::trx_id(1),
+        Value::roll_ptr(1 << 55),
+        Value::Bytes(v.to_vec()),
+    ]);
+    r
+}
+
 pub fn row(key: i64, value: &[u8]) -> Vec<Value> {
     vec![
         Value::Int(key),
