@@ -119,6 +119,8 @@ pub mod engine;
 pub mod entry;
 pub mod error;
 pub mod history;
+#[cfg(feature = "test-hooks")]
+pub mod hooks;
 pub mod mark;
 pub mod open;
 pub mod purge;

@@ -295,7 +295,7 @@ impl Table {
             }
         };
         #[cfg(test)]
-        tests::hook(tests::Point::StatementLatched);
+        minnow_engine::hooks::hook(minnow_engine::hooks::Point::StatementLatched);
         let r = f(inner, t, &mut w);
         // After the statement's changes and before its transaction can commit (`count`).
         t.counted.changed();

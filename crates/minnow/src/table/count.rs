@@ -188,7 +188,7 @@ const MIN_PARALLEL_LEAVES: usize = 256;
 /// the machine's available parallelism (asked once: on Linux the answer reads cgroup files).
 fn parallel(configured: usize) -> Parallel {
     #[cfg(test)]
-    if let Some(p) = tests::PARALLEL.with(std::cell::Cell::get) {
+    if let Some(p) = minnow_engine::hooks::parallel() {
         return p;
     }
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -201,19 +201,11 @@ fn parallel(configured: usize) -> Parallel {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
-
     use minnow_btree::record::Value;
     use minnow_btree::tree::Parallel;
 
     use super::Cached;
     use crate::{ColumnDef, ColumnType, Config, Database, IndexDef, Table, TableDef};
-
-    thread_local! {
-        /// Set by a test: how its counts walk, in place of the configured threads (capped
-        /// by the cores of the machine that runs the test) and the leaves a table needs.
-        pub(super) static PARALLEL: Cell<Option<Parallel>> = const { Cell::new(None) };
-    }
 
     fn db() -> (tempfile::TempDir, Database) {
         db_with(Config::default())
@@ -373,10 +365,10 @@ mod tests {
     /// leaves, the cache forgotten before each): all three must agree; returns the number.
     fn each_way(t: &Table, count: impl Fn() -> u64) -> u64 {
         let way = |p: Parallel| {
-            PARALLEL.with(|c| c.set(Some(p)));
+            minnow_engine::hooks::set_parallel(Some(p));
             t.t.counted.forget();
             let n = count();
-            PARALLEL.with(|c| c.set(None));
+            minnow_engine::hooks::set_parallel(None);
             n
         };
         let serial = way(Parallel {

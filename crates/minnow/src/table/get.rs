@@ -350,7 +350,7 @@ impl Table {
             t.with_checked_key(key, |key| {
                 let committed_below = inner.trx_sys().oldest_active();
                 #[cfg(test)]
-                super::tests::hook(super::tests::Point::FastGetBoundTaken);
+                minnow_engine::hooks::hook(minnow_engine::hooks::Point::FastGetBoundTaken);
                 t.read_row(inner, key, Reader::Latest(committed_below), &mut f)
             })
         })?;
@@ -410,7 +410,7 @@ impl Table {
         .transpose()?;
         #[cfg(test)]
         if matches!(reader, Reader::Latest(_)) {
-            super::tests::hook(super::tests::Point::FastGetRead);
+            minnow_engine::hooks::hook(minnow_engine::hooks::Point::FastGetRead);
         }
         match step {
             None => Ok(None),
