@@ -1,14 +1,16 @@
-//! Point reads by primary key: [`Table::get`], [`Table::get_columns`], [`Table::get_with`]
-//! and their [`crate::Transaction`] twins, all through one path.
+//! Point reads by primary key: the one path under the `minnow` crate's `Table::get`,
+//! `Table::get_columns`, `Table::get_with`, `Table::get_bytes_with` and their `Transaction`
+//! twins ([`latest`] for an autocommit read, [`in_snapshot`] for a transaction's), which are
+//! thin wrappers over it.
 //!
 //! A point read descends the clustered index to the leaf and reads the record **in place**
 //! while the leaf is shared-latched ([`minnow_btree::BTree::get_with`]): the record's extra
 //! bytes are walked once, its `DB_TRX_ID` is read as a number, and only the columns asked
-//! for are decoded (or, through [`Table::get_with`], handed to the caller as slices of the
-//! page). Whether the record itself is the version the reader may see is decided under the
+//! for are decoded (or, through [`with_view`], handed to the caller as slices of the page
+//! in a [`RowView`]). Whether the record itself is the version the reader may see is decided under the
 //! same latch:
 //!
-//! - an autocommit read ([`Table::get`]) sees the record if its writer is below the bound of
+//! - an autocommit read ([`latest`]) sees the record if its writer is below the bound of
 //!   ended transactions read *before* the record (such a writer has committed; read after,
 //!   a writer that rolled back in between would pass for committed);
 //! - a transaction's read sees it if the writer is visible to its read view.
@@ -20,27 +22,31 @@
 //! Off-page (BLOB and TEXT) columns are read from their overflow pages into owned bytes,
 //! under the leaf latch, only when asked for.
 //!
-//! The key comes as values (`PointKey::Values`, normalised first) or, for a table keyed by
-//! one byte column, as borrowed bytes ([`Table::get_bytes_with`],
-//! [`crate::Transaction::get_bytes_with`]: `PointKey::Bytes`, checked as a
-//! [`Value::Bytes`] key would be), which spares the caller a `Vec` per read and the read a
-//! normalising pass: the bytes go straight into the B-tree's reusable search key.
+//! The key comes as values ([`PointKey::Values`], normalised first) or, for a table keyed by
+//! one byte column, as borrowed bytes ([`PointKey::Bytes`], checked as a [`Value::Bytes`]
+//! key would be; `Table::get_bytes_with` in the `minnow` crate), which spares the caller a
+//! `Vec` per read and the read a normalising pass: the bytes go straight into the B-tree's
+//! reusable search key.
+//!
+//! Every read here is validated against DDL ([`super::validated`]), and an autocommit read
+//! is admitted (`innodb_thread_concurrency`) and counted in the row counters.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
-use minnow_btree::LeafRecord;
 use minnow_btree::record::{ColumnType, Value};
+use minnow_btree::{Entry, LeafRecord};
 
-use super::Table;
+use super::{Snapshot, validated, visible};
+use crate::engine::Engine;
+use crate::entry::TableEntry;
 use crate::error::{Error, Result, from_tree};
-use crate::row::ToKey;
+use crate::row::clustered_record;
 use crate::schema::{PRIMARY, TableMeta};
 use crate::status::RowOp;
-use crate::trx::{self, Snapshot};
-use minnow_engine::Engine;
 
-/// One row of a table, read by [`Table::get_with`] or [`crate::Transaction::get_with`]:
-/// columns by their position in the table ([`crate::TableDef::column_index`] finds it by
+/// One row of a table, read by `Table::get_with` or `Transaction::get_with` (the `minnow`
+/// crate): columns by their position in the table ([`crate::TableDef::column_index`] finds it by
 /// name). Usually the row is read in place on its page, which stays latched while the
 /// closure runs; when the newest version is not the one the reader sees, it is a version
 /// rebuilt from undo. Either way byte columns are borrowed, not copied.
@@ -60,7 +66,7 @@ enum Src<'a> {
 
 impl<'a> RowView<'a> {
     /// The row of `meta` that is the clustered record `rec`, read in place.
-    pub(super) fn on_page(meta: &'a TableMeta, rec: &'a LeafRecord<'a>) -> RowView<'a> {
+    pub fn on_page(meta: &'a TableMeta, rec: &'a LeafRecord<'a>) -> RowView<'a> {
         RowView {
             meta,
             src: Src::Page(rec),
@@ -68,7 +74,7 @@ impl<'a> RowView<'a> {
     }
 
     /// The row of `meta` that is the version `row` (in table order), rebuilt from undo.
-    pub(super) fn owned(meta: &'a TableMeta, row: &'a [Value]) -> RowView<'a> {
+    pub fn owned(meta: &'a TableMeta, row: &'a [Value]) -> RowView<'a> {
         RowView {
             meta,
             src: Src::Owned(row),
@@ -149,7 +155,7 @@ impl<'a> RowView<'a> {
 
 /// Which version of a row a point read returns.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Reader<'s> {
+pub enum Reader<'s> {
     /// The latest committed version: a record whose writer is below this bound (of ended
     /// transactions, read before the record) has committed.
     Latest(u64),
@@ -159,7 +165,7 @@ pub(super) enum Reader<'s> {
 
 /// The primary key a point read looks for, checked against the table's key columns.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum PointKey<'k> {
+pub enum PointKey<'k> {
     /// One value per key column, normalised.
     Values(&'k [Value]),
     /// The bytes of a key of one byte column, borrowed (no [`Value`] is built for it).
@@ -167,8 +173,10 @@ pub(super) enum PointKey<'k> {
 }
 
 /// What a point read found: the record in place, or an older version as a row.
-pub(super) enum Found<'a> {
+pub enum Found<'a> {
+    /// The clustered record, in place on its latched leaf.
     Page(&'a LeafRecord<'a>),
+    /// An older version rebuilt from undo, in table order.
     Row(Vec<Value>),
 }
 
@@ -181,7 +189,7 @@ enum Step<R> {
 }
 
 /// The columns at `cols` of what a point read found, in that order.
-pub(super) fn project(meta: &TableMeta, found: Found<'_>, cols: Cols<'_>) -> Result<Vec<Value>> {
+pub fn project(meta: &TableMeta, found: Found<'_>, cols: Cols<'_>) -> Result<Vec<Value>> {
     match found {
         Found::Page(rec) => {
             let field = |c: usize| -> Result<Value> {
@@ -208,246 +216,149 @@ pub(super) fn project(meta: &TableMeta, found: Found<'_>, cols: Cols<'_>) -> Res
 
 /// Which columns a point read returns.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Cols<'n> {
+pub enum Cols<'n> {
     /// Every column in table order.
     All,
     /// The named ones, in the order named.
     Named(&'n [&'n str]),
 }
 
-impl Table {
-    /// The row with primary key `key` (one value per primary key column: `7u64`,
-    /// `("oslo", 3u32)` or `&[Value]`, see [`ToKey`]), all columns in table order.
-    pub fn get(&self, key: impl ToKey) -> Result<Option<Vec<Value>>> {
-        let key: &[Value] = &key.to_key();
-        self.point(key, |meta, found| project(meta, found, Cols::All))
-    }
-
-    /// The columns `columns` (by name, in the order wanted; a name may repeat) of the row
-    /// with primary key `key`: the projection of [`Table::get`], which decodes only those
-    /// columns (a BLOB or TEXT column stored off-page is read from its overflow pages only
-    /// if it is named). [`Error::NoSuchColumn`] for a name the table does not have.
-    ///
-    /// ```
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(
-    ///     TableDef::new("users")
-    ///         .column(ColumnDef::new("id", ColumnType::U64))
-    ///         .column(ColumnDef::new("name", ColumnType::Var(40)))
-    ///         .column(ColumnDef::nullable("bio", ColumnType::Text))
-    ///         .primary_key(&["id"]),
-    /// )?;
-    /// t.insert(&[Value::UInt(7), Value::text("ada"), Value::text(&"x".repeat(50_000))])?;
-    /// // Only `name` is decoded; the 50 KB `bio` on its overflow pages is not read.
-    /// assert_eq!(t.get_columns(&[Value::UInt(7)], &["name"])?, Some(vec![Value::text("ada")]));
-    /// assert_eq!(t.get_columns(&[Value::UInt(8)], &["name"])?, None);
-    /// assert!(t.get_columns(&[Value::UInt(7)], &["age"]).is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn get_columns(&self, key: impl ToKey, columns: &[&str]) -> Result<Option<Vec<Value>>> {
-        let key: &[Value] = &key.to_key();
-        self.t.meta.check_names(columns)?;
-        self.point(key, |meta, found| {
-            project(meta, found, Cols::Named(columns))
+/// An autocommit point read (the `minnow` crate's `Table::get` and its kin): admitted for
+/// one row, the latest committed version ([`Reader::Latest`], the bound of ended
+/// transactions read before the record) given to `f`, validated against DDL, counted as a
+/// read if found.
+pub fn latest<R>(
+    inner: &Engine,
+    t: &Arc<TableEntry>,
+    key: PointKey<'_>,
+    mut f: impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
+) -> Result<Option<R>> {
+    let mut admitted = inner.admission().enter();
+    admitted.row();
+    let found = validated(inner, t, |t| {
+        with_checked_key(t, key, |key| {
+            let committed_below = inner.trx_sys().oldest_active();
+            #[cfg(feature = "test-hooks")]
+            crate::hooks::hook(crate::hooks::Point::FastGetBoundTaken);
+            read_row(inner, t, key, Reader::Latest(committed_below), &mut f)
         })
-    }
+    })?;
+    inner.rows().bump(RowOp::Read, u64::from(found.is_some()));
+    Ok(found)
+}
 
-    /// Runs `f` on the row with primary key `key`, read in place: `f` gets a [`RowView`]
-    /// whose byte columns are slices of the page, and returns what it needs from them
-    /// (nothing of the row outlives the call: the borrow ends with it). `None` if there is
-    /// no such row. Which version it sees is [`Table::get`]'s.
-    ///
-    /// `f` runs while the row's leaf page is latched (shared): keep it short, and do not
-    /// call into the database from it (no reads, writes or transactions: a write to the
-    /// same leaf would wait for this latch forever). Reading the view's columns is all it
-    /// should do.
-    ///
-    /// ```
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(
-    ///     TableDef::new("kv")
-    ///         .column(ColumnDef::new("k", ColumnType::U64))
-    ///         .column(ColumnDef::new("v", ColumnType::Var(100)))
-    ///         .primary_key(&["k"]),
-    /// )?;
-    /// t.insert(&[Value::UInt(1), Value::text("hello, world")])?;
-    /// // The length of `v`, read without copying it out of the page.
-    /// let len = t.get_with(&[Value::UInt(1)], |row| {
-    ///     Ok(row.bytes(1)?.map_or(0, |b| b.len()))
-    /// })?;
-    /// assert_eq!(len, Some(12));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn get_with<R>(
-        &self,
-        key: impl ToKey,
-        f: impl FnOnce(&RowView<'_>) -> Result<R>,
-    ) -> Result<Option<R>> {
-        let key: &[Value] = &key.to_key();
-        let mut f = Some(f);
-        self.point(key, |meta, found| with_view(meta, found, &mut f))
-    }
-
-    /// [`Table::get_with`] for a table whose primary key is one byte column (`Fixed`, `Var`,
-    /// `Blob`, `Text`), the key given as its bytes: the same read, without building a
-    /// [`Value`] for the key (the bytes are checked as a [`Value::Bytes`] key's are, and
-    /// [`Error::TypeMismatch`] for a table with another key).
-    ///
-    /// ```
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(
-    ///     TableDef::new("kv")
-    ///         .column(ColumnDef::new("k", ColumnType::Var(16)))
-    ///         .column(ColumnDef::new("v", ColumnType::Var(100)))
-    ///         .primary_key(&["k"]),
-    /// )?;
-    /// t.insert(&[Value::text("ada"), Value::text("lovelace")])?;
-    /// let len = t.get_bytes_with(b"ada", |row| Ok(row.bytes(1)?.map_or(0, |b| b.len())))?;
-    /// assert_eq!(len, Some(8));
-    /// assert_eq!(t.get_bytes_with(b"bob", |_| Ok(()))?, None);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn get_bytes_with<R>(
-        &self,
-        key: &[u8],
-        f: impl FnOnce(&RowView<'_>) -> Result<R>,
-    ) -> Result<Option<R>> {
-        let mut f = Some(f);
-        self.point_at(PointKey::Bytes(key), |meta, found| {
-            with_view(meta, found, &mut f)
+/// A consistent point read through `snap` (a transaction's): the version it sees given to
+/// `f`, validated against DDL.
+pub fn in_snapshot<R>(
+    inner: &Engine,
+    t: &Arc<TableEntry>,
+    snap: &Snapshot,
+    key: PointKey<'_>,
+    mut f: impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
+) -> Result<Option<R>> {
+    validated(inner, t, |t| {
+        with_checked_key(t, key, |key| {
+            read_row(inner, t, key, Reader::Snap(snap), &mut f)
         })
-    }
+    })
+}
 
-    /// An autocommit point read: admission, the read of the latest committed version
-    /// ([`Reader::Latest`]) validated against DDL, and the row counter.
-    fn point<R>(
-        &self,
-        key: &[Value],
-        f: impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
-    ) -> Result<Option<R>> {
-        self.point_at(PointKey::Values(key), f)
-    }
+/// The clustered record of `t` with primary key `key` (normalised here), delete-marked or
+/// not, whatever its writer: the newest version, which consistent reads and a row's
+/// history start from.
+pub fn newest_record(inner: &Engine, t: &TableEntry, key: &[Value]) -> Result<Option<Entry>> {
+    let key = t.meta.normalise_key_cow(&t.meta.pk, key)?;
+    clustered_record(inner, t, &key)
+}
 
-    /// [`Table::point`] of a key as values or as bytes.
-    fn point_at<R>(
-        &self,
-        key: PointKey<'_>,
-        mut f: impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
-    ) -> Result<Option<R>> {
-        let mut admitted = self.db.admit();
-        admitted.row();
-        let found = self.read(|t| {
-            let inner = t.db.inner()?;
-            t.with_checked_key(key, |key| {
-                let committed_below = inner.trx_sys().oldest_active();
-                #[cfg(test)]
-                minnow_engine::hooks::hook(minnow_engine::hooks::Point::FastGetBoundTaken);
-                t.read_row(inner, key, Reader::Latest(committed_below), &mut f)
-            })
-        })?;
-        self.db.count_rows(RowOp::Read, u64::from(found.is_some()));
-        Ok(found)
-    }
-
-    /// Runs `f` on `key` checked against this table's primary key (values normalised, bytes
-    /// checked against the key's one column).
-    pub(super) fn with_checked_key<R>(
-        &self,
-        key: PointKey<'_>,
-        f: impl FnOnce(PointKey<'_>) -> Result<R>,
-    ) -> Result<R> {
-        let meta = &self.t.meta;
-        match key {
-            PointKey::Values(v) => f(PointKey::Values(&meta.normalise_key_cow(&meta.pk, v)?)),
-            PointKey::Bytes(b) => {
-                meta.check_key_bytes(&meta.pk, b)?;
-                f(key)
-            }
+/// Runs `f` on `key` checked against the primary key of `t` (values normalised, bytes
+/// checked against the key's one column).
+pub fn with_checked_key<R>(
+    t: &TableEntry,
+    key: PointKey<'_>,
+    f: impl FnOnce(PointKey<'_>) -> Result<R>,
+) -> Result<R> {
+    let meta = &t.meta;
+    match key {
+        PointKey::Values(v) => f(PointKey::Values(&meta.normalise_key_cow(&meta.pk, v)?)),
+        PointKey::Bytes(b) => {
+            meta.check_key_bytes(&meta.pk, b)?;
+            f(key)
         }
     }
+}
 
-    /// The row with the checked primary key `key` ([`Table::with_checked_key`]), as
-    /// `reader` sees it, given to `f` (see the module docs). On this handle's entry,
-    /// unvalidated.
-    pub(super) fn read_row<R>(
-        &self,
-        inner: &Engine,
-        key: PointKey<'_>,
-        reader: Reader<'_>,
-        f: &mut impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
-    ) -> Result<Option<R>> {
-        let meta = &self.t.meta;
-        let tree_err = |e| from_tree(e, self.name(), PRIMARY);
-        let read = |rec: &LeafRecord<'_>| -> Result<Step<R>> {
-            let trx = rec.trx_id().map_err(tree_err)?.unwrap_or(u64::MAX);
-            let sees = match reader {
-                Reader::Latest(bound) => trx < bound,
-                Reader::Snap(s) => s.sees(trx),
-            };
-            if !sees {
-                return Ok(Step::Older);
-            }
-            if rec.deleted() {
-                return Ok(Step::Done(None));
-            }
-            Ok(Step::Done(Some(f(meta, Found::Page(rec))?)))
+/// The row of `t` with the checked primary key `key` ([`with_checked_key`]), as `reader`
+/// sees it, given to `f` (see the module docs). On entry `t`, unvalidated.
+pub fn read_row<R>(
+    inner: &Engine,
+    t: &TableEntry,
+    key: PointKey<'_>,
+    reader: Reader<'_>,
+    f: &mut impl FnMut(&TableMeta, Found<'_>) -> Result<R>,
+) -> Result<Option<R>> {
+    let meta = &t.meta;
+    let tree_err = |e| from_tree(e, meta.name(), PRIMARY);
+    let read = |rec: &LeafRecord<'_>| -> Result<Step<R>> {
+        let trx = rec.trx_id().map_err(tree_err)?.unwrap_or(u64::MAX);
+        let sees = match reader {
+            Reader::Latest(bound) => trx < bound,
+            Reader::Snap(s) => s.sees(trx),
         };
-        let tree = &self.t.clustered;
-        let step = match key {
-            PointKey::Values(v) => tree.get_with(inner.pool(), v, read),
-            PointKey::Bytes(b) => tree.get_bytes_with(inner.pool(), b, read),
+        if !sees {
+            return Ok(Step::Older);
         }
-        .map_err(tree_err)?
-        .transpose()?;
-        #[cfg(test)]
-        if matches!(reader, Reader::Latest(_)) {
-            minnow_engine::hooks::hook(minnow_engine::hooks::Point::FastGetRead);
+        if rec.deleted() {
+            return Ok(Step::Done(None));
         }
-        match step {
-            None => Ok(None),
-            Some(Step::Done(r)) => Ok(r),
-            Some(Step::Older) => {
-                // A writer that may not have committed (or one the view does not see): the
-                // visible version, from undo.
-                let fresh;
-                let snap = match reader {
-                    Reader::Snap(s) => s,
-                    Reader::Latest(_) => {
-                        fresh = Snapshot::View(inner.trx_sys().statement_view());
-                        &fresh
-                    }
-                };
-                let bytes_key;
-                let key = match key {
-                    PointKey::Values(v) => v,
-                    PointKey::Bytes(b) => {
-                        bytes_key = [Value::Bytes(b.to_vec())];
-                        &bytes_key[..]
-                    }
-                };
-                let Some(e) = self.clustered_record(key)? else {
-                    return Ok(None);
-                };
-                match trx::visible(inner, &self.t, snap, e.values, e.deleted)? {
-                    Some(v) => f(meta, Found::Row(meta.row_of(v)?)).map(Some),
-                    None => Ok(None),
+        Ok(Step::Done(Some(f(meta, Found::Page(rec))?)))
+    };
+    let tree = &t.clustered;
+    let step = match key {
+        PointKey::Values(v) => tree.get_with(inner.pool(), v, read),
+        PointKey::Bytes(b) => tree.get_bytes_with(inner.pool(), b, read),
+    }
+    .map_err(tree_err)?
+    .transpose()?;
+    #[cfg(feature = "test-hooks")]
+    if matches!(reader, Reader::Latest(_)) {
+        crate::hooks::hook(crate::hooks::Point::FastGetRead);
+    }
+    match step {
+        None => Ok(None),
+        Some(Step::Done(r)) => Ok(r),
+        Some(Step::Older) => {
+            // A writer that may not have committed (or one the view does not see): the
+            // visible version, from undo.
+            let fresh;
+            let snap = match reader {
+                Reader::Snap(s) => s,
+                Reader::Latest(_) => {
+                    fresh = Snapshot::View(inner.trx_sys().statement_view());
+                    &fresh
                 }
+            };
+            let bytes_key;
+            let key = match key {
+                PointKey::Values(v) => v,
+                PointKey::Bytes(b) => {
+                    bytes_key = [Value::Bytes(b.to_vec())];
+                    &bytes_key[..]
+                }
+            };
+            let Some(e) = newest_record(inner, t, key)? else {
+                return Ok(None);
+            };
+            match visible(inner, t, snap, e.values, e.deleted)? {
+                Some(v) => f(meta, Found::Row(meta.row_of(v)?)).map(Some),
+                None => Ok(None),
             }
         }
     }
 }
 
 /// Calls the user's closure (once) on a [`RowView`] of what a point read found.
-pub(super) fn with_view<R>(
+pub fn with_view<R>(
     meta: &TableMeta,
     found: Found<'_>,
     f: &mut Option<impl FnOnce(&RowView<'_>) -> Result<R>>,
@@ -462,6 +373,3 @@ pub(super) fn with_view<R>(
         Found::Row(row) => f(&RowView::owned(meta, &row)),
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,17 +1,47 @@
-//! Consistent reads: which writers a snapshot sees, and the version of a clustered record it
-//! sees, rebuilt from undo when the record is newer. The `minnow` crate's reads (point
-//! reads, scans, counts, reads through a secondary index) decide visibility here; the step
-//! back to an older version is the one rollback and purge share (the `row` module).
+//! Consistent reads: the read path under the `minnow` crate's `Table` and `Transaction`
+//! reads, which are thin wrappers over the functions here (the API types, the keys an
+//! application gives and the owned rows it gets stay there).
+//!
+//! ```text
+//!   get        point reads by primary key, in place under the leaf latch    latest, in_snapshot
+//!   by_index   point reads through a unique secondary index                 unique
+//!   scan       streaming scans of the primary key or a secondary index      primary, secondary
+//!   scan_with  range reads in place, each row handed to a closure           scan_with
+//!   count      the rows a snapshot sees, from the narrowest index           count
+//!      │
+//!   this module: which writers a snapshot sees (Snapshot), the version of a clustered
+//!   record it sees (visible: rebuilt from undo when the record is newer, by the step back
+//!   rollback and purge share, the `row` module), and every read's validation against DDL
+//!   (validated, current: a read racing a drop or a load)
+//! ```
+//!
+//! Each read takes the engine and the table's entry (`&Arc<TableEntry>`, the one the
+//! caller's handle holds) and runs [`validated`]: on the entry if it is still the table's,
+//! on the current one if a load replaced it, and ends with [`Error::TableChanged`] if DDL
+//! dropped it meanwhile. An autocommit read is admitted (`innodb_thread_concurrency`) and
+//! counted in the row counters here too, so the wrappers add nothing on the hot path.
+//!
+//! The locking reads (`get_for_update`, `scan_for_update`, `get_by_for_update`) are not
+//! here: they take row locks and read the latest version, as writes do, and live with the
+//! row writes in the `minnow` crate.
+
+use std::sync::Arc;
 
 use minnow_btree::record::Value;
 use minnow_mvcc::OpenView;
 
 use crate::engine::Engine;
-use crate::entry::TableEntry;
-use crate::error::Result;
+use crate::entry::{EntryState, TableEntry};
+use crate::error::{Error, Result};
 use crate::history::{Older, VersionWalk, sys_of};
 // Shared with rollback (the `row` module).
 use crate::row::step_back;
+
+pub mod by_index;
+pub mod count;
+pub mod get;
+pub mod scan;
+pub mod scan_with;
 
 // ---- Consistent reads ----
 
@@ -71,6 +101,50 @@ pub fn visible(
         match step_back(inner, t, ptr, &values)? {
             Older::Version { rec, values: v } => (values, deleted) = (v, rec.old_deleted),
             Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),
+        }
+    }
+}
+
+// ---- Reads racing DDL ----
+
+/// [`Error::TableChanged`] for the table of entry `t`.
+pub fn changed(t: &TableEntry) -> Error {
+    Error::TableChanged {
+        table: t.meta.name().to_owned(),
+    }
+}
+
+/// The entry of `t`'s table as the database holds it now. A table of the same name with
+/// another clustered index is another table (this one was dropped and the name used again;
+/// index ids are never reused, and `load` and `create_index` keep the id):
+/// [`Error::TableChanged`], as when the name is gone.
+pub fn current(inner: &Engine, t: &TableEntry) -> Result<Arc<TableEntry>> {
+    inner.check_open()?;
+    let now = inner.tables().read().get(t.meta.name()).cloned();
+    match now {
+        Some(now) if now.clustered.index_id() == t.clustered.index_id() => Ok(now),
+        _ => Err(changed(t)),
+    }
+}
+
+/// Runs read `f` on entry `t`, or on the table's current one if a bulk load replaced it,
+/// and validates the read after it is done (the `ddl` module docs, "Reads racing a drop"):
+/// if DDL dropped the entry meanwhile, the answer (or the error: a page that belongs to
+/// another index) is [`Error::TableChanged`]; if a load replaced it, the read runs again on
+/// the new entry.
+pub fn validated<T>(
+    inner: &Engine,
+    t: &Arc<TableEntry>,
+    mut f: impl FnMut(&Arc<TableEntry>) -> Result<T>,
+) -> Result<T> {
+    let mut fresh: Option<Arc<TableEntry>> = None;
+    loop {
+        let t = fresh.as_ref().unwrap_or(t);
+        let r = (t.state() == EntryState::Live).then(|| f(t));
+        match (t.state(), r) {
+            (EntryState::Live, Some(r)) => return r,
+            (EntryState::Dropped, _) => return Err(changed(t)),
+            _ => fresh = Some(current(inner, t)?),
         }
     }
 }

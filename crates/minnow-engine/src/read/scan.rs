@@ -1,10 +1,18 @@
-//! Streaming scans: [`Scan`] (what to read) and [`Rows`] (the iterator), and the
-//! [`Table`] methods that start them.
+//! Streaming scans: [`ScanArgs`] (what to read) and [`Cursor`] (the scan in progress, one
+//! visible row at a time), under the `minnow` crate's `Table::scan`, `Table::scan_index`,
+//! their `Transaction` twins and its `Rows` iterator (which holds the database handle and
+//! asks this cursor for each row).
 //!
 //! A scan reads one leaf at a time and holds no latch between rows. Each row it returns, and
-//! its end, is validated against DDL after it was read (`minnow-engine`'s `ddl` module
-//! docs, "Reads racing a drop"): a scan whose table was dropped or replaced under it ends with
+//! its end, is validated against DDL after it was read (the `ddl` module docs, "Reads racing
+//! a drop"): a scan whose table was dropped or replaced under it ends with
 //! [`Error::TableChanged`] rather than return what it found on pages the table gave back.
+//!
+//! On the clustered index each record is decided by [`super::visible`]. A secondary entry
+//! carries no transaction id: its leaf's `PAGE_MAX_TRX_ID` says whether the view sees every
+//! change on it, and then a delete-marked entry is skipped and a covering read answers from
+//! the entry alone; otherwise the clustered record's visible version decides (it must exist
+//! and have exactly this entry).
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -12,87 +20,43 @@ use std::sync::Arc;
 use minnow_btree::record::Value;
 use minnow_btree::{Entry, RangeCursor, ScanRange};
 
-use super::Table;
-use crate::db::Database;
+use super::by_index::from_entry;
+use super::{Snapshot, validated, visible};
+use crate::admission::Ticket;
+use crate::engine::Engine;
+use crate::entry::{EntryState, TableEntry};
 use crate::error::{Error, Result, from_tree};
-use crate::schema::PRIMARY;
+use crate::schema::{PRIMARY, TableMeta};
 use crate::status::RowOp;
-use crate::trx::{self, Snapshot};
-use minnow_engine::TableEntry;
-use minnow_engine::entry::EntryState;
 
-/// What a scan returns: key bounds, a limit, a projection and a direction.
-///
-/// Bounds are keys or key **prefixes**: for [`Table::scan`] the leading primary key columns,
-/// for [`Table::scan_index`] the leading index columns (followed, if wanted, by leading
-/// primary key columns). A prefix bound stands for every key that starts with it:
-/// `Included([5])` as a lower bound starts at the first key beginning with 5, as an upper
-/// bound ends after the last one; `Excluded([5])` leaves all of them out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scan {
+/// What a scan reads, borrowed from the `minnow` crate's `Scan` (its typed constructors
+/// need the API's key traits, so the type stays there): key bounds (keys or key
+/// **prefixes**: for a scan of the primary key the leading primary key columns, for one of a
+/// secondary index the leading index columns, followed, if wanted, by leading primary key
+/// columns), a limit, a projection and a direction.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanArgs<'a> {
     /// Lower bound.
-    pub start: Bound<Vec<Value>>,
+    pub start: &'a Bound<Vec<Value>>,
     /// Upper bound.
-    pub end: Bound<Vec<Value>>,
+    pub end: &'a Bound<Vec<Value>>,
     /// The most rows to return.
     pub limit: Option<usize>,
     /// The columns to return, by name, in this order (`None`: every column in table order).
-    pub columns: Option<Vec<String>>,
+    pub columns: Option<&'a [String]>,
     /// Descending key order (from `end` down to `start`; the limit counts from the top).
     pub reverse: bool,
 }
 
-impl Scan {
-    /// Every row, every column.
-    pub fn all() -> Scan {
-        Scan {
-            start: Bound::Unbounded,
-            end: Bound::Unbounded,
-            limit: None,
-            columns: None,
-            reverse: false,
-        }
-    }
-
-    /// Rows with keys in `start..end`.
-    pub fn range(start: Bound<Vec<Value>>, end: Bound<Vec<Value>>) -> Scan {
-        Scan {
-            start,
-            end,
-            ..Scan::all()
-        }
-    }
-
-    /// At most `n` rows.
-    pub fn limit(mut self, n: usize) -> Scan {
-        self.limit = Some(n);
-        self
-    }
-
-    /// Only these columns, in this order.
-    pub fn columns(mut self, cols: &[&str]) -> Scan {
-        self.columns = Some(cols.iter().map(|c| (*c).to_owned()).collect());
-        self
-    }
-
-    /// In descending key order.
-    pub fn reverse(mut self) -> Scan {
-        self.reverse = true;
-        self
-    }
-}
-
-/// A streaming scan ([`Table::scan`], [`Table::scan_index`]): an iterator of projected
-/// rows. It holds no latch between rows (it reads one leaf at a time), so a thread may
-/// write while it scans; rows changed meanwhile may or may not be seen. A scan whose table
-/// is dropped, or replaced by `drop_index`, `create_index` or a load, while it runs ends with
-/// [`Error::TableChanged`] (take a new handle and scan again). It owns a clone of its
-/// database (no lifetime: it may outlive the [`Table`] it came from); once the database is
-/// closed its next row is [`Error::Closed`].
-pub struct Rows {
-    db: Database,
+/// A streaming scan in progress ([`primary`], [`secondary`]): the projected rows it sees,
+/// one per [`Cursor::next_in`]. It holds no latch between rows (it reads one leaf at a
+/// time), so a thread may write while it scans; rows changed meanwhile may or may not be
+/// seen. A scan whose table is dropped, or replaced by `drop_index`, `create_index` or a
+/// load, while it runs ends with [`Error::TableChanged`]; once the engine is closed its next
+/// row is [`Error::Closed`].
+pub struct Cursor {
     t: Arc<TableEntry>,
-    /// The B-tree scan's position (it reads through the pool of `db` on each step).
+    /// The B-tree scan's position (it reads through the engine's pool on each step).
     cursor: RangeCursor,
     /// Which versions the scan sees.
     snap: Snapshot,
@@ -108,10 +72,10 @@ pub struct Rows {
     covering: bool,
     done: bool,
     /// The statement's admission ticket: one per row, released when the scan is dropped.
-    admitted: minnow_engine::admission::Ticket<'static>,
+    admitted: Ticket<'static>,
 }
 
-impl std::fmt::Debug for Rows {
+impl std::fmt::Debug for Cursor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rows")
             .field("table", &self.t.meta.name())
@@ -121,7 +85,7 @@ impl std::fmt::Debug for Rows {
     }
 }
 
-impl Rows {
+impl Cursor {
     /// True if this secondary-index scan answers from the index alone (every requested
     /// column is an index or primary key column); false if it fetches each row from the
     /// clustered index. A primary key scan is always covering.
@@ -131,8 +95,7 @@ impl Rows {
 
     /// Records the B-tree scan decoded so far (returned, skipped as invisible, or
     /// buffered to return next).
-    #[cfg(test)]
-    pub(crate) fn decoded(&self) -> u64 {
+    pub fn decoded(&self) -> u64 {
         self.cursor.decoded()
     }
 
@@ -144,16 +107,16 @@ impl Rows {
         })
     }
 
-    fn row(&mut self, e: Entry) -> Result<Option<Vec<Value>>> {
+    fn row(&mut self, inner: &Engine, e: Entry) -> Result<Option<Vec<Value>>> {
         let Entry {
             values,
             deleted,
             page_max_trx_id,
         } = e;
-        let inner = self.db.inner()?;
+        inner.check_open()?;
         let meta = &self.t.meta;
         let Some(i) = self.index else {
-            let Some(v) = trx::visible(inner, &self.t, &self.snap, values, deleted)? else {
+            let Some(v) = visible(inner, &self.t, &self.snap, values, deleted)? else {
                 return Ok(None);
             };
             return Ok(Some(self.project(meta.row_of(v)?)));
@@ -165,15 +128,13 @@ impl Rows {
         // A delete-marked one then belongs to no version the view sees, and a covering read
         // needs nothing from the clustered index.
         if self.snap.sees_page(page_max_trx_id) && (deleted || self.covering) {
-            self.db.count_rows(RowOp::SecClusterReadAvoided, 1);
+            inner.rows().bump(RowOp::SecClusterReadAvoided, 1);
             if deleted {
                 return Ok(None);
             }
-            return Ok(Some(super::by_index::from_entry(
-                meta, s, &values, &self.proj,
-            )));
+            return Ok(Some(from_entry(meta, s, &values, &self.proj)));
         }
-        self.db.count_rows(RowOp::SecClusterRead, 1);
+        inner.rows().bump(RowOp::SecClusterRead, 1);
         // Otherwise (the leaf may hold a change the view cannot see, or the scan needs
         // other columns) the clustered record decides: its visible version must exist and
         // have exactly this entry (a delete-marked entry may be the one an old version has,
@@ -187,7 +148,7 @@ impl Rows {
         let Some(e) = e else {
             return Ok(None);
         };
-        let Some(v) = trx::visible(inner, &self.t, &self.snap, e.values, e.deleted)? else {
+        let Some(v) = visible(inner, &self.t, &self.snap, e.values, e.deleted)? else {
             return Ok(None);
         };
         let row = meta.row_of(v)?;
@@ -208,29 +169,27 @@ impl Rows {
     }
 }
 
-impl Iterator for Rows {
-    type Item = Result<Vec<Value>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl Cursor {
+    /// The next row the scan sees, read through `inner` (the engine the scan was started
+    /// on); `None` at its end.
+    pub fn next_in(&mut self, inner: &Engine) -> Option<Result<Vec<Value>>> {
         if self.done || self.left == Some(0) {
             return None;
         }
         self.admitted.row();
         loop {
-            let pool = match self.db.inner() {
-                Ok(inner) => inner.pool(),
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-            };
+            if let Err(e) = inner.check_open() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            let pool = inner.pool();
             let Some(next) = self.cursor.next_in(pool) else {
                 // The end is an answer too: one reached through a page a drop freed is not.
                 self.done = true;
                 return self.stale().map(Err);
             };
             let r = match next {
-                Ok(e) => self.row(e),
+                Ok(e) => self.row(inner, e),
                 Err(e) => {
                     let index = match self.index {
                         None => PRIMARY,
@@ -252,7 +211,7 @@ impl Iterator for Rows {
                     if let Some(n) = self.left.as_mut() {
                         *n -= 1;
                     }
-                    self.db.count_rows(RowOp::Read, 1);
+                    inner.rows().bump(RowOp::Read, 1);
                     return Some(Ok(row));
                 }
                 Ok(None) => continue,
@@ -269,7 +228,7 @@ impl Iterator for Rows {
 /// bound and copied once (the copy the B-tree's range takes), not cloned and then normalised
 /// into a second copy.
 fn prefix_bound(
-    meta: &crate::schema::TableMeta,
+    meta: &TableMeta,
     cols: &[usize],
     b: &Bound<Vec<Value>>,
 ) -> Result<Bound<Vec<Value>>> {
@@ -287,27 +246,27 @@ fn prefix_bound(
 /// What a locking range read over the primary key of `t` needs from `scan`
 /// (`Transaction::scan_for_update`): its bounds, normalised, and the positions of its
 /// columns.
-pub(crate) type LockingPlan = (Bounds, Vec<usize>);
+pub type LockingPlan = (Bounds, Vec<usize>);
 
 /// A scan's lower and upper bound.
-pub(crate) type Bounds = (Bound<Vec<Value>>, Bound<Vec<Value>>);
+pub type Bounds = (Bound<Vec<Value>>, Bound<Vec<Value>>);
 
 /// See [`LockingPlan`].
-pub(crate) fn locking_plan(t: &TableEntry, scan: &Scan) -> Result<LockingPlan> {
+pub fn locking_plan(t: &TableEntry, scan: ScanArgs<'_>) -> Result<LockingPlan> {
     Ok((
         pk_bounds(&t.meta, scan)?,
-        projection(&t.meta, &scan.columns)?,
+        projection(&t.meta, scan.columns)?,
     ))
 }
 
 /// The bounds of `scan` over the primary key of `meta`, normalised.
-pub(super) fn pk_bounds(meta: &crate::schema::TableMeta, scan: &Scan) -> Result<Bounds> {
+pub fn pk_bounds(meta: &TableMeta, scan: ScanArgs<'_>) -> Result<Bounds> {
     let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
-    Ok((b(&scan.start)?, b(&scan.end)?))
+    Ok((b(scan.start)?, b(scan.end)?))
 }
 
 /// The positions of the columns `cols` names (`None`: every column in table order).
-fn projection(meta: &crate::schema::TableMeta, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
+fn projection(meta: &TableMeta, cols: Option<&[String]>) -> Result<Vec<usize>> {
     let def = &meta.def;
     match cols {
         None => Ok((0..def.columns.len()).collect()),
@@ -323,168 +282,122 @@ fn projection(meta: &crate::schema::TableMeta, cols: &Option<Vec<String>>) -> Re
     }
 }
 
-impl Table {
-    fn projection(&self, cols: &Option<Vec<String>>) -> Result<Vec<usize>> {
-        projection(&self.t.meta, cols)
-    }
+/// A scan of the primary key of table `t` as `snap` sees it, validated against DDL (the
+/// engine must be open: the caller checked).
+pub fn primary(
+    inner: &Arc<Engine>,
+    t: &Arc<TableEntry>,
+    snap: Snapshot,
+    scan: ScanArgs<'_>,
+) -> Result<Cursor> {
+    start(inner, t, &snap, scan, None)
+}
 
-    /// A streaming scan over the primary key, in key order.
-    ///
-    /// ```
-    /// use std::ops::Bound;
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, Scan, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(TableDef::new("t")
-    ///     .column(ColumnDef::new("id", ColumnType::U32))
-    ///     .column(ColumnDef::new("v", ColumnType::I64))
-    ///     .primary_key(&["id"]))?;
-    /// for i in 0..10u64 {
-    ///     t.insert(&[Value::UInt(i), Value::Int(-(i as i64))])?;
-    /// }
-    /// let scan = Scan::range(Bound::Included(vec![Value::UInt(3)]), Bound::Unbounded)
-    ///     .limit(2)
-    ///     .columns(&["v"]);
-    /// let rows: Vec<_> = t.scan(scan)?.collect::<Result<_, _>>()?;
-    /// assert_eq!(rows, [vec![Value::Int(-3)], vec![Value::Int(-4)]]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn scan(&self, scan: Scan) -> Result<Rows> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
-        self.scan_in(snap, scan)
-    }
+/// A scan of secondary index `index` of table `t` as `snap` sees it, validated against DDL:
+/// covering when every requested column is an index or primary key column, otherwise each
+/// row fetched from the clustered index.
+pub fn secondary(
+    inner: &Arc<Engine>,
+    t: &Arc<TableEntry>,
+    snap: Snapshot,
+    index: &str,
+    scan: ScanArgs<'_>,
+) -> Result<Cursor> {
+    start(inner, t, &snap, scan, Some(index))
+}
 
-    /// [`Table::scan`] as `snap` sees the table.
-    pub(crate) fn scan_in(&self, snap: Snapshot, scan: Scan) -> Result<Rows> {
-        self.read(|t| t.scan_entry(snap.clone(), scan.clone()))
-    }
+/// Where a scan reads and what it returns: its B-tree cursor, the projection, the stored
+/// clustered fields a secondary scan fetches, the secondary index (`None`: the clustered
+/// one) and whether the scan is covering.
+type Plan = (RangeCursor, Vec<usize>, Vec<usize>, Option<usize>, bool);
 
-    /// [`Table::scan_in`] on this handle's entry (the scan validates each row).
-    fn scan_entry(&self, snap: Snapshot, scan: Scan) -> Result<Rows> {
-        let mut admitted = self.db.admit_owned();
+/// [`primary`] (`index` `None`) or [`secondary`], each try on the entry [`validated`] gives.
+fn start(
+    inner: &Arc<Engine>,
+    t: &Arc<TableEntry>,
+    snap: &Snapshot,
+    scan: ScanArgs<'_>,
+    index: Option<&str>,
+) -> Result<Cursor> {
+    validated(inner, t, |t| {
+        let mut admitted = Ticket::owned(inner);
         admitted.row();
-        let meta = &self.t.meta;
-        let proj = self.projection(&scan.columns)?;
-        let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
-        let wanted = meta.stored_fields(&proj);
-        let mut range = ScanRange::new(b(&scan.start)?, b(&scan.end)?);
-        if scan.columns.is_some() {
-            // Only the requested columns are decoded, and the system columns the
-            // visibility check reads (an older version comes whole from undo).
-            let npk = meta.pk.len();
-            range = range.fields(wanted.iter().copied().chain([npk, npk + 1]).collect());
-        }
-        range = range.fetch(wanted);
-        // The limit counts visible rows, so it is applied here, not by the B-tree (which
-        // would count delete-marked records and invisible versions); the B-tree only reads
-        // as many records as the limit at first, and more, lazily, if some are skipped.
-        range.batch = scan.limit;
-        range.reverse = scan.reverse;
-        let cursor = self
-            .t
-            .clustered
-            .cursor(range)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))?;
-        Ok(Rows {
-            db: self.db.clone(),
-            t: Arc::clone(&self.t),
+        let (cursor, proj, fetch, index, covering) = match index {
+            None => primary_plan(t, scan)?,
+            Some(name) => secondary_plan(t, name, scan)?,
+        };
+        Ok(Cursor {
+            t: Arc::clone(t),
             cursor,
-            snap,
+            snap: snap.clone(),
             left: scan.limit,
-            fetch: Vec::new(),
-            index: None,
-            proj,
-            covering: true,
-            done: false,
-            admitted,
-        })
-    }
-
-    /// A streaming scan over secondary index `index`, in index order (ties in primary key
-    /// order). Covering when every requested column is an index or primary key column;
-    /// otherwise each row is fetched from the clustered index.
-    ///
-    /// ```
-    /// use std::ops::Bound;
-    /// use minnow::{ColumnDef, ColumnType, Config, Database, IndexDef, Scan, TableDef, Value};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let db = Database::create(dir.path(), Config::default())?;
-    /// let t = db.create_table(TableDef::new("t")
-    ///     .column(ColumnDef::new("id", ColumnType::U32))
-    ///     .column(ColumnDef::new("city", ColumnType::Var(20)))
-    ///     .column(ColumnDef::new("note", ColumnType::Var(20)))
-    ///     .primary_key(&["id"])
-    ///     .index(IndexDef::new("by_city", &["city"])))?;
-    /// for (id, city) in [(1u64, "oslo"), (2, "bern"), (3, "oslo")] {
-    ///     t.insert(&[Value::UInt(id), Value::Bytes(city.into()), Value::Bytes(b"n".to_vec())])?;
-    /// }
-    /// let oslo = Bound::Included(vec![Value::Bytes(b"oslo".to_vec())]);
-    /// let ids = t.scan_index("by_city", Scan::range(oslo.clone(), oslo).columns(&["id"]))?;
-    /// assert!(ids.is_covering());
-    /// let ids: Vec<_> = ids.collect::<Result<_, _>>()?;
-    /// assert_eq!(ids, [vec![Value::UInt(1)], vec![Value::UInt(3)]]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
-        self.scan_index_in(snap, index, scan)
-    }
-
-    /// [`Table::scan_index`] as `snap` sees the table.
-    pub(crate) fn scan_index_in(&self, snap: Snapshot, index: &str, scan: Scan) -> Result<Rows> {
-        self.read(|t| t.scan_index_entry(snap.clone(), index, scan.clone()))
-    }
-
-    /// [`Table::scan_index_in`] on this handle's entry (the scan validates each row).
-    fn scan_index_entry(&self, snap: Snapshot, index: &str, scan: Scan) -> Result<Rows> {
-        let mut admitted = self.db.admit_owned();
-        admitted.row();
-        let meta = &self.t.meta;
-        let i = meta
-            .secondary
-            .iter()
-            .position(|s| s.name == index)
-            .ok_or_else(|| Error::NoSuchIndex {
-                table: self.name().to_owned(),
-                index: index.to_owned(),
-            })?;
-        let s = &meta.secondary[i];
-        let proj = self.projection(&scan.columns)?;
-        let covering = proj
-            .iter()
-            .all(|c| s.cols.contains(c) || meta.pk.contains(c));
-        // A fetched row is compared with the entry, so the index columns come too.
-        let proj_and_key: Vec<usize> = proj.iter().chain(&s.cols).copied().collect();
-        // Bounds are prefixes of (index columns, primary key columns).
-        let cols: Vec<usize> = s.cols.iter().chain(meta.pk.iter()).copied().collect();
-        let start = prefix_bound(meta, &cols, &scan.start)?;
-        let end = prefix_bound(meta, &cols, &scan.end)?;
-        let mut range = ScanRange::new(start, end);
-        // The limit counts visible rows, so it is applied here, not by the B-tree (which
-        // would count delete-marked records and invisible versions), which reads as many
-        // entries as the limit at first and more, lazily, if some are skipped.
-        range.batch = scan.limit;
-        range.reverse = scan.reverse;
-        let cursor = self.t.secondary[i]
-            .cursor(range)
-            .map_err(|e| from_tree(e, self.name(), index))?;
-        Ok(Rows {
-            db: self.db.clone(),
-            t: Arc::clone(&self.t),
-            cursor,
-            snap,
-            left: scan.limit,
-            fetch: meta.stored_fields(&proj_and_key),
-            index: Some(i),
+            fetch,
+            index,
             proj,
             covering,
             done: false,
             admitted,
         })
-    }
+    })
 }
 
-#[cfg(test)]
-mod tests;
+/// The [`Plan`] of a scan of the primary key of `t`.
+fn primary_plan(t: &TableEntry, scan: ScanArgs<'_>) -> Result<Plan> {
+    let meta = &t.meta;
+    let proj = projection(meta, scan.columns)?;
+    let b = |b: &Bound<Vec<Value>>| prefix_bound(meta, &meta.pk, b);
+    let wanted = meta.stored_fields(&proj);
+    let mut range = ScanRange::new(b(scan.start)?, b(scan.end)?);
+    if scan.columns.is_some() {
+        // Only the requested columns are decoded, and the system columns the
+        // visibility check reads (an older version comes whole from undo).
+        let npk = meta.pk.len();
+        range = range.fields(wanted.iter().copied().chain([npk, npk + 1]).collect());
+    }
+    range = range.fetch(wanted);
+    // The limit counts visible rows, so it is applied here, not by the B-tree (which
+    // would count delete-marked records and invisible versions); the B-tree only reads
+    // as many records as the limit at first, and more, lazily, if some are skipped.
+    range.batch = scan.limit;
+    range.reverse = scan.reverse;
+    let cursor = t
+        .clustered
+        .cursor(range)
+        .map_err(|e| from_tree(e, meta.name(), PRIMARY))?;
+    Ok((cursor, proj, Vec::new(), None, true))
+}
+
+/// The [`Plan`] of a scan of secondary index `index` of `t`.
+fn secondary_plan(t: &TableEntry, index: &str, scan: ScanArgs<'_>) -> Result<Plan> {
+    let meta = &t.meta;
+    let i = meta
+        .secondary
+        .iter()
+        .position(|s| s.name == index)
+        .ok_or_else(|| Error::NoSuchIndex {
+            table: meta.name().to_owned(),
+            index: index.to_owned(),
+        })?;
+    let s = &meta.secondary[i];
+    let proj = projection(meta, scan.columns)?;
+    let covering = proj
+        .iter()
+        .all(|c| s.cols.contains(c) || meta.pk.contains(c));
+    // A fetched row is compared with the entry, so the index columns come too.
+    let proj_and_key: Vec<usize> = proj.iter().chain(&s.cols).copied().collect();
+    // Bounds are prefixes of (index columns, primary key columns).
+    let cols: Vec<usize> = s.cols.iter().chain(meta.pk.iter()).copied().collect();
+    let start = prefix_bound(meta, &cols, scan.start)?;
+    let end = prefix_bound(meta, &cols, scan.end)?;
+    let mut range = ScanRange::new(start, end);
+    // The limit counts visible rows, so it is applied here, not by the B-tree (which
+    // would count delete-marked records and invisible versions), which reads as many
+    // entries as the limit at first and more, lazily, if some are skipped.
+    range.batch = scan.limit;
+    range.reverse = scan.reverse;
+    let cursor = t.secondary[i]
+        .cursor(range)
+        .map_err(|e| from_tree(e, meta.name(), index))?;
+    let fetch = meta.stored_fields(&proj_and_key);
+    Ok((cursor, proj, fetch, Some(i), covering))
+}
