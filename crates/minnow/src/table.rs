@@ -74,19 +74,6 @@ impl Table {
         read::changed(&self.t)
     }
 
-    /// Runs read `f` on this handle's entry, or on the table's current one if a bulk load
-    /// replaced it, validated after it is done (the engine's `read::validated`): a handle on
-    /// another entry is made only when the entry is not this one's.
-    fn read<T>(&self, mut f: impl FnMut(&Table) -> Result<T>) -> Result<T> {
-        read::validated(self.db.inner()?, &self.t, |t| {
-            if Arc::ptr_eq(t, &self.t) {
-                f(self)
-            } else {
-                f(&Table::new(self.db.clone(), Arc::clone(t)))
-            }
-        })
-    }
-
     /// The table's definition.
     pub fn def(&self) -> &TableDef {
         &self.t.meta.def
@@ -193,26 +180,7 @@ impl Table {
     /// only: writes nothing and takes no lock, so it never waits for a writer.
     pub fn history(&self, key: impl ToKey) -> Result<Option<crate::RowHistory>> {
         let key: &[Value] = &key.to_key();
-        self.read(|t| t.history_entry(key))
-    }
-
-    /// [`Table::history`] on this handle's entry, unvalidated.
-    fn history_entry(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
-        let inner = self.db.inner()?;
-        let meta = &self.t.meta;
-        let Some(e) = point::newest_record(inner, &self.t, key)? else {
-            return Ok(None);
-        };
-        let history = crate::history::walk(
-            &**inner.pool(),
-            inner.trx_sys().page().space,
-            meta,
-            self.t.clustered.layout(),
-            e.values,
-            e.deleted,
-            &|id| inner.trx_sys().is_active(id),
-        )?;
-        Ok(Some(history))
+        read::row_history(self.db.inner()?, &self.t, key)
     }
 
     /// The table's entry as it is now, checked live (for statements holding its metadata

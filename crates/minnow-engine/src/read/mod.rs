@@ -33,7 +33,7 @@ use minnow_mvcc::OpenView;
 use crate::engine::Engine;
 use crate::entry::{EntryState, TableEntry};
 use crate::error::{Error, Result};
-use crate::history::{Older, VersionWalk, sys_of};
+use crate::history::{Older, RowHistory, VersionWalk, sys_of, walk};
 // Shared with rollback (the `row` module).
 use crate::row::step_back;
 
@@ -54,6 +54,12 @@ pub enum Snapshot {
 }
 
 impl Snapshot {
+    /// The snapshot of a statement outside a transaction: the shared statement read view
+    /// (see `TrxSys::statement_view`).
+    pub fn statement(inner: &Engine) -> Snapshot {
+        Snapshot::View(inner.trx_sys().statement_view())
+    }
+
     /// True if this snapshot sees the changes of transaction `trx`.
     #[inline]
     pub fn sees(&self, trx: u64) -> bool {
@@ -103,6 +109,32 @@ pub fn visible(
             Older::Inserted | Older::NoUndo | Older::Foreign { .. } => return Ok(None),
         }
     }
+}
+
+/// The version chain of the row of table `t` with primary key `key`, newest first (see
+/// [`crate::history::walk`]), validated against DDL; `None` if the table holds no record
+/// with that key. Writes nothing and takes no lock.
+pub fn row_history(
+    inner: &Engine,
+    t: &Arc<TableEntry>,
+    key: &[Value],
+) -> Result<Option<RowHistory>> {
+    validated(inner, t, |t| {
+        let Some(e) = get::newest_record(inner, t, key)? else {
+            return Ok(None);
+        };
+        let trx_sys = inner.trx_sys();
+        let history = walk(
+            &**inner.pool(),
+            trx_sys.page().space,
+            &t.meta,
+            t.clustered.layout(),
+            e.values,
+            e.deleted,
+            &|id| trx_sys.is_active(id),
+        )?;
+        Ok(Some(history))
+    })
 }
 
 // ---- Reads racing DDL ----

@@ -20,7 +20,7 @@
 //! ```
 //!
 //! Whether a record is the version the reader sees is decided in place exactly as a point
-//! read decides it (the `get` module): a record written by a transaction the snapshot sees is
+//! read decides it (the [`super::get`] module): a record written by a transaction the snapshot sees is
 //! its own visible version. Only the others leave the latch, to be rebuilt from undo (which
 //! reads other pages) as an owned row; the closure cannot tell the two apart, except by
 //! speed. Nothing but the columns the closure reads is decoded.

@@ -48,7 +48,7 @@ impl Table {
     /// ```
     pub fn get_by(&self, index: &str, key: impl ToKey) -> Result<Option<Vec<Value>>> {
         let key: &[Value] = &key.to_key();
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
+        let snap = Snapshot::statement(self.db.inner()?);
         self.get_by_in(&snap, index, key, None)
     }
 
@@ -64,7 +64,7 @@ impl Table {
         columns: &[&str],
     ) -> Result<Option<Vec<Value>>> {
         let key: &[Value] = &key.to_key();
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
+        let snap = Snapshot::statement(self.db.inner()?);
         self.get_by_in(&snap, index, key, Some(columns))
     }
 

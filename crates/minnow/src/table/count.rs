@@ -36,7 +36,7 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count(&self) -> Result<u64> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
+        let snap = Snapshot::statement(self.db.inner()?);
         self.count_in(&snap)
     }
 

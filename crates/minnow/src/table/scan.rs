@@ -163,7 +163,7 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan(&self, scan: Scan) -> Result<Rows> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
+        let snap = Snapshot::statement(self.db.inner()?);
         self.scan_in(snap, scan)
     }
 
@@ -200,7 +200,7 @@ impl Table {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scan_index(&self, index: &str, scan: Scan) -> Result<Rows> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
+        let snap = Snapshot::statement(self.db.inner()?);
         self.scan_index_in(snap, index, scan)
     }
 

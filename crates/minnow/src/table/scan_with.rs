@@ -57,7 +57,7 @@ impl Table {
         scan: Scan,
         f: impl FnMut(&RowView<'_>) -> Result<bool>,
     ) -> Result<u64> {
-        let snap = Snapshot::View(self.db.inner()?.trx_sys().statement_view());
+        let snap = Snapshot::statement(self.db.inner()?);
         self.scan_with_in(&snap, &scan, f)
     }
 
