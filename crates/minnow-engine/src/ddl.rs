@@ -57,7 +57,8 @@
 //! [`EntryState::Live`](crate::entry::EntryState::Live) after the read, every page it read
 //! was still the table's, and the answer stands; when it finds the entry dropped, it throws the answer or the error away
 //! and reports [`crate::Error::TableChanged`]; when superseded by a load, a read that has
-//! returned nothing yet (a `get`, the start of a scan) runs again on the table's new entry.
+//! returned nothing yet (a `get`, the start of a scan) runs again on the table's new entry
+//! (every read runs through [`crate::read::validated`], which does both).
 //! Streaming scans check after every row and at their end, so a row or an end that came
 //! from a freed page is never returned (a scan whose table changed under it ends with
 //! `TableChanged`). The cost is one or two

@@ -26,9 +26,9 @@
 //! bulk build ([`Engine::create_index`], [`Engine::load`]) [`crate::bulk`]'s, the
 //! consistency check [`crate::check`]'s, rollback and purge [`crate::rollback`]'s and
 //! [`crate::purge`]'s. What the `minnow` crate adds on top: `Database` (an `Arc` of a handle
-//! that holds one `Arc<Engine>`, the open report and the directory's `LOCK`), the reads
-//! (visibility is [`crate::read`]'s) and row writes (with undo and locks), a transaction's
-//! bulk insert, and the typed rows.
+//! that holds one `Arc<Engine>`, the open report and the directory's `LOCK`), the API of the
+//! reads (the reads themselves are [`crate::read`]'s), row writes (with undo and locks), a
+//! transaction's bulk insert, and the typed rows.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -225,8 +225,8 @@ impl TableEntry {
     }
 }
 
-/// A table's change counter and its last reusable count (see the `minnow` crate's
-/// `table::count` module docs, "Counting twice costs nothing"). One per table entry: DDL
+/// A table's change counter and its last reusable count (see the [`crate::read::count`]
+/// module docs, "Counting twice costs nothing"). One per table entry: DDL
 /// that replaces the entry starts a new one.
 #[derive(Debug, Default)]
 pub struct CountCache {

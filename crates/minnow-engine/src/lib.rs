@@ -10,11 +10,13 @@
 //!   application
 //!       │
 //!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
-//!       │             (handles, reads, row writes with undo and locks, bulk insert)
+//!       │             (handles, the reads' API, row writes with undo and locks, bulk
+//!       │             insert)
 //!   minnow-engine     the open engine's state (Engine, table entries, the table
 //!       │             cache, admission, auto-increment); building it from a directory
-//!       │             and recovery, close; DDL; the bulk build; the visibility check;
-//!       │             check; rollback; purge; the row steps these share with the
+//!       │             and recovery, close; DDL; the bulk build; the reads and their
+//!       │             visibility check; check; rollback; purge; the row steps these
+//!       │             share with the
 //!       │             writes; table definitions and the
 //!       │             dictionary's records, version chains, Config and its knobs,
 //!       │             compressed-tablespace placement, status reports, Error
@@ -81,8 +83,14 @@
 //! - [`rollback`]: undoing a statement, a transaction, or one found active at open.
 //! - [`purge`]: removing delete-marked records, old secondary entries and undo no read view
 //!   needs, on the caller's thread or the background thread.
-//! - [`read`]: consistent reads' visibility: a [`read::Snapshot`] and the version of a
-//!   clustered record it sees ([`read::visible`]), rebuilt from undo when the record is newer.
+//! - [`read`]: the consistent reads, each a function of the engine and a table's entry that
+//!   the `minnow` crate's `Table` and `Transaction` methods wrap: point reads by primary key
+//!   ([`read::get`], the record read in place under the leaf latch), through a unique
+//!   secondary index ([`read::by_index`]), streaming scans ([`read::scan`]), range reads in
+//!   place ([`read::scan_with`]) and counts ([`read::count`]). Under them, the visibility
+//!   check (a [`read::Snapshot`] and the version of a clustered record it sees,
+//!   [`read::visible`], rebuilt from undo when the record is newer) and every read's
+//!   validation against DDL ([`read::validated`]).
 //! - [`row`]: the steps row writes, rollback and purge share (a record, its lock key, the
 //!   step back to an older version, the removal of a record with the gap locks it hands on).
 //! - [`bulk`]: `CREATE INDEX` on a populated table and the load of an empty one, each
@@ -94,11 +102,21 @@
 //! `minnow` is the API: `Database` (a cheap clone of one handle that holds an
 //! `Arc<Engine>`, the open report and the directory's `LOCK`), `Table`, `Transaction`,
 //! `Rows`, typed rows, `AsyncDatabase`, the retries of `Database::transaction`, and
-//! `minnow::inspect` for tools. The reads (point reads, scans, counts, reads through a
-//! secondary index; they decide visibility with [`read`]), row writes with undo and locks
+//! `minnow::inspect` for tools, and the API of the reads: the keys an application gives
+//! (`ToKey`, byte keys), the `Scan` it describes and the `Rows` iterator that holds the
+//! database open, each a thin wrapper over [`read`]. The locking reads
+//! (`get_for_update`, `scan_for_update`, `get_by_for_update`), row writes with undo and locks
 //! (with gap locks and unique checks) and a transaction's bulk insert into an empty table
-//! (built at commit) still live in `minnow` (its `trx` and `table` modules) and reach the
-//! engine through [`Engine`]'s public accessors; only those accessors stay public.
+//! (built at commit) still live in `minnow` (its `trx` module) and reach the engine through
+//! [`Engine`]'s public accessors; only those accessors stay public.
+//!
+//! ## Test hooks
+//!
+//! With the `test-hooks` feature (turned on only by the `minnow` crate's dev-dependency on
+//! this one), the `hooks` module offers fixed points in the read and write paths where a test
+//! pauses a thread, so that an interleaving (a rollback between a read and its visibility
+//! decision) runs the same way every time. A normal build compiles neither the module nor a
+//! call to it.
 
 #![cfg_attr(
     not(test),
@@ -119,6 +137,8 @@ pub mod engine;
 pub mod entry;
 pub mod error;
 pub mod history;
+#[cfg(feature = "test-hooks")]
+pub mod hooks;
 pub mod mark;
 pub mod open;
 pub mod purge;

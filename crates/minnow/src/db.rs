@@ -89,6 +89,19 @@ impl Database {
         Ok(inner)
     }
 
+    /// [`Database::inner`] as the `Arc` the handle holds (a scan's admission ticket keeps a
+    /// clone of it).
+    pub(crate) fn engine(&self) -> Result<&Arc<Engine>> {
+        self.handle.inner.check_open()?;
+        Ok(&self.handle.inner)
+    }
+
+    /// The engine, closed or not (a scan's cursor checks at each step, and a closed one's
+    /// next row is [`Error::Closed`]).
+    pub(crate) fn engine_unchecked(&self) -> &Engine {
+        &self.handle.inner
+    }
+
     /// What `open` did (all zero after `create`).
     pub fn open_report(&self) -> &OpenReport {
         &self.handle.report

@@ -71,4 +71,4 @@ pub use minnow_mvcc::ReadView;
 pub use minnow_engine::history::{
     ChainEnd, RollPtr, RowHistory, RowVersion, UndoKind, Writer, chain_from_record, kind_name,
 };
-pub(crate) use minnow_engine::history::{sys_of, walk};
+pub(crate) use minnow_engine::history::sys_of;

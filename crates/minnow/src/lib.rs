@@ -2,11 +2,12 @@
 //!
 //! This crate is what an application links: a [`Database`] in a directory, tables with typed
 //! columns, a clustered primary key and secondary indexes, point and range reads, and
-//! explicit durability: the handles, the reads, and the row writes with their undo and
-//! locks. Underneath it are the crates that do the rest of the work: the row engine
-//! (`minnow-engine`: the open engine's state, opening a directory and recovery, DDL, the
-//! bulk build of `create_index` and `load`, the visibility check of consistent reads,
-//! `check`, rollback, purge, definitions, settings and errors), the buffer pool and
+//! explicit durability: the handles, the API of the reads (keys, projections, typed rows,
+//! the `Rows` iterator), and the row writes with their undo and locks. Underneath it are the
+//! crates that do the rest of the work: the row engine (`minnow-engine`: the open engine's
+//! state, opening a directory and recovery, DDL, the bulk build of `create_index` and
+//! `load`, the reads themselves and their visibility check, `check`, rollback, purge,
+//! definitions, settings and errors), the buffer pool and
 //! mini-transactions (`minnow-buf`), the redo log (`minnow-redo`), the doublewrite buffer
 //! (`minnow-dblwr`), B+trees (`minnow-btree`) and files (`minnow-io`).
 //!

@@ -20,15 +20,6 @@ impl Database {
         }
     }
 
-    /// [`crate::Database::admit`] for a statement that outlives the call starting it (a
-    /// scan's [`crate::Rows`]): the ticket holds the engine's `Arc` while it guards.
-    pub(crate) fn admit_owned(&self) -> Ticket<'static> {
-        match self.inner() {
-            Ok(_) => Ticket::owned(&self.handle.inner),
-            Err(_) => Ticket::none(),
-        }
-    }
-
     /// Changes `thread_concurrency` (0: no limit) and `concurrency_tickets` at runtime
     /// (`SET GLOBAL innodb_thread_concurrency`, `innodb_concurrency_tickets`). Statements
     /// already inside stay inside.

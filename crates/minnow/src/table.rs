@@ -7,14 +7,15 @@ use minnow_redo::{Durability, Lsn};
 
 use crate::config::AutoIncLockMode;
 use crate::db::Database;
-use crate::error::{Error, Result, from_tree};
+use crate::error::{Error, Result};
 use crate::row::ToKey;
-use crate::schema::{PRIMARY, TableDef};
+use crate::schema::TableDef;
 use crate::status::RowOp;
 use crate::trx::{self, Snapshot, TrxState};
 use minnow_engine::TableEntry;
 use minnow_engine::autoinc::{AutoInc, AutoIncStatus, Inserted};
 use minnow_engine::entry::EntryState;
+use minnow_engine::read::{self, get as point};
 
 /// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]) and to
 /// clone (two `Arc`s); it owns a clone of its database, so it may be kept in a struct,
@@ -70,27 +71,7 @@ impl Table {
     }
 
     fn changed(&self) -> Error {
-        Error::TableChanged {
-            table: self.name().to_owned(),
-        }
-    }
-
-    /// Runs read `f` on this handle's entry, or on the table's current one if a bulk load
-    /// replaced it, and validates the read after it is done (`minnow-engine`'s `ddl` module docs,
-    /// "Reads racing a drop"): if DDL dropped the entry meanwhile, the answer (or the error: a page
-    /// that belongs to another index) is [`Error::TableChanged`]; if a load replaced it,
-    /// the read runs again on the new entry.
-    fn read<T>(&self, mut f: impl FnMut(&Table) -> Result<T>) -> Result<T> {
-        let mut fresh: Option<Table> = None;
-        loop {
-            let t = fresh.as_ref().unwrap_or(self);
-            let r = (t.t.state() == EntryState::Live).then(|| f(t));
-            match (t.t.state(), r) {
-                (EntryState::Live, Some(r)) => return r,
-                (EntryState::Dropped, _) => return Err(t.changed()),
-                _ => fresh = Some(t.current()?),
-            }
-        }
+        read::changed(&self.t)
     }
 
     /// The table's definition.
@@ -124,34 +105,15 @@ impl Table {
         primary.into_iter().chain(secondary).collect()
     }
 
-    /// This table's entry as the database holds it now (a fresh handle). A table of the same
-    /// name with another clustered index is another table (this one was dropped and the name
-    /// used again; index ids are never reused, and `load` and `create_index` keep the id):
-    /// [`Error::TableChanged`], as when the name is gone.
+    /// This table's entry as the database holds it now (a fresh handle; the engine's
+    /// `read::current`).
     fn current(&self) -> Result<Table> {
-        let t = self.db.inner()?.tables().read().get(self.name()).cloned();
-        match t {
-            Some(t) if t.clustered.index_id() == self.t.clustered.index_id() => {
-                Ok(Table::new(self.db.clone(), t))
-            }
-            _ => Err(self.changed()),
-        }
+        let t = read::current(self.db.inner()?, &self.t)?;
+        Ok(Table::new(self.db.clone(), t))
     }
 
     fn name(&self) -> &str {
         self.t.meta.name()
-    }
-
-    /// The clustered record with primary key `key`, delete-marked or not, whatever its
-    /// writer: the newest version, which consistent reads and [`Table::history`] start from.
-    fn clustered_record(&self, key: &[Value]) -> Result<Option<minnow_btree::Entry>> {
-        let inner = self.db.inner()?;
-        let meta = &self.t.meta;
-        let key = meta.normalise_key(&meta.pk, key)?;
-        self.t
-            .clustered
-            .get(inner.pool(), &key)
-            .map_err(|e| from_tree(e, self.name(), PRIMARY))
     }
 
     /// The columns `cols` (all of them: `None`) of the row with primary key `key` as `snap`
@@ -165,9 +127,9 @@ impl Table {
         if let Some(names) = cols {
             self.t.meta.check_names(names)?;
         }
-        let cols = cols.map_or(get::Cols::All, get::Cols::Named);
-        let key = get::PointKey::Values(key);
-        self.snapshot_read(snap, key, |meta, found| get::project(meta, found, cols))
+        let cols = cols.map_or(point::Cols::All, point::Cols::Named);
+        let key = point::PointKey::Values(key);
+        self.snapshot_read(snap, key, |meta, found| point::project(meta, found, cols))
     }
 
     /// [`crate::Transaction::get_with`]: `f` on the row with primary key `key` as `snap`
@@ -179,8 +141,10 @@ impl Table {
         f: impl FnOnce(&RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
         let mut f = Some(f);
-        let key = get::PointKey::Values(key);
-        self.snapshot_read(snap, key, |meta, found| get::with_view(meta, found, &mut f))
+        let key = point::PointKey::Values(key);
+        self.snapshot_read(snap, key, |meta, found| {
+            point::with_view(meta, found, &mut f)
+        })
     }
 
     /// [`crate::Transaction::get_bytes_with`]: [`Table::get_in_with`] of a key of one byte
@@ -192,23 +156,21 @@ impl Table {
         f: impl FnOnce(&RowView<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
         let mut f = Some(f);
-        let key = get::PointKey::Bytes(key);
-        self.snapshot_read(snap, key, |meta, found| get::with_view(meta, found, &mut f))
+        let key = point::PointKey::Bytes(key);
+        self.snapshot_read(snap, key, |meta, found| {
+            point::with_view(meta, found, &mut f)
+        })
     }
 
-    /// A consistent point read through `snap`, validated against DDL.
+    /// A consistent point read through `snap`, validated against DDL (the engine's
+    /// `read::point::in_snapshot`).
     fn snapshot_read<R>(
         &self,
         snap: &Snapshot,
-        key: get::PointKey<'_>,
-        mut f: impl FnMut(&crate::schema::TableMeta, get::Found<'_>) -> Result<R>,
+        key: point::PointKey<'_>,
+        f: impl FnMut(&crate::schema::TableMeta, point::Found<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
-        self.read(|t| {
-            let inner = t.db.inner()?;
-            t.with_checked_key(key, |key| {
-                t.read_row(inner, key, get::Reader::Snap(snap), &mut f)
-            })
-        })
+        point::in_snapshot(self.db.inner()?, &self.t, snap, key, f)
     }
 
     /// The version chain of the row with primary key `key`, newest first: every version the
@@ -218,26 +180,7 @@ impl Table {
     /// only: writes nothing and takes no lock, so it never waits for a writer.
     pub fn history(&self, key: impl ToKey) -> Result<Option<crate::RowHistory>> {
         let key: &[Value] = &key.to_key();
-        self.read(|t| t.history_entry(key))
-    }
-
-    /// [`Table::history`] on this handle's entry, unvalidated.
-    fn history_entry(&self, key: &[Value]) -> Result<Option<crate::RowHistory>> {
-        let inner = self.db.inner()?;
-        let meta = &self.t.meta;
-        let Some(e) = self.clustered_record(key)? else {
-            return Ok(None);
-        };
-        let history = crate::history::walk(
-            &**inner.pool(),
-            inner.trx_sys().page().space,
-            meta,
-            self.t.clustered.layout(),
-            e.values,
-            e.deleted,
-            &|id| inner.trx_sys().is_active(id),
-        )?;
-        Ok(Some(history))
+        read::row_history(self.db.inner()?, &self.t, key)
     }
 
     /// The table's entry as it is now, checked live (for statements holding its metadata
@@ -295,7 +238,7 @@ impl Table {
             }
         };
         #[cfg(test)]
-        tests::hook(tests::Point::StatementLatched);
+        minnow_engine::hooks::hook(minnow_engine::hooks::Point::StatementLatched);
         let r = f(inner, t, &mut w);
         // After the statement's changes and before its transaction can commit (`count`).
         t.counted.changed();

@@ -1,56 +1,14 @@
 //! Interleavings of an autocommit read with a concurrent rollback, made deterministic by a
-//! hook the read calls at fixed points (compiled into test builds only).
+//! hook the read calls at fixed points (the engine's `hooks` module, compiled into test
+//! builds only: its `test-hooks` feature).
 
 use std::sync::Mutex;
 use std::sync::mpsc;
-use std::thread::ThreadId;
 
 use minnow_btree::record::Value;
+use minnow_engine::hooks::{Point, install, uninstall};
 
 use crate::{ColumnDef, ColumnType, Config, Database, TableDef};
-
-/// Where in `Table::get` the hook runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Point {
-    /// The fast path has read the bound of ended transactions, not the record yet.
-    FastGetBoundTaken,
-    /// The fast path has read the record and let its latch go, and not yet decided whether
-    /// the record's writer committed.
-    FastGetRead,
-    /// A write statement holds its latches (the quiesce latch and the table's metadata lock,
-    /// shared) and has not started its work.
-    StatementLatched,
-}
-
-type Hook = std::sync::Arc<dyn Fn(Point) + Send + Sync>;
-
-/// The installed hook and the one thread it runs for (other tests run in parallel threads).
-static HOOK: Mutex<Option<(ThreadId, Hook)>> = Mutex::new(None);
-
-/// Runs the installed hook if it was installed for this thread (not holding `HOOK` while it
-/// runs: other threads pass their hook points meanwhile).
-pub(super) fn hook(point: Point) {
-    let f = {
-        let guard = HOOK
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match guard.as_ref() {
-            Some((thread, f)) if *thread == std::thread::current().id() => Some(f.clone()),
-            _ => None,
-        }
-    };
-    if let Some(f) = f {
-        f(point);
-    }
-}
-
-fn install(f: Hook) {
-    *HOOK.lock().unwrap() = Some((std::thread::current().id(), f));
-}
-
-fn uninstall() {
-    *HOOK.lock().unwrap() = None;
-}
 
 /// A database with table `t` (id, v) holding the row (1, 100).
 fn one_row() -> (tempfile::TempDir, Database) {
@@ -75,7 +33,7 @@ fn run_pausing_at<R: Send>(
     op: impl FnOnce() -> R + Send,
     during: impl FnOnce(),
 ) -> R {
-    // One hook slot (`HOOK`), so the tests that pause take turns: a test-only lock, held by
+    // One hook slot (the engine's), so the tests that pause take turns: a test-only lock, held by
     // the test thread around one paused operation, never by the engine.
     static TURN: Mutex<()> = Mutex::new(());
     let _turn = TURN

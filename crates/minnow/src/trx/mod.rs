@@ -104,7 +104,7 @@ pub(crate) use by_index::lock_by_unique;
 use gaps::*;
 pub(crate) use locks::row_lock_key;
 use locks::*;
-pub(crate) use minnow_engine::read::{Snapshot, visible};
+pub(crate) use minnow_engine::read::Snapshot;
 pub use transaction::Transaction;
 pub(crate) use update_columns::{column_changes, update_columns};
 pub(crate) use write::{delete, insert, sec, update};
