@@ -144,7 +144,8 @@ macro_rules! trace_event {
 
 use pool::{Mode, Shared};
 
-/// How long [`BufferPool::mtr`] waits for log space before giving up with `LogFull`.
+/// How long [`BufferPool::mtr`] waits for log space, from its first wait, before giving up
+/// with `LogFull`.
 const FREE_CHECK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The buffer pool. See the crate docs.
@@ -349,14 +350,20 @@ impl BufferPool {
         let s = &*self.shared;
         let log = s.log()?;
         let margin = (4 * s.cfg.page_size.bytes() as u64).min(log.capacity() / 4);
-        let deadline = Instant::now() + FREE_CHECK_TIMEOUT;
+        // The deadline is set at the first wait, so that the common case reads no clock.
+        let mut deadline = None;
         loop {
             if s.is_poisoned() {
                 return Err(BufError::Poisoned);
             }
             match log.free_check(margin, Duration::from_millis(50)) {
                 Ok(()) => break,
-                Err(LogError::LogFull { .. }) if Instant::now() < deadline => continue,
+                Err(LogError::LogFull { .. })
+                    if Instant::now()
+                        < *deadline.get_or_insert_with(|| Instant::now() + FREE_CHECK_TIMEOUT) =>
+                {
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             }
         }

@@ -348,7 +348,7 @@ impl<'a> Mtr<'a> {
     /// An mtr without changes appends nothing and returns the current LSN.
     pub fn commit(mut self) -> Result<Lsn, BufError> {
         let shared = &*self.pool.shared;
-        let log = shared.log()?.clone();
+        let log = shared.log()?;
         if self.bufs.group.is_empty() {
             self.done = true;
             return Ok(log.current_lsn());

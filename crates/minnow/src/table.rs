@@ -210,7 +210,9 @@ impl Table {
     ) -> Result<T> {
         let inner = self.db.inner()?;
         self.live()?;
-        let start = std::time::Instant::now();
+        // When the statement began waiting for a claim: read only if it waits (no clock read
+        // per statement in the common case).
+        let mut start = None;
         // Every entry of the table shares one metadata lock and one claim, so this handle's
         // are the table's.
         let mut w = loop {
@@ -222,9 +224,10 @@ impl Table {
             }
             drop(w);
             let timeout = inner.locks().wait_timeout();
-            let holder = self.t.claim.wait(me, start, timeout);
+            let since = *start.get_or_insert_with(std::time::Instant::now);
+            let holder = self.t.claim.wait(me, since, timeout);
             if holder != 0 {
-                return Err(trx::claim_timeout(self.name(), me, holder, start.elapsed()));
+                return Err(trx::claim_timeout(self.name(), me, holder, since.elapsed()));
             }
         };
         // Under it the entry cannot change: this handle's if it is still the table's (no

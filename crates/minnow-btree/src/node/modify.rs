@@ -5,6 +5,8 @@ use super::{
     NodeError, fits, fits_after_reorganize, level, max_record_len, next_of, page_len, rec_header,
     reorg::reorganize_reserving, search, set_n_owned, slot, slot_addr,
 };
+use minnow_page::bytes;
+
 use crate::PageMut;
 use crate::record::{INFO_DELETED, RecStatus, RecordBuf, RecordHeader, RecordLayout, next_rel};
 
@@ -350,19 +352,33 @@ pub fn set_delete_mark<P: PageMut + ?Sized>(
     cursor: Cursor,
     deleted: bool,
 ) -> Result<(), NodeError> {
-    let rh = rec_header(p.bytes(), cursor.origin())?;
+    let info = info_byte_at(p.bytes(), cursor)?;
+    super::set_bits(p, info, INFO_DELETED, deleted)?;
+    if deleted {
+        super::set_no_delete_marks(p, false)?;
+    }
+    Ok(())
+}
+
+/// Where the byte with the delete mark of the user record at `cursor` lies (refused for the
+/// infimum and the supremum).
+fn info_byte_at(page: &[u8], cursor: Cursor) -> Result<usize, NodeError> {
+    let rh = rec_header(page, cursor.origin())?;
     if !cursor.is_user() || matches!(rh.status, RecStatus::Infimum | RecStatus::Supremum) {
         return Err(NodeError::BadCursor {
             at: cursor.origin(),
             what: "only user records can be delete-marked",
         });
     }
-    super::set_bits(p, cursor.origin() - 5, INFO_DELETED, deleted)?;
-    if deleted {
-        super::set_no_delete_marks(p, false)?;
-    }
-    Ok(())
+    Ok(cursor.origin() - 5)
 }
+
+/// The longest span, from a record's delete-mark byte to the end of its `DB_ROLL_PTR`, that
+/// [`stamp_sys_at`] writes as one: a short key's record (the peer comparison's 24-byte keys
+/// make 42 bytes) takes one WRITE record for its mark and system columns, the key bytes
+/// between them written unchanged, instead of two records and two changes of the page; a
+/// longer key's takes two writes, not more redo bytes.
+const STAMP_SPAN_MAX: usize = 64;
 
 /// Stamps the clustered-leaf record at `cursor` in place: its `DB_TRX_ID` and `DB_ROLL_PTR`
 /// become `trx_id` (low 48 bits) and `roll_ptr` (low 56 bits), and `mark` sets (`Some(true)`)
@@ -406,6 +422,31 @@ pub(crate) fn stamp_sys_at<P: PageMut + ?Sized>(
     let (t, r) = sys.split_at_mut(6);
     t.copy_from_slice(trx_id.to_be_bytes().get(2..).unwrap_or_default());
     r.copy_from_slice(roll_ptr.to_be_bytes().get(1..).unwrap_or_default());
+    if let Some(deleted) = mark {
+        // The mark and the system columns in one write where they lie close together.
+        let info = info_byte_at(p.bytes(), cursor)?;
+        let end = at + sys.len();
+        if info < at && end - info <= STAMP_SPAN_MAX {
+            let mut span = [0u8; STAMP_SPAN_MAX];
+            let span = span.get_mut(..end - info).unwrap_or_default();
+            span.copy_from_slice(bytes::slice(p.bytes(), info, end - info)?);
+            if let Some(b) = span.first_mut() {
+                *b = if deleted {
+                    *b | INFO_DELETED
+                } else {
+                    *b & !INFO_DELETED
+                };
+            }
+            if let Some(s) = span.get_mut(at - info..) {
+                s.copy_from_slice(&sys);
+            }
+            p.write_changed(info, span)?;
+            if deleted {
+                super::set_no_delete_marks(p, false)?;
+            }
+            return Ok(());
+        }
+    }
     p.write_changed(at, &sys)?;
     if let Some(deleted) = mark {
         set_delete_mark(p, cursor, deleted)?;

@@ -438,3 +438,66 @@ fn a_full_page_reports_page_full() {
         Err(NodeError::RecordTooBig { .. })
     ));
 }
+
+/// A clustered leaf layout with a key of `key_len` bytes.
+fn clustered(key_len: u16) -> RecordLayout {
+    RecordLayout::clustered(
+        vec![Column::new(ColumnType::Var(key_len))],
+        vec![Column::nullable(ColumnType::Var(200))],
+    )
+    .unwrap()
+}
+
+/// A clustered record of key `k` repeated `key_len` times, trx id 1, no roll pointer.
+fn clustered_rec(l: &RecordLayout, k: u8, key_len: usize) -> RecordBuf {
+    l.encode(&[
+        Value::Bytes(vec![k; key_len]),
+        Value::trx_id(1),
+        Value::roll_ptr(0),
+        Value::Bytes(vec![b'v'; 20]),
+    ])
+    .unwrap()
+}
+
+/// A delete-mark stamp writes the mark and the system columns as one write where the key
+/// between them is short, as two where it is long; both leave the same record, and the
+/// stamp without a mark change is the system columns alone.
+#[test]
+fn a_short_keys_mark_and_system_columns_are_one_write() {
+    for (key_len, writes) in [(24usize, 1usize), (60, 2)] {
+        let l = clustered(key_len as u16);
+        let mut p = CountingPage::new(fresh(16384));
+        for k in 1..=5u8 {
+            insert(&mut p, &l, &clustered_rec(&l, k, key_len)).unwrap();
+        }
+        let k = l.search_key(&[Value::Bytes(vec![3; key_len])]).unwrap();
+        let at = search(&p.page, &l, &k).unwrap().cursor;
+        // The page's "no delete marks" flag goes at the first mark: mark once to clear it.
+        let other = l.search_key(&[Value::Bytes(vec![4; key_len])]).unwrap();
+        let other = search(&p.page, &l, &other).unwrap().cursor;
+        stamp_sys(&mut p, &l, other, 9, 1 << 40, Some(true)).unwrap();
+
+        let calls = p.calls;
+        stamp_sys(&mut p, &l, at, 9, 1 << 41, Some(true)).unwrap();
+        assert_eq!(p.calls - calls, writes, "key of {key_len} bytes");
+        let v = l.decode(&p.page, at.origin()).unwrap();
+        assert!(header_at(&p.page, at).unwrap().deleted());
+        assert_eq!(v[0], Value::Bytes(vec![3; key_len]));
+        assert_eq!(v[1], Value::trx_id(9));
+        assert_eq!(v[2], Value::roll_ptr(1 << 41));
+        assert_eq!(v[3], Value::Bytes(vec![b'v'; 20]));
+
+        // Cleared again (a rollback's stamp), then a stamp that keeps the mark.
+        stamp_sys(&mut p, &l, at, 1, 0, Some(false)).unwrap();
+        assert!(!header_at(&p.page, at).unwrap().deleted());
+        let calls = p.calls;
+        stamp_sys(&mut p, &l, at, 10, 1 << 42, None).unwrap();
+        assert_eq!(p.calls - calls, 1);
+        assert!(!header_at(&p.page, at).unwrap().deleted());
+        assert_eq!(
+            l.decode(&p.page, at.origin()).unwrap()[1],
+            Value::trx_id(10)
+        );
+        check(&p.page, &l).unwrap();
+    }
+}
