@@ -10,12 +10,10 @@
 //! threads, because it took a global mutex every query also needed, and `SHOW INNODB STATUS`
 //! spending 0.3 s on two rarely read counters. A snapshot here **walks nothing that grows with
 //! the load** and holds no lock across more than a few loads: it loads atomics with relaxed
-//! ordering, and takes one mutex that statements take, the transaction system's slot for the
-//! cached statement view (twice, each time for one comparison: to drop a stale cached view,
-//! which would hold purge back, and to ask whether any statement still uses it; see
-//! `minnow_mvcc`'s `statement` module). An autocommit read waits for a snapshot there at
-//! most that long. Dropping a stale cached view unregisters it, which takes the `ids` mutex
-//! writers take at begin and commit once, as the end of any statement's view does.
+//! ordering, and scans the transaction system's view registration slots (a fixed array,
+//! read only). The one mutex it shares with readers is the overflow list of registrations,
+//! which a reader takes only when every slot it tried was busy (see `minnow_mvcc`'s
+//! `trx_sys::views` module): held for a copy of a short list.
 //!
 //! - buffer pool: each instance's striped counters (16 stripes, [`minnow_buf::BufferPoolStats`])
 //!   and the mirrors of its list lengths;

@@ -84,6 +84,15 @@ impl ReadView {
         max_trx_id < self.up_limit
     }
 
+    /// The same view with a list of active ids of its own (a clone shares the list, and with
+    /// it the list's reference count).
+    pub fn detached(&self) -> ReadView {
+        ReadView {
+            ids: self.ids.iter().copied().collect(),
+            ..self.clone()
+        }
+    }
+
     /// Makes `creator` the owner (a transaction that writes after its view was taken).
     pub fn set_creator(&mut self, creator: u64) {
         self.creator = creator;

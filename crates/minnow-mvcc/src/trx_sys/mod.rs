@@ -75,19 +75,22 @@
 //! it may be needed. A transaction that stays open (or a read view that does) therefore pins
 //! every undo page written after it, which is why long transactions make undo grow.
 //!
-//! ## Statement views
+//! ## Views without the `ids` mutex
 //!
-//! A statement outside a transaction reads through a view of its own. While no transaction
-//! begins or ends, every such view is the same, so the last one built is kept with the
-//! **view epoch** it was built at (a counter each change of the active set, the next id or
-//! the committing set moves, under the `ids` mutex) and shared by the statements that find
-//! the epoch unchanged: [`TrxSys::statement_view`] (`statement.rs` explains why a shared view
-//! still sees every acknowledged commit, and why it never holds purge back).
+//! Readers do not take the `ids` mutex writers take, nor write any line another thread
+//! writes: every view built at one **view epoch** (a counter each change of the active set,
+//! the next id or the committing set moves, under the `ids` mutex) is the same, so each
+//! thread keeps its own copy of the current epoch's view, and a view is registered in a
+//! cache-line-aligned slot of the reader's own; purge's pass and the reader's registration
+//! follow a `SeqCst` protocol (Dekker's) so that purge never passes a view it did not see.
+//! [`TrxSys::open_view`] (transactions) and [`TrxSys::statement_view`] (statements outside
+//! one) both take views this way; `views.rs` teaches the protocol and proves it.
 //!
 //! ## Where the code is
 //!
 //! This file holds the ids, the active set, read views and the purge view, and opens and
-//! creates the whole; [`page`] the on-disk format of the TRX_SYS page and the segment header
+//! creates the whole; `views` taking and registering views and purge's pass over them;
+//! [`page`] the on-disk format of the TRX_SYS page and the segment header
 //! pages, with their checked decoders; `rseg` one segment in memory (its tail, its appends to
 //! its stream); `store` a transaction's log steps (begin, append, commit, rollback);
 //! `history` the history lists, purge's steps, trimming and the check.
@@ -111,8 +114,8 @@ use crate::undo::record::{UndoAddr, UndoFields, UndoKind};
 mod history;
 pub mod page;
 mod rseg;
-mod statement;
 mod store;
+mod views;
 
 pub use history::UndoCheck;
 use page::slot_header;
@@ -188,9 +191,9 @@ struct Ids {
     active: BTreeSet<u64>,
     /// Commit numbers of transactions between taking their number and leaving `active`.
     committing: BTreeSet<u64>,
-    /// The open read views, by when they were opened (oldest first).
-    views: BTreeMap<u64, ReadView>,
-    view_seq: u64,
+    /// The views built, by the view epoch they were built at (creator 0): what a reader
+    /// registered at that epoch sees, kept until purge has passed the epoch (see [`views`]).
+    built: BTreeMap<u64, ReadView>,
 }
 
 impl Ids {
@@ -206,9 +209,6 @@ impl Ids {
 struct Mirror {
     next_id: AtomicU64,
     active: AtomicU64,
-    views: AtomicU64,
-    /// The low limit of the oldest open view (`u64::MAX`: none).
-    oldest_view: AtomicU64,
     pages_freed: AtomicU64,
 }
 
@@ -239,35 +239,7 @@ pub struct TrxStatus {
 #[derive(Debug, Clone)]
 pub struct OpenView {
     view: ReadView,
-    _guard: Arc<ViewGuard>,
-}
-
-#[derive(Debug)]
-struct ViewGuard {
-    ids: Arc<Mutex<Ids>>,
-    mirror: Arc<Mirror>,
-    seq: u64,
-}
-
-impl Drop for ViewGuard {
-    fn drop(&mut self) {
-        let mut ids = self.ids.lock();
-        ids.views.remove(&self.seq);
-        publish_views(&ids, &self.mirror);
-    }
-}
-
-fn publish_views(ids: &Ids, mirror: &Mirror) {
-    mirror
-        .views
-        .store(ids.views.len() as u64, Ordering::Relaxed);
-    mirror.oldest_view.store(
-        ids.views
-            .values()
-            .next()
-            .map_or(u64::MAX, ReadView::low_limit),
-        Ordering::Relaxed,
-    );
+    _guard: Arc<views::Registration>,
 }
 
 impl OpenView {
@@ -310,10 +282,11 @@ pub struct TrxSys {
     /// below it is committed, which is all an autocommit read needs to know (no view).
     oldest_active: AtomicU64,
     /// Moved forward (under `ids`) by every change of what a view is made of: an id or a
-    /// commit number handed out, a transaction ending (see [`statement`]).
+    /// commit number handed out, a transaction ending (see [`views`]).
     view_epoch: AtomicU64,
-    /// The last statement view built and the epoch it was built at (see [`statement`]).
-    statement: Mutex<Option<statement::Cached>>,
+    /// The registrations of open views, purge's floor and the last view built (see
+    /// [`views`]).
+    views: views::Views,
 }
 
 impl TrxSys {
@@ -363,7 +336,6 @@ impl TrxSys {
         let mirror = Mirror {
             next_id: AtomicU64::new(mark),
             active: AtomicU64::new(active.len() as u64),
-            oldest_view: AtomicU64::new(u64::MAX),
             ..Mirror::default()
         };
         let oldest = active.first().copied().unwrap_or(mark);
@@ -380,14 +352,13 @@ impl TrxSys {
                 mark,
                 active,
                 committing: BTreeSet::new(),
-                views: BTreeMap::new(),
-                view_seq: 0,
+                built: BTreeMap::new(),
             })),
             mirror: Arc::new(mirror),
             purge_limit: Mutex::new(purge_limit),
             oldest_active: AtomicU64::new(oldest),
             view_epoch: AtomicU64::new(0),
-            statement: Mutex::new(None),
+            views: views::Views::new(),
         }
     }
 
@@ -456,7 +427,7 @@ impl TrxSys {
     }
 
     /// Records (under the `ids` mutex, which `_ids` proves is held) that what views are made
-    /// of changed: a statement view built before is not reused.
+    /// of changed: a view built before is not reused.
     fn changed(&self, _ids: &Ids) {
         self.view_epoch.fetch_add(1, Ordering::Release);
     }
@@ -533,53 +504,19 @@ impl TrxSys {
         self.oldest_active.load(Ordering::Acquire)
     }
 
-    /// Opens a read view for a transaction whose id is `creator` (0 if it has none yet),
-    /// registered until the last clone of it is dropped: purge keeps what it may need.
-    pub fn open_view(&self, creator: u64) -> OpenView {
-        self.open_view_at(creator).0
-    }
-
-    /// [`TrxSys::open_view`], and the view epoch it was built at.
-    fn open_view_at(&self, creator: u64) -> (OpenView, u64) {
-        let mut ids = self.ids.lock();
-        let epoch = self.view_epoch.load(Ordering::Acquire);
-        let view = ids.view(creator);
-        let seq = ids.view_seq;
-        ids.view_seq += 1;
-        // The registered copy has no creator: the creator's own changes, invisible to
-        // everyone else, must not count as seen (InnoDB adds the creator to a purge view's
-        // ids for the same reason). An active creator is in the copy's ids already.
-        let registered = ids.view(0);
-        ids.views.insert(seq, registered);
-        publish_views(&ids, &self.mirror);
-        drop(ids);
-        let view = OpenView {
-            view,
-            _guard: Arc::new(ViewGuard {
-                ids: Arc::clone(&self.ids),
-                mirror: Arc::clone(&self.mirror),
-                seq,
-            }),
-        };
-        (view, epoch)
-    }
-
     /// The purge view: a copy of the oldest open view, or a view of the system now if none
     /// is open. Every view open now sees at least what it sees, so a change it sees is seen
     /// by all readers, and a committed log whose commit number is below its
     /// [`ReadView::low_limit_no`] is needed by none. It also becomes the limit of
     /// [`TrxSys::undo_may_be_gone`], before purge frees anything.
     pub fn purge_view(&self) -> ReadView {
-        // A cached statement view no statement uses any more must not hold purge back.
-        self.drop_stale_statement_view();
-        let view = {
-            let ids = self.ids.lock();
-            match ids.views.values().next() {
-                Some(v) => v.clone(),
-                None => ids.view(0),
-            }
+        let oldest = {
+            let mut ids = self.ids.lock();
+            self.oldest_registered(&mut ids)
         };
         let mut limit = self.purge_limit.lock();
+        // Should the oldest view be missing, the last limit is one no reader is behind.
+        let view = oldest.unwrap_or_else(|| limit.clone());
         // Views only get newer, but keep the limit monotonic whatever happens.
         if view.low_limit() >= limit.low_limit() {
             *limit = view.clone();
@@ -597,20 +534,13 @@ impl TrxSys {
         self.purge_limit.lock().changes_visible(writer)
     }
 
-    /// Counters for status output, from atomics: takes no lock writers or readers take.
+    /// Counters for status output, from atomics and a scan of the view registrations: takes
+    /// no lock writers or readers take (but the overflow list's, which a reader takes only
+    /// when every slot it tried was busy).
     pub fn status(&self) -> TrxStatus {
-        self.drop_stale_statement_view();
-        // The cached statement view, held by no statement, is no reader's: not counted. It
-        // is current (the stale one is gone), so no other open view is newer than it.
-        let cache_only = u64::from(self.statement_view_unused());
         let m = &self.mirror;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let views = load(&m.views).saturating_sub(cache_only);
-        let oldest = if views == 0 {
-            u64::MAX
-        } else {
-            load(&m.oldest_view)
-        };
+        let (views, oldest) = self.views.census();
         let (history_len, undo_pages) = self
             .rsegs
             .iter()
@@ -623,7 +553,7 @@ impl TrxSys {
             undo_pages,
             undo_pages_freed: load(&m.pages_freed),
             open_views: views,
-            oldest_view_low_limit: (oldest != u64::MAX).then_some(oldest),
+            oldest_view_low_limit: oldest,
         }
     }
 }

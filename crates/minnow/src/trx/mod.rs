@@ -270,6 +270,13 @@ impl TrxState {
         }
     }
 
+    /// True if ending the transaction has nothing to do: no undo log, no row lock, no
+    /// buffered insert (a read-only transaction). Its commit and rollback then take no latch,
+    /// so that readers write no shared line to end (the quiesce latch's reader count).
+    pub fn is_empty(&self) -> bool {
+        self.log.is_none() && self.locks.is_none() && self.bulk.is_none()
+    }
+
     /// Commits (the caller holds the quiesce latch shared); returns the commit mtr's end,
     /// `None` for a transaction that wrote nothing.
     pub fn commit(&mut self, inner: &Engine) -> Result<Option<Lsn>> {

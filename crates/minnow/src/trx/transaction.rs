@@ -445,6 +445,9 @@ impl Transaction {
         self.live()?;
         self.ended = true;
         let inner = self.db.inner()?;
+        if self.state.get_mut().is_empty() {
+            return Ok(Durability::Synced);
+        }
         // Takes its latches itself (a bulk insert's commit takes the DDL mutex first).
         let end = self.state.get_mut().commit_bulk(inner)?;
         match end {
@@ -462,6 +465,9 @@ impl Transaction {
         self.live()?;
         self.ended = true;
         let inner = self.db.inner()?;
+        if self.state.get_mut().is_empty() {
+            return Ok(());
+        }
         let _q = inner.write_latch()?;
         self.state.get_mut().rollback(inner)
     }
