@@ -161,19 +161,21 @@ mod buffer;
 mod error;
 pub mod format;
 mod mode;
+mod pair;
 mod recover;
 mod resolver;
+mod stats;
 
 pub use batch_buf::BatchBuf;
-pub use buffer::{
-    Doublewrite, DoublewriteConfig, DoublewriteStats, PhaseTimes, StatsSnapshot, segment_path,
-};
+pub use buffer::{Doublewrite, DoublewriteConfig, segment_path};
 pub use error::DblwrError;
 pub use mode::{DoublewriteMode, ParseModeError};
+pub use pair::{CopiedBatch, Half, SegmentPair};
 pub use recover::{
     Action, CopyState, DataState, PageReport, RecoveryReport, SegmentReport, SegmentState, recover,
 };
 pub use resolver::SpaceResolver;
+pub use stats::{DoublewriteStats, PhaseTimes, StatsSnapshot};
 
 #[cfg(test)]
 mod tests;
