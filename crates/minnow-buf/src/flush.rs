@@ -29,6 +29,30 @@
 //! page is marked clean if its LSN did not change meanwhile; otherwise it stays dirty with its
 //! original `oldest_modification` and is written again later.
 //!
+//! ## Two batches in flight
+//!
+//! With the doublewrite buffer ([`PageWriter::doublewrite`]) a flush of more than one batch
+//! keeps two in flight through the flusher's pair of segments
+//! ([`minnow_dblwr::SegmentPair`]): while batch *n* is written in place and its data files
+//! synced on a scoped thread (`minnow-dblwr-in-place`), this thread takes batch *n + 1*,
+//! makes its redo durable and writes and syncs its copies to the other segment; then it
+//! waits for batch *n*, marks its pages clean, and sends batch *n + 1* in place:
+//!
+//! ```text
+//!   flusher:   take n, WAL, copies n | take n+1, WAL, copies n+1 | wait n, clean n | take n+2 ...
+//!   in place:                        | in place n, data sync n    |                 | in place n+1 ...
+//! ```
+//!
+//! The segment write and sync of one batch overlap the in-place writes and data syncs of the
+//! one before (MariaDB's two doublewrite slots, `buf_dblwr_t::slots`, do the same). The
+//! order each page needs is kept: its redo durable before its copy is written (WAL, per
+//! batch, before its copies); its copy durable before it goes in place (the in-place step
+//! takes what only a completed copy step returns); a segment reused only after its batch's
+//! data syncs (the pair alternates, and a segment between the two steps refuses a batch);
+//! a page marked clean, and so passed by the checkpoint, only after its data sync. A page
+//! stays FLUSHING until then, so the next batch never holds it. The next flush call starts
+//! with nothing in flight: its first copies wait for nothing.
+//!
 //! After flushing, `Shared::advance_checkpoint` moves the checkpoint to the smallest
 //! `oldest_modification` left (or to the durable end of the log if nothing is dirty).
 //!
@@ -75,6 +99,15 @@ pub trait PageWriter: Send + Sync + std::fmt::Debug {
         pages: &mut [PageImage<'_>],
         spaces: &SpaceMap,
     ) -> Result<(), BufError>;
+
+    /// The doublewrite buffer this writer is, if it is one (the default: none). The pool
+    /// then writes its batches through the flusher's pair of segments with two batches in
+    /// flight (see the module docs, "Two batches in flight") wherever the buffer has a pair
+    /// ([`minnow_dblwr::Doublewrite::pair`]), and through [`PageWriter::write_batch`] where
+    /// it has not.
+    fn doublewrite(&self) -> Option<&minnow_dblwr::Doublewrite> {
+        None
+    }
 
     /// The doublewrite buffer's counters, for writers that are one (the default: none).
     fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
@@ -151,32 +184,15 @@ impl PageWriter for minnow_dblwr::Doublewrite {
         pages: &mut [PageImage<'_>],
         spaces: &SpaceMap,
     ) -> Result<(), BufError> {
-        for p in pages.iter() {
-            let space = spaces
-                .get(p.id.space)
-                .ok_or(BufError::UnknownSpace { space: p.id.space })?;
-            space.extend_to(p.id.page_no.saturating_add(1))?;
-        }
+        extend_spaces(pages.iter().map(|p| p.id), spaces)?;
         let batch: Vec<(PageId, &[u8])> = pages.iter().map(|p| (p.id, &*p.data)).collect();
         let cached: Vec<Option<&[u8]>> = pages.iter().map(|p| p.zip.as_deref()).collect();
         self.flush_batch_cached(self.segment_for(segment), &batch, &cached, spaces)
-            .map_err(|e| match e {
-                minnow_dblwr::DblwrError::Io(minnow_io::IoError::DoesNotFit {
-                    page_no,
-                    block,
-                    capacity,
-                    ..
-                }) => BufError::CompressionFailure {
-                    page: pages
-                        .iter()
-                        .find(|p| p.id.page_no == page_no)
-                        .map_or(PageId::new(0, page_no), |p| p.id),
-                    block,
-                    capacity,
-                },
-                other => other.into(),
-            })?;
-        Ok(())
+            .map_err(|e| dblwr_error(e, pages.iter().map(|p| p.id)))
+    }
+
+    fn doublewrite(&self) -> Option<&minnow_dblwr::Doublewrite> {
+        Some(self)
     }
 
     fn doublewrite_stats(&self) -> Option<minnow_dblwr::StatsSnapshot> {
@@ -186,6 +202,49 @@ impl PageWriter for minnow_dblwr::Doublewrite {
     fn forget_copies(&self) -> Result<(), BufError> {
         Ok(self.forget()?)
     }
+}
+
+/// Extends each page's tablespace to hold it (new pages beyond the end of their file).
+fn extend_spaces(ids: impl Iterator<Item = PageId>, spaces: &SpaceMap) -> Result<(), BufError> {
+    for id in ids {
+        let space = spaces
+            .get(id.space)
+            .ok_or(BufError::UnknownSpace { space: id.space })?;
+        space.extend_to(id.page_no.saturating_add(1))?;
+    }
+    Ok(())
+}
+
+/// A doublewrite error as the pool reports it: a compressed page that does not fit its
+/// block is named by its page id (one of `ids`).
+fn dblwr_error(e: minnow_dblwr::DblwrError, mut ids: impl Iterator<Item = PageId>) -> BufError {
+    match e {
+        minnow_dblwr::DblwrError::Io(minnow_io::IoError::DoesNotFit {
+            page_no,
+            block,
+            capacity,
+            ..
+        }) => BufError::CompressionFailure {
+            page: ids
+                .find(|id| id.page_no == page_no)
+                .unwrap_or(PageId::new(0, page_no)),
+            block,
+            capacity,
+        },
+        other => other.into(),
+    }
+}
+
+/// The pages of a batch: (frame, page id, LSN of the copy).
+type TakenPages = Vec<(u32, PageId, Lsn)>;
+
+/// A batch taken from the frames: the copies of its pages, which frames they came from with
+/// their ids and LSNs, and the cached compressed block of each (pages of compressed
+/// tablespaces). Every frame in `taken` is marked FLUSHING until [`Shared::finish_batch`].
+struct Taken {
+    buf: AlignedBuf,
+    taken: TakenPages,
+    blocks: Vec<Option<Vec<u8>>>,
 }
 
 /// Where a flush came from, for the statistics.
@@ -207,60 +266,16 @@ impl Shared {
         if self.is_poisoned() {
             return Err(BufError::Poisoned);
         }
-        let size = self.cfg.page_size;
-        let page = size.bytes();
+        if let Some(mut pair) = self.writer.doublewrite().and_then(|d| d.pair(segment)) {
+            return self.flush_frames_paired(&mut pair, frames, source);
+        }
         let mut cleaned = 0;
         for chunk in frames.chunks(self.cfg.doublewrite_pages) {
-            let mut buf = AlignedBuf::pages(size, chunk.len());
-            let mut taken: Vec<(u32, PageId, Lsn)> = Vec::with_capacity(chunk.len());
-            let mut blocks: Vec<Option<Vec<u8>>> = Vec::with_capacity(chunk.len());
-            for &f in chunk {
-                let c = self.ctl(f);
-                if !c.try_lock_s() {
-                    continue;
-                }
-                let dirty = c.oldest.load(Ordering::Acquire) != 0;
-                if let (true, Some(id)) = (dirty, c.page())
-                    && c.pin.fetch_or(FLUSHING, Ordering::AcqRel) & FLUSHING == 0
-                {
-                    let at = taken.len() * page;
-                    // SAFETY: the shared latch is held; the copy ends before unlock.
-                    let src = unsafe { self.frames.slice(f) };
-                    buf[at..at + page].copy_from_slice(src);
-                    let lsn = minnow_page::fil::page_lsn(src).unwrap_or(0);
-                    taken.push((f, id, Lsn(lsn)));
-                    // Under the same latch as the copy: the cached block is of these bytes.
-                    blocks.push(
-                        self.spaces
-                            .has_compressed()
-                            .then(|| self.zip.get(self, id, false))
-                            .flatten(),
-                    );
-                }
-                c.unlock_s();
-            }
-            if taken.is_empty() {
+            let Some(mut batch) = self.take_batch(chunk) else {
                 continue;
-            }
-            let result = self.write_images(segment, &taken, &mut buf, blocks);
-            for &(f, id, lsn) in &taken {
-                let c = self.ctl(f);
-                if result.is_ok() && c.try_lock_s() {
-                    // SAFETY: shared latch held for the read.
-                    let now =
-                        minnow_page::fil::page_lsn(unsafe { self.frames.slice(f) }).unwrap_or(0);
-                    if c.page() == Some(id) && now == lsn.0 && self.mark_clean(f) {
-                        cleaned += 1;
-                        let stats = &self.instances[self.instance_of_frame(f)].stats;
-                        match source {
-                            Source::FlushList => stats.bump(Counter::ListFlushed),
-                            Source::Lru => stats.bump(Counter::LruFlushed),
-                        }
-                    }
-                    c.unlock_s();
-                }
-                c.pin.fetch_and(!FLUSHING, Ordering::AcqRel);
-            }
+            };
+            let result = self.write_images(segment, &mut batch);
+            cleaned += self.finish_batch(&batch.taken, result.is_ok(), source);
             if let Err(e) = result {
                 self.poison();
                 return Err(e);
@@ -269,32 +284,174 @@ impl Shared {
         Ok(cleaned)
     }
 
-    /// WAL, then the writer.
-    fn write_images(
+    /// [`Shared::flush_frames`] through a pair of doublewrite segments, two batches in
+    /// flight: each batch's in-place writes and data syncs run on a scoped thread while this
+    /// thread takes the next batch, makes its redo durable and writes and syncs its copies
+    /// to the pair's other segment; only then does it wait for the previous batch, mark that
+    /// batch's pages clean, and send the new one in place. See the module docs.
+    fn flush_frames_paired(
         &self,
-        segment: usize,
-        taken: &[(u32, PageId, Lsn)],
-        buf: &mut AlignedBuf,
-        blocks: Vec<Option<Vec<u8>>>,
-    ) -> Result<(), BufError> {
+        pair: &mut minnow_dblwr::SegmentPair<'_>,
+        frames: &[u32],
+        source: Source,
+    ) -> Result<usize, BufError> {
+        let mut idle: Vec<minnow_dblwr::Half<'_>> = pair.halves().into_iter().rev().collect();
+        std::thread::scope(|s| {
+            let mut cleaned = 0;
+            let mut failed: Option<BufError> = None;
+            let mut in_flight: Option<(InPlace<'_, '_>, TakenPages)> = None;
+            for chunk in frames.chunks(self.cfg.doublewrite_pages) {
+                let Some(mut batch) = self.take_batch(chunk) else {
+                    continue;
+                };
+                let Some(mut half) = idle.pop() else {
+                    break;
+                };
+                let copied = self.write_copies(&mut half, &mut batch);
+                if let Some((handle, taken)) = in_flight.take() {
+                    let (back, result) = join_in_place(handle);
+                    idle.push(back);
+                    let result = result.map_err(|e| dblwr_error(e, taken.iter().map(|t| t.1)));
+                    cleaned += self.finish_batch(&taken, result.is_ok(), source);
+                    if let Err(e) = result {
+                        failed.get_or_insert(e);
+                    }
+                }
+                match copied {
+                    Ok(copied) if failed.is_none() => {
+                        let spawned = std::thread::Builder::new()
+                            .name("minnow-dblwr-in-place".into())
+                            .spawn_scoped(s, move || {
+                                let r = half.write_in_place(copied);
+                                (half, r)
+                            });
+                        match spawned {
+                            Ok(handle) => in_flight = Some((handle, batch.taken)),
+                            Err(e) => {
+                                cleaned += self.finish_batch(&batch.taken, false, source);
+                                failed.get_or_insert(BufError::Config {
+                                    reason: format!("cannot start an in-place writer: {e}"),
+                                });
+                                break;
+                            }
+                        }
+                    }
+                    other => {
+                        idle.push(half);
+                        cleaned += self.finish_batch(&batch.taken, false, source);
+                        if let Err(e) = other {
+                            failed.get_or_insert(e);
+                        }
+                        break;
+                    }
+                }
+            }
+            if let Some((handle, taken)) = in_flight.take() {
+                let (_, result) = join_in_place(handle);
+                let result = result.map_err(|e| dblwr_error(e, taken.iter().map(|t| t.1)));
+                cleaned += self.finish_batch(&taken, result.is_ok(), source);
+                if let Err(e) = result {
+                    failed.get_or_insert(e);
+                }
+            }
+            match failed {
+                Some(e) => {
+                    self.poison();
+                    Err(e)
+                }
+                None => Ok(cleaned),
+            }
+        })
+    }
+
+    /// Takes the dirty pages among `chunk`: for each frame whose latch can be had shared
+    /// at once, that holds a dirty page and that no other flush has, marks it FLUSHING and
+    /// copies it. `None` if no page was taken.
+    fn take_batch(&self, chunk: &[u32]) -> Option<Taken> {
+        let size = self.cfg.page_size;
+        let page = size.bytes();
+        let mut buf = AlignedBuf::pages(size, chunk.len());
+        let mut taken: Vec<(u32, PageId, Lsn)> = Vec::with_capacity(chunk.len());
+        let mut blocks: Vec<Option<Vec<u8>>> = Vec::with_capacity(chunk.len());
+        for &f in chunk {
+            let c = self.ctl(f);
+            if !c.try_lock_s() {
+                continue;
+            }
+            let dirty = c.oldest.load(Ordering::Acquire) != 0;
+            if let (true, Some(id)) = (dirty, c.page())
+                && c.pin.fetch_or(FLUSHING, Ordering::AcqRel) & FLUSHING == 0
+            {
+                let at = taken.len() * page;
+                // SAFETY: the shared latch is held; the copy ends before unlock.
+                let src = unsafe { self.frames.slice(f) };
+                buf[at..at + page].copy_from_slice(src);
+                let lsn = minnow_page::fil::page_lsn(src).unwrap_or(0);
+                taken.push((f, id, Lsn(lsn)));
+                // Under the same latch as the copy: the cached block is of these bytes.
+                blocks.push(
+                    self.spaces
+                        .has_compressed()
+                        .then(|| self.zip.get(self, id, false))
+                        .flatten(),
+                );
+            }
+            c.unlock_s();
+        }
+        (!taken.is_empty()).then_some(Taken { buf, taken, blocks })
+    }
+
+    /// After a batch's write: if it succeeded (`ok`), marks each page clean whose LSN did not
+    /// change since its copy; clears every page's FLUSHING mark. Returns how many were
+    /// marked clean.
+    fn finish_batch(&self, taken: &[(u32, PageId, Lsn)], ok: bool, source: Source) -> usize {
+        let mut cleaned = 0;
+        for &(f, id, lsn) in taken {
+            let c = self.ctl(f);
+            if ok && c.try_lock_s() {
+                // SAFETY: shared latch held for the read.
+                let now = minnow_page::fil::page_lsn(unsafe { self.frames.slice(f) }).unwrap_or(0);
+                if c.page() == Some(id) && now == lsn.0 && self.mark_clean(f) {
+                    cleaned += 1;
+                    let stats = &self.instances[self.instance_of_frame(f)].stats;
+                    match source {
+                        Source::FlushList => stats.bump(Counter::ListFlushed),
+                        Source::Lru => stats.bump(Counter::LruFlushed),
+                    }
+                }
+                c.unlock_s();
+            }
+            c.pin.fetch_and(!FLUSHING, Ordering::AcqRel);
+        }
+        cleaned
+    }
+
+    /// The WAL rule for a batch: the log durable up to its newest page LSN.
+    fn wal(&self, taken: &[(u32, PageId, Lsn)]) -> Result<(), BufError> {
         let newest = taken.iter().map(|t| t.2).max().unwrap_or(Lsn(0));
         // During recovery no log is attached: every page LSN then comes from redo that is
         // already durable, so the WAL rule holds without a write.
         if let Some(log) = self.log.get() {
             log.write_up_to(newest, true)?;
         }
+        Ok(())
+    }
+
+    /// The batch's page images, for a writer (counting the cached compressed blocks reused).
+    fn images<'b>(&self, batch: &'b mut Taken) -> Vec<PageImage<'b>> {
         let page = self.cfg.page_size.bytes();
-        let reused = blocks.iter().filter(|b| b.is_some()).count();
-        let mut images: Vec<PageImage<'_>> = buf
-            .chunks_mut(page)
-            .zip(taken)
-            .zip(blocks)
-            .map(|((data, &(_, id, lsn)), zip)| PageImage { id, lsn, data, zip })
-            .collect();
+        let reused = batch.blocks.iter().filter(|b| b.is_some()).count();
         for _ in 0..reused {
             self.zip.count_write_from_cache();
         }
-        crate::trace_event!("doublewrite_batch", segment, pages = images.len());
+        let images: Vec<PageImage<'_>> = batch
+            .buf
+            .chunks_mut(page)
+            .zip(&batch.taken)
+            .zip(std::mem::take(&mut batch.blocks))
+            .map(|((data, &(_, id, lsn)), zip)| PageImage { id, lsn, data, zip })
+            .collect();
+        crate::trace_event!("doublewrite_batch", pages = images.len());
         #[cfg(feature = "trace")]
         for p in &images {
             crate::trace_event!(
@@ -304,7 +461,30 @@ impl Shared {
                 lsn = p.lsn.0
             );
         }
+        images
+    }
+
+    /// WAL, then the writer.
+    fn write_images(&self, segment: usize, batch: &mut Taken) -> Result<(), BufError> {
+        self.wal(&batch.taken)?;
+        let mut images = self.images(batch);
         self.writer.write_batch(segment, &mut images, &self.spaces)
+    }
+
+    /// WAL, then the batch's copies durable in `half`'s segment (steps 1 and 2 of the
+    /// doublewrite protocol); the pages go in place later, through the same half.
+    fn write_copies(
+        &self,
+        half: &mut minnow_dblwr::Half<'_>,
+        batch: &mut Taken,
+    ) -> Result<minnow_dblwr::CopiedBatch, BufError> {
+        self.wal(&batch.taken)?;
+        let images = self.images(batch);
+        extend_spaces(images.iter().map(|p| p.id), &self.spaces)?;
+        let pages: Vec<(PageId, &[u8])> = images.iter().map(|p| (p.id, &*p.data)).collect();
+        let cached: Vec<Option<&[u8]>> = images.iter().map(|p| p.zip.as_deref()).collect();
+        half.write_copies(&pages, &cached, &*self.spaces)
+            .map_err(|e| dblwr_error(e, images.iter().map(|p| p.id)))
     }
 
     /// Marks frame `f` clean (caller holds a latch). True if it was dirty.
@@ -493,4 +673,20 @@ impl Shared {
         }
         Ok(())
     }
+}
+
+/// A batch's in-place writes running on a scoped thread: it hands back its half and the
+/// result.
+type InPlace<'scope, 'h> = std::thread::ScopedJoinHandle<
+    'scope,
+    (minnow_dblwr::Half<'h>, Result<(), minnow_dblwr::DblwrError>),
+>;
+
+/// Waits for a batch's in-place writes; a panic there goes on in this thread.
+fn join_in_place<'h>(
+    handle: InPlace<'_, 'h>,
+) -> (minnow_dblwr::Half<'h>, Result<(), minnow_dblwr::DblwrError>) {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }

@@ -23,9 +23,16 @@
 //! written at once, in any order; doublewrite must still repair every one, and without it
 //! every torn page must be reported by name.
 //!
+//! As the engine does, the doublewrite buffer has a pair of segments for the page cleaner
+//! and one for user threads, so a flush of more than one batch keeps two batches in flight
+//! (one written in place while the next one's copies are written; `minnow_dblwr::SegmentPair`).
+//! One more campaign makes that the common case with batches of two pages, and requires pages
+//! restored from both segments of a pair.
+//!
 //! `MINNOW_CRASH_SEEDS=N` runs N seeds in every campaign (by default 200 with doublewrite
-//! and 100 without on the plain backend, 20 each way over the write threads and io_uring, to
-//! keep CI's time), `MINNOW_CRASH_SEED_START=S` starts at seed S.
+//! and 100 without on the plain backend, 20 each way over the write threads and io_uring, 40
+//! with two batches in flight, to keep CI's time), `MINNOW_CRASH_SEED_START=S` starts at seed
+//! S.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,7 +40,7 @@ use std::sync::Arc;
 use minnow_buf::{
     BufConfig, BufError, BufferPool, DirectWriter, DoublewriteRecovery, PageWriter, SpaceMap,
 };
-use minnow_dblwr::{DblwrError, Doublewrite, DoublewriteConfig, DoublewriteMode};
+use minnow_dblwr::{CopyState, DblwrError, Doublewrite, DoublewriteConfig, DoublewriteMode};
 use minnow_io::{
     Backend, CrashSim, FlushMethod, OpenOptions, SyncBackend, Tablespace, UringBackend,
 };
@@ -86,17 +93,19 @@ fn model(seed: u64, c: u64) -> Vec<Vec<u64>> {
     m
 }
 
-fn cfg(cleaners: usize, page: PageSize) -> BufConfig {
+fn cfg(cleaners: usize, page: PageSize, batch: usize) -> BufConfig {
     BufConfig {
         page_cleaners: cleaners,
-        doublewrite_pages: 4,
+        doublewrite_pages: batch,
         read_ahead_threshold: 0,
         ..BufConfig::with_frames(16, page)
     }
 }
 
-fn dblwr_config(mode: DoublewriteMode, page: PageSize) -> DoublewriteConfig {
-    DoublewriteConfig::new(mode, 2, page).pages_per_batch(4)
+/// As the engine sets it up: a pair of segments for the page cleaner, one for user threads'
+/// flushes, so each flusher keeps two batches in flight.
+fn dblwr_config(mode: DoublewriteMode, page: PageSize, batch: usize) -> DoublewriteConfig {
+    DoublewriteConfig::new(mode, 4, page).pages_per_batch(batch)
 }
 
 fn writer(
@@ -104,17 +113,27 @@ fn writer(
     dir: &Path,
     mode: DoublewriteMode,
     page: PageSize,
+    batch: usize,
 ) -> Result<Arc<dyn PageWriter>, BufError> {
     Ok(match mode {
         DoublewriteMode::Off => Arc::new(DirectWriter),
-        m => Arc::new(Doublewrite::open(backend, dir, dblwr_config(m, page))?),
+        m => Arc::new(Doublewrite::open(
+            backend,
+            dir,
+            dblwr_config(m, page, batch),
+        )?),
     })
 }
 
 #[derive(Debug, PartialEq, Eq)]
 enum Outcome {
-    /// Recovered and verified; `inflight` if the unacknowledged mtr survived.
-    Verified { acked: u64, inflight: bool },
+    /// Recovered and verified; `inflight` if the unacknowledged mtr survived; `repaired`:
+    /// the segment of each page doublewrite restored (torn, zero or older in place).
+    Verified {
+        acked: u64,
+        inflight: bool,
+        repaired: Vec<usize>,
+    },
     /// A torn page was reported by name.
     TornReported(String),
 }
@@ -140,7 +159,15 @@ impl Under {
     }
 }
 
-fn run_seed(seed: u64, mode: DoublewriteMode, under: Under) -> Outcome {
+/// One seed: batches of `batch` pages; with `flush_every` > 0 the workload also flushes every
+/// dirty page (`flush_all`, many batches in one flush) after each `flush_every` mtrs.
+fn run_seed(
+    seed: u64,
+    mode: DoublewriteMode,
+    under: Under,
+    batch: usize,
+    flush_every: u64,
+) -> Outcome {
     let page = page_size(seed);
     let dir = tempfile::tempdir().unwrap();
     let sim = Arc::new(CrashSim::new(under.backend()));
@@ -165,8 +192,8 @@ fn run_seed(seed: u64, mode: DoublewriteMode, under: Under) -> Outcome {
             .open(&redo, &OpenOptions::new(FlushMethod::Fsync).create(true))
             .unwrap();
         let log = Arc::new(Log::create(log_file, 32 << 10).unwrap());
-        let w = writer(&*backend, dir.path(), mode, page).unwrap();
-        let pool = BufferPool::open(cfg(1, page), spaces, log, w).unwrap();
+        let w = writer(&*backend, dir.path(), mode, page, batch).unwrap();
+        let pool = BufferPool::open(cfg(1, page, batch), spaces, log, w).unwrap();
         for no in 1..=PAGES {
             let mut m = pool.mtr().unwrap();
             m.new_page(PageId::new(1, no)).unwrap();
@@ -191,6 +218,9 @@ fn run_seed(seed: u64, mode: DoublewriteMode, under: Under) -> Outcome {
                 break;
             }
             acked = k;
+            if flush_every > 0 && k % flush_every == 0 && pool.flush_all().is_err() {
+                break;
+            }
         }
         drop(pool);
         (acked, attempted)
@@ -211,14 +241,25 @@ fn run_seed(seed: u64, mode: DoublewriteMode, under: Under) -> Outcome {
         mode,
     });
     let recovered = BufferPool::recover(
-        cfg(0, page),
+        cfg(0, page, batch),
         Arc::clone(&spaces),
         dblwr,
-        || writer(&*backend, dir.path(), mode, page),
+        || writer(&*backend, dir.path(), mode, page, batch),
         log_file,
     );
-    let pool = match recovered {
-        Ok((pool, _log, _report)) => pool,
+    let (pool, repaired) = match recovered {
+        Ok((pool, _log, recovery)) => {
+            let repaired = recovery
+                .doublewrite
+                .iter()
+                .flat_map(|d| d.restored())
+                .filter_map(|p| match p.copy {
+                    CopyState::Valid { segment, .. } => Some(segment),
+                    _ => None,
+                })
+                .collect::<Vec<usize>>();
+            (pool, repaired)
+        }
         Err(e @ BufError::Corrupt { .. }) if mode != DoublewriteMode::On => {
             return Outcome::TornReported(e.to_string());
         }
@@ -274,11 +315,13 @@ fn run_seed(seed: u64, mode: DoublewriteMode, under: Under) -> Outcome {
         Outcome::Verified {
             acked,
             inflight: false,
+            repaired,
         }
     } else if attempted > acked && actual == model(seed, attempted) {
         Outcome::Verified {
             acked,
             inflight: true,
+            repaired,
         }
     } else {
         let diff: Vec<String> = (1..=PAGES as usize)
@@ -303,24 +346,43 @@ fn seeds(default: u64) -> std::ops::Range<u64> {
     minnow_io::campaign_seeds(default)
 }
 
-/// Runs `seeds` with doublewrite on: every seed must recover and verify.
-fn campaign_repairs(seeds: std::ops::Range<u64>, under: Under) {
+/// Runs `seeds` with doublewrite on and batches of `batch` pages (`flush_every`: see
+/// `run_seed`): every seed must recover and verify. Returns how many pages were restored
+/// from each segment.
+fn campaign_repairs(
+    seeds: std::ops::Range<u64>,
+    under: Under,
+    batch: usize,
+    flush_every: u64,
+) -> [usize; 4] {
     let (mut verified, mut inflight, mut acked_total) = (0, 0, 0);
+    let mut per_segment = [0usize; 4];
     for seed in seeds {
-        match run_seed(seed, DoublewriteMode::On, under) {
-            Outcome::Verified { acked, inflight: i } => {
+        match run_seed(seed, DoublewriteMode::On, under, batch, flush_every) {
+            Outcome::Verified {
+                acked,
+                inflight: i,
+                repaired,
+            } => {
                 verified += 1;
                 inflight += u64::from(i);
                 acked_total += acked;
+                for s in repaired {
+                    if let Some(n) = per_segment.get_mut(s) {
+                        *n += 1;
+                    }
+                }
             }
             Outcome::TornReported(e) => panic!("seed {seed} ({under:?}): doublewrite on, yet {e}"),
         }
     }
     eprintln!(
-        "doublewrite on, {under:?}: {verified} seeds verified, {inflight} kept their in-flight \
-         mtr, {acked_total} acknowledged mtrs checked"
+        "doublewrite on, {under:?}, batches of {batch}: {verified} seeds verified, {inflight} \
+         kept their in-flight mtr, {acked_total} acknowledged mtrs checked, pages restored \
+         per segment {per_segment:?}"
     );
     assert!(verified > 0);
+    per_segment
 }
 
 /// Runs `seeds` with doublewrite off: each seed verifies or names a torn page, and some
@@ -329,7 +391,7 @@ fn campaign_reports(seeds: std::ops::Range<u64>, under: Under) {
     let (mut verified, mut torn) = (0, 0);
     let mut example = String::new();
     for seed in seeds {
-        match run_seed(seed, DoublewriteMode::Off, under) {
+        match run_seed(seed, DoublewriteMode::Off, under, 4, 0) {
             Outcome::Verified { .. } => verified += 1,
             Outcome::TornReported(e) => {
                 torn += 1;
@@ -349,7 +411,7 @@ fn campaign_reports(seeds: std::ops::Range<u64>, under: Under) {
 
 #[test]
 fn crash_campaign_with_doublewrite() {
-    campaign_repairs(seeds(200), Under::Sync);
+    campaign_repairs(seeds(200), Under::Sync, 4, 0);
 }
 
 #[test]
@@ -359,12 +421,31 @@ fn crash_campaign_without_doublewrite_reports_torn_pages() {
 
 #[test]
 fn crash_campaign_with_write_threads() {
-    campaign_repairs(seeds(20), Under::WriteThreads);
+    campaign_repairs(seeds(20), Under::WriteThreads, 4, 0);
     campaign_reports(seeds(20), Under::WriteThreads);
 }
 
 #[test]
 fn crash_campaign_through_io_uring() {
-    campaign_repairs(seeds(20), Under::Uring);
+    campaign_repairs(seeds(20), Under::Uring, 4, 0);
     campaign_reports(seeds(20), Under::Uring);
+}
+
+/// Batches of two pages, and every dirty page flushed after each fifth mtr: every flush of
+/// more than two pages keeps two batches in flight through its flusher's pair of segments
+/// (the cleaner's 0 and 1, user threads' 2 and 3; `flush_all` runs on the latter), so power
+/// cuts land with one batch's pages going in place while the next batch's copies are
+/// written. Every seed must verify, and pages must have been restored (torn, zero or older
+/// in place) from both segments of a pair.
+#[test]
+fn crash_campaign_two_batches_in_flight() {
+    let range = seeds(40);
+    let full = range.end - range.start >= 40;
+    let n = campaign_repairs(range, Under::Sync, 2, 5);
+    if full {
+        assert!(
+            (n[0] > 0 && n[1] > 0) || (n[2] > 0 && n[3] > 0),
+            "no page restored from both segments of a pair: {n:?}"
+        );
+    }
 }

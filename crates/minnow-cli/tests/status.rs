@@ -169,8 +169,8 @@ fn stopped_status_reads_the_files() {
         "{j}"
     );
     assert_eq!(
-        s["doublewrite_segments"], 2,
-        "one per page cleaner plus the user threads'"
+        s["doublewrite_segments"], 4,
+        "a pair per page cleaner plus the user threads' pair"
     );
     let text = minnow(["status", &arg(dir.path())]);
     assert!(

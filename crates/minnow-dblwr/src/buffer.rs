@@ -1,18 +1,17 @@
 //! The running doublewrite buffer: segments, batches, counters.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use minnow_io::{Backend, FileIo, FlushMethod, IoError, IoOp, IoRequest, OpenOptions};
+use minnow_io::{AlignedBuf, Backend, FileIo, FlushMethod, IoError, IoOp, IoRequest, OpenOptions};
 use minnow_io::{Tablespace, file::SECTOR};
 use minnow_page::{PageId, PageSize, bytes, checksum, fil};
 
 use crate::batch_buf::BatchBuf;
 use crate::format::{self, SegmentHeader, SlotEntry};
+use crate::stats::{DoublewriteStats, add, lap};
 use crate::{DblwrError, DoublewriteMode, SpaceResolver};
 
 /// The path of segment `segment`'s file in `dir`: `dir/dblwr.<segment>`.
@@ -111,192 +110,10 @@ fn config(reason: &str) -> DblwrError {
     }
 }
 
-/// Counters of the doublewrite buffer, shared by all segments. Relaxed atomics: each is exact,
-/// a set read together is not a snapshot of one instant.
-#[derive(Debug, Default)]
-pub struct DoublewriteStats {
-    /// Batches completed (all their pages written in place and synced).
-    pub batches: AtomicU64,
-    /// Page copies written to segment files (0 in modes off and detect_only).
-    pub dblwr_pages: AtomicU64,
-    /// Pages written in place.
-    pub in_place_pages: AtomicU64,
-    /// Syncs issued: segment files and data files.
-    pub syncs: AtomicU64,
-    /// Bytes written to segment files (headers and copies).
-    pub dblwr_bytes: AtomicU64,
-    /// Bytes written in place to data files.
-    pub in_place_bytes: AtomicU64,
-    /// Nanoseconds spent checking batches and copying and stamping pages into segment buffers.
-    pub prepare_ns: AtomicU64,
-    /// Nanoseconds spent in the segment-file writes (header and copies).
-    pub segment_write_ns: AtomicU64,
-    /// Nanoseconds spent in the segment-file syncs.
-    pub segment_sync_ns: AtomicU64,
-    /// Nanoseconds spent in the in-place writes (all tablespaces' submissions).
-    pub in_place_write_ns: AtomicU64,
-    /// Nanoseconds spent in the data-file syncs.
-    pub data_sync_ns: AtomicU64,
-    /// Nanoseconds from the start to the end of every batch (the phases above plus the
-    /// bookkeeping between them; not the wait for the segment's mutex).
-    pub batch_ns: AtomicU64,
-}
-
-/// The values of [`DoublewriteStats`] at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StatsSnapshot {
-    /// Batches completed.
-    pub batches: u64,
-    /// Page copies written to segment files.
-    pub dblwr_pages: u64,
-    /// Pages written in place.
-    pub in_place_pages: u64,
-    /// Syncs issued.
-    pub syncs: u64,
-    /// Bytes written to segment files.
-    pub dblwr_bytes: u64,
-    /// Bytes written in place.
-    pub in_place_bytes: u64,
-}
-
-/// Where the time of the doublewrite buffer's batches went: the timing counters of
-/// [`DoublewriteStats`] at one moment, in nanoseconds summed over all batches and segments
-/// (with several flushers the sum can exceed wall time). A batch's phases run one after the
-/// other, in this order: `prepare` (check, copy, stamp), `segment_write`, `segment_sync`
-/// (modes on and detect_only), `in_place_write`, `data_sync`. `batch` is the wall time of the
-/// whole batch; `batch` minus the phases is bookkeeping. A batch that fails keeps the time of
-/// the phases it ran but is not counted in `batches`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PhaseTimes {
-    /// Batches completed when the times were read.
-    pub batches: u64,
-    /// Checking, copying and stamping.
-    pub prepare_ns: u64,
-    /// Segment-file writes.
-    pub segment_write_ns: u64,
-    /// Segment-file syncs.
-    pub segment_sync_ns: u64,
-    /// In-place writes.
-    pub in_place_write_ns: u64,
-    /// Data-file syncs.
-    pub data_sync_ns: u64,
-    /// Whole batches.
-    pub batch_ns: u64,
-}
-
-impl PhaseTimes {
-    /// The times accumulated since `earlier` (a reading of the same counters taken before).
-    pub fn since(&self, earlier: &PhaseTimes) -> PhaseTimes {
-        PhaseTimes {
-            batches: self.batches.saturating_sub(earlier.batches),
-            prepare_ns: self.prepare_ns.saturating_sub(earlier.prepare_ns),
-            segment_write_ns: self
-                .segment_write_ns
-                .saturating_sub(earlier.segment_write_ns),
-            segment_sync_ns: self.segment_sync_ns.saturating_sub(earlier.segment_sync_ns),
-            in_place_write_ns: self
-                .in_place_write_ns
-                .saturating_sub(earlier.in_place_write_ns),
-            data_sync_ns: self.data_sync_ns.saturating_sub(earlier.data_sync_ns),
-            batch_ns: self.batch_ns.saturating_sub(earlier.batch_ns),
-        }
-    }
-
-    /// The same times divided by the number of batches: the mean batch (all zero when no batch
-    /// completed). `batches` stays the number of batches averaged.
-    pub fn per_batch(&self) -> PhaseTimes {
-        let n = self.batches.max(1);
-        let per = |v: u64| if self.batches == 0 { 0 } else { v / n };
-        PhaseTimes {
-            batches: self.batches,
-            prepare_ns: per(self.prepare_ns),
-            segment_write_ns: per(self.segment_write_ns),
-            segment_sync_ns: per(self.segment_sync_ns),
-            in_place_write_ns: per(self.in_place_write_ns),
-            data_sync_ns: per(self.data_sync_ns),
-            batch_ns: per(self.batch_ns),
-        }
-    }
-
-    /// `batch_ns` minus the phases: the bookkeeping between them.
-    pub fn other_ns(&self) -> u64 {
-        self.batch_ns.saturating_sub(
-            self.prepare_ns
-                + self.segment_write_ns
-                + self.segment_sync_ns
-                + self.in_place_write_ns
-                + self.data_sync_ns,
-        )
-    }
-}
-
-impl fmt::Display for PhaseTimes {
-    /// One line in milliseconds, e.g. `prepare 0.52 + seg write 0.79 + seg sync 1.94 + in place
-    /// 1.92 + data sync 3.84 + other 0.01 = batch 9.02 ms (70 batches)`: totals, or means after
-    /// [`PhaseTimes::per_batch`].
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = |ns: u64| ns as f64 / 1e6;
-        write!(
-            f,
-            "prepare {:.2} + seg write {:.2} + seg sync {:.2} + in place {:.2} + data sync {:.2} \
-             + other {:.2} = batch {:.2} ms ({} batches)",
-            ms(self.prepare_ns),
-            ms(self.segment_write_ns),
-            ms(self.segment_sync_ns),
-            ms(self.in_place_write_ns),
-            ms(self.data_sync_ns),
-            ms(self.other_ns()),
-            ms(self.batch_ns),
-            self.batches
-        )
-    }
-}
-
-impl DoublewriteStats {
-    /// Reads every counter.
-    pub fn snapshot(&self) -> StatsSnapshot {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        StatsSnapshot {
-            batches: get(&self.batches),
-            dblwr_pages: get(&self.dblwr_pages),
-            in_place_pages: get(&self.in_place_pages),
-            syncs: get(&self.syncs),
-            dblwr_bytes: get(&self.dblwr_bytes),
-            in_place_bytes: get(&self.in_place_bytes),
-        }
-    }
-
-    /// Reads every timing counter (see [`PhaseTimes`]).
-    pub fn phase_times(&self) -> PhaseTimes {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        PhaseTimes {
-            batches: get(&self.batches),
-            prepare_ns: get(&self.prepare_ns),
-            segment_write_ns: get(&self.segment_write_ns),
-            segment_sync_ns: get(&self.segment_sync_ns),
-            in_place_write_ns: get(&self.in_place_write_ns),
-            data_sync_ns: get(&self.data_sync_ns),
-            batch_ns: get(&self.batch_ns),
-        }
-    }
-}
-
-fn add(counter: &AtomicU64, n: usize) {
-    counter.fetch_add(n as u64, Ordering::Relaxed);
-}
-
-/// Adds the time since `start` to `counter` and returns now, the start of the next phase.
-fn lap(counter: &AtomicU64, start: Instant) -> Instant {
-    let now = Instant::now();
-    let ns = u64::try_from(now.duration_since(start).as_nanos()).unwrap_or(u64::MAX);
-    counter.fetch_add(ns, Ordering::Relaxed);
-    now
-}
-
 /// One segment: its file, its batch buffer, its state. Used by one flusher at a time.
 #[derive(Debug)]
-struct Segment {
-    index: usize,
+pub(crate) struct Segment {
+    pub(crate) index: usize,
     /// The segment file, or the data directory in mode off (for error messages).
     path: PathBuf,
     /// `None` in mode off.
@@ -317,7 +134,7 @@ struct Segment {
 pub struct Doublewrite {
     config: DoublewriteConfig,
     dir: PathBuf,
-    segments: Vec<Mutex<Segment>>,
+    pub(crate) segments: Vec<Mutex<Segment>>,
     stats: DoublewriteStats,
 }
 
@@ -529,25 +346,52 @@ impl Doublewrite {
         cached: &[Option<&[u8]>],
         spaces: &dyn SpaceResolver,
     ) -> Result<(), DblwrError> {
+        let copied = self.write_copies(seg, pages, cached, spaces)?;
+        self.write_in_place(seg, copied)
+    }
+
+    /// Steps 1 and 2 of a batch on `seg`: checks, copies and stamps the pages into the
+    /// segment's buffer (compressing each page of a compressed tablespace into its block
+    /// now, so that the caller's buffers are not needed after this returns), then writes
+    /// header and copies in one write and syncs the segment file. Leaves the segment marked
+    /// `poisoned` until [`Doublewrite::write_in_place`] completes the batch: a segment whose
+    /// copies may be the only intact images of pages about to be written in place takes no
+    /// other batch.
+    pub(crate) fn write_copies(
+        &self,
+        seg: &mut Segment,
+        pages: &[(PageId, &[u8])],
+        cached: &[Option<&[u8]>],
+        spaces: &dyn SpaceResolver,
+    ) -> Result<Copied, DblwrError> {
         if seg.poisoned {
             return Err(DblwrError::Poisoned {
                 segment: seg.index,
                 path: seg.path.clone(),
             });
         }
+        let start = Instant::now();
+        let mut copied = Copied {
+            segment: seg.index,
+            start,
+            per_space: BTreeMap::new(),
+            blocks: Vec::new(),
+        };
         if pages.is_empty() {
-            return Ok(());
+            return Ok(copied);
         }
         let stats = &self.stats;
-        let batch_start = Instant::now();
         let page_size = self.config.page_size;
         let psz = page_size.bytes();
         let capacity = self.config.pages_per_batch;
         let header_block = format::header_block_len(page_size, capacity);
         let resolved = self.check(pages, spaces)?;
 
-        // 1. Copy and stamp, once, into the segment's buffer.
+        // 1. Copy and stamp, once, into the segment's buffer; a compressed tablespace's
+        // pages are compressed here too (before any IO, so a page that does not fit fails
+        // the batch with the data files untouched).
         let mut entries = Vec::with_capacity(pages.len());
+        copied.blocks = Vec::with_capacity(pages.len());
         for (i, ((id, bytes), space)) in pages.iter().zip(&resolved).enumerate() {
             let at = header_block + i * psz;
             let slot = seg.buf.get_mut(at..at + psz).ok_or_else(config_too_big)?;
@@ -557,9 +401,23 @@ impl Doublewrite {
             let lsn =
                 fil::page_lsn(slot).map_err(|source| DblwrError::Stamp { page: *id, source })?;
             entries.push(SlotEntry::for_page(*id, lsn, slot));
+            copied.blocks.push(match space.zip() {
+                Some(_) => {
+                    Some(space.block_for(id.page_no, slot, cached.get(i).copied().flatten())?)
+                }
+                None => None,
+            });
+        }
+        for (i, (id, space)) in pages.iter().map(|p| p.0).zip(resolved).enumerate() {
+            copied
+                .per_space
+                .entry(id.space)
+                .or_insert_with(|| (space, Vec::new()))
+                .1
+                .push((id.page_no, i));
         }
 
-        let mut t = lap(&stats.prepare_ns, batch_start);
+        let mut t = lap(&stats.prepare_ns, start);
 
         // 2. Header and copies in one sequential write, then sync.
         if let Some(file) = &seg.file {
@@ -581,31 +439,56 @@ impl Doublewrite {
                 add(&stats.dblwr_pages, pages.len());
             }
             file.sync_data()?;
-            t = lap(&stats.segment_sync_ns, t);
+            lap(&stats.segment_sync_ns, t);
             add(&stats.syncs, 1);
             seg.sequence += 1;
-            // From here on the data pages may be torn by a failure: the segment holds the
-            // only evidence (and, in mode on, the only intact copies) until recovery.
-            seg.poisoned = true;
         }
+        // From here on the data pages may be torn by a failure: the segment holds the only
+        // evidence (and, in mode on, the only intact copies) until the data files are synced.
+        seg.poisoned = true;
+        Ok(copied)
+    }
+
+    /// Steps 3 and 4 of the batch `copied` that [`Doublewrite::write_copies`] wrote to `seg`:
+    /// the pages in place from the segment's buffer, one batched submission per tablespace
+    /// in page order, then one sync per touched data file; then the segment takes batches
+    /// again. On an error the segment stays poisoned.
+    pub(crate) fn write_in_place(
+        &self,
+        seg: &mut Segment,
+        copied: Copied,
+    ) -> Result<(), DblwrError> {
+        if copied.segment != seg.index {
+            return Err(config(&format!(
+                "a batch copied to segment {} was given to segment {} to write in place",
+                copied.segment, seg.index
+            )));
+        }
+        if copied.per_space.is_empty() {
+            return Ok(());
+        }
+        let stats = &self.stats;
+        let psz = self.config.page_size.bytes();
+        let header_block =
+            format::header_block_len(self.config.page_size, self.config.pages_per_batch);
+        let mut t = Instant::now();
+        let Copied {
+            start,
+            mut per_space,
+            mut blocks,
+            ..
+        } = copied;
 
         // 3. In place, one batched submission per tablespace, in page order.
-        let mut per_space: BTreeMap<u32, SpaceSlots<'_>> = BTreeMap::new();
-        for (i, ((id, _), space)) in pages.iter().zip(&resolved).enumerate() {
-            per_space
-                .entry(id.space)
-                .or_insert_with(|| (space, Vec::new()))
-                .1
-                .push((id.page_no, i));
-        }
         for (space, slots) in per_space.values_mut() {
             slots.sort_unstable();
             if space.zip().is_some() {
                 // Compressed: each page goes in place as its block.
                 for &(page_no, i) in slots.iter() {
-                    let at = header_block + i * psz;
-                    let page = seg.buf.get(at..at + psz).ok_or_else(config_too_big)?;
-                    let block = space.block_for(page_no, page, cached.get(i).copied().flatten())?;
+                    let block = blocks
+                        .get_mut(i)
+                        .and_then(Option::take)
+                        .ok_or_else(|| config("a compressed page's block was not prepared"))?;
                     space.write_block(page_no, &block)?;
                     add(&stats.in_place_bytes, block.len());
                 }
@@ -632,7 +515,7 @@ impl Doublewrite {
         }
         lap(&stats.data_sync_ns, t);
         seg.poisoned = false;
-        lap(&stats.batch_ns, batch_start);
+        lap(&stats.batch_ns, start);
         add(&stats.batches, 1);
         Ok(())
     }
@@ -699,9 +582,24 @@ impl Doublewrite {
 }
 
 /// A tablespace of a batch and its pages: (page number, slot).
-type SpaceSlots<'a> = (&'a Arc<Tablespace>, Vec<(u32, usize)>);
+type SpaceSlots = (Arc<Tablespace>, Vec<(u32, usize)>);
 
-fn lock(segment: &Mutex<Segment>) -> MutexGuard<'_, Segment> {
+/// A batch whose copies are durable in its segment and whose in-place writes are still to
+/// come ([`Doublewrite::write_copies`], then [`Doublewrite::write_in_place`]). Owns everything
+/// the in-place step needs besides the segment's buffer, so it may cross to another thread.
+#[derive(Debug)]
+pub(crate) struct Copied {
+    /// The segment it was copied to.
+    segment: usize,
+    /// When the batch started (for `batch_ns`).
+    start: Instant,
+    /// Its pages per tablespace.
+    per_space: BTreeMap<u32, SpaceSlots>,
+    /// Per slot: the block of a compressed tablespace's page.
+    blocks: Vec<Option<AlignedBuf>>,
+}
+
+pub(crate) fn lock(segment: &Mutex<Segment>) -> MutexGuard<'_, Segment> {
     // A panic while holding a segment leaves `poisoned` set if it happened mid-batch.
     segment.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -64,6 +64,16 @@
 //! buffer pool instance or page cleaner. Flushers never share a segment, so they never wait for
 //! each other's syncs.
 //!
+//! ## Two batches in flight
+//!
+//! The engine gives each flusher a **pair** of segments ([`SegmentPair`], see [`mod@pair`]'s
+//! docs): batch *n* is written in place and its data files synced while batch *n + 1*'s
+//! copies are written and synced to the other segment, as MariaDB (10.5 on) fills one of its
+//! two doublewrite slots while the other's batch is written. The steps of each batch stay in
+//! the protocol's order, and a segment takes its next batch only after its last one's data
+//! syncs, so the crash table above holds per segment; with both batches out, recovery finds
+//! both segments' copies durable and repairs the pages of either.
+//!
 //! ## Modes ([`DoublewriteMode`], `innodb_doublewrite`)
 //!
 //! - `on`: the protocol above. Costs one extra sequential write and one sync per batch (see
@@ -161,19 +171,21 @@ mod buffer;
 mod error;
 pub mod format;
 mod mode;
+pub mod pair;
 mod recover;
 mod resolver;
+mod stats;
 
 pub use batch_buf::BatchBuf;
-pub use buffer::{
-    Doublewrite, DoublewriteConfig, DoublewriteStats, PhaseTimes, StatsSnapshot, segment_path,
-};
+pub use buffer::{Doublewrite, DoublewriteConfig, segment_path};
 pub use error::DblwrError;
 pub use mode::{DoublewriteMode, ParseModeError};
+pub use pair::{CopiedBatch, Half, SegmentPair};
 pub use recover::{
     Action, CopyState, DataState, PageReport, RecoveryReport, SegmentReport, SegmentState, recover,
 };
 pub use resolver::SpaceResolver;
+pub use stats::{DoublewriteStats, PhaseTimes, StatsSnapshot};
 
 #[cfg(test)]
 mod tests;

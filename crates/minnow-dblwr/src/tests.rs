@@ -593,17 +593,24 @@ fn mix(seed: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// One crash: the batch is first written completely at OLD_LSN, then again at NEW_LSN with the
-/// device dying after a seed-chosen number of writes and syncs; then the power is cut (the
-/// seed chooses which unsynced writes survive, whole or torn) and the tablespaces reopened.
-fn crash(mode: DoublewriteMode, seed: u64) -> (Fixture, String) {
+/// The tablespaces on a crash simulator over the sync backend, opened with `fsync` for even
+/// seeds and `O_DIRECT` for odd ones.
+fn crash_fixture(seed: u64) -> (Arc<CrashSim>, Fixture) {
     let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
     let method = if seed.is_multiple_of(2) {
         FlushMethod::Fsync
     } else {
         FlushMethod::ODirect
     };
-    let mut fx = Fixture::new(sim.clone(), method);
+    let fx = Fixture::new(sim.clone(), method);
+    (sim, fx)
+}
+
+/// One crash: the batch is first written completely at OLD_LSN, then again at NEW_LSN with the
+/// device dying after a seed-chosen number of writes and syncs; then the power is cut (the
+/// seed chooses which unsynced writes survive, whole or torn) and the tablespaces reopened.
+fn crash(mode: DoublewriteMode, seed: u64) -> (Fixture, String) {
+    let (sim, mut fx) = crash_fixture(seed);
     let dblwr = fx.open(mode, 2, BATCH.len());
     let segment = (seed / 2 % 2) as usize;
     let ids = batch_ids();
@@ -739,3 +746,4 @@ fn with_detect_only_recovery_names_exactly_the_torn_pages() {
 }
 
 mod damaged;
+mod pair;

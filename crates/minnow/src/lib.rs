@@ -151,7 +151,7 @@
 //! | `ibdata1` | the system tablespace (space id 0): page 0 (FSP header and the page allocator), page 1 (the first INODE page), the dictionary B-tree (root page 2), the undo log, and every uncompressed table's indexes |
 //! | `zip8k_zlib-6.ibd`, `zip4k_lz4.ibd`, ... | shared compressed tablespaces, one per block size and algorithm, created by the first compressed table that needs one: every index of every table with that setting (see "Compressed tables") |
 //! | `ib_logfile0` | the circular redo log (`innodb_log_file_size`; grows to its capacity as redo reaches it) |
-//! | `dblwr.0`, `dblwr.1`, ... | doublewrite segments, one per page cleaner plus one for user-thread flushes |
+//! | `dblwr.0`, `dblwr.1`, ... | doublewrite segments, a pair per page cleaner plus a pair for user-thread flushes (two batches in flight per flusher) |
 //! | `ib_buffer_pool` | the buffer pool dump, written at close and loaded at open |
 //!
 //! One system tablespace holds everything else (InnoDB's `innodb_file_per_table=OFF`);

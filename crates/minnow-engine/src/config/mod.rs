@@ -600,10 +600,11 @@ pub fn ahi_config(c: &Config) -> minnow_ahi::AhiConfig {
     }
 }
 
-/// The doublewrite buffer's settings: one segment per page cleaner plus one for user
-/// threads' flushes.
+/// The doublewrite buffer's settings: a pair of segments per page cleaner and one for user
+/// threads' flushes, so that each flusher keeps two batches in flight
+/// ([`minnow_dblwr::SegmentPair`]).
 pub fn dblwr_config(c: &Config) -> minnow_dblwr::DoublewriteConfig {
-    minnow_dblwr::DoublewriteConfig::new(c.doublewrite, c.page_cleaners + 1, c.page_size)
+    minnow_dblwr::DoublewriteConfig::new(c.doublewrite, 2 * (c.page_cleaners + 1), c.page_size)
         .pages_per_batch(c.doublewrite_pages)
         .flush_method(c.flush_method)
 }
