@@ -68,7 +68,7 @@
 /// of a chain a reader sees.
 pub use minnow_mvcc::ReadView;
 
+pub(crate) use minnow_engine::history::sys_of;
 pub use minnow_engine::history::{
     ChainEnd, RollPtr, RowHistory, RowVersion, UndoKind, Writer, chain_from_record, kind_name,
 };
-pub(crate) use minnow_engine::history::sys_of;
