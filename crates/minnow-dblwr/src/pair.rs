@@ -18,11 +18,11 @@
 //! - a page's redo is durable before any copy of it is written: the caller's job, before
 //!   [`Half::write_copies`] (the write-ahead rule, as for `flush_batch`);
 //! - a batch's copies are durable before any of its pages is written in place:
-//!   [`Half::write_in_place`] takes the [`Copied`] that only a completed
+//!   [`Half::write_in_place`] takes the [`CopiedBatch`] that only a completed
 //!   [`Half::write_copies`] returns;
 //! - a segment is overwritten only after its previous batch's in-place writes are synced: a
 //!   segment between the two steps is marked poisoned and refuses [`Half::write_copies`]
-//!   (its `Copied` names it, and a batch given to the wrong segment is refused);
+//!   (its `CopiedBatch` names it, and a batch given to the wrong segment is refused);
 //! - the caller marks a batch's pages clean, and so lets the checkpoint pass them, only after
 //!   [`Half::write_in_place`] returned `Ok`.
 //!

@@ -65,7 +65,7 @@ pub struct OptimisticStats {
     pub done: u64,
     /// Optimistic attempts thrown away because a page changed (or was not cached) meanwhile.
     pub retries: u64,
-    /// Descents that gave up after [`TRIES`] attempts and latched their way down.
+    /// Descents that gave up after `TRIES` (4) attempts and latched their way down.
     pub fallbacks: u64,
 }
 

@@ -41,8 +41,8 @@
 //! record's writer seen, so every writer committed before the reader's view was opened) and
 //! whose writers are all older than the view's oldest active transaction counted a state that
 //! any view seeing those writers sees too, until the table is written again. So each table keeps
-//! [`CountCache`]: a change counter that every write statement bumps when it ends (before its
-//! transaction can commit), and the last such count with the counter it was taken at and the
+//! a [`CountCache`](crate::entry::CountCache): a change counter that every write statement
+//! bumps when it ends (before its transaction can commit), and the last such count with the counter it was taken at and the
 //! largest writer id behind it. A count whose counter matches, by a view that sees that writer
 //! (`PAGE_MAX_TRX_ID`'s test: below the view's up limit), returns the number without a walk.
 //! Why the order of the bump matters: a change a view can see was committed before the view
