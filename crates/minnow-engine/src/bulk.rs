@@ -162,82 +162,78 @@ impl Engine {
     /// `flush_log_at_trx_commit` says.
     pub fn create_index(&self, table: &str, index: IndexDef) -> Result<Durability> {
         let inner = self;
-        let _ddl = inner.ddl().lock();
-        let _q = inner.write_latch()?;
-        let mdl = Arc::clone(&self.table(table)?.mdl);
         // No statement changes the table while the index is built from it.
-        let _x = mdl.write();
-        let t = self.table(table)?;
-        refuse_claimed(&t)?;
-        let mut def = t.meta.def.clone();
-        def.indexes.push(index);
-        let mut meta = TableMeta::resolve(def)?;
-        meta.index_id = t.meta.index_id;
-        meta.root = t.meta.root;
-        for (new, old) in meta.secondary.iter_mut().zip(&t.meta.secondary) {
-            new.index_id = old.index_id;
-            new.root = old.root;
-        }
-        let Some(s) = meta.secondary.last().cloned() else {
-            return Err(Error::Corrupt {
-                what: format!("table `{table}`: the new index is missing"),
-            });
-        };
-        // The dictionary record must fit before anything is built.
-        inner.check_dict_record_fits(&meta)?;
-        let layout = meta.secondary_layout(&s)?;
-        let mut rows = Vec::new();
-        for e in t
-            .clustered
-            .scan(inner.pool(), ScanRange::all())
-            .map_err(|e| from_tree(e, table, PRIMARY))?
-        {
-            let e = e.map_err(|e| from_tree(e, table, PRIMARY))?;
-            // A delete-marked row is deleted in the latest state: no entry for it.
-            if e.deleted {
-                continue;
+        self.with_table_exclusive(table, |t| {
+            let mut def = t.meta.def.clone();
+            def.indexes.push(index);
+            let mut meta = TableMeta::resolve(def)?;
+            meta.index_id = t.meta.index_id;
+            meta.root = t.meta.root;
+            for (new, old) in meta.secondary.iter_mut().zip(&t.meta.secondary) {
+                new.index_id = old.index_id;
+                new.root = old.root;
             }
-            rows.push(meta.row_of(e.values)?);
-        }
-        let entries = sorted_entries(&meta, &s, &layout, rows.iter().map(Vec::as_slice))?;
-        drop(rows);
-        let mut ids = inner.next_index_id().lock();
-        let index_id = *ids;
-        let mut created = Vec::new();
-        let built = build(
-            inner.pool(),
-            &meta,
-            &s.name,
-            index_id,
-            layout,
-            &entries,
-            build_max_trx_id(inner),
-            &mut created,
-        )
-        .and_then(|b| b.finish().map_err(|e| from_tree(e, table, &s.name)));
-        let (tree, _) = abandon_on_error(inner.pool(), built, &created)?;
-        *ids += 1;
-        drop(ids);
-        if let Some(last) = meta.secondary.last_mut() {
-            last.index_id = index_id;
-            last.root = tree.root();
-        }
-        // The commit point: the dictionary names the new index.
-        let end = inner.store_definition(&meta)?;
-        let mut secondary = t.secondary.clone();
-        secondary.push(crate::entry::hook_tree(inner.ahi(), tree));
-        // Configured for the new index's sake (the others are already).
-        let entry = Arc::new(
-            t.successor(meta, t.clustered.clone(), secondary)
-                .configured(inner.config()),
-        );
-        inner.tables().write().insert(table.to_owned(), entry);
-        // Handles on the old entry read through the new one from now on: a later drop marks
-        // only the new entry, and must reach readers of the trees both share (the `ddl`
-        // module docs, "Reads racing a drop").
-        t.superseded
-            .store(true, std::sync::atomic::Ordering::Release);
-        self.durable(end)
+            let Some(s) = meta.secondary.last().cloned() else {
+                return Err(Error::Corrupt {
+                    what: format!("table `{table}`: the new index is missing"),
+                });
+            };
+            // The dictionary record must fit before anything is built.
+            inner.check_dict_record_fits(&meta)?;
+            let layout = meta.secondary_layout(&s)?;
+            let mut rows = Vec::new();
+            for e in t
+                .clustered
+                .scan(inner.pool(), ScanRange::all())
+                .map_err(|e| from_tree(e, table, PRIMARY))?
+            {
+                let e = e.map_err(|e| from_tree(e, table, PRIMARY))?;
+                // A delete-marked row is deleted in the latest state: no entry for it.
+                if e.deleted {
+                    continue;
+                }
+                rows.push(meta.row_of(e.values)?);
+            }
+            let entries = sorted_entries(&meta, &s, &layout, rows.iter().map(Vec::as_slice))?;
+            drop(rows);
+            let mut ids = inner.next_index_id().lock();
+            let index_id = *ids;
+            let mut created = Vec::new();
+            let built = build(
+                inner.pool(),
+                &meta,
+                &s.name,
+                index_id,
+                layout,
+                &entries,
+                build_max_trx_id(inner),
+                &mut created,
+            )
+            .and_then(|b| b.finish().map_err(|e| from_tree(e, table, &s.name)));
+            let (tree, _) = abandon_on_error(inner.pool(), built, &created)?;
+            *ids += 1;
+            drop(ids);
+            if let Some(last) = meta.secondary.last_mut() {
+                last.index_id = index_id;
+                last.root = tree.root();
+            }
+            // The commit point: the dictionary names the new index.
+            let end = inner.store_definition(&meta)?;
+            let mut secondary = t.secondary.clone();
+            secondary.push(crate::entry::hook_tree(inner.ahi(), tree));
+            // Configured for the new index's sake (the others are already).
+            let entry = Arc::new(
+                t.successor(meta, t.clustered.clone(), secondary)
+                    .configured(inner.config()),
+            );
+            inner.tables().write().insert(table.to_owned(), entry);
+            // Handles on the old entry read through the new one from now on: a later drop marks
+            // only the new entry, and must reach readers of the trees both share (the `ddl`
+            // module docs, "Reads racing a drop").
+            t.superseded
+                .store(true, std::sync::atomic::Ordering::Release);
+            self.durable(end)
+        })
     }
 
     /// Loads `rows` (one value per column, in table order, in ascending primary key order)
@@ -265,61 +261,75 @@ impl Engine {
             }
             _ => None,
         };
-        let _ddl = inner.ddl().lock();
-        let _q = inner.write_latch()?;
-        let mdl = Arc::clone(&self.table(table)?.mdl);
         // The load replaces the table's trees: no statement runs on it meanwhile.
+        self.with_table_exclusive(table, |t| {
+            let meta = &t.meta;
+            let name = meta.name();
+            let pool = inner.pool();
+            let mut probe = t
+                .clustered
+                .scan(pool, ScanRange::all().limit(1))
+                .map_err(|e| from_tree(e, name, PRIMARY))?;
+            if probe.next().is_some() {
+                return Err(Error::TableNotEmpty {
+                    table: name.to_owned(),
+                });
+            }
+            drop(probe);
+            let mut created = Vec::new();
+            let mut generated = Vec::new();
+            let prepared = rows
+                .into_iter()
+                .map(|r| t.prepare_row(inner, r.as_ref(), &mut (0..0), &mut generated));
+            let built = load_build(pool, t, prepared, build_max_trx_id(inner), &mut created);
+            let (new_clustered, new_secondary, mut end) = abandon_on_error(pool, built, &created)?;
+            // The commit point: the dictionary record names the built trees' roots.
+            let mut new_meta = meta.clone();
+            new_meta.root = new_clustered.root();
+            for (s, tree) in new_meta.secondary.iter_mut().zip(&new_secondary) {
+                s.root = tree.root();
+            }
+            let published = inner.store_definition(&new_meta);
+            end = end.max(abandon_on_error(pool, published, &created)?);
+            let durability = self.durable(end)?;
+            // The new trees reuse the old (empty) trees' index ids: start their hash afresh.
+            for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
+                inner.ahi().drop_index(tree.index_id());
+            }
+            let entry = Arc::new(
+                t.successor(new_meta, new_clustered, new_secondary)
+                    .hooked(inner.ahi())
+                    .configured(inner.config()),
+            );
+            inner.tables().write().insert(name.to_owned(), entry);
+            t.superseded
+                .store(true, std::sync::atomic::Ordering::Release);
+            // The empty trees the table had are now named by nothing: give their pages back (a
+            // crash before this leaves orphan segments, which `open` frees).
+            for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
+                tree.free_all(pool)
+                    .map_err(|e| from_tree(e, name, "SYS_TABLES"))?;
+            }
+            Ok(durability)
+        })
+    }
+
+    /// Runs `f` on table `table`'s entry with the table to itself, as both bulk builds need
+    /// it: the DDL mutex, the quiesce latch shared, the table's metadata lock exclusively (no
+    /// statement runs on the table meanwhile), then the entry looked up again under that lock
+    /// and refused if a transaction's bulk insert claims the table.
+    fn with_table_exclusive<R>(
+        &self,
+        table: &str,
+        f: impl FnOnce(&Arc<TableEntry>) -> Result<R>,
+    ) -> Result<R> {
+        let _ddl = self.ddl().lock();
+        let _q = self.write_latch()?;
+        let mdl = Arc::clone(&self.table(table)?.mdl);
         let _x = mdl.write();
         let t = self.table(table)?;
         refuse_claimed(&t)?;
-        let meta = &t.meta;
-        let name = meta.name();
-        let pool = inner.pool();
-        let mut probe = t
-            .clustered
-            .scan(pool, ScanRange::all().limit(1))
-            .map_err(|e| from_tree(e, name, PRIMARY))?;
-        if probe.next().is_some() {
-            return Err(Error::TableNotEmpty {
-                table: name.to_owned(),
-            });
-        }
-        drop(probe);
-        let mut created = Vec::new();
-        let mut generated = Vec::new();
-        let prepared = rows
-            .into_iter()
-            .map(|r| t.prepare_row(inner, r.as_ref(), &mut (0..0), &mut generated));
-        let built = load_build(pool, &t, prepared, build_max_trx_id(inner), &mut created);
-        let (new_clustered, new_secondary, mut end) = abandon_on_error(pool, built, &created)?;
-        // The commit point: the dictionary record names the built trees' roots.
-        let mut new_meta = meta.clone();
-        new_meta.root = new_clustered.root();
-        for (s, tree) in new_meta.secondary.iter_mut().zip(&new_secondary) {
-            s.root = tree.root();
-        }
-        let published = inner.store_definition(&new_meta);
-        end = end.max(abandon_on_error(pool, published, &created)?);
-        let durability = self.durable(end)?;
-        // The new trees reuse the old (empty) trees' index ids: start their hash afresh.
-        for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
-            inner.ahi().drop_index(tree.index_id());
-        }
-        let entry = Arc::new(
-            t.successor(new_meta, new_clustered, new_secondary)
-                .hooked(inner.ahi())
-                .configured(inner.config()),
-        );
-        inner.tables().write().insert(name.to_owned(), entry);
-        t.superseded
-            .store(true, std::sync::atomic::Ordering::Release);
-        // The empty trees the table had are now named by nothing: give their pages back (a
-        // crash before this leaves orphan segments, which `open` frees).
-        for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
-            tree.free_all(pool)
-                .map_err(|e| from_tree(e, name, "SYS_TABLES"))?;
-        }
-        Ok(durability)
+        f(&t)
     }
 }
 
