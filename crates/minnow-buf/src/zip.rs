@@ -464,9 +464,14 @@ mod tests {
 
     /// A pool of `frames` 16 KiB frames over a compressed tablespace of 8 KiB blocks holding
     /// `pages` pages of text (written through mtrs, flushed), so every read after this misses.
+    /// No page cleaner: its free-frame upkeep evicts pages at moments the scheduler picks, and
+    /// whether the decayed IO/decompression ratio crosses its factor before the working set
+    /// settles depended on them (one run in three failed on a loaded machine); without it,
+    /// every run makes the same moves.
     fn pool_with_text(dir: &std::path::Path, frames: usize, pages: u32) -> BufferPool {
         let cfg = BufConfig {
             read_ahead_threshold: 0,
+            page_cleaners: 0,
             ..BufConfig::with_frames(frames, PageSize::K16)
         };
         let zip = ZipConfig::new(KeyBlockSize::K8, Algorithm::default());
