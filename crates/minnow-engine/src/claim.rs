@@ -1,5 +1,5 @@
 //! [`BulkClaim`]: a transaction's exclusive claim on an empty table whose inserts it
-//! buffers in memory and builds bottom-up at commit (the `minnow` crate's `trx::bulk`
+//! buffers in memory and builds bottom-up at commit (the [`crate::write`] module's `bulk`
 //! module has the design; this is the shared state every entry of a table carries).
 //!
 //! The claim is a table-level lock taken without any shared write on the ordinary write

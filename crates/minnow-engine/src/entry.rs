@@ -46,7 +46,7 @@ pub struct TableEntry {
     /// entry as `mdl` is.
     pub claim: Arc<BulkClaim>,
     /// The gap latch: a stripe of it is held across finding a clustered record's neighbour
-    /// and locking by it (see the `minnow` crate's `trx` gaps module). One per database
+    /// and locking by it (see the `write` gaps module). One per database
     /// (the engine's), shared by every entry.
     pub gaps: Arc<GapLatch>,
     /// The change counter and last reusable `count()` (see [`CountCache`]); new with every

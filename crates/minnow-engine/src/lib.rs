@@ -10,14 +10,13 @@
 //!   application
 //!       │
 //!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
-//!       │             (handles, the reads' API, row writes with undo and locks, bulk
-//!       │             insert)
+//!       │             (handles, the API of the reads and writes, durability)
 //!   minnow-engine     the open engine's state (Engine, table entries, the table
 //!       │             cache, admission, auto-increment); building it from a directory
 //!       │             and recovery, close; DDL; the bulk build; the reads and their
-//!       │             visibility check; check; rollback; purge; the row steps these
-//!       │             share with the
-//!       │             writes; table definitions and the
+//!       │             visibility check; the row writes with undo and locks, the
+//!       │             locking reads, a transaction's bulk insert; check; rollback;
+//!       │             purge; the row steps these share; table definitions and the
 //!       │             dictionary's records, version chains, Config and its knobs,
 //!       │             compressed-tablespace placement, status reports, Error
 //!       ├──────────────────┬──────────────────┐
@@ -91,6 +90,15 @@
 //!   check (a [`read::Snapshot`] and the version of a clustered record it sees,
 //!   [`read::visible`], rebuilt from undo when the record is newer) and every read's
 //!   validation against DDL ([`read::validated`]).
+//! - [`write`]: the row writes, each a function of the engine, a table's entry and the
+//!   transaction's state ([`write::TrxState`]) that the `minnow` crate's `Table` and
+//!   `Transaction` methods wrap: a write statement's latches ([`write::statement`],
+//!   [`write::WriteGuard`]), insert, update and delete of one row with their undo records,
+//!   unique checks and row locks ([`write::insert`], [`write::update`], [`write::delete`],
+//!   [`write::update_columns`]), next-key and gap locks, the locking reads
+//!   ([`write::get_for_update`], [`write::scan_for_update`], [`write::get_by_for_update`]),
+//!   a statement's rollback to its savepoint, commit, and a transaction's bulk insert into
+//!   an empty table, buffered and built at commit ([`write::BulkInsert`]).
 //! - [`row`]: the steps row writes, rollback and purge share (a record, its lock key, the
 //!   step back to an older version, the removal of a record with the gap locks it hands on).
 //! - [`bulk`]: `CREATE INDEX` on a populated table and the load of an empty one, each
@@ -148,6 +156,7 @@ pub mod row;
 pub mod schema;
 pub mod status;
 pub mod table_cache;
+pub mod write;
 
 pub use check::CheckReport;
 pub use compression::Compression;

@@ -3,9 +3,9 @@
 //! back to an older version through the buffer pool, and the physical removal of a clustered
 //! record with the gap locks it hands on.
 //!
-//! The row writes themselves (insert, update, delete with undo and locks) are the `minnow`
-//! crate's `trx` module; rollback ([`crate::rollback`]) and purge ([`crate::purge`]) live
-//! here and undo or remove what those writes left, with the same steps.
+//! The row writes themselves (insert, update, delete with undo and locks) are the
+//! [`crate::write`] module; rollback ([`crate::rollback`]) and purge ([`crate::purge`]) undo
+//! or remove what those writes left, with the same steps.
 
 use std::ops::Bound;
 use std::sync::Arc;

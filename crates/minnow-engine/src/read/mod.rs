@@ -23,7 +23,7 @@
 //!
 //! The locking reads (`get_for_update`, `scan_for_update`, `get_by_for_update`) are not
 //! here: they take row locks and read the latest version, as writes do, and live with the
-//! row writes in the `minnow` crate.
+//! row writes ([`crate::write`]).
 
 use std::sync::Arc;
 

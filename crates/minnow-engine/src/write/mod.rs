@@ -1,6 +1,8 @@
-//! Transactions: writes that stamp their transaction id and roll pointer, undo logging,
-//! statement and transaction rollback, recovery rollback, and consistent reads through
-//! read views.
+//! The row writes: writes that stamp their transaction id and roll pointer, undo logging,
+//! row and gap locks, a statement's rollback, the locking reads and the bulk insert into an
+//! empty table, each a function of the engine, a table's entry and the transaction's state
+//! ([`TrxState`]) that the `minnow` crate's `Table` and `Transaction` methods wrap. The
+//! consistent reads these writes must not disturb are the [`crate::read`] module's.
 //!
 //! ## What a write does
 //!
@@ -14,7 +16,7 @@
 //! - **update**: update undo (the whole old row); the record is updated in place.
 //! - **delete**: delete-mark undo (the key and the old system columns: the fields stay in
 //!   the record); the record gets the delete mark and stays, for readers with older views,
-//!   until purge removes it (the engine's `purge` module).
+//!   until purge removes it (the [`crate::purge`] module).
 //!
 //! Secondary indexes carry no transaction ids. A delete, or an update that changes an
 //! index's columns, **delete-marks** the old entry and inserts the new one (an insert that
@@ -49,12 +51,12 @@
 //! transaction changed waits for that row's lock, then checks again.
 //!
 //! Gaps are locked too, as InnoDB's next-key locking does (the `gaps` module): under
-//! REPEATABLE READ a locking read ([`Transaction::get_for_update`],
-//! [`Transaction::scan_for_update`]) or a write by key that finds no row locks the gaps it
+//! REPEATABLE READ a locking read (`Transaction::get_for_update`,
+//! `Transaction::scan_for_update`: the `locking` module) or a write by key that finds no row locks the gaps it
 //! looked at, and an insert of a new record first asks for an insert intention on the record
 //! after it, waiting while another transaction locks that gap; so a locking read finds no
 //! phantom. READ COMMITTED takes record locks only. Plain reads are snapshot reads and lock
-//! nothing, so write skew stays possible without locking reads (see [`Isolation`]). An
+//! nothing, so write skew stays possible without locking reads (see `minnow::Isolation`). An
 //! insert waiting for a row lock while it holds a table's AUTO-INC lock (modes 0 and 1) is
 //! not part of the wait-for graph; such a cycle ends by the lock wait timeout.
 //!
@@ -62,15 +64,15 @@
 //!
 //! A statement starts at a **savepoint** (the undo number of its first record); if it fails
 //! halfway, its records are undone newest first and it leaves no trace; a transaction's
-//! rollback undoes all its records. The undoing is the engine's (`minnow-engine`'s
-//! `rollback` module, which explains why it is idempotent and crash-safe):
-//! `TrxState::rollback_to` and `TrxState::rollback` call it.
+//! rollback undoes all its records. The undoing is the [`crate::rollback`] module's (which explains why
+//! it is idempotent and crash-safe): [`TrxState::rollback_to`] and [`TrxState::rollback`]
+//! call it.
 //!
 //! ## Consistent reads
 //!
-//! A read takes a [`ReadView`] and sees a clustered record's version through
-//! [`visible`]: the record itself if the view sees its `DB_TRX_ID`, else an older version
-//! rebuilt by following roll pointers through undo. A secondary entry has no id to test, so
+//! A read (the [`crate::read`] module) takes a read view and sees a clustered record's
+//! version through [`crate::read::visible`]: the record itself if the view sees its
+//! `DB_TRX_ID`, else an older version rebuilt by following roll pointers through undo. A secondary entry has no id to test, so
 //! a read through a secondary index looks at the entry's leaf first (InnoDB's
 //! `lock_sec_rec_cons_read_sees`):
 //!
@@ -89,91 +91,85 @@
 //! A transaction's own changes are never below its view's up limit, so it always checks
 //! its own writes' leaves against the row and sees its own versions.
 
+//!
+//! ## The files
+//!
+//! ```text
+//!   this module   TrxState (a transaction's id, undo log, locks, buffered inserts) and
+//!                 WriteGuard (a statement's latches); a statement run and rolled back
+//!                 to its savepoint on error; commit and rollback
+//!   statement     a write statement on a table's current entry (latches, a bulk claim
+//!                 waited for), and an autocommit statement's commit or rollback
+//!   rows          insert, update, delete of one row: undo, record, secondary entries,
+//!                 unique checks
+//!   update_columns  UPDATE of named columns over the row's latest version
+//!   locks, gaps   row locks, waits with the latches let go, next-key and gap locks
+//!   locking       the locking reads: get_for_update, scan_for_update, and through a
+//!                 unique index (by_index)
+//!   bulk, bulk_buf  a transaction's inserts into an empty table, buffered and built at
+//!                 commit
+//! ```
+
 mod bulk;
 mod bulk_buf;
 mod by_index;
 mod gaps;
+mod locking;
 mod locks;
-mod transaction;
-mod typed;
+mod rows;
+mod statement;
 mod update_columns;
-mod write;
 
-pub(crate) use bulk::{BulkInsert, claim_timeout};
-pub(crate) use by_index::lock_by_unique;
+use crate::row::sec;
+pub use bulk::BulkInsert;
 use gaps::*;
-pub(crate) use locks::row_lock_key;
+pub use locking::{get_by_for_update, get_for_update, scan_for_update};
 use locks::*;
-pub(crate) use minnow_engine::read::Snapshot;
-pub use transaction::Transaction;
-pub(crate) use update_columns::{column_changes, update_columns};
-pub(crate) use write::{delete, insert, sec, update};
+pub use rows::{delete, insert, update};
+pub(crate) use statement::entry_now;
+pub use statement::{autocommit, insert_one, keyed_one, statement, update_one};
+pub use update_columns::{column_changes, update_columns};
 
 use minnow_mvcc::{NewRecord, RollPtr, TrxLocks, UndoLog};
 use minnow_redo::Lsn;
 
 use parking_lot::{RwLock, RwLockReadGuard};
 
+use crate::claim::BulkClaim;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use minnow_engine::Engine;
-use minnow_engine::claim::BulkClaim;
-use minnow_engine::rollback::rollback_log;
-
-/// The isolation level of a [`Transaction`].
-///
-/// | anomaly | READ COMMITTED | REPEATABLE READ |
-/// |---|---|---|
-/// | dirty write | prevented (row locks) | prevented (row locks) |
-/// | dirty read | prevented | prevented |
-/// | lost update | possible | possible (as InnoDB: a write waits for the row's lock, then acts on the latest committed row); prevented by reading with [`Transaction::get_for_update`] |
-/// | fuzzy (non-repeatable) read | possible | prevented |
-/// | read skew | possible | prevented |
-/// | phantom (consistent reads) | possible | prevented |
-/// | phantom (locking reads: [`Transaction::scan_for_update`], [`Transaction::get_for_update`] of a missing row) | possible (record locks only) | prevented (next-key and gap locks: an insert into a range read waits until the reader ends) |
-/// | write skew | possible | possible (snapshot isolation allows it; as InnoDB, plain reads take no locks); prevented by reading with the locking reads |
-///
-/// More levels may come (SERIALIZABLE): the enum is `#[non_exhaustive]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Isolation {
-    /// A new read view for every statement: each read sees what was committed when it
-    /// started.
-    ReadCommitted,
-    /// One read view, taken at the transaction's first consistent read, for all its reads
-    /// (the default, as InnoDB's).
-    #[default]
-    RepeatableRead,
-}
+use crate::rollback::rollback_log;
 
 /// What a transaction holds while it runs: its id and undo log once it writes, and the redo
-/// end of its last change.
+/// end of its last change. The `minnow` crate's `Transaction` keeps one (an autocommit
+/// statement a fresh one, [`TrxState::default`]) and hands it to every write.
 #[derive(Debug, Default)]
-pub(crate) struct TrxState {
-    pub id: u64,
-    pub log: Option<UndoLog>,
-    pub end: Lsn,
+pub struct TrxState {
+    pub(crate) id: u64,
+    pub(crate) log: Option<UndoLog>,
+    pub(crate) end: Lsn,
     /// The row locks it holds (from its first write on).
-    pub locks: Option<TrxLocks>,
+    pub(crate) locks: Option<TrxLocks>,
     /// Lock waits so far: each let go of the statement's latches, so purge may have run
     /// meanwhile.
-    pub waits: u64,
+    pub(crate) waits: u64,
     /// READ COMMITTED: its locks are record locks only (no gap locks).
-    pub read_committed: bool,
+    pub(crate) read_committed: bool,
     /// Its buffered inserts into the empty table it claims, if any (the `bulk` module).
-    pub bulk: Option<bulk::Bulk>,
+    pub(crate) bulk: Option<bulk::Bulk>,
     /// The tables (by their claim's address) it tried to claim, or spilled: it does not
     /// try them again.
-    pub bulk_tried: Vec<usize>,
+    pub(crate) bulk_tried: Vec<usize>,
 }
 
 /// What a write statement holds while it runs: the database's quiesce latch
 /// (`Engine::quiesce`) and its table's metadata lock (`TableEntry::mdl`), both shared, taken
 /// in that order. Writers of different rows hold them together and never wait for each
-/// other here; DDL on the table (exclusive metadata lock) and [`Database::check`] (exclusive
+/// other here; DDL on the table (exclusive metadata lock) and `Database::check` (exclusive
 /// quiesce latch) wait for running statements. A statement that must wait for a row lock
 /// lets both go for the wait ([`WriteGuard::unlocked`]), so that DDL and `check` are never
 /// stuck behind a lock wait, and takes them again after it.
-pub(crate) struct WriteGuard<'a> {
+pub struct WriteGuard<'a> {
     quiesce: RwLockReadGuard<'a, ()>,
     mdl: RwLockReadGuard<'a, ()>,
     /// The table's bulk insert claim: a wait with the latches let go is counted there, so
@@ -185,7 +181,7 @@ impl<'a> WriteGuard<'a> {
     /// Takes the quiesce latch, then the metadata lock `mdl`, shared; [`Error::Closed`] if
     /// the database was closed (checked under the quiesce latch, see
     /// [`Engine::write_latch`]).
-    pub fn new(
+    pub(crate) fn new(
         inner: &'a Engine,
         mdl: &'a RwLock<()>,
         claim: &'a BulkClaim,
@@ -200,7 +196,7 @@ impl<'a> WriteGuard<'a> {
 
     /// Runs `f` (a row lock wait) with both latches let go; takes them again, in order,
     /// after it. The wait is counted in the table's bulk insert claim meanwhile.
-    pub fn unlocked<T>(&mut self, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn unlocked<T>(&mut self, f: impl FnOnce() -> T) -> T {
         let quiesce = &mut self.quiesce;
         self.claim.wait_begins();
         let r = RwLockReadGuard::unlocked(&mut self.mdl, || RwLockReadGuard::unlocked(quiesce, f));
@@ -210,6 +206,30 @@ impl<'a> WriteGuard<'a> {
 }
 
 impl TrxState {
+    /// The state of a transaction that has not yet read or written; `read_committed` for
+    /// READ COMMITTED (record locks only).
+    pub fn new(read_committed: bool) -> TrxState {
+        TrxState {
+            read_committed,
+            ..TrxState::default()
+        }
+    }
+
+    /// The transaction's id (0 until its first write: read-only transactions never get one).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The redo end of its last change.
+    pub fn end(&self) -> Lsn {
+        self.end
+    }
+
+    /// True while it buffers inserts into a table it claims (the `bulk` module).
+    pub fn buffers(&self) -> bool {
+        self.bulk.is_some()
+    }
+
     /// Gives the transaction its id and undo log at its first write.
     fn writer(&mut self, inner: &Engine) -> Result<u64> {
         if self.log.is_none() {
