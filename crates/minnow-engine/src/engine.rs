@@ -208,7 +208,7 @@ impl Engine {
     }
 
     /// The dictionary B-tree (`SYS_TABLES`).
-    pub fn dict(&self) -> &BTree {
+    pub(crate) fn dict(&self) -> &BTree {
         &self.dict
     }
 
@@ -229,7 +229,7 @@ impl Engine {
     }
 
     /// The dictionary latch (one DDL statement at a time; latch order row 3).
-    pub fn ddl(&self) -> &Mutex<()> {
+    pub(crate) fn ddl(&self) -> &Mutex<()> {
         &self.ddl
     }
 

@@ -105,18 +105,19 @@
 //!   built bottom-up from sorted rows, the dictionary update its commit point.
 //! - [`claim`]: a bulk insert's claim on an empty table, and DDL's refusal of a claimed one.
 //!
-//! ## What the `minnow` crate adds, and what is still there
+//! ## What the `minnow` crate adds
 //!
 //! `minnow` is the API: `Database` (a cheap clone of one handle that holds an
 //! `Arc<Engine>`, the open report and the directory's `LOCK`), `Table`, `Transaction`,
 //! `Rows`, typed rows, `AsyncDatabase`, the retries of `Database::transaction`, and
-//! `minnow::inspect` for tools, and the API of the reads: the keys an application gives
-//! (`ToKey`, byte keys), the `Scan` it describes and the `Rows` iterator that holds the
-//! database open, each a thin wrapper over [`read`]. The locking reads
-//! (`get_for_update`, `scan_for_update`, `get_by_for_update`), row writes with undo and locks
-//! (with gap locks and unique checks) and a transaction's bulk insert into an empty table
-//! (built at commit) still live in `minnow` (its `trx` module) and reach the engine through
-//! [`Engine`]'s public accessors; only those accessors stay public.
+//! `minnow::inspect` for tools; the keys an application gives (`ToKey`, byte keys), the
+//! `Scan` it describes and the `Rows` iterator that holds the database open. Its reads are
+//! thin wrappers over [`read`], its writes and locking reads over [`write`]: what a wrapper
+//! adds is the handle (a table of this database, a transaction not yet ended), admission,
+//! the row counters and the durability a commit reaches. It reaches the rest of the engine
+//! through a few of [`Engine`]'s accessors (the buffer pool for durability and the status,
+//! the transaction system for read views, the row locks' and the admission door's
+//! counters, the table cache for the table names); the others are crate-private.
 //!
 //! ## Test hooks
 //!
