@@ -12,10 +12,10 @@ use crate::row::ToKey;
 use crate::schema::TableDef;
 use crate::status::RowOp;
 use crate::trx::Snapshot;
+use minnow_engine::TableEntry;
 use minnow_engine::autoinc::{AutoInc, AutoIncStatus, Inserted};
 use minnow_engine::read::{self, get as point};
-use minnow_engine::write::{self, TrxState, WriteGuard};
-use minnow_engine::{Engine, TableEntry};
+use minnow_engine::write;
 
 /// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]) and to
 /// clone (two `Arc`s); it owns a clone of its database, so it may be kept in a struct,
@@ -367,28 +367,16 @@ impl Table {
     /// returns; false if there was no such row (as [`crate::Transaction::delete`]).
     pub fn delete(&self, key: impl ToKey) -> Result<bool> {
         let key: &[Value] = &key.to_key();
-        self.keyed_statement(RowOp::Delete, key, write::delete)
-    }
-
-    /// An autocommit statement on the row with primary key `key` (normalised here) that may
-    /// find no row: admitted for one row, `change` run as the statement of a transaction of
-    /// its own, then, if it found the row, counted as `op` and made as durable as
-    /// `flush_log_at_trx_commit` says. False if there was no such row.
-    pub(crate) fn keyed_statement(
-        &self,
-        op: RowOp,
-        key: &[Value],
-        change: impl FnOnce(
-            &Engine,
-            &TableEntry,
-            &mut TrxState,
-            &mut WriteGuard<'_>,
-            &[Value],
-        ) -> Result<bool>,
-    ) -> Result<bool> {
         let mut admitted = self.db.admit();
         admitted.row();
-        let (found, end) = write::keyed_one(self.db.inner()?, &self.t, key, change)?;
+        let done = write::keyed_one(self.db.inner()?, &self.t, key, write::delete)?;
+        self.keyed_end(RowOp::Delete, done)
+    }
+
+    /// The end of an autocommit statement on one row by its key that may find no row
+    /// ([`write::keyed_one`], admitted for one row): if it found the row, counted as `op`
+    /// and made as durable as `flush_log_at_trx_commit` says. False if there was no such row.
+    pub(crate) fn keyed_end(&self, op: RowOp, (found, end): (bool, Lsn)) -> Result<bool> {
         if !found {
             return Ok(false);
         }

@@ -52,9 +52,12 @@ impl Table {
     /// ```
     pub fn update_columns(&self, key: impl ToKey, changes: &[(&str, Value)]) -> Result<bool> {
         let key: &[Value] = &key.to_key();
-        self.keyed_statement(RowOp::Update, key, |inner, t, st, w, key| {
+        let mut admitted = self.db.admit();
+        admitted.row();
+        let done = write::keyed_one(self.db.inner()?, &self.t, key, |inner, t, st, w, key| {
             let changes = write::column_changes(&t.meta, changes)?;
             write::update_columns(inner, t, st, w, key, &changes)
-        })
+        })?;
+        self.keyed_end(RowOp::Update, done)
     }
 }
