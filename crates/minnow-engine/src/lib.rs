@@ -90,7 +90,7 @@
 //!   check (a [`read::Snapshot`] and the version of a clustered record it sees,
 //!   [`read::visible`], rebuilt from undo when the record is newer) and every read's
 //!   validation against DDL ([`read::validated`]).
-//! - [`write`]: the row writes, each a function of the engine, a table's entry and the
+//! - [`mod@write`]: the row writes, each a function of the engine, a table's entry and the
 //!   transaction's state ([`write::TrxState`]) that the `minnow` crate's `Table` and
 //!   `Transaction` methods wrap: a write statement's latches ([`write::statement`],
 //!   [`write::WriteGuard`]), insert, update and delete of one row with their undo records,
@@ -112,7 +112,7 @@
 //! `Rows`, typed rows, `AsyncDatabase`, the retries of `Database::transaction`, and
 //! `minnow::inspect` for tools; the keys an application gives (`ToKey`, byte keys), the
 //! `Scan` it describes and the `Rows` iterator that holds the database open. Its reads are
-//! thin wrappers over [`read`], its writes and locking reads over [`write`]: what a wrapper
+//! thin wrappers over [`read`], its writes and locking reads over [`mod@write`]: what a wrapper
 //! adds is the handle (a table of this database, a transaction not yet ended), admission,
 //! the row counters and the durability a commit reaches. It reaches the rest of the engine
 //! through a few of [`Engine`]'s accessors (the buffer pool for durability and the status,

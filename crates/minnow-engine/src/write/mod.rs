@@ -42,7 +42,7 @@
 //! key; it keeps them until its transaction commits or rolls back. No two active
 //! transactions ever change the same row, which is what makes rolling each of them back
 //! independently correct. A lock another transaction holds is waited for with the
-//! statement's latches let go ([`WriteGuard::unlocked`]), so the holder can go on and finish,
+//! statement's latches let go (`WriteGuard::unlocked`), so the holder can go on and finish,
 //! and DDL is not held up; the wait ends when the
 //! lock is granted (the statement then carries on, re-checking the table it writes), in
 //! [`Error::Deadlock`] (this transaction was the youngest in a cycle of waits: the whole
@@ -167,7 +167,7 @@ pub struct TrxState {
 /// in that order. Writers of different rows hold them together and never wait for each
 /// other here; DDL on the table (exclusive metadata lock) and `Database::check` (exclusive
 /// quiesce latch) wait for running statements. A statement that must wait for a row lock
-/// lets both go for the wait ([`WriteGuard::unlocked`]), so that DDL and `check` are never
+/// lets both go for the wait (`WriteGuard::unlocked`), so that DDL and `check` are never
 /// stuck behind a lock wait, and takes them again after it.
 pub struct WriteGuard<'a> {
     quiesce: RwLockReadGuard<'a, ()>,

@@ -152,9 +152,9 @@ pub(super) fn probe(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<Inse
 }
 
 /// Inserts a checked, normalised row. The clustered index is searched once
-/// ([`probe`]): the same descent answers the duplicate check, names the gap the record
+/// (`probe`): the same descent answers the duplicate check, names the gap the record
 /// enters, and leaves the leaf as a hint the insert goes straight to (see `gaps`,
-/// [`insert_into_gap`]).
+/// `insert_into_gap`).
 pub fn insert(
     inner: &Engine,
     t: &TableEntry,
