@@ -38,7 +38,7 @@ pub struct TableEntry {
     pub autoinc: Option<Arc<AutoInc>>,
     /// The table's metadata lock (MySQL's MDL): every write statement on the table holds it
     /// shared, DDL and bulk load exclusively. One per table, carried from entry to entry
-    /// when DDL replaces the entry (see the `minnow` crate's `trx::WriteGuard`). Writers of
+    /// when DDL replaces the entry (see [`crate::write::WriteGuard`]). Writers of
     /// different rows hold it together (shared); only DDL on this table waits. Latch order: row 5 of
     /// ARCHITECTURE.md's table, after the quiesce latch, never held across a row lock wait.
     pub mdl: Arc<RwLock<()>>,
