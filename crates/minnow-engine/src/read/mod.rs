@@ -164,6 +164,7 @@ pub fn current(inner: &Engine, t: &TableEntry) -> Result<Arc<TableEntry>> {
 /// if DDL dropped the entry meanwhile, the answer (or the error: a page that belongs to
 /// another index) is [`Error::TableChanged`]; if a load replaced it, the read runs again on
 /// the new entry.
+#[inline]
 pub fn validated<T>(
     inner: &Engine,
     t: &Arc<TableEntry>,
