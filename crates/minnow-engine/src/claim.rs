@@ -1,5 +1,5 @@
 //! [`BulkClaim`]: a transaction's exclusive claim on an empty table whose inserts it
-//! buffers in memory and builds bottom-up at commit (the `minnow` crate's `trx::bulk`
+//! buffers in memory and builds bottom-up at commit (the [`crate::write`] module's `bulk`
 //! module has the design; this is the shared state every entry of a table carries).
 //!
 //! The claim is a table-level lock taken without any shared write on the ordinary write
@@ -96,7 +96,7 @@ impl BulkClaim {
 
 /// The error of a statement that waited `waited` for transaction `holder`'s claim on
 /// `table` (a DDL statement refused at once has waited zero).
-pub fn claim_timeout(table: &str, me: u64, holder: u64, waited: Duration) -> Error {
+pub(crate) fn claim_timeout(table: &str, me: u64, holder: u64, waited: Duration) -> Error {
     Error::LockWaitTimeout {
         trx: me,
         key: format!("table `{table}` (claimed by a bulk insert)"),
@@ -107,7 +107,7 @@ pub fn claim_timeout(table: &str, me: u64, holder: u64, waited: Duration) -> Err
 
 /// [`claim_timeout`] at once if another transaction claims table `t`: DDL calls it holding
 /// the table's metadata lock exclusively.
-pub fn refuse_claimed(t: &TableEntry) -> Result<()> {
+pub(crate) fn refuse_claimed(t: &TableEntry) -> Result<()> {
     match t.claim.owner() {
         0 => Ok(()),
         holder => Err(claim_timeout(t.meta.name(), 0, holder, Duration::ZERO)),

@@ -27,8 +27,9 @@
 //! consistency check [`crate::check`]'s, rollback and purge [`crate::rollback`]'s and
 //! [`crate::purge`]'s. What the `minnow` crate adds on top: `Database` (an `Arc` of a handle
 //! that holds one `Arc<Engine>`, the open report and the directory's `LOCK`), the API of the
-//! reads (the reads themselves are [`crate::read`]'s), row writes (with undo and locks), a
-//! transaction's bulk insert, and the typed rows.
+//! reads and writes (the reads themselves are [`crate::read`]'s, the row writes with their
+//! undo and locks, the locking reads and a transaction's bulk insert [`crate::write`]'s), and
+//! the typed rows.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -68,7 +69,7 @@ pub struct Engine {
     /// count, one shared cache line). Latch order: row 4, after the dictionary latch.
     pub(crate) quiesce: RwLock<()>,
     pub(crate) next_index_id: Mutex<u64>,
-    /// The gap latch every table's entry shares (the `minnow` crate's `trx` gaps module).
+    /// The gap latch every table's entry shares (the `write` gaps module).
     pub(crate) gaps: Arc<GapLatch>,
     pub(crate) dir: PathBuf,
     /// The transaction system: ids, active transactions, the undo store (shared with the
@@ -207,7 +208,7 @@ impl Engine {
     }
 
     /// The dictionary B-tree (`SYS_TABLES`).
-    pub fn dict(&self) -> &BTree {
+    pub(crate) fn dict(&self) -> &BTree {
         &self.dict
     }
 
@@ -228,7 +229,7 @@ impl Engine {
     }
 
     /// The dictionary latch (one DDL statement at a time; latch order row 3).
-    pub fn ddl(&self) -> &Mutex<()> {
+    pub(crate) fn ddl(&self) -> &Mutex<()> {
         &self.ddl
     }
 
@@ -481,7 +482,7 @@ const STRIPES: usize = 256;
 struct Stripe(Mutex<()>);
 
 /// The gap latch: `STRIPES` (256) mutexes, picked by the lock key of the record that ends the
-/// gap a step works on (see the `minnow` crate's `trx` gaps module, "The gap latch"). One per
+/// gap a step works on (see the `write` gaps module, "The gap latch"). One per
 /// database, shared by every table's entry.
 #[derive(Debug)]
 pub struct GapLatch {

@@ -38,7 +38,7 @@ pub struct TableEntry {
     pub autoinc: Option<Arc<AutoInc>>,
     /// The table's metadata lock (MySQL's MDL): every write statement on the table holds it
     /// shared, DDL and bulk load exclusively. One per table, carried from entry to entry
-    /// when DDL replaces the entry (see the `minnow` crate's `trx::WriteGuard`). Writers of
+    /// when DDL replaces the entry (see [`crate::write::WriteGuard`]). Writers of
     /// different rows hold it together (shared); only DDL on this table waits. Latch order: row 5 of
     /// ARCHITECTURE.md's table, after the quiesce latch, never held across a row lock wait.
     pub mdl: Arc<RwLock<()>>,
@@ -46,7 +46,7 @@ pub struct TableEntry {
     /// entry as `mdl` is.
     pub claim: Arc<BulkClaim>,
     /// The gap latch: a stripe of it is held across finding a clustered record's neighbour
-    /// and locking by it (see the `minnow` crate's `trx` gaps module). One per database
+    /// and locking by it (see the `write` gaps module). One per database
     /// (the engine's), shared by every entry.
     pub gaps: Arc<GapLatch>,
     /// The change counter and last reusable `count()` (see [`CountCache`]); new with every

@@ -10,14 +10,13 @@
 //!   application
 //!       │
 //!   minnow            Database, Table, Transaction, Rows, typed rows, AsyncDatabase
-//!       │             (handles, the reads' API, row writes with undo and locks, bulk
-//!       │             insert)
+//!       │             (handles, the API of the reads and writes, durability)
 //!   minnow-engine     the open engine's state (Engine, table entries, the table
 //!       │             cache, admission, auto-increment); building it from a directory
 //!       │             and recovery, close; DDL; the bulk build; the reads and their
-//!       │             visibility check; check; rollback; purge; the row steps these
-//!       │             share with the
-//!       │             writes; table definitions and the
+//!       │             visibility check; the row writes with undo and locks, the
+//!       │             locking reads, a transaction's bulk insert; check; rollback;
+//!       │             purge; the row steps these share; table definitions and the
 //!       │             dictionary's records, version chains, Config and its knobs,
 //!       │             compressed-tablespace placement, status reports, Error
 //!       ├──────────────────┬──────────────────┐
@@ -91,24 +90,34 @@
 //!   check (a [`read::Snapshot`] and the version of a clustered record it sees,
 //!   [`read::visible`], rebuilt from undo when the record is newer) and every read's
 //!   validation against DDL ([`read::validated`]).
+//! - [`mod@write`]: the row writes, each a function of the engine, a table's entry and the
+//!   transaction's state ([`write::TrxState`]) that the `minnow` crate's `Table` and
+//!   `Transaction` methods wrap: a write statement's latches ([`write::statement`],
+//!   [`write::WriteGuard`]), insert, update and delete of one row with their undo records,
+//!   unique checks and row locks ([`write::insert`], [`write::update`], [`write::delete`],
+//!   [`write::update_columns`]), next-key and gap locks, the locking reads
+//!   ([`write::get_for_update`], [`write::scan_for_update`], [`write::get_by_for_update`]),
+//!   a statement's rollback to its savepoint, commit, and a transaction's bulk insert into
+//!   an empty table, buffered and built at commit ([`write::BulkInsert`]).
 //! - [`row`]: the steps row writes, rollback and purge share (a record, its lock key, the
 //!   step back to an older version, the removal of a record with the gap locks it hands on).
 //! - [`bulk`]: `CREATE INDEX` on a populated table and the load of an empty one, each
 //!   built bottom-up from sorted rows, the dictionary update its commit point.
 //! - [`claim`]: a bulk insert's claim on an empty table, and DDL's refusal of a claimed one.
 //!
-//! ## What the `minnow` crate adds, and what is still there
+//! ## What the `minnow` crate adds
 //!
 //! `minnow` is the API: `Database` (a cheap clone of one handle that holds an
 //! `Arc<Engine>`, the open report and the directory's `LOCK`), `Table`, `Transaction`,
 //! `Rows`, typed rows, `AsyncDatabase`, the retries of `Database::transaction`, and
-//! `minnow::inspect` for tools, and the API of the reads: the keys an application gives
-//! (`ToKey`, byte keys), the `Scan` it describes and the `Rows` iterator that holds the
-//! database open, each a thin wrapper over [`read`]. The locking reads
-//! (`get_for_update`, `scan_for_update`, `get_by_for_update`), row writes with undo and locks
-//! (with gap locks and unique checks) and a transaction's bulk insert into an empty table
-//! (built at commit) still live in `minnow` (its `trx` module) and reach the engine through
-//! [`Engine`]'s public accessors; only those accessors stay public.
+//! `minnow::inspect` for tools; the keys an application gives (`ToKey`, byte keys), the
+//! `Scan` it describes and the `Rows` iterator that holds the database open. Its reads are
+//! thin wrappers over [`read`], its writes and locking reads over [`mod@write`]: what a wrapper
+//! adds is the handle (a table of this database, a transaction not yet ended), admission,
+//! the row counters and the durability a commit reaches. It reaches the rest of the engine
+//! through a few of [`Engine`]'s accessors (the buffer pool for durability and the status,
+//! the transaction system for read views, the row locks' and the admission door's
+//! counters, the table cache for the table names); the others are crate-private.
 //!
 //! ## Test hooks
 //!
@@ -148,6 +157,7 @@ pub mod row;
 pub mod schema;
 pub mod status;
 pub mod table_cache;
+pub mod write;
 
 pub use check::CheckReport;
 pub use compression::Compression;

@@ -2,7 +2,7 @@
 //! `btr_cur_del_mark_set_clust_rec`, which writes the undo record (`trx_undo_report_row_operation`)
 //! while the clustered leaf is latched.
 //!
-//! The delete of a row (the `minnow` crate's `trx` write module) takes the row's lock first,
+//! The delete of a row (the [`crate::write`] module's `delete`) takes the row's lock first,
 //! by its key alone. Then one descent latches the clustered leaf exclusively, and in one
 //! mtr ([`minnow_btree::BTree::change_leaf_record`]):
 //!

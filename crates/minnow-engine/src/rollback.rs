@@ -15,7 +15,7 @@
 //!   delete-marked if some older version of the row still has it;
 //! - the old row's entry is un-marked (or stays delete-marked if the old row was deleted).
 //!
-//! The writes this undoes are the `minnow` crate's `trx` module (its docs, "What a write
+//! The writes this undoes are the [`crate::write`] module's (its docs, "What a write
 //! does"); the steps both share are [`crate::row`]'s.
 
 use minnow_btree::TreeError;

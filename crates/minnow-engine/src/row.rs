@@ -3,9 +3,9 @@
 //! back to an older version through the buffer pool, and the physical removal of a clustered
 //! record with the gap locks it hands on.
 //!
-//! The row writes themselves (insert, update, delete with undo and locks) are the `minnow`
-//! crate's `trx` module; rollback ([`crate::rollback`]) and purge ([`crate::purge`]) live
-//! here and undo or remove what those writes left, with the same steps.
+//! The row writes themselves (insert, update, delete with undo and locks) are the
+//! [`crate::write`] module; rollback ([`crate::rollback`]) and purge ([`crate::purge`]) undo
+//! or remove what those writes left, with the same steps.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -26,14 +26,18 @@ pub fn table_of(inner: &Engine, index_id: u64) -> Option<Arc<TableEntry>> {
 }
 
 /// The clustered record of primary key `pk`, delete-marked or not.
-pub fn clustered_record(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<Option<Entry>> {
+pub(crate) fn clustered_record(
+    inner: &Engine,
+    t: &TableEntry,
+    pk: &[Value],
+) -> Result<Option<Entry>> {
     t.clustered
         .get(inner.pool(), pk)
         .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))
 }
 
 /// Secondary index `i` of table `t`: its tree and its name.
-pub fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
+pub(crate) fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
     match (t.secondary.get(i), t.meta.secondary.get(i)) {
         (Some(tree), Some(s)) => Ok((tree, s.name.as_str())),
         _ => Err(Error::Corrupt {
@@ -43,7 +47,7 @@ pub fn sec(t: &TableEntry, i: usize) -> Result<(&BTree, &str)> {
 }
 
 /// The primary key an undo record names.
-pub fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
+pub(crate) fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
     let fields = t.clustered.layout().fields();
     let n = t.meta.pk.len();
     if rec.fields.len() < n {
@@ -64,7 +68,7 @@ pub fn key_of_undo(t: &TableEntry, rec: &UndoRecord) -> Result<Vec<Value>> {
 
 /// The lock key of the leading key `values` of `tree` (index `index_id`): each field's
 /// encoding as the index compares it, length-prefixed, NULL as one zero byte.
-pub fn lock_key(
+pub(crate) fn lock_key(
     t: &TableEntry,
     tree: &BTree,
     index: &str,
@@ -76,19 +80,19 @@ pub fn lock_key(
 }
 
 /// The lock key of the row with primary key `pk` (what writers and purge lock).
-pub fn row_lock_key(t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
+pub(crate) fn row_lock_key(t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
     lock_key(t, &t.clustered, PRIMARY, t.meta.index_id, pk)
 }
 
 /// The primary key of a clustered record: its leading fields.
-pub fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
+pub(crate) fn pk_of_entry(t: &TableEntry, e: &Entry) -> Vec<Value> {
     e.values.iter().take(t.meta.pk.len()).cloned().collect()
 }
 
 /// The first clustered record (delete-marked ones included: they are records until purge
 /// removes them) within `start..end`, with the off-page fields `fetch` (`None`: all; the
 /// others come back as NULL).
-pub fn first_in(
+pub(crate) fn first_in(
     inner: &Engine,
     t: &TableEntry,
     (start, end): (Bound<Vec<Value>>, Bound<Vec<Value>>),
@@ -108,7 +112,7 @@ pub fn first_in(
 
 /// The lock key of the record after `pk` in the clustered index, or the index's supremum if
 /// there is none: the key whose gap `pk` is (or would be) in.
-pub fn successor_key(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
+pub(crate) fn successor_key(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
     let after = (Bound::Excluded(pk.to_vec()), Bound::Unbounded);
     match first_in(inner, t, after, Some(Vec::new()))? {
         Some(e) => row_lock_key(t, &pk_of_entry(t, &e)),
@@ -120,7 +124,7 @@ pub fn successor_key(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<Loc
 /// delete-marked record, or the rollback of `inserter`'s insert), and passes the locks on it
 /// to its successor as gap locks, so that a gap some transaction locked stays locked now that
 /// it reaches further (not the inserter's own lock: see `LockManager::insert_undone`).
-pub fn remove_record<T>(
+pub(crate) fn remove_record<T>(
     inner: &Engine,
     t: &TableEntry,
     pk: &[Value],
@@ -141,7 +145,12 @@ pub fn remove_record<T>(
 /// The version before `newer`, whose roll pointer is `ptr`, from the undo store through the
 /// buffer pool ([`crate::history::older`] is the one function that does it); an undo record
 /// of another index is corruption.
-pub fn step_back(inner: &Engine, t: &TableEntry, ptr: RollPtr, newer: &[Value]) -> Result<Older> {
+pub(crate) fn step_back(
+    inner: &Engine,
+    t: &TableEntry,
+    ptr: RollPtr,
+    newer: &[Value],
+) -> Result<Older> {
     match older(
         &**inner.pool(),
         inner.trx_sys().page().space,

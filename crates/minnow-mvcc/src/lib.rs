@@ -72,8 +72,8 @@
 //! ([`TrxSys::history_head`]). [`TrxSys::trim`] then gives the dead heads of the undo streams
 //! back to the undo segment, where appends reuse them.
 //!
-//! The `minnow` crate takes the row locks of [`lock`] for every row and unique key a writer
-//! changes.
+//! The `minnow-engine` crate's row writes take the row locks of [`lock`] for every row and
+//! unique key a writer changes.
 
 #![cfg_attr(
     not(test),

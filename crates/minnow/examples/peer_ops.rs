@@ -12,7 +12,7 @@
 //! and divide the total (`Ir`) by N. Arguments after N are knobs (`buffer_pool_size=1G`, as
 //! `--set` takes them) for the database's `Config`, the defaults otherwise. With ROWS 0,
 //! `insert_tx` loads into an empty table: its inserts are buffered and built at commit (the
-//! `trx::bulk` module), as long as they fit `bulk_insert_buffer_size`. Run without valgrind it prints the measured part's
+//! engine's `write::bulk` module), as long as they fit `bulk_insert_buffer_size`. Run without valgrind it prints the measured part's
 //! time per operation: wall clock and this thread's time on a CPU (the steadier figure on a
 //! shared machine). OP is `get` (`Table::get` of a random existing key), `get_tx` (the same
 //! in one REPEATABLE READ transaction), `get_tx_with` (the same read in place, through

@@ -30,7 +30,7 @@
 //! and the old system columns alone: the older version is the newer one's fields with those
 //! (the walk always has the newer version in hand). A reader whose read view cannot see `T12` rebuilds `T9`'s version; if it
 //! cannot see `T9` either, `T5`'s; this is how consistent reads work
-//! (`trx::visible`, through the engine's `history::older`, the one step both take).
+//! (`read::visible` in `minnow-engine`, through the engine's `history::older`, the one step both take).
 //!
 //! ## Where a chain ends
 //!
@@ -68,7 +68,6 @@
 /// of a chain a reader sees.
 pub use minnow_mvcc::ReadView;
 
-pub(crate) use minnow_engine::history::sys_of;
 pub use minnow_engine::history::{
     ChainEnd, RollPtr, RowHistory, RowVersion, UndoKind, Writer, chain_from_record, kind_name,
 };

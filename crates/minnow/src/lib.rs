@@ -2,12 +2,14 @@
 //!
 //! This crate is what an application links: a [`Database`] in a directory, tables with typed
 //! columns, a clustered primary key and secondary indexes, point and range reads, and
-//! explicit durability: the handles, the API of the reads (keys, projections, typed rows,
-//! the `Rows` iterator), and the row writes with their undo and locks. Underneath it are the
-//! crates that do the rest of the work: the row engine (`minnow-engine`: the open engine's
-//! state, opening a directory and recovery, DDL, the bulk build of `create_index` and
-//! `load`, the reads themselves and their visibility check, `check`, rollback, purge,
-//! definitions, settings and errors), the buffer pool and
+//! explicit durability: the handles and the API of the reads and writes (keys, projections,
+//! typed rows, the `Rows` iterator, transactions and their durability), each a thin wrapper
+//! over the engine. Underneath it are the crates that do the work: the row engine
+//! (`minnow-engine`: the open engine's state, opening a directory and recovery, DDL, the
+//! bulk build of `create_index` and `load`, the reads themselves and their visibility check,
+//! the row writes with their undo and locks, the locking reads, a transaction's bulk insert
+//! into an empty table, `check`, rollback, purge, definitions, settings and errors), the
+//! buffer pool and
 //! mini-transactions (`minnow-buf`), the redo log (`minnow-redo`), the doublewrite buffer
 //! (`minnow-dblwr`), B+trees (`minnow-btree`) and files (`minnow-io`).
 //!
@@ -387,7 +389,7 @@
 //! lock the gaps they read, as InnoDB's next-key locks do, and an insert waits while another
 //! transaction locks its gap: a locking read finds no phantom. Inserts of new records into
 //! one gap (appends at the end of a table) take turns for the length of one B-tree insert;
-//! inserts into different gaps do not (the `trx` gaps module).
+//! inserts into different gaps do not (the engine's `write` gaps module).
 //! [`Table::insert_many`] runs one transaction per row (each row atomic, the statement stops
 //! at its first failing row).
 //!

@@ -11,11 +11,11 @@ use crate::error::{Error, Result};
 use crate::row::ToKey;
 use crate::schema::TableDef;
 use crate::status::RowOp;
-use crate::trx::{self, Snapshot, TrxState};
+use crate::trx::Snapshot;
 use minnow_engine::TableEntry;
 use minnow_engine::autoinc::{AutoInc, AutoIncStatus, Inserted};
-use minnow_engine::entry::EntryState;
 use minnow_engine::read::{self, get as point};
+use minnow_engine::write;
 
 /// A handle on one table of a [`Database`]. Cheap to get ([`Database::table`]) and to
 /// clone (two `Arc`s); it owns a clone of its database, so it may be kept in a struct,
@@ -36,7 +36,6 @@ mod scan_with;
 mod typed;
 mod update_columns;
 pub use get::RowView;
-pub(crate) use scan::locking_plan;
 pub use scan::{Rows, Scan};
 pub use typed::TypedRows;
 pub(crate) use typed::typed_scan;
@@ -183,71 +182,6 @@ impl Table {
         read::row_history(self.db.inner()?, &self.t, key)
     }
 
-    /// The table's entry as it is now, checked live (for statements holding its metadata
-    /// lock, under which it cannot change).
-    pub(crate) fn entry_now(&self) -> Result<Arc<TableEntry>> {
-        self.live()?;
-        Ok(self.current()?.t)
-    }
-
-    /// Runs write statement `f` on the table's current entry, holding a [`trx::WriteGuard`]
-    /// (the quiesce latch and the table's metadata lock, shared) for its duration.
-    pub(crate) fn write_statement<T>(
-        &self,
-        f: impl FnOnce(&minnow_engine::Engine, &Arc<TableEntry>, &mut trx::WriteGuard<'_>) -> Result<T>,
-    ) -> Result<T> {
-        self.write_statement_as(0, f)
-    }
-
-    /// [`Table::write_statement`] for transaction `me` (0: not yet known, as an autocommit
-    /// statement's): while another transaction claims the table for a bulk insert (the
-    /// `trx::bulk` module), the statement waits for the claim to end, with no latch held,
-    /// up to `lock_wait_timeout` ([`Error::LockWaitTimeout`]).
-    pub(crate) fn write_statement_as<T>(
-        &self,
-        me: u64,
-        f: impl FnOnce(&minnow_engine::Engine, &Arc<TableEntry>, &mut trx::WriteGuard<'_>) -> Result<T>,
-    ) -> Result<T> {
-        let inner = self.db.inner()?;
-        self.live()?;
-        // When the statement began waiting for a claim: read only if it waits (no clock read
-        // per statement in the common case).
-        let mut start = None;
-        // Every entry of the table shares one metadata lock and one claim, so this handle's
-        // are the table's.
-        let mut w = loop {
-            let w = trx::WriteGuard::new(inner, &self.t.mdl, &self.t.claim)?;
-            // Read under the metadata lock, which a claim is made under exclusively.
-            let owner = self.t.claim.owner();
-            if owner == 0 || owner == me {
-                break w;
-            }
-            drop(w);
-            let timeout = inner.locks().wait_timeout();
-            let since = *start.get_or_insert_with(std::time::Instant::now);
-            let holder = self.t.claim.wait(me, since, timeout);
-            if holder != 0 {
-                return Err(trx::claim_timeout(self.name(), me, holder, since.elapsed()));
-            }
-        };
-        // Under it the entry cannot change: this handle's if it is still the table's (no
-        // look-up, the common case), else the current one.
-        let fresh;
-        let t = match self.t.state() {
-            EntryState::Live => &self.t,
-            _ => {
-                fresh = self.entry_now()?;
-                &fresh
-            }
-        };
-        #[cfg(test)]
-        minnow_engine::hooks::hook(minnow_engine::hooks::Point::StatementLatched);
-        let r = f(inner, t, &mut w);
-        // After the statement's changes and before its transaction can commit (`count`).
-        t.counted.changed();
-        r
-    }
-
     /// Inserts a row (one value per column, in table order), as a transaction of its own
     /// (autocommit), made as durable as [`crate::Config::flush_log_at_trx_commit`] says
     /// before this returns. A row whose primary key exists is [`Error::DuplicateKey`] naming
@@ -351,11 +285,20 @@ impl Table {
                 {
                     reserve = None;
                     let _lock = a.lock_table();
-                    reserved =
-                        self.write_statement(|inner, _, _| a.take(inner, self.name(), n as u128))?;
+                    reserved = write::statement(inner, &self.t, 0, |inner, _, _| {
+                        a.take(inner, self.name(), n as u128)
+                    })?;
                 }
-                end =
-                    end.max(self.insert_one(row, &autoinc, &mut reserved, &mut done.generated)?);
+                // The entry as it is now: an index created since this handle was made counts.
+                let one = write::insert_one(
+                    inner,
+                    &self.t,
+                    row,
+                    &autoinc,
+                    &mut reserved,
+                    &mut done.generated,
+                )?;
+                end = end.max(one);
                 done.rows += 1;
                 self.db.count_rows(RowOp::Insert, 1);
             }
@@ -419,65 +362,21 @@ impl Table {
         t.t.autoinc.as_deref().map(AutoInc::status)
     }
 
-    /// One row of an insert statement, as one autocommit transaction; returns its redo end.
-    fn insert_one(
-        &self,
-        row: &[Value],
-        autoinc: &Option<Arc<AutoInc>>,
-        reserved: &mut std::ops::Range<u128>,
-        generated: &mut Vec<u64>,
-    ) -> Result<Lsn> {
-        // The entry as it is now: an index created since this handle was made counts.
-        self.write_statement(|inner, t, w| {
-            let same = match (autoinc, &t.autoinc) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                (None, None) => true,
-                _ => false,
-            };
-            if !same {
-                return Err(Error::TableChanged {
-                    table: self.name().to_owned(),
-                });
-            }
-            let row = t.prepare_row(inner, row, reserved, generated)?;
-            let mut st = TrxState::default();
-            let r = st.statement(inner, |st| trx::insert(inner, t, st, w, &row));
-            Ok(autocommit(inner, st, r)?.1)
-        })
-    }
-
     /// Deletes the row with primary key `key`, as a transaction of its own (autocommit),
     /// made as durable as [`crate::Config::flush_log_at_trx_commit`] says before this
     /// returns; false if there was no such row (as [`crate::Transaction::delete`]).
     pub fn delete(&self, key: impl ToKey) -> Result<bool> {
         let key: &[Value] = &key.to_key();
-        self.keyed_statement(RowOp::Delete, key, trx::delete)
-    }
-
-    /// An autocommit statement on the row with primary key `key` (normalised here) that may
-    /// find no row: admitted for one row, `change` run as the statement of a transaction of
-    /// its own, then, if it found the row, counted as `op` and made as durable as
-    /// `flush_log_at_trx_commit` says. False if there was no such row.
-    pub(crate) fn keyed_statement(
-        &self,
-        op: RowOp,
-        key: &[Value],
-        change: impl FnOnce(
-            &minnow_engine::Engine,
-            &TableEntry,
-            &mut TrxState,
-            &mut trx::WriteGuard<'_>,
-            &[Value],
-        ) -> Result<bool>,
-    ) -> Result<bool> {
         let mut admitted = self.db.admit();
         admitted.row();
-        let (found, end) = self.write_statement(|inner, t, w| {
-            let key = t.meta.normalise_key_cow(&t.meta.pk, key)?;
-            let mut st = TrxState::default();
-            let r = st.statement(inner, |st| change(inner, t, st, w, &key));
-            autocommit(inner, st, r)
-        })?;
+        let done = write::keyed_one(self.db.inner()?, &self.t, key, write::delete)?;
+        self.keyed_end(RowOp::Delete, done)
+    }
+
+    /// The end of an autocommit statement on one row by its key that may find no row
+    /// ([`write::keyed_one`], admitted for one row): if it found the row, counted as `op`
+    /// and made as durable as `flush_log_at_trx_commit` says. False if there was no such row.
+    pub(crate) fn keyed_end(&self, op: RowOp, (found, end): (bool, Lsn)) -> Result<bool> {
         if !found {
             return Ok(false);
         }
@@ -494,38 +393,10 @@ impl Table {
     pub fn update(&self, row: &[Value]) -> Result<()> {
         let mut admitted = self.db.admit();
         admitted.row();
-        let end = self.write_statement(|inner, t, w| {
-            let row = t.meta.normalise_row(row)?;
-            let mut st = TrxState::default();
-            let r = st.statement(inner, |st| trx::update(inner, t, st, w, &row));
-            Ok(autocommit(inner, st, r)?.1)
-        })?;
+        let end = write::update_one(self.db.inner()?, &self.t, row)?;
         self.db.count_rows(RowOp::Update, 1);
         self.db.durable(end)?;
         Ok(())
-    }
-}
-
-/// Ends an autocommit statement: commit if it succeeded (returning its value and the commit's
-/// redo end), roll back (already done to the statement's start) and end the transaction if
-/// it failed.
-fn autocommit<T>(
-    inner: &minnow_engine::Engine,
-    mut st: TrxState,
-    r: Result<T>,
-) -> Result<(T, Lsn)> {
-    match r {
-        Ok(v) => {
-            let end = st.commit(inner)?.unwrap_or(st.end);
-            Ok((v, end))
-        }
-        // A statement that found the database closed after a lock wait changes nothing
-        // more: the next open's recovery rolls its transaction back.
-        Err(e @ Error::Closed { .. }) => Err(e),
-        Err(e) => {
-            st.rollback(inner)?;
-            Err(e)
-        }
     }
 }
 

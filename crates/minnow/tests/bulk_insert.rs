@@ -1,5 +1,5 @@
 //! A transaction's inserts into an empty table: buffered, built bottom-up at commit, and
-//! published with the commit (the `trx::bulk` module docs). Every test checks what the
+//! published with the commit (the `minnow-engine` `write::bulk` module docs). Every test checks what the
 //! ordinary path would give, plus that the buffered path was the one taken (a buffered
 //! insert takes no row lock: `lock_stats().held` stays 0).
 

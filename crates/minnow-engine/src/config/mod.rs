@@ -246,7 +246,7 @@ pub struct Config {
     pub lock_wait_timeout: Duration,
     /// `bulk_insert_buffer_size` (MariaDB's knob of that name, for the same idea): the most
     /// bytes a transaction's buffered inserts into an empty table may take in memory before
-    /// they are written the ordinary way (see the `minnow` crate's `trx` bulk insert module
+    /// they are written the ordinary way (see the `write` module's bulk insert module
     /// docs). 0 (the default) means half of `buffer_pool_size`: a 1 GiB pool buffers up to
     /// 512 MiB, about 1.8 million rows of 24-byte keys and 150-byte values (each row is
     /// counted at its record, its key and 64 bytes).

@@ -5,8 +5,8 @@
 //! A unique index does not hold one entry per row but one per **version**: an update that
 //! changes the indexed columns delete-marks the old entry and inserts the new one, a delete
 //! delete-marks, and purge removes a marked entry only once no read view can need it (the
-//! `trx` module docs). So several entries may carry the key asked for: at most one live,
-//! and delete-marked ones of rows that had the key once (another row that was deleted or
+//! [`crate::write`] module docs). So several entries may carry the key asked for: at most
+//! one live, and delete-marked ones of rows that had the key once (another row that was deleted or
 //! took another key, or the same row before its key changed away and back). An entry is the
 //! index columns followed by the primary key and the index is ordered by both, so these
 //! entries lie side by side; the read walks them in primary key order and asks of each:

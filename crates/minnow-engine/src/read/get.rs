@@ -273,6 +273,7 @@ pub fn newest_record(inner: &Engine, t: &TableEntry, key: &[Value]) -> Result<Op
 
 /// Runs `f` on `key` checked against the primary key of `t` (values normalised, bytes
 /// checked against the key's one column).
+#[inline]
 pub fn with_checked_key<R>(
     t: &TableEntry,
     key: PointKey<'_>,

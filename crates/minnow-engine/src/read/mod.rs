@@ -23,7 +23,7 @@
 //!
 //! The locking reads (`get_for_update`, `scan_for_update`, `get_by_for_update`) are not
 //! here: they take row locks and read the latest version, as writes do, and live with the
-//! row writes in the `minnow` crate.
+//! row writes ([`crate::write`]).
 
 use std::sync::Arc;
 
@@ -164,6 +164,7 @@ pub fn current(inner: &Engine, t: &TableEntry) -> Result<Arc<TableEntry>> {
 /// if DDL dropped the entry meanwhile, the answer (or the error: a page that belongs to
 /// another index) is [`Error::TableChanged`]; if a load replaced it, the read runs again on
 /// the new entry.
+#[inline]
 pub fn validated<T>(
     inner: &Engine,
     t: &Arc<TableEntry>,

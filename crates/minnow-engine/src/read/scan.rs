@@ -246,13 +246,13 @@ fn prefix_bound(
 /// What a locking range read over the primary key of `t` needs from `scan`
 /// (`Transaction::scan_for_update`): its bounds, normalised, and the positions of its
 /// columns.
-pub type LockingPlan = (Bounds, Vec<usize>);
+pub(crate) type LockingPlan = (Bounds, Vec<usize>);
 
 /// A scan's lower and upper bound.
 pub type Bounds = (Bound<Vec<Value>>, Bound<Vec<Value>>);
 
 /// See [`LockingPlan`].
-pub fn locking_plan(t: &TableEntry, scan: ScanArgs<'_>) -> Result<LockingPlan> {
+pub(crate) fn locking_plan(t: &TableEntry, scan: ScanArgs<'_>) -> Result<LockingPlan> {
     Ok((
         pk_bounds(&t.meta, scan)?,
         projection(&t.meta, scan.columns)?,

@@ -162,7 +162,7 @@ impl LockKey {
     }
 
     /// The hash computed once at construction (what the lock table shards by): callers that
-    /// spread their own structures by key (the `minnow` crate's gap latch stripes) use it
+    /// spread their own structures by key (the `minnow-engine` crate's gap latch stripes) use it
     /// instead of hashing the key again.
     pub fn hash_value(&self) -> u64 {
         self.hash

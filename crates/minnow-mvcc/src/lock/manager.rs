@@ -113,7 +113,7 @@ impl LockManager {
         TrxLocks::new(Arc::clone(self), trx, Owner::ReadCommitted)
     }
 
-    /// The locks of a background task that is not a transaction (the `minnow` crate's purge,
+    /// The locks of a background task that is not a transaction (the `minnow-engine` crate's purge,
     /// which holds one row's lock at a time while it removes what that row no longer needs),
     /// named `trx` in the queues. They conflict, queue and wait exactly as a transaction's,
     /// but are not counted in [`LockStats::held`], which counts the locks of transactions,
@@ -152,7 +152,7 @@ impl LockManager {
 
     /// True if any transaction holds or waits for a lock on a key of index `index`. It
     /// looks at every shard (one latch at a time): for a caller that rarely asks and has
-    /// made sure no new request on the index can start meanwhile (the `minnow` crate's
+    /// made sure no new request on the index can start meanwhile (the `minnow-engine` crate's
     /// bulk insert claim, under the table's exclusive metadata lock).
     pub fn index_in_use(&self, index: u64) -> bool {
         self.shards.iter().any(|s| {

@@ -126,7 +126,7 @@ pub(super) enum Owner {
     /// A READ COMMITTED transaction: it takes no gap locks, and its exclusive locks are not
     /// inherited by a removed record's successor (InnoDB's `lock_rec_inherit_to_gap`).
     ReadCommitted,
-    /// A background task that is not a transaction (the `minnow` crate's purge): its locks
+    /// A background task that is not a transaction (the `minnow-engine` crate's purge): its locks
     /// conflict and wait as a transaction's, but are neither counted in
     /// [`LockStats::held`](super::LockStats::held) nor inherited.
     Background,

@@ -57,7 +57,7 @@
 //! ## Read views, the purge view and giving undo space back
 //!
 //! Every consistent read holds an [`OpenView`], registered here until it is dropped, so the
-//! transaction system knows the **oldest view** still open. Purge (in the `minnow` crate,
+//! transaction system knows the **oldest view** still open. Purge (in the `minnow-engine` crate,
 //! which knows what records mean) asks for a [`TrxSys::purge_view`]: a copy of the oldest
 //! view, or a fresh one if none is open. A committed log whose commit number is below that
 //! view's `low_limit_no` was committed before every open view was taken, so no reader can

@@ -212,7 +212,7 @@ impl TrxSys {
     }
 
     /// [`TrxSys::commit`] that first runs `extra` in the commit mtr, so that its page
-    /// changes and the commit mark are durable together or not at all (the `minnow` crate's
+    /// changes and the commit mark are durable together or not at all (the `minnow-engine` crate's
     /// bulk insert publishes the trees it built by rewriting a dictionary record here). An
     /// error from `extra` drops the mtr, changing nothing: the transaction is still active.
     /// `extra` latches its pages before the rollback segment's, and must not start an mtr.

@@ -13,7 +13,6 @@ use super::Table;
 use crate::db::Database;
 use crate::error::Result;
 use crate::trx::Snapshot;
-use minnow_engine::TableEntry;
 
 /// What a scan returns: key bounds, a limit, a projection and a direction.
 ///
@@ -131,12 +130,6 @@ impl Iterator for Rows {
     fn next(&mut self) -> Option<Self::Item> {
         self.cursor.next_in(self.db.engine_unchecked())
     }
-}
-
-/// What a locking range read over the primary key of `t` needs from `scan`
-/// (`Transaction::scan_for_update`): the engine's `read::scan::locking_plan`.
-pub(crate) fn locking_plan(t: &TableEntry, scan: &Scan) -> Result<scan::LockingPlan> {
-    scan::locking_plan(t, scan.args())
 }
 
 impl Table {

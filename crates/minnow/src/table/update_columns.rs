@@ -1,5 +1,5 @@
 //! [`Table::update_columns`]: the autocommit statement over the row write of
-//! `trx::update_columns` (whose module docs say what it does).
+//! `minnow_engine::write::update_columns` (whose module docs say what it does).
 
 use minnow_btree::record::Value;
 
@@ -7,7 +7,7 @@ use super::Table;
 use crate::error::Result;
 use crate::row::ToKey;
 use crate::status::RowOp;
-use crate::trx;
+use minnow_engine::write;
 
 impl Table {
     /// Sets the named columns of the row with primary key `key` (`UPDATE ... SET stock = 4
@@ -52,9 +52,12 @@ impl Table {
     /// ```
     pub fn update_columns(&self, key: impl ToKey, changes: &[(&str, Value)]) -> Result<bool> {
         let key: &[Value] = &key.to_key();
-        self.keyed_statement(RowOp::Update, key, |inner, t, st, w, key| {
-            let changes = trx::column_changes(&t.meta, changes)?;
-            trx::update_columns(inner, t, st, w, key, &changes)
-        })
+        let mut admitted = self.db.admit();
+        admitted.row();
+        let done = write::keyed_one(self.db.inner()?, &self.t, key, |inner, t, st, w, key| {
+            let changes = write::column_changes(&t.meta, changes)?;
+            write::update_columns(inner, t, st, w, key, &changes)
+        })?;
+        self.keyed_end(RowOp::Update, done)
     }
 }

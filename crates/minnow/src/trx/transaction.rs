@@ -12,10 +12,10 @@ use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::row::ToKey;
 use crate::status::RowOp;
+use minnow_engine::write::{self, TrxState, WriteGuard};
 use minnow_engine::{Engine, TableEntry};
 
-use super::write::lock_and_read;
-use super::*;
+use super::{Isolation, Snapshot};
 
 mod commit_with;
 mod statements;
@@ -54,7 +54,7 @@ pub struct Transaction {
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")
-            .field("id", &self.state.try_lock().map(|s| s.id))
+            .field("id", &self.state.try_lock().map(|s| s.id()))
             .field("isolation", &self.isolation)
             .field("ended", &self.ended)
             .finish()
@@ -80,10 +80,7 @@ impl Database {
         Ok(Transaction {
             db: self.clone(),
             isolation,
-            state: parking_lot::Mutex::new(TrxState {
-                read_committed: isolation == Isolation::ReadCommitted,
-                ..TrxState::default()
-            }),
+            state: parking_lot::Mutex::new(TrxState::new(isolation == Isolation::ReadCommitted)),
             view: OnceLock::new(),
             buffering: false,
             ended: false,
@@ -94,7 +91,7 @@ impl Database {
 impl Transaction {
     /// The transaction's id (0 until its first write: read-only transactions never get one).
     pub fn id(&self) -> u64 {
-        self.state.lock().id
+        self.state.lock().id()
     }
 
     /// The isolation level.
@@ -132,8 +129,7 @@ impl Transaction {
         if self.buffering {
             let mut st = self.state.lock();
             if st.claims(&table.t) {
-                self.live()?;
-                st.spill()?;
+                st.spill(self.live()?)?;
             }
         }
         self.snapshot()
@@ -159,17 +155,18 @@ impl Transaction {
     ) -> Result<T> {
         self.live()?;
         table.belongs_to(&self.db)?;
+        let inner = table.db.inner()?;
         let state = self.state.get_mut();
         if state.claims(&table.t) {
             // Anything but a plain insert reads or changes the table the ordinary way.
-            state.spill()?;
+            state.spill(inner)?;
         }
-        self.buffering = state.bulk.is_some();
-        let me = state.id;
-        let r = table.write_statement_as(me, |inner, t, w| {
+        self.buffering = state.buffers();
+        let me = state.id();
+        let r = write::statement(inner, &table.t, me, |inner, t, w| {
             let r = state.statement(inner, |st| f(inner, t, st, w));
             if let Some(Snapshot::View(v)) = self.view.get_mut() {
-                v.set_creator(state.id);
+                v.set_creator(state.id());
             }
             r
         });
@@ -190,7 +187,7 @@ impl Transaction {
     pub fn update(&mut self, table: &crate::Table, row: &[Value]) -> Result<()> {
         self.write(table, |inner, t, st, w| {
             let row = t.meta.normalise_row(row)?;
-            update(inner, t, st, w, &row)
+            write::update(inner, t, st, w, &row)
         })?;
         self.db.count_rows(RowOp::Update, 1);
         Ok(())
@@ -203,7 +200,7 @@ impl Transaction {
         let found = self.write(table, |inner, t, st, w| {
             // Borrowed when already normal (no copy of the key per removal).
             let key = t.meta.normalise_key_cow(&t.meta.pk, key)?;
-            delete(inner, t, st, w, &key)
+            write::delete(inner, t, st, w, &key)
         })?;
         self.db.count_rows(RowOp::Delete, u64::from(found));
         Ok(found)
@@ -320,22 +317,7 @@ impl Transaction {
     ) -> Result<Option<Vec<Value>>> {
         let key: &[Value] = &key.to_key();
         self.write(table, |inner, t, st, w| {
-            let key = t.meta.normalise_key(&t.meta.pk, key)?;
-            match lock_and_read(inner, t, st, w, &key)? {
-                Some(e) if !e.deleted => {
-                    // Holding the lock, the record is ours or committed.
-                    conflict(inner, t, st.id, &e.values, &key)?;
-                    Ok(Some(t.meta.row_of(e.values)?))
-                }
-                found => {
-                    if let Some(e) = found {
-                        conflict(inner, t, st.id, &e.values, &key)?;
-                    }
-                    // No row: under REPEATABLE READ nobody may insert one until this ends.
-                    lock_absent(inner, t, st, &key)?;
-                    Ok(None)
-                }
-            }
+            write::get_for_update(inner, t, st, w, key)
         })
     }
 
@@ -383,14 +365,7 @@ impl Transaction {
         scan: crate::Scan,
     ) -> Result<Vec<Vec<Value>>> {
         self.write(table, |inner, t, st, w| {
-            let (bounds, proj) = crate::table::locking_plan(t, &scan)?;
-            let limit = if scan.reverse { None } else { scan.limit };
-            let mut rows = scan_for_update(inner, t, st, w, bounds, &proj, limit)?;
-            if scan.reverse {
-                rows.reverse();
-                rows.truncate(scan.limit.unwrap_or(usize::MAX));
-            }
-            Ok(rows)
+            write::scan_for_update(inner, t, st, w, scan.args())
         })
     }
 

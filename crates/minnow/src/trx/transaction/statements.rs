@@ -8,8 +8,9 @@ use super::Transaction;
 use crate::error::Result;
 use crate::row::ToKey;
 use crate::status::RowOp;
-use crate::trx::{BulkInsert, Snapshot, column_changes, insert, lock_by_unique, update_columns};
+use crate::trx::Snapshot;
 use minnow_engine::autoinc::Inserted;
+use minnow_engine::write::{self, BulkInsert};
 
 impl Transaction {
     /// The row whose key in unique secondary index `index` is `key`, as this transaction
@@ -101,8 +102,7 @@ impl Transaction {
     ) -> Result<Option<Vec<Value>>> {
         let key: &[Value] = &key.to_key();
         self.write(table, |inner, t, st, w| {
-            let (i, _, key) = t.meta.unique_key(index, key)?;
-            lock_by_unique(inner, t, st, w, i, &key)
+            write::get_by_for_update(inner, t, st, w, index, key)
         })
     }
 
@@ -120,8 +120,8 @@ impl Transaction {
         let key: &[Value] = &key.to_key();
         let found = self.write(table, |inner, t, st, w| {
             let key = t.meta.normalise_key(&t.meta.pk, key)?;
-            let changes = column_changes(&t.meta, changes)?;
-            update_columns(inner, t, st, w, &key, &changes)
+            let changes = write::column_changes(&t.meta, changes)?;
+            write::update_columns(inner, t, st, w, &key, &changes)
         })?;
         self.db.count_rows(RowOp::Update, u64::from(found));
         Ok(found)
@@ -158,22 +158,24 @@ impl Transaction {
         self.live()?;
         table.belongs_to(&self.db)?;
         let inner = self.db.inner()?;
-        let buffered = self.state.get_mut().bulk_insert(inner, table, row);
-        self.buffering = self.state.get_mut().bulk.is_some();
+        let buffered = self.state.get_mut().bulk_insert(inner, &table.t, row);
+        self.buffering = self.state.get_mut().buffers();
         if let Some(Snapshot::View(v)) = self.view.get_mut() {
-            v.set_creator(self.state.get_mut().id);
+            v.set_creator(self.state.get_mut().id());
         }
         let generated = match buffered? {
             BulkInsert::Buffered(generated) => generated,
             BulkInsert::Prepared(row, generated) => {
-                self.write(table, |inner, t, st, w| insert(inner, t, st, w, &row))?;
+                self.write(table, |inner, t, st, w| {
+                    write::insert(inner, t, st, w, &row)
+                })?;
                 generated
             }
             BulkInsert::Ordinary => self.write(table, |inner, t, st, w| {
                 let mut reserved = 0..0;
                 let mut generated = Vec::new();
                 let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
-                insert(inner, t, st, w, &row)?;
+                write::insert(inner, t, st, w, &row)?;
                 Ok(generated)
             })?,
         };

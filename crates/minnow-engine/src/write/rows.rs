@@ -12,13 +12,13 @@ use minnow_mvcc::{NewRecord, RollPtr, UndoFields, UndoKind};
 use crate::error::{Error, Result, from_tree};
 use crate::history::sys_of;
 use crate::schema::PRIMARY;
-use minnow_engine::{Engine, TableEntry};
+use crate::{Engine, TableEntry};
 
 use super::*;
 
 // Shared with rollback and purge (the engine's `row` module).
-use minnow_engine::mark::{Marked, mark_deleted, undo_fields};
-pub(crate) use minnow_engine::row::{clustered_record, sec};
+use crate::mark::{Marked, mark_deleted, undo_fields};
+pub(crate) use crate::row::{clustered_record, sec};
 
 // ---- Records and their system columns ----
 
@@ -152,10 +152,10 @@ pub(super) fn probe(inner: &Engine, t: &TableEntry, pk: &[Value]) -> Result<Inse
 }
 
 /// Inserts a checked, normalised row. The clustered index is searched once
-/// ([`probe`]): the same descent answers the duplicate check, names the gap the record
+/// (`probe`): the same descent answers the duplicate check, names the gap the record
 /// enters, and leaves the leaf as a hint the insert goes straight to (see `gaps`,
-/// [`insert_into_gap`]).
-pub(crate) fn insert(
+/// `insert_into_gap`).
+pub fn insert(
     inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
@@ -270,7 +270,7 @@ fn rewrite(
 }
 
 /// Replaces the row with `row`'s primary key (normalised).
-pub(crate) fn update(
+pub fn update(
     inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
@@ -326,7 +326,7 @@ pub(crate) fn update(
 }
 
 /// Deletes (delete-marks) the row with primary key `pk` (normalised); false if none.
-pub(crate) fn delete(
+pub fn delete(
     inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
@@ -336,7 +336,7 @@ pub(crate) fn delete(
     let meta = &t.meta;
     lock_row(inner, t, trx, w, pk)?;
     // Read after the lock: one descent, the undo record and the mark in one mtr, unless the
-    // case is the general path's below (`minnow_engine::mark`).
+    // case is the general path's below (`crate::mark`).
     trx.writer(inner)?;
     let log = trx.log.as_mut().ok_or(Error::TransactionEnded)?;
     let values = match mark_deleted(inner, t, log, pk, !meta.secondary.is_empty())? {

@@ -1,5 +1,5 @@
 //! The locking read through a unique secondary index
-//! ([`crate::Transaction::get_by_for_update`], `SELECT ... WHERE isbn = ? FOR UPDATE`).
+//! (`Transaction::get_by_for_update`, [`super::get_by_for_update`], `SELECT ... WHERE isbn = ? FOR UPDATE`).
 //!
 //! It locks two things, each held until the transaction ends:
 //!
@@ -22,9 +22,9 @@ use minnow_btree::ScanRange;
 use minnow_btree::record::Value;
 
 use crate::error::{Result, from_tree};
-use minnow_engine::{Engine, TableEntry};
+use crate::{Engine, TableEntry};
 
-use super::write::lock_and_read;
+use super::rows::lock_and_read;
 use super::*;
 
 /// The row whose key in unique index `i` is `key` (normalised), locked with the key, at its

@@ -8,12 +8,12 @@ use minnow_mvcc::{LockKey, LockMode, LockType};
 
 use crate::error::{Error, Result};
 use crate::history::sys_of;
-use minnow_engine::{Engine, TableEntry};
+use crate::{Engine, TableEntry};
 
 use super::*;
 
 // Shared with rollback and purge (the engine's `row` module).
-pub(crate) use minnow_engine::row::{lock_key, row_lock_key};
+pub(crate) use crate::row::{lock_key, row_lock_key};
 
 pub(super) fn conflict(
     inner: &Engine,

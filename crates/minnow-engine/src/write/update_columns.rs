@@ -1,10 +1,10 @@
 //! `UPDATE t SET stock = 4 WHERE id = ?`: a write of named columns over the row's latest
-//! version ([`crate::Table::update_columns`], [`crate::Transaction::update_columns`]).
+//! version (the `minnow` crate's `Table::update_columns` and `Transaction::update_columns`).
 //!
 //! The statement locks the row first (waiting as any write does), then reads its clustered
 //! record: read under the lock, it is this transaction's own version or the latest
 //! committed one, never a snapshot's older one, so a concurrent update is never lost (what
-//! `stock = stock - 1` through [`crate::Transaction::get`] and a whole-row `update` can lose
+//! `stock = stock - 1` through `Transaction::get` and a whole-row `update` can lose
 //! under REPEATABLE READ). The named columns are set in that row and it is written back by
 //! the same code as a whole-row update ([`update`]): one undo record, the clustered record in
 //! place, and for every secondary index whose columns changed the old entry delete-marked
@@ -18,19 +18,16 @@ use minnow_btree::record::Value;
 
 use crate::error::{Error, Result};
 use crate::schema::TableMeta;
-use minnow_engine::{Engine, TableEntry};
+use crate::{Engine, TableEntry};
 
-use super::write::lock_and_read;
+use super::rows::lock_and_read;
 use super::*;
 
 /// Resolves `changes` (column name, new value) against `meta`: each column's position and
 /// its value checked and normalised. [`Error::NoSuchColumn`] for a name the table does not
 /// have, [`Error::PrimaryKeyUpdate`] for a primary key column, [`Error::TypeMismatch`] for a
 /// value that does not fit its column. A column named twice takes the last value.
-pub(crate) fn column_changes(
-    meta: &TableMeta,
-    changes: &[(&str, Value)],
-) -> Result<Vec<(usize, Value)>> {
+pub fn column_changes(meta: &TableMeta, changes: &[(&str, Value)]) -> Result<Vec<(usize, Value)>> {
     changes
         .iter()
         .map(|(name, v)| {
@@ -56,7 +53,7 @@ pub(crate) fn column_changes(
 /// (normalised), under its lock, as one write of the row (see the module docs); false if
 /// there is no such row (under REPEATABLE READ its gap is then locked, as a delete of a
 /// missing row locks it). The caller runs it as a statement.
-pub(crate) fn update_columns(
+pub fn update_columns(
     inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,

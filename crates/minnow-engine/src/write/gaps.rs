@@ -2,8 +2,8 @@
 //! REPEATABLE READ, as InnoDB's.
 //!
 //! A row lock stops others from changing a row; it does not stop them from creating one. A
-//! locking read of a range ([`Transaction::scan_for_update`]) or of a missing key
-//! ([`Transaction::get_for_update`]) must also keep new rows out of what it read until it
+//! locking read of a range (`Transaction::scan_for_update`) or of a missing key
+//! (`Transaction::get_for_update`) must also keep new rows out of what it read until it
 //! ends, or reading again would find a phantom. So locks cover gaps too
 //! (`minnow_mvcc::lock`): the gap before a record is locked by a lock on that record, and
 //! the gap after the last record by a lock on the index's supremum.
@@ -72,12 +72,12 @@ use minnow_btree::tree::{InsertProbe, LeafHint};
 use minnow_mvcc::{LockKey, LockMode, LockType, TrxLocks};
 
 use crate::error::{Error, Result};
-use minnow_engine::{Engine, TableEntry};
+use crate::{Engine, TableEntry};
 
 use super::*;
 
 // Shared with rollback and purge (the engine's `row` module).
-use minnow_engine::row::{first_in, pk_of_entry, successor_key};
+use crate::row::{first_in, pk_of_entry, successor_key};
 
 /// The transaction's locks (it becomes a writer, with an id, if it was not one).
 pub(super) fn locks_of<'a>(inner: &Engine, trx: &'a mut TrxState) -> Result<&'a mut TrxLocks> {
@@ -100,7 +100,7 @@ fn gap_end(t: &TableEntry, probe: &InsertProbe) -> Result<LockKey> {
 /// again. The new record inherits the gap locks of its successor (granted since the check, or
 /// the inserter's own).
 ///
-/// `found` is the probe the caller made (one descent, [`super::write::probe`]). Under the
+/// `found` is the probe the caller made (one descent, [`super::rows::probe`]). Under the
 /// stripe its answer is checked by the LSNs of the pages it read, without a descent
 /// ([`InsertProbe::still_valid`]); only if one moved does the probe run again, and if the
 /// successor changed the step starts over with the new one's stripe.
@@ -118,7 +118,7 @@ pub(super) fn insert_into_gap<T>(
         let next = gap_end(t, &found)?;
         let gaps = t.gaps.latch(&next);
         if !found.still_valid(&t.clustered, inner.pool()) {
-            found = super::write::probe(inner, t, pk)?;
+            found = super::rows::probe(inner, t, pk)?;
             if gap_end(t, &found)? != next {
                 continue; // the gap changed before the latch: look again
             }
@@ -131,7 +131,7 @@ pub(super) fn insert_into_gap<T>(
         }
         drop(gaps);
         lock_as(inner, t, trx, w, next, LockType::InsertIntention)?;
-        found = super::write::probe(inner, t, pk)?;
+        found = super::rows::probe(inner, t, pk)?;
     }
 }
 

@@ -4,8 +4,8 @@
 //!
 //! ## The claim
 //!
-//! A [`crate::Transaction`]'s first insert into a table may **claim** it
-//! ([`minnow_engine::claim::BulkClaim`], shared by every entry of the table). It does so, holding the quiesce
+//! A transaction's (the `minnow` crate's `Transaction`) first insert into a table may **claim** it
+//! ([`crate::claim::BulkClaim`], shared by every entry of the table). It does so, holding the quiesce
 //! latch and the table's metadata lock exclusively (so no write statement on the table is
 //! running), only if the table:
 //!
@@ -69,11 +69,11 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use crate::entry::EntryState;
+use crate::{Engine, TableEntry};
 use minnow_btree::ScanRange;
 use minnow_btree::record::Value;
 use minnow_btree::tree::{BulkBuilder, BulkOptions};
-use minnow_engine::entry::EntryState;
-use minnow_engine::{Engine, TableEntry};
 use minnow_mvcc::{MvccError, RollPtr};
 use minnow_redo::Lsn;
 
@@ -82,16 +82,16 @@ use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY};
 
 use super::bulk_buf::{Added, RowBuffer};
-use super::{TrxState, WriteGuard};
+use super::{TrxState, WriteGuard, entry_now, statement};
 
 /// Bytes a buffered row is counted at beyond its record and key (its entry, its hash).
 const ROW_OVERHEAD: usize = 64;
 
 /// A transaction's buffered inserts into the table it claims.
 pub(crate) struct Bulk {
-    /// The claimed table, through its entry at the claim (DDL refuses a claimed table, so
-    /// it stays the table's until the claim ends).
-    table: crate::Table,
+    /// The claimed table's entry at the claim (DDL refuses a claimed table, so it stays the
+    /// table's until the claim ends).
+    table: Arc<TableEntry>,
     /// The claiming transaction.
     trx: u64,
     /// The rows, as clustered records (the `bulk_buf` module).
@@ -103,7 +103,7 @@ pub(crate) struct Bulk {
 impl std::fmt::Debug for Bulk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bulk")
-            .field("table", &self.table.t.meta.name())
+            .field("table", &self.table.meta.name())
             .field("rows", &self.rows.len())
             .field("bytes", &self.bytes)
             .finish()
@@ -112,19 +112,19 @@ impl std::fmt::Debug for Bulk {
 
 impl Drop for Bulk {
     fn drop(&mut self) {
-        self.table.t.claim.release(self.trx);
+        self.table.claim.release(self.trx);
     }
 }
 
 impl Bulk {
     /// True if this buffer is for the table of `t`.
     fn is_for(&self, t: &TableEntry) -> bool {
-        Arc::ptr_eq(&self.table.t.claim, &t.claim)
+        Arc::ptr_eq(&self.table.claim, &t.claim)
     }
 }
 
 /// What [`TrxState::bulk_insert`] did with a row.
-pub(crate) enum BulkInsert {
+pub enum BulkInsert {
     /// Buffered; the auto-increment values it generated.
     Buffered(Vec<u64>),
     /// Not buffered: insert it the ordinary way.
@@ -135,7 +135,7 @@ pub(crate) enum BulkInsert {
 }
 
 // The claim's timeout is the engine's (DDL refuses a claimed table there).
-pub(crate) use minnow_engine::claim::claim_timeout;
+pub(crate) use crate::claim::claim_timeout;
 
 /// True if inserts into `t` may be buffered: no secondary index, not compressed.
 fn eligible(t: &TableEntry) -> bool {
@@ -162,14 +162,14 @@ impl TrxState {
     pub fn bulk_insert(
         &mut self,
         inner: &Engine,
-        table: &crate::Table,
+        table: &Arc<TableEntry>,
         row: &[Value],
     ) -> Result<BulkInsert> {
         match &self.bulk {
-            Some(b) if !b.is_for(&table.t) => return Ok(BulkInsert::Ordinary),
+            Some(b) if !b.is_for(table) => return Ok(BulkInsert::Ordinary),
             Some(_) => {}
             None => {
-                let key = Arc::as_ptr(&table.t.claim) as usize;
+                let key = Arc::as_ptr(&table.claim) as usize;
                 if self.bulk_tried.contains(&key) || !self.claim(inner, table)? {
                     if !self.bulk_tried.contains(&key) {
                         self.bulk_tried.push(key);
@@ -182,7 +182,7 @@ impl TrxState {
         let Some(b) = self.bulk.as_mut() else {
             return Ok(BulkInsert::Ordinary);
         };
-        let t = Arc::clone(&b.table.t);
+        let t = Arc::clone(&b.table);
         // The statement's latches, as an ordinary insert holds them (close waits for it).
         let w = WriteGuard::new(inner, &t.mdl, &t.claim)?;
         if t.state() != EntryState::Live {
@@ -193,14 +193,14 @@ impl TrxState {
         let mut reserved = 0..0;
         let mut generated = Vec::new();
         let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
-        let values = super::write::stamped(&t, &row, id, RollPtr::NONE);
+        let values = super::rows::stamped(&t, &row, id, RollPtr::NONE);
         let Some(rec) = t
             .clustered
             .encode_inline(inner.pool(), &values)
             .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
         else {
             drop(w);
-            self.spill()?;
+            self.spill(inner)?;
             return Ok(BulkInsert::Prepared(row, generated));
         };
         let added = b
@@ -219,29 +219,29 @@ impl TrxState {
             Added::Full => {
                 // The buffer holds all it can: the rows go the ordinary way, this one too.
                 drop(w);
-                self.spill()?;
+                self.spill(inner)?;
                 return Ok(BulkInsert::Prepared(row, generated));
             }
         };
         b.bytes += size + ROW_OVERHEAD;
         if b.bytes > inner.config().bulk_insert_buffer_bytes() {
             drop(w);
-            self.spill()?;
+            self.spill(inner)?;
         }
         Ok(BulkInsert::Buffered(generated))
     }
 
     /// Claims `table` for this transaction if it may (see the module docs); true if it did.
-    fn claim(&mut self, inner: &Engine, table: &crate::Table) -> Result<bool> {
+    fn claim(&mut self, inner: &Engine, table: &Arc<TableEntry>) -> Result<bool> {
         // Cheap refusals first, without the exclusive metadata lock, on the table's current
         // entry (a handle's may be one a load or a bulk commit replaced, whose tree is gone).
         // An error here (a tree freed under the probe) is only a refusal: the ordinary
         // path reports what is wrong, if anything is.
         let current;
-        let t = if table.t.state() == EntryState::Live {
-            &table.t
+        let t = if table.state() == EntryState::Live {
+            table
         } else {
-            current = table.entry_now()?;
+            current = entry_now(inner, table)?;
             &current
         };
         if !eligible(t) || t.claim.owner() != 0 || !physically_empty(inner, t).unwrap_or(false) {
@@ -250,8 +250,8 @@ impl TrxState {
         self.writer(inner)?;
         let _q = inner.write_latch()?;
         // No write statement on the table runs while this is held.
-        let _x = table.t.mdl.write();
-        let t = table.entry_now()?;
+        let _x = table.mdl.write();
+        let t = entry_now(inner, table)?;
         if !eligible(&t)
             || t.claim.owner() != 0
             || t.claim.pending() != 0
@@ -262,10 +262,7 @@ impl TrxState {
         }
         t.claim.claim(self.id);
         self.bulk = Some(Bulk {
-            table: crate::Table {
-                db: table.db.clone(),
-                t,
-            },
+            table: t,
             trx: self.id,
             rows: RowBuffer::new(),
             bytes: 0,
@@ -276,13 +273,13 @@ impl TrxState {
     /// Inserts the buffered rows the ordinary way (undo, locks), as one statement, and ends
     /// the claim; nothing if there is no buffer. If it fails, the statement is rolled back
     /// and the buffer and claim stay.
-    pub fn spill(&mut self) -> Result<()> {
+    pub fn spill(&mut self, inner: &Engine) -> Result<()> {
         let Some(mut b) = self.bulk.take() else {
             return Ok(());
         };
         b.rows.sort();
         let me = self.id;
-        let r = b.table.write_statement_as(me, |inner, t, w| {
+        let r = statement(inner, &b.table, me, |inner, t, w| {
             self.statement(inner, |st| {
                 for (rec, extra) in b.rows.records() {
                     let values = t
@@ -298,7 +295,7 @@ impl TrxState {
         });
         match r {
             Ok(()) => {
-                self.bulk_tried.push(Arc::as_ptr(&b.table.t.claim) as usize);
+                self.bulk_tried.push(Arc::as_ptr(&b.table.claim) as usize);
                 drop(b);
                 Ok(())
             }
@@ -319,7 +316,7 @@ impl TrxState {
         };
         let _ddl = inner.ddl().lock();
         let _q = inner.write_latch()?;
-        let t = Arc::clone(&b.table.t);
+        let t = Arc::clone(&b.table);
         let _x = t.mdl.write();
         b.rows.sort();
         match self.publish(inner, &b, &t) {
@@ -370,7 +367,7 @@ impl TrxState {
             }
             builder.finish().map_err(|e| from_tree(e, name, PRIMARY))
         })();
-        let (tree, built_end) = minnow_engine::bulk::abandon_on_error(pool, built, &created)?;
+        let (tree, built_end) = crate::bulk::abandon_on_error(pool, built, &created)?;
         let mut meta = t.meta.clone();
         meta.root = tree.root();
         let row = dict_row(name.as_bytes(), schema::encode(&meta));
@@ -405,7 +402,7 @@ impl TrxState {
                 // is dropped first (the new tree's pages may be in it) and the old tree gets a
                 // fresh hook: its own died with the drop above.
                 inner.ahi().drop_index(t.clustered.index_id());
-                let empty = minnow_engine::entry::rehook_tree(inner.ahi(), t.clustered.clone());
+                let empty = crate::entry::rehook_tree(inner.ahi(), t.clustered.clone());
                 let old = Arc::new(entry_like(inner, t, t.meta.clone(), empty));
                 inner.tables().write().insert(name.to_owned(), old);
                 new.superseded.store(true, Ordering::Release);
@@ -422,7 +419,7 @@ impl TrxState {
 fn entry_like(
     inner: &Engine,
     t: &TableEntry,
-    meta: minnow_engine::schema::TableMeta,
+    meta: crate::schema::TableMeta,
     clustered: minnow_btree::BTree,
 ) -> TableEntry {
     t.successor(meta, clustered, Vec::new())
