@@ -138,7 +138,9 @@ impl TrxSys {
         Ok(moved)
     }
 
-    /// Reads the header of `log` from its page.
+    /// Reads the header of `log` from its page, as it is there: while the log is active, its
+    /// LAST and N_RECS may be those of an older record ([`crate::undo::chain`]; `log` itself
+    /// has the newest).
     pub fn header(&self, pool: &BufferPool, log: &UndoLog) -> Result<LogHeader> {
         undo::read_header(pool, self.page.space, log.header)
     }

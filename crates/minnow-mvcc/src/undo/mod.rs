@@ -39,6 +39,7 @@
 //! (opening runs recovery, which writes) reads the same pages straight from the data file;
 //! both go through [`PageSource`], so the decoding below is one piece of code for both.
 
+pub mod chain;
 pub mod record;
 pub mod walk;
 
