@@ -39,11 +39,12 @@
 //! cycle guard over the NEXT pointers, with every length and offset checked.
 
 use minnow_page::walk::CycleGuard;
-use minnow_page::{PageId, bytes};
 
 use super::record::UndoAddr;
-use super::{PageSource, UNDO_DATA, read_record, undo_page_fields};
-use crate::error::{MvccError, Result};
+use super::{
+    PageSource, StreamPos, UNDO_DATA, bad_stream, entry_head, read_record, step_over, stream_page,
+};
+use crate::error::Result;
 use crate::trx_sys::RsegPage;
 
 /// The newest record of an active log of segment `rseg` (tablespace `space`) whose header
@@ -57,92 +58,53 @@ pub fn newest_record<S: PageSource + ?Sized>(
     last: UndoAddr,
     n_recs: u64,
 ) -> Result<(UndoAddr, u64)> {
-    let corrupt =
-        |page: u32, offset: usize, expected: &str, found: String| MvccError::CorruptUndo {
-            page: PageId::new(space, page),
-            offset,
-            expected: expected.to_owned(),
-            found,
-        };
-    let fields = |page: u32| -> Result<(u32, usize)> {
-        let id = PageId::new(space, page);
-        pages.with_page(id, |g| undo_page_fields(g, id))?
-    };
     let (mut newest, mut next_no) = (last, n_recs);
-    let (mut page, mut off) = (last.page, usize::from(last.offset));
-    let (mut next, mut free) = fields(page)?;
+    let (next, free) = stream_page(pages, space, last.page)?;
+    let mut pos = StreamPos {
+        page: last.page,
+        off: usize::from(last.offset),
+        next,
+        free,
+    };
     // The pages stepped to: at most the stream's PAGES, and never one twice.
     let mut guard = CycleGuard::new();
-    guard.step(page);
+    guard.step(last.page);
     let mut steps = 0u32;
     let mut step = |from: u32, to: u32| -> Result<(u32, usize)> {
         steps += 1;
         if steps >= rseg.n_pages || !guard.step(to) {
-            return Err(corrupt(
+            return Err(bad_stream(
+                space,
                 from,
                 super::UNDO_NEXT,
                 "a NEXT page of the stream not stepped over before",
                 format!("{to} after {steps} pages (PAGES {})", rseg.n_pages),
             ));
         }
-        fields(to)
+        stream_page(pages, space, to)
     };
     loop {
-        if off >= free {
-            if page == rseg.last_page || next == 0 {
+        if pos.off >= pos.free {
+            if pos.page == rseg.last_page || pos.next == 0 {
                 return Ok((newest, next_no));
             }
-            let to = next;
-            (next, free) = step(page, to)?;
-            (page, off) = (to, UNDO_DATA);
+            let to = pos.next;
+            (pos.next, pos.free) = step(pos.page, to)?;
+            (pos.page, pos.off) = (to, UNDO_DATA);
             continue;
         }
-        // An entry starts here, its length and kind in this page (module docs of `walk`).
-        let id = PageId::new(space, page);
-        let (len, kind) = pages.with_page(id, |g| {
-            let len = bytes::read_u32(g, off).map_err(|e| e.to_string());
-            (len, g.get(off + 4).copied())
-        })?;
-        let len = len.map_err(|e| corrupt(page, off, "an entry's length", e))? as usize;
-        if len < 8 {
-            return Err(corrupt(
-                page,
-                off,
-                "an entry of 8 bytes or more",
-                len.to_string(),
-            ));
-        }
         let at = UndoAddr {
-            page,
-            offset: off as u16,
+            page: pos.page,
+            offset: pos.off as u16,
         };
-        if matches!(kind, Some(1..=3)) && at != newest {
+        let (len, [kind, ..]) = entry_head(pages, space, at)?;
+        if (1..=3).contains(&kind) && at != newest {
             let rec = read_record(pages, space, at)?;
             if rec.prev == Some(newest) && rec.undo_no == next_no {
                 newest = at;
                 next_no += 1;
             }
         }
-        // Step over the entry, page by page.
-        let mut left = len;
-        loop {
-            let here = free.saturating_sub(off);
-            if left <= here {
-                off += left;
-                break;
-            }
-            left -= here;
-            if page == rseg.last_page || next == 0 {
-                return Err(corrupt(
-                    page,
-                    off,
-                    "the rest of an undo entry on the next page",
-                    "the end of the undo stream".into(),
-                ));
-            }
-            let to = next;
-            (next, free) = step(page, to)?;
-            (page, off) = (to, UNDO_DATA);
-        }
+        step_over(&mut pos, len, space, rseg.last_page, &mut step)?;
     }
 }
