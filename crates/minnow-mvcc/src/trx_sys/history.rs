@@ -19,8 +19,8 @@ use std::sync::atomic::Ordering;
 
 use minnow_btree::space;
 use minnow_buf::BufferPool;
-use minnow_page::walk::CycleGuard;
 use minnow_page::PageId;
+use minnow_page::walk::CycleGuard;
 use minnow_redo::Lsn;
 use parking_lot::MutexGuard;
 

@@ -450,7 +450,7 @@ fn after_a_power_cut_a_stale_last_is_brought_forward_to_the_newest_record() {
                     // Longer than a page: several mtrs.
                     sys.append(&pool, log, rec(UndoKind::Update, 1, 5000))
                         .unwrap();
-                } else if i % 2 == 0 {
+                } else if i.is_multiple_of(2) {
                     let mut mtr = pool.mtr().unwrap();
                     let mut tail = sys.undo_tail(log).unwrap();
                     tail.append_in(&mut mtr, page_size, log, rec(UndoKind::DeleteMark, 2, 30))
