@@ -3,7 +3,9 @@
 //! while the clustered leaf is latched.
 //!
 //! The delete of a row (the [`crate::write`] module's `delete`) takes the row's lock first,
-//! by its key alone. Then one descent latches the clustered leaf exclusively, and in one
+//! by its key alone; the lock key's bytes are the key's fields as the index stores them, and
+//! the undo record copies them from there ([`undo_key_fields`]) rather than encode the key
+//! again. Then one descent latches the clustered leaf exclusively, and in one
 //! mtr ([`minnow_btree::BTree::change_leaf_record`]):
 //!
 //! ```text
@@ -38,7 +40,7 @@ use std::borrow::Cow;
 
 use minnow_btree::TreeError;
 use minnow_btree::record::{RecordError, Value};
-use minnow_mvcc::{NewRecord, RollPtr, UndoFields, UndoKind, UndoLog, UndoTail};
+use minnow_mvcc::{LockKey, NewRecord, RollPtr, UndoFields, UndoKind, UndoLog, UndoTail};
 use minnow_redo::Lsn;
 
 use crate::engine::Engine;
@@ -98,15 +100,38 @@ pub fn undo_fields(
     Ok(())
 }
 
+/// Fills the empty `out` with the undo fields of primary key `pk`, whose row lock key is
+/// `key`: the key's fields copied, as the lock encoded them (the same encoding as
+/// [`undo_fields`]'s), so a delete encodes its key once for both; encoded from `pk` should
+/// `key` not hold the key's fields.
+pub fn undo_key_fields(
+    t: &TableEntry,
+    key: &LockKey,
+    pk: &[Value],
+    out: &mut UndoFields,
+) -> Result<()> {
+    let mut n = 0;
+    for f in key.stored_fields() {
+        out.push(f);
+        n += 1;
+    }
+    if n == t.meta.pk.len() && key.index() == t.meta.index_id {
+        return Ok(());
+    }
+    out.clear();
+    undo_fields(t, pk, true, out)
+}
+
 /// Delete-marks the clustered record of primary key `pk` (normalised) for the transaction
-/// that owns `log`, whose row lock on `pk` the caller holds: the undo record and the mark in
-/// one mtr (see the module docs). `want_values` asks for the record's fields (for its
-/// secondary entries). On success `log` has the new record.
+/// that owns `log`, whose row lock on `pk` (lock key `key`) the caller holds: the undo
+/// record and the mark in one mtr (see the module docs). `want_values` asks for the record's
+/// fields (for its secondary entries). On success `log` has the new record.
 pub fn mark_deleted(
     inner: &Engine,
     t: &TableEntry,
     log: &mut UndoLog,
     pk: &[Value],
+    key: &LockKey,
     want_values: bool,
 ) -> Result<Marked> {
     if t.clustered.is_compressed() {
@@ -165,7 +190,7 @@ pub fn mark_deleted(
             // the old system columns alone (`history::version_before` rebuilds the older
             // version from the record's fields and those).
             let ptr = UndoFields::with_scratch(|fields| -> Result<Option<RollPtr>> {
-                undo_fields(t, pk, true, fields)?;
+                undo_key_fields(t, key, pk, fields)?;
                 let rec = NewRecord {
                     kind: UndoKind::DeleteMark,
                     old_deleted: false,

@@ -334,12 +334,14 @@ pub fn delete(
     pk: &[Value],
 ) -> Result<bool> {
     let meta = &t.meta;
-    lock_row(inner, t, trx, w, pk)?;
+    // The key encoded once: for the lock, and (its bytes copied) for the undo record.
+    let key = row_lock_key(t, pk)?;
+    lock(inner, t, trx, w, key.clone())?;
     // Read after the lock: one descent, the undo record and the mark in one mtr, unless the
     // case is the general path's below (`crate::mark`).
     trx.writer(inner)?;
     let log = trx.log.as_mut().ok_or(Error::TransactionEnded)?;
-    let values = match mark_deleted(inner, t, log, pk, !meta.secondary.is_empty())? {
+    let values = match mark_deleted(inner, t, log, pk, &key, !meta.secondary.is_empty())? {
         Marked::Done { end, values } => {
             trx.end = end;
             values

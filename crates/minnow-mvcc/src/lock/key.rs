@@ -161,11 +161,56 @@ impl LockKey {
         self.bytes.as_slice()
     }
 
+    /// The key's fields as the index stores them (`None` for NULL), read back from its
+    /// bytes: what a writer that made the key from values copies into its undo record
+    /// instead of encoding the values again. Ends early at bytes that are not the field
+    /// encoding (never for a key made by [`LockKey::of_values`] or [`LockKey::of_stored`]),
+    /// so a caller compares the count with what it expects. None for the supremum.
+    pub fn stored_fields(&self) -> StoredFields<'_> {
+        StoredFields { rest: self.key() }
+    }
+
     /// The hash computed once at construction (what the lock table shards by): callers that
     /// spread their own structures by key (the `minnow-engine` crate's gap latch stripes) use it
     /// instead of hashing the key again.
     pub fn hash_value(&self) -> u64 {
         self.hash
+    }
+}
+
+/// The fields of a [`LockKey`], from [`LockKey::stored_fields`].
+#[derive(Debug, Clone)]
+pub struct StoredFields<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for StoredFields<'a> {
+    type Item = Option<&'a [u8]>;
+
+    fn next(&mut self) -> Option<Option<&'a [u8]>> {
+        let (&flag, after) = self.rest.split_first()?;
+        let field = match flag {
+            0 => {
+                self.rest = after;
+                return Some(None);
+            }
+            1 => after
+                .get(..4)
+                .and_then(|l| <[u8; 4]>::try_from(l).ok())
+                .map(|l| u32::from_be_bytes(l) as usize)
+                .and_then(|len| Some((after.get(4..4 + len)?, after.get(4 + len..)?))),
+            _ => None,
+        };
+        match field {
+            Some((f, rest)) => {
+                self.rest = rest;
+                Some(Some(f))
+            }
+            None => {
+                self.rest = &[];
+                None
+            }
+        }
     }
 }
 
@@ -263,7 +308,17 @@ mod tests {
             let key = LockKey::of_values(3, &layout, values).unwrap();
             assert_eq!(key, LockKey::of_stored(3, &stored));
             assert_eq!(key.index(), 3);
+            // And the fields read back from the key are the stored ones.
+            let back: Vec<Option<Vec<u8>>> =
+                key.stored_fields().map(|f| f.map(<[u8]>::to_vec)).collect();
+            assert_eq!(back, stored);
         }
+        assert_eq!(LockKey::supremum(3).stored_fields().count(), 0);
+        // Bytes that are not the field encoding end the fields, never panic.
+        let cut = LockKey::new(3, &[0, 1, 0, 0, 0, 9, 1]);
+        assert_eq!(cut.stored_fields().collect::<Vec<_>>(), [None]);
+        assert_eq!(LockKey::new(3, &[0, 7, 0]).stored_fields().count(), 1);
+        assert_eq!(LockKey::new(3, &[1, 0, 0]).stored_fields().count(), 0);
         // Field by field: marker, big-endian length, bytes; NULL one zero byte.
         let key = LockKey::of_values(3, &layout, &short).unwrap();
         let mut want = vec![1, 0, 0, 0, 8];

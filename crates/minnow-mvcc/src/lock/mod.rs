@@ -131,7 +131,7 @@ mod trx;
 
 use std::time::Duration;
 
-pub use key::LockKey;
+pub use key::{LockKey, StoredFields};
 pub use manager::LockManager;
 pub use mode::{LockMode, LockType};
 pub use trx::TrxLocks;

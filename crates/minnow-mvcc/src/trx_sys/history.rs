@@ -19,8 +19,8 @@ use std::sync::atomic::Ordering;
 
 use minnow_btree::space;
 use minnow_buf::BufferPool;
+use minnow_page::PageId;
 use minnow_page::walk::CycleGuard;
-use minnow_page::{PageId, bytes};
 use minnow_redo::Lsn;
 use parking_lot::MutexGuard;
 
@@ -29,7 +29,7 @@ use super::rseg::{Rseg, Tail};
 use super::{TrxSys, UndoLog};
 use crate::error::{MvccError, Result};
 use crate::undo::record::{FILLER, HEADER_KIND, LogHeader, LogState, UndoAddr, hdr};
-use crate::undo::{self, UNDO_DATA, UNDO_NEXT};
+use crate::undo::{self, StreamPos, UNDO_DATA, UNDO_NEXT};
 
 /// What [`TrxSys::check`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -138,7 +138,9 @@ impl TrxSys {
         Ok(moved)
     }
 
-    /// Reads the header of `log` from its page.
+    /// Reads the header of `log` from its page, as it is there: while the log is active, its
+    /// LAST and N_RECS may be those of an older record ([`crate::undo::chain`]; `log` itself
+    /// has the newest).
     pub fn header(&self, pool: &BufferPool, log: &UndoLog) -> Result<LogHeader> {
         undo::read_header(pool, self.page.space, log.header)
     }
@@ -348,18 +350,10 @@ impl Rseg {
         let space = self.space();
         let (mut page, mut off) = (t.first_page, usize::from(t.head));
         let mut pages = vec![page];
-        let corrupt =
-            |page: u32, offset: usize, expected: &str, found: String| MvccError::CorruptUndo {
-                page: PageId::new(space, page),
-                offset,
-                expected: expected.to_owned(),
-                found,
-            };
-        let fields = |page: u32| -> Result<(u32, usize)> {
-            let id = PageId::new(space, page);
-            let g = pool.get_read(id)?;
-            undo::page_fields(&g, id)
+        let corrupt = |page: u32, offset: usize, expected: &str, found| {
+            undo::bad_stream(space, page, offset, expected, found)
         };
+        let fields = |page: u32| undo::stream_page(pool, space, page);
         let (mut next, mut free) = fields(page)?;
         // Pages may give no bytes (FREE at the data start), so an entry's length does not
         // bound the steps: a NEXT that comes back to a page already stepped over is a cycle.
@@ -388,25 +382,11 @@ impl Rseg {
                 }
                 return Ok(Some((next, UNDO_DATA as u16, pages)));
             }
-            let id = PageId::new(space, page);
-            let (len, kind, state, ty) = {
-                let g = pool.get_read(id)?;
-                let b = g.get(off..off + 7).ok_or_else(|| {
-                    corrupt(page, off, "an entry's first 7 bytes", "the page end".into())
-                })?;
-                let len = bytes::read_u32(b, 0)
-                    .map_err(|e| corrupt(page, off, "a length", e.to_string()))?;
-                let at = |i: usize| b.get(i).copied().unwrap_or(0);
-                (len as usize, at(4), at(5), at(6))
+            let at = UndoAddr {
+                page,
+                offset: off as u16,
             };
-            if len < 8 {
-                return Err(corrupt(
-                    page,
-                    off,
-                    "an entry of at least 8 bytes",
-                    len.to_string(),
-                ));
-            }
+            let (len, [kind, state, ty]) = undo::entry_head(pool, space, at)?;
             if kind == HEADER_KIND {
                 // Active, or committed with update records and not yet purged: needed.
                 if state == 1 || (state == 2 && ty == 2) {
@@ -421,28 +401,23 @@ impl Rseg {
                 ));
             }
             // Step over the entry, page by page.
-            let mut left = len;
-            loop {
-                let here = free.saturating_sub(off);
-                if left <= here {
-                    off += left;
-                    break;
-                }
-                left -= here;
-                if next == 0 || page == t.last_page {
-                    return Err(corrupt(
-                        page,
-                        off,
-                        "the rest of an undo entry on the next page",
-                        "the end of the undo stream".into(),
-                    ));
-                }
-                let to = next;
-                (next, free) = step_to(to, page)?;
-                page = to;
-                off = UNDO_DATA;
-                pages.push(page);
-            }
+            let mut pos = StreamPos {
+                page,
+                off,
+                next,
+                free,
+            };
+            undo::step_over(&mut pos, len, space, t.last_page, |from, to| {
+                let f = step_to(to, from)?;
+                pages.push(to);
+                Ok(f)
+            })?;
+            StreamPos {
+                page,
+                off,
+                next,
+                free,
+            } = pos;
             if page != t.first_page && off >= free && page != t.last_page && next != 0 {
                 // Ended exactly at the end of a later page: that page is dead too.
                 let to = next;

@@ -118,7 +118,7 @@ mod store;
 mod views;
 
 pub use history::UndoCheck;
-use page::slot_header;
+use page::slot_log;
 pub use page::{RsegPage, SysPage, active_logs, read_all, sys};
 use rseg::{Rseg, Tail};
 pub use store::UndoTail;
@@ -376,7 +376,7 @@ impl TrxSys {
             let header_page = PageId::new(page.space, no);
             // Highest slot first, as before the decoding moved into `RsegPage`.
             for &(slot, header) in rp.slots.iter().rev() {
-                let h = slot_header(pool, header_page, slot, header)?;
+                let h = slot_log(pool, header_page, rp, slot, header)?;
                 active.insert(h.trx_id);
                 logs.push(UndoLog {
                     trx_id: h.trx_id,

@@ -301,7 +301,7 @@ fn read_slots(p: &[u8], page: PageId) -> Result<(u16, Vec<(u16, UndoAddr)>)> {
 
 /// The log header a used slot of the rollback segment whose header is `page` names, which
 /// must be active.
-pub(super) fn slot_header<S: PageSource + ?Sized>(
+fn slot_header<S: PageSource + ?Sized>(
     pages: &S,
     page: PageId,
     slot: u16,
@@ -316,6 +316,25 @@ pub(super) fn slot_header<S: PageSource + ?Sized>(
                 h.trx_id, header.page, header.offset
             ),
         });
+    }
+    Ok(h)
+}
+
+/// [`slot_header`] with its LAST and N_RECS brought forward to the log's newest record, which
+/// appends do not write into the header ([`crate::undo::chain`]): the log of slot `slot` of
+/// segment `rseg` (header page `page`) as a rollback must start from it.
+pub(super) fn slot_log<S: PageSource + ?Sized>(
+    pages: &S,
+    page: PageId,
+    rseg: &RsegPage,
+    slot: u16,
+    header: UndoAddr,
+) -> Result<LogHeader> {
+    let mut h = slot_header(pages, page, slot, header)?;
+    if let Some(at) = h.last {
+        let (last, n_recs) = undo::chain::newest_record(pages, page.space, rseg, at, h.n_recs)?;
+        h.last = Some(last);
+        h.n_recs = n_recs;
     }
     Ok(h)
 }
@@ -338,8 +357,9 @@ pub fn read_all<S: PageSource + ?Sized>(
 /// The transactions the rollback segments of the TRX_SYS page at `page` list as active (one
 /// log header per used slot, every segment), read through any [`PageSource`]: what a tool
 /// that reads the data file without opening the database learns about who had not committed
-/// when the pages were last written. Writes nothing. Checks the pages as
-/// [`TrxSys::open`](super::TrxSys::open) does.
+/// when the pages were last written, each header's LAST and N_RECS those of the log's newest
+/// record (as [`TrxSys::open`](super::TrxSys::open) finds them). Writes nothing. Checks the
+/// pages as `open` does.
 pub fn active_logs<S: PageSource + ?Sized>(
     pages: &S,
     page: PageId,
@@ -349,7 +369,7 @@ pub fn active_logs<S: PageSource + ?Sized>(
     for (r, &no) in rsegs.iter().zip(&sp.rsegs) {
         let header_page = PageId::new(page.space, no);
         for &(slot, a) in &r.slots {
-            out.push((a, slot_header(pages, header_page, slot, a)?));
+            out.push((a, slot_log(pages, header_page, r, slot, a)?));
         }
     }
     Ok(out)

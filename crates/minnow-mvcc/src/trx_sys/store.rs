@@ -12,7 +12,7 @@
 
 use std::cell::Cell;
 
-use minnow_buf::{BufferPool, Mtr};
+use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_page::PageId;
 use minnow_redo::Lsn;
 
@@ -238,6 +238,8 @@ impl TrxSys {
             let (h, off) = r.header_handle(&mut mtr, log.header)?;
             mtr.write(h, off + hdr::STATE, &[2])?;
             mtr.write(h, off + hdr::TRX_NO, &trx_no.to_be_bytes())?;
+            // Appends leave LAST behind (`undo::chain`): purge reads it from here on.
+            write_last(&mut mtr, h, off, log.last, log.n_recs)?;
             mtr.write(s, Rseg::slot_at(log.slot), &[0; 6])?;
             if log.update {
                 match t.hist_last {
@@ -306,7 +308,9 @@ impl TrxSys {
         let _tail = r.tail.lock();
         let mut mtr = pool.mtr()?;
         let (h, off) = r.header_handle(&mut mtr, log.header)?;
-        mtr.write(h, off + hdr::LAST, &addr_bytes(rec.prev))?;
+        // N_RECS with it: the records the pop leaves after the new LAST in the stream have
+        // undo numbers below it, so recovery's walk from LAST skips them (`undo::chain`).
+        write_last(&mut mtr, h, off, rec.prev, log.n_recs)?;
         let end = mtr.commit()?;
         log.last = rec.prev;
         Ok(end)
@@ -389,7 +393,14 @@ fn link(
     first: Option<UndoAddr>,
     bytes: &[u8],
 ) -> Result<UndoAddr> {
-    let (h, off) = r.header_handle(mtr, log.header)?;
+    // The header only where the record needs it (module docs of `undo::chain`): a record
+    // with no `prev` (nothing to be found from a stale LAST), or the first record that makes
+    // the log an update log (its type). Latched before the stream's last page, as always.
+    let type_now = !log.update && kind != UndoKind::Insert;
+    let header = match log.last.is_none() || type_now {
+        true => Some(r.header_handle(mtr, log.header)?),
+        false => None,
+    };
     let place = if first.is_none() {
         Place::Start
     } else {
@@ -402,16 +413,30 @@ fn link(
         mtr.write(fh, usize::from(f.offset), prefix)?;
     }
     let at = first.unwrap_or(last);
-    // LAST and N_RECS are neighbours: one write (one redo record) for both.
-    let mut last_n = [0u8; hdr::N_RECS + 8 - hdr::LAST];
-    let (l, n) = last_n.split_at_mut(hdr::N_RECS - hdr::LAST);
-    l.copy_from_slice(&addr_bytes(Some(at)));
-    n.copy_from_slice(&(log.n_recs + 1).to_be_bytes());
-    mtr.write(h, off + hdr::LAST, &last_n)?;
-    if !log.update && kind != UndoKind::Insert {
-        mtr.write(h, off + hdr::TYPE, &[2])?;
+    if let Some((h, off)) = header {
+        write_last(mtr, h, off, Some(at), log.n_recs + 1)?;
+        if type_now {
+            mtr.write(h, off + hdr::TYPE, &[2])?;
+        }
     }
     Ok(at)
+}
+
+/// Writes a log header's LAST and N_RECS (at `off` of the page `h`): neighbours, so one
+/// write (one redo record) for both.
+fn write_last(
+    mtr: &mut Mtr<'_>,
+    h: PageHandle,
+    off: usize,
+    last: Option<UndoAddr>,
+    n_recs: u64,
+) -> Result<()> {
+    let mut last_n = [0u8; hdr::N_RECS + 8 - hdr::LAST];
+    let (l, n) = last_n.split_at_mut(hdr::N_RECS - hdr::LAST);
+    l.copy_from_slice(&addr_bytes(last));
+    n.copy_from_slice(&n_recs.to_be_bytes());
+    mtr.write(h, off + hdr::LAST, &last_n)?;
+    Ok(())
 }
 
 /// `log` in memory after its record at `at` (of kind `kind`) was linked and committed.

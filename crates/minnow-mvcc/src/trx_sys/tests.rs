@@ -422,3 +422,112 @@ fn an_append_inside_the_callers_mtr_exists_from_its_commit_on() {
     assert!(long.is_none());
     assert_eq!(mtr.record_count(), 0, "nothing written");
 }
+
+/// Appends leave the log header's LAST and N_RECS behind (`undo::chain`): after a power cut,
+/// open must still find every log's newest record and next undo number, for logs that
+/// interleave on one stream, with records longer than a page, records appended inside the
+/// caller's mtr, a partial rollback whose undone records stay in the stream after the new
+/// LAST, and a log rolled back to empty and written again. The rollback then undoes exactly
+/// the live records, newest first. A committed log's header is exact (purge reads it).
+#[test]
+fn after_a_power_cut_a_stale_last_is_brought_forward_to_the_newest_record() {
+    let page_size = PageSize::K4.bytes();
+    for seed in 0..3u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
+        let backend: Arc<dyn Backend> = sim.clone();
+        let (page, live) = {
+            let pool = crash_pool(&*backend, dir.path());
+            let (sys, end) = TrxSys::create(&pool, SPACE, 1).unwrap();
+            pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
+            pool.flush_all().unwrap();
+            let mut logs: Vec<UndoLog> = (0..4).map(|k| write_log(&pool, &sys, k, 1)).collect();
+            // The undo numbers each log still has to undo.
+            let mut live: Vec<Vec<u64>> = vec![vec![0]; 4];
+            let append = |sys: &TrxSys, log: &mut UndoLog, live: &mut Vec<u64>, i: usize| {
+                let no = log.n_recs;
+                if i % 7 == 3 {
+                    // Longer than a page: several mtrs.
+                    sys.append(&pool, log, rec(UndoKind::Update, 1, 5000))
+                        .unwrap();
+                } else if i.is_multiple_of(2) {
+                    let mut mtr = pool.mtr().unwrap();
+                    let mut tail = sys.undo_tail(log).unwrap();
+                    tail.append_in(&mut mtr, page_size, log, rec(UndoKind::DeleteMark, 2, 30))
+                        .unwrap()
+                        .unwrap();
+                    mtr.commit().unwrap();
+                    tail.committed(log);
+                } else {
+                    sys.append(&pool, log, rec(UndoKind::Update, 3, 60 + i))
+                        .unwrap();
+                }
+                live.push(no);
+            };
+            let pop = |sys: &TrxSys, log: &mut UndoLog, live: &mut Vec<u64>, n: usize| {
+                for _ in 0..n {
+                    let (_, r) = sys.last_record(&pool, log, 0).unwrap().unwrap();
+                    assert_eq!(live.pop(), Some(r.undo_no));
+                    sys.pop(&pool, log, &r).unwrap();
+                }
+            };
+            for i in 0..30 {
+                for (k, (log, l)) in logs.iter_mut().zip(live.iter_mut()).enumerate() {
+                    if k < 3 || i < 5 {
+                        append(&sys, log, l, i + k);
+                    }
+                }
+                if i == 12 {
+                    // A partial rollback in log 0, a rollback to empty in log 1.
+                    pop(&sys, &mut logs[0], &mut live[0], 6);
+                    let n = live[1].len();
+                    pop(&sys, &mut logs[1], &mut live[1], n);
+                    assert_eq!(logs[1].last, None);
+                }
+            }
+            // The header was left behind: the walk is what finds the newest record.
+            let on_page = crate::undo::read_header(&pool, SPACE, logs[0].header).unwrap();
+            assert_ne!(on_page.last, logs[0].last, "seed {seed}");
+            // A committed log's header is exact.
+            let end = sys.commit(&pool, &logs[3]).unwrap();
+            let h = crate::undo::read_header(&pool, SPACE, logs[3].header).unwrap();
+            assert_eq!((h.last, h.n_recs), (logs[3].last, logs[3].n_recs));
+            pool.commit_durable(end, FlushAtCommit::Sync).unwrap();
+            let live: BTreeMap<u64, (Option<crate::undo::record::UndoAddr>, u64, Vec<u64>)> = logs
+                [..3]
+                .iter()
+                .zip(live)
+                .map(|(l, v)| (l.trx_id, (l.last, l.n_recs, v)))
+                .collect();
+            sim.arm(0);
+            let page = sys.page();
+            drop(sys);
+            drop(pool);
+            (page, live)
+        };
+        let report = sim.power_cut(seed).unwrap();
+        let pool = recover(&*backend, dir.path(), &report.to_string());
+        let (sys, logs) = TrxSys::open(&pool, page).unwrap();
+        assert_eq!(logs.len(), 3, "seed {seed}");
+        let listed = super::active_logs(&pool, page).unwrap();
+        for mut log in logs {
+            let (last, n_recs, want) = &live[&log.trx_id];
+            assert_eq!((log.last, log.n_recs), (*last, *n_recs), "seed {seed}");
+            assert!(
+                listed
+                    .iter()
+                    .any(|(_, h)| h.trx_id == log.trx_id && (h.last, h.n_recs) == (*last, *n_recs)),
+                "a tool's listing agrees"
+            );
+            let mut undone = Vec::new();
+            while let Some((_, r)) = sys.last_record(&pool, &log, 0).unwrap() {
+                undone.push(r.undo_no);
+                sys.pop(&pool, &mut log, &r).unwrap();
+            }
+            undone.reverse();
+            assert_eq!(&undone, want, "seed {seed}: trx {}", log.trx_id);
+            sys.finish_rollback(&pool, &log).unwrap();
+        }
+        sys.check(&pool).unwrap();
+    }
+}

@@ -39,6 +39,7 @@
 //! (opening runs recovery, which writes) reads the same pages straight from the data file;
 //! both go through [`PageSource`], so the decoding below is one piece of code for both.
 
+pub mod chain;
 pub mod record;
 pub mod walk;
 
@@ -237,6 +238,111 @@ pub(crate) fn init_undo_page(mtr: &mut Mtr<'_>, h: PageHandle) -> Result<()> {
 /// the offset, if the page type is not UNDO_LOG or FREE lies outside the data area.
 pub fn page_fields(p: &[u8], id: PageId) -> Result<(u32, usize)> {
     undo_page_fields(p, id)
+}
+
+/// The checked (NEXT, FREE) of undo page `page` of tablespace `space`, read from `pages`.
+pub(crate) fn stream_page<S: PageSource + ?Sized>(
+    pages: &S,
+    space: u32,
+    page: u32,
+) -> Result<(u32, usize)> {
+    let id = PageId::new(space, page);
+    pages.with_page(id, |g| undo_page_fields(g, id))?
+}
+
+/// A damaged undo stream: at `offset` of page `page` of tablespace `space`, `expected` was
+/// not what was `found`.
+pub(crate) fn bad_stream(
+    space: u32,
+    page: u32,
+    offset: usize,
+    expected: &str,
+    found: String,
+) -> MvccError {
+    MvccError::CorruptUndo {
+        page: PageId::new(space, page),
+        offset,
+        expected: expected.to_owned(),
+        found,
+    }
+}
+
+/// A place in a rollback segment's undo stream, with its page's checked NEXT and FREE.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamPos {
+    pub(crate) page: u32,
+    pub(crate) off: usize,
+    pub(crate) next: u32,
+    pub(crate) free: usize,
+}
+
+/// The length and kind of the stream entry that starts at `at` (always in one page: a
+/// record's first 8 bytes and a whole header are written to one page), and the two bytes
+/// after the kind (a header's state and type). An error for a length under 8.
+pub(crate) fn entry_head<S: PageSource + ?Sized>(
+    pages: &S,
+    space: u32,
+    at: UndoAddr,
+) -> Result<(usize, [u8; 3])> {
+    let off = usize::from(at.offset);
+    let b = pages.with_page(PageId::new(space, at.page), |g| {
+        g.get(off..off + 7)
+            .and_then(|b| <[u8; 7]>::try_from(b).ok())
+    })?;
+    let b = b.ok_or_else(|| {
+        bad_stream(
+            space,
+            at.page,
+            off,
+            "an entry's first 7 bytes",
+            "the page end".into(),
+        )
+    })?;
+    let [l0, l1, l2, l3, kind, state, ty] = b;
+    let len = u32::from_be_bytes([l0, l1, l2, l3]) as usize;
+    if len < 8 {
+        return Err(bad_stream(
+            space,
+            at.page,
+            off,
+            "an entry of at least 8 bytes",
+            len.to_string(),
+        ));
+    }
+    Ok((len, [kind, state, ty]))
+}
+
+/// Moves `pos` over `len` bytes of the stream, page by page, `step(from, to)` giving the
+/// checked (NEXT, FREE) of each page stepped to; an error if the stream ends at `last_page`
+/// (or a NEXT of 0) first.
+pub(crate) fn step_over(
+    pos: &mut StreamPos,
+    len: usize,
+    space: u32,
+    last_page: u32,
+    mut step: impl FnMut(u32, u32) -> Result<(u32, usize)>,
+) -> Result<()> {
+    let mut left = len;
+    loop {
+        let here = pos.free.saturating_sub(pos.off);
+        if left <= here {
+            pos.off += left;
+            return Ok(());
+        }
+        left -= here;
+        if pos.next == 0 || pos.page == last_page {
+            return Err(bad_stream(
+                space,
+                pos.page,
+                pos.off,
+                "the rest of an undo entry on the next page",
+                "the end of the undo stream".into(),
+            ));
+        }
+        let to = pos.next;
+        (pos.next, pos.free) = step(pos.page, to)?;
+        (pos.page, pos.off) = (to, UNDO_DATA);
+    }
 }
 
 /// The checked (next, free) of a page held by an mtr.

@@ -313,9 +313,11 @@ pub struct LogHeader {
     pub trx_id: u64,
     /// The commit number (0 until committed).
     pub trx_no: u64,
-    /// The newest record still to be undone on rollback.
+    /// The newest record still to be undone on rollback. In an active log's header it may
+    /// be an older record of the log: appends write it only now and then, and the newest
+    /// is found from it by [`crate::undo::chain::newest_record`].
     pub last: Option<UndoAddr>,
-    /// Records written: the next undo number.
+    /// Records written: the next undo number (as of `last`, like it).
     pub n_recs: u64,
     /// The next (newer) log in the history list.
     pub history_next: Option<UndoAddr>,

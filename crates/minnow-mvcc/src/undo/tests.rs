@@ -59,11 +59,14 @@ fn records_append_read_back_and_span_pages() {
         rc.prev.map(|p| (p.page, p.offset)),
         Some((b.page, b.offset))
     );
+    // The header as b left it, the record that made the log an update log: c's append did
+    // not write it (`undo::chain`); open would walk from b to c.
     let h = sys.header(&pool, &log).unwrap();
     assert_eq!(
         (h.state, h.update, h.n_recs, h.trx_id),
-        (LogState::Active, true, 3, id)
+        (LogState::Active, true, 2, id)
     );
+    assert_eq!(h.last.map(|l| (l.page, l.offset)), Some((b.page, b.offset)));
 
     // Rollback to savepoint 1 pops the two newest records.
     let mut seen = Vec::new();
@@ -79,6 +82,11 @@ fn records_append_read_back_and_span_pages() {
     let h = sys.header(&pool, &log).unwrap();
     assert_eq!(h.state, LogState::Committed);
     assert!(h.trx_no > id);
+    // Exact from the commit on (purge reads it).
+    assert_eq!(
+        (h.last.map(|l| (l.page, l.offset)), h.n_recs),
+        (Some((a.page, a.offset)), 3)
+    );
     let hist = sys.history(&pool).unwrap();
     assert_eq!(hist.len(), 1);
     assert_eq!(sys.status().history_len, 1);
@@ -246,7 +254,8 @@ fn walking_each_undo_page_accounts_for_every_byte() {
             match &e.content {
                 Content::Header(h) => {
                     headers += 1;
-                    assert_eq!((h.trx_id, h.n_recs), (id, 3));
+                    // As b's append left it (c's did not write it: `undo::chain`).
+                    assert_eq!((h.trx_id, h.n_recs), (id, 2));
                 }
                 Content::Record(r) => records.push((e.entry, r.undo_no, e.continues.is_some())),
                 Content::Rest { kind } => {
