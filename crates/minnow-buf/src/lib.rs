@@ -189,7 +189,7 @@ impl BufferPool {
                 if s.cfg.page_cleaners > 0 {
                     s.cleaner.request(target.0);
                 } else {
-                    // No cleaner: flush here (free_check runs before any latch is held).
+                    // No cleaner: flush here (a reservation is waited for before any latch is held).
                     let _ = s.flush_until(Some(target.0), s.cfg.page_cleaners);
                 }
             }

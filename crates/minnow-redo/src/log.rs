@@ -191,8 +191,9 @@ pub struct LogStats {
     pub sync_commits: AtomicU64,
     /// Checkpoints written.
     pub checkpoints: AtomicU64,
-    /// [`Log::free_check`] calls that found the log full (less than their margin free) and
-    /// waited for a checkpoint: writers held back by the log, not by a lock or the disk.
+    /// [`Log::reserve`] (and [`Log::free_check`]) calls that found no room for their margin
+    /// beside what is used and reserved, and waited for a checkpoint or for reservations to
+    /// come back: writers held back by the log, not by a lock or the disk.
     pub space_waits: AtomicU64,
     /// Nanoseconds those calls waited, summed over threads (from the first time each found
     /// the log full to its return).
@@ -239,7 +240,7 @@ pub struct Log {
     capacity: u64,
     /// Bytes of the file allocated so far (header included); only a write leader grows it.
     allocated: AtomicU64,
-    /// The largest checkpoint LSN asked of the requester without waiting (see `free_check`).
+    /// The largest checkpoint LSN asked of the requester without waiting (see `reserve`).
     asked: AtomicU64,
     append: Mutex<AppendState>,
     /// Signalled when a checkpoint frees space, or a reservation comes back while a writer
