@@ -100,7 +100,9 @@ const POOL_SLOTS: usize = 4;
 thread_local! {
     static POOL: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
     /// Mtrs open on this thread: one started while another is open is nested, and must not
-    /// wait for log room (see [`crate::BufferPool::mtr`]).
+    /// wait for log room (see [`crate::BufferPool::mtr`]). Counted where an mtr starts and
+    /// where it ends; an mtr ended on another thread than the one that started it would
+    /// leave both counts off by one (no caller moves an open mtr between threads).
     static OPEN: Cell<u32> = const { Cell::new(0) };
 }
 

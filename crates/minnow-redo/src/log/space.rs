@@ -12,16 +12,17 @@
 //! ## Reservations
 //!
 //! Checking that `margin` bytes are free is not enough when writers run at once: sixteen
-//! threads can each find 64 KiB free, all go on, and each then append 16 KiB. The sixteenth
-//! append finds the log full, after its mtr has changed its pages (it is undone, and its
-//! statement fails). So a writer *takes* its margin: [`Log::reserve`] adds it to a counter of
+//! threads can each find 64 KiB free, all go on, and each then append 16 KiB. The last
+//! appends find the log full, after their mtrs have changed their pages (they are undone, and
+//! their statements fail). So a writer *takes* its margin: [`Log::reserve`] adds it to a counter of
 //! reserved bytes and succeeds only if the log has room for it on top of everything used
 //! **and everything already reserved**; the [`Reservation`] it returns goes back when the
 //! append it covered is done, or when it is dropped (an mtr that changed nothing, an error, a
 //! panic). Every mtr between its start and its append is thus covered, however many there are,
-//! which is what InnoDB gets by sizing its margin for the threads that may be inside
-//! (`log_sys->concurrency_margin`: `LOG_CHECKPOINT_FREE_PER_THREAD` pages per thread of
-//! `srv_thread_concurrency`), here counted exactly rather than assumed.
+//! which is what InnoDB gets by sizing one margin for all the threads that may be inside
+//! (MySQL 8.0's `log_calc_concurrency_margin`: `LOG_CHECKPOINT_FREE_PER_THREAD` pages for each
+//! of `10 + srv_thread_concurrency` threads, plus `LOG_CHECKPOINT_EXTRA_FREE` pages and 5 % of
+//! the capacity), here counted as the mtrs come and go rather than assumed from a setting.
 //!
 //! A reservation is sized in group bytes and counted as the log bytes such a group may take
 //! (its block headers and trailers, and a block for the end falling in a new one). One that
@@ -33,11 +34,10 @@
 //! one that writes more than its margin (a pessimistic insert that splits several levels, an
 //! overflow chain) may take the rest from log space *no one has reserved*, never from another
 //! writer's reservation. To leave such mtrs room even when writers have reserved all they
-//! can, reservations may use only `capacity - capacity / 16` (InnoDB keeps a similar
-//! `extra_margin`, 5 %, beyond what `log_free_check` hands out). An append that does not fit
-//! even so fails with `LogFull` before anything is copied: nothing is logged, the buffer
-//! pool's mtr puts its pages back, no state is poisoned, and the next mtr reserves (and waits)
-//! as usual. It never waits for space itself, because it holds page latches: a checkpoint
+//! can, reservations may use only `capacity - capacity / 16` (InnoDB's margin above keeps a
+//! similar 5 % of the capacity). An append that does not fit even so fails with `LogFull`
+//! before anything is copied: nothing is logged, the buffer pool's mtr puts its pages back,
+//! no state is poisoned, and the next mtr reserves (and waits) as usual. It never waits for space itself, because it holds page latches: a checkpoint
 //! might need exactly those pages written. A caller that knows it will write a large group
 //! first waits for that much room with [`Log::free_check`] (overflow chains do).
 //!
@@ -61,7 +61,8 @@
 //! ```
 //!
 //! Either way the checkpoint asked for is [`Log::flush_target`]: the LSN that brings the age
-//! back to 13/16 of the capacity. Asking for a real step matters: a request that freed only
+//! back to 13/16 of the capacity (or, for a writer that waits while the mtrs in flight hold
+//! much of the log, further: to where it has room beside their reservations). Asking for a real step matters: a request that freed only
 //! what the next mtr needs would come again a few mtrs later, and each one costs the page
 //! flusher a batch with its syncs and a checkpoint, and blocks the mtr that asked. With the
 //! async mark and the 13/16 target each request frees at least 1/16 of the log (about sixteen
