@@ -9,7 +9,7 @@
 //! - **checkpoint age** (current LSN − checkpoint, as a share of the log capacity): from 10 %
 //!   on, `age_factor * sqrt(age_factor) / 7.5` percent of `io_capacity` (InnoDB's formula,
 //!   with the age measured against 7/8 of the capacity), which rises steeply as the log fills;
-//! - **checkpoint requests**: when the log asks for a checkpoint ([`minnow_redo::Log::free_check`]
+//! - **checkpoint requests**: when the log asks for a checkpoint ([`minnow_redo::Log::reserve`]
 //!   calls the requester the pool installs, without waiting once the checkpoint age passes
 //!   7/8 of the capacity and waiting once the log is nearly full), every page older than the
 //!   requested LSN is written now, whatever `io_capacity` says: otherwise commits would stall

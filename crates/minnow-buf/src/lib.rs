@@ -189,7 +189,7 @@ impl BufferPool {
                 if s.cfg.page_cleaners > 0 {
                     s.cleaner.request(target.0);
                 } else {
-                    // No cleaner: flush here (free_check runs before any latch is held).
+                    // No cleaner: flush here (a reservation is waited for before any latch is held).
                     let _ = s.flush_until(Some(target.0), s.cfg.page_cleaners);
                 }
             }
@@ -344,20 +344,36 @@ impl BufferPool {
         self.shared.contains(id)
     }
 
-    /// Starts a mini-transaction, first making sure the log has room for it
-    /// (`Log::free_check`, before any latch is held).
+    /// Starts a mini-transaction, first reserving log room for it (`Log::reserve`, before
+    /// any latch is held): four pages' worth of redo, or a quarter of a smaller log. The mtr
+    /// holds the reservation until its commit appends into it (or it is dropped), so that
+    /// mtrs started at once never overrun the checkpoint together. An mtr that writes more
+    /// than that takes the rest from log space no one has reserved (see `minnow_redo`'s
+    /// `log::space`); if even that is short, its commit fails with `LogFull` and the mtr is
+    /// undone. An mtr started while this thread has another open never waits: it takes the
+    /// reservation if it is there at once, and appends without one otherwise.
     pub fn mtr(&self) -> Result<Mtr<'_>, BufError> {
         let s = &*self.shared;
         let log = s.log()?;
         let margin = (4 * s.cfg.page_size.bytes() as u64).min(log.capacity() / 4);
+        if mtr::open_on_thread() > 0 {
+            // A nested mtr: the thread holds a reservation and latches, so it must not wait.
+            if s.is_poisoned() {
+                return Err(BufError::Poisoned);
+            }
+            if log.is_poisoned() {
+                return Err(LogError::Poisoned.into());
+            }
+            return Ok(Mtr::new(self, log.try_reserve(margin)));
+        }
         // The deadline is set at the first wait, so that the common case reads no clock.
         let mut deadline = None;
         loop {
             if s.is_poisoned() {
                 return Err(BufError::Poisoned);
             }
-            match log.free_check(margin, Duration::from_millis(50)) {
-                Ok(()) => break,
+            match log.reserve(margin, Duration::from_millis(50)) {
+                Ok(room) => return Ok(Mtr::new(self, Some(room))),
                 Err(LogError::LogFull { .. })
                     if Instant::now()
                         < *deadline.get_or_insert_with(|| Instant::now() + FREE_CHECK_TIMEOUT) =>
@@ -367,7 +383,6 @@ impl BufferPool {
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(Mtr::new(self))
     }
 
     /// Makes a transaction's commit at `end` (its last mtr's end LSN) as durable as
@@ -644,5 +659,7 @@ impl MemoryReport {
 mod hinted_tests;
 #[cfg(test)]
 mod load_tests;
+#[cfg(test)]
+mod log_space_tests;
 #[cfg(test)]
 mod tests;

@@ -5,9 +5,10 @@
 //! and update the page directory; split a B-tree page and fix its parent). It is not a user
 //! transaction: it has no rollback log and lasts microseconds. Its life:
 //!
-//! 1. **start** ([`crate::BufferPool::mtr`]): make sure the log has room (`free_check`), before
+//! 1. **start** ([`crate::BufferPool::mtr`]): reserve room in the log (`Log::reserve`), before
 //!    any latch is held — waiting for log space while holding latches could deadlock with the
-//!    page cleaner that needs them to free the space;
+//!    page cleaner that needs them to free the space. The mtr holds the reservation until its
+//!    commit appends into it, so mtrs that start together cannot overrun the log together;
 //! 2. **latch**: each page to change is fixed with an exclusive latch ([`Mtr::get_write`],
 //!    [`Mtr::new_page`]) and kept latched until commit, so no other thread sees a half-done
 //!    state. A page the mtr latched but did **not** change may be let go earlier
@@ -46,11 +47,11 @@
 //! insert runs three or four) allocates for them only while they grow. A buffer that grew
 //! past 64 KiB (an mtr that initialised pages) is dropped instead of kept.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use minnow_page::{PageId, fil};
-use minnow_redo::Lsn;
 use minnow_redo::record::GroupBuf;
+use minnow_redo::{Lsn, Reservation};
 
 use crate::guard::PageWriteGuard;
 use crate::pool::Mode;
@@ -98,6 +99,26 @@ const POOL_SLOTS: usize = 4;
 
 thread_local! {
     static POOL: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+    /// Mtrs open on this thread: one started while another is open is nested, and must not
+    /// wait for log room (see [`crate::BufferPool::mtr`]). Counted where an mtr starts and
+    /// where it ends; an mtr ended on another thread than the one that started it would
+    /// leave both counts off by one (no caller moves an open mtr between threads).
+    static OPEN: Cell<u32> = const { Cell::new(0) };
+}
+
+/// How many mtrs this thread has open.
+pub(crate) fn open_on_thread() -> u32 {
+    OPEN.try_with(Cell::get).unwrap_or(0)
+}
+
+fn count_open(up: bool) {
+    let _ = OPEN.try_with(|n| {
+        n.set(if up {
+            n.get().saturating_add(1)
+        } else {
+            n.get().saturating_sub(1)
+        })
+    });
 }
 
 impl Buffers {
@@ -138,17 +159,21 @@ pub struct Mtr<'a> {
     pool: &'a BufferPool,
     pages: Vec<Held<'a>>,
     bufs: Buffers,
+    /// The log room reserved at start; the commit's append gives it back (a drop does too).
+    room: Option<Reservation<'a>>,
     done: bool,
 }
 
 impl<'a> Mtr<'a> {
-    pub(crate) fn new(pool: &'a BufferPool) -> Mtr<'a> {
+    pub(crate) fn new(pool: &'a BufferPool, room: Option<Reservation<'a>>) -> Mtr<'a> {
+        count_open(true);
         Mtr {
             pool,
             // Room for a typical record insert (a few pages), so the common mtr does not
             // grow this step by step.
             pages: Vec::with_capacity(4),
             bufs: Buffers::take(),
+            room,
             done: false,
         }
     }
@@ -358,7 +383,11 @@ impl<'a> Mtr<'a> {
         }
         let mut zipped = self.fit_check()?;
         let gate = shared.gate.read();
-        let (start, end) = log.append(self.bufs.group.finish())?;
+        let group = self.bufs.group.finish();
+        let (start, end) = match self.room.take() {
+            Some(room) => log.append_reserved(group, room)?,
+            None => log.append(group)?,
+        };
         // A changed page is never released ([`Mtr::release`]), so each still has its guard.
         for guard in self.changed_mut() {
             let _ = fil::set_page_lsn(guard.bytes_mut(), end.0);
@@ -458,6 +487,7 @@ impl<'a> Mtr<'a> {
 
 impl Drop for Mtr<'_> {
     fn drop(&mut self) {
+        count_open(false);
         if !self.done {
             self.rollback();
         }

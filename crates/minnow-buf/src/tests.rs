@@ -626,7 +626,7 @@ fn flush_neighbors_takes_the_extent_along() {
 
 #[test]
 fn a_full_log_is_made_room_for_by_the_requester() {
-    // 32 KiB of log, thousands of mtrs: only checkpoints driven by free_check keep it going.
+    // 32 KiB of log, thousands of mtrs: only checkpoints driven by reservations keep it going.
     for cleaners in [0, 1] {
         let e = env(32, 32 << 10);
         let pool = open(

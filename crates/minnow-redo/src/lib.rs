@@ -18,7 +18,8 @@
 //! - [`record`]: physical redo records and the group that makes a mini-transaction atomic;
 //! - [`format`](mod@format): the file header, the two checkpoint slots, the block frame;
 //! - [`log`]: the running log: append, group commit, `flush_log_at_trx_commit`, checkpoints,
-//!   back-pressure, poisoning after a failed sync;
+//!   back-pressure (the reservations every mtr takes before it latches a page), poisoning
+//!   after a failed sync;
 //! - [`recover`]: finding the end of the log after a crash, telling a torn tail from damage,
 //!   and handing complete groups to the caller to replay;
 //! - [`scan`]: the read-only walk both recovery and `minnow log` make: each block's state,
@@ -40,12 +41,14 @@ pub mod recover;
 pub mod scan;
 
 pub use block::Lsn;
-pub use log::{Durability, FlushAtCommit, Log, LogError, LogStats};
+pub use log::{Durability, FlushAtCommit, Log, LogError, LogStats, Reservation};
 pub use record::Record;
 pub use recover::{Recovered, RecoveryError, RecoverySink};
 pub use scan::{Group, LogScan, ScanError};
 
 #[cfg(test)]
 mod scan_tests;
+#[cfg(test)]
+mod space_tests;
 #[cfg(test)]
 mod tests;

@@ -33,34 +33,12 @@
 //!
 //! ## Space and checkpoints
 //!
-//! The file is circular: once the buffer pool has written every page changed before LSN `c`,
-//! the log before `c` is no longer needed, and [`Log::checkpoint`] records `c` in the next of
-//! the two checkpoint slots. Redo that is not yet covered by a checkpoint is never overwritten:
-//! an append that would need it fails with [`LogError::LogFull`]. Callers avoid that by calling
-//! [`Log::free_check`] *before* they latch any page. Waiting while holding page latches could
-//! deadlock with the page cleaner that needs those latches, which is why InnoDB does the same
-//! check at mtr start.
-//!
-//! `free_check` works with two marks on the **checkpoint age** (bytes between the checkpoint
-//! and the end of the log), as InnoDB's `log_free_check` with `max_modified_age_async` and
-//! `_sync` does:
-//!
-//! ```text
-//!   age:  0 ............ 7/8 capacity (async) ........ capacity - margin (sync) .. capacity
-//!         nothing to do | ask for a checkpoint, go on  | ask, and wait for room
-//! ```
-//!
-//! Either way the checkpoint asked for is [`Log::flush_target`]: the LSN that brings the age
-//! back to 13/16 of the capacity. Asking for a real step matters: a request that freed only
-//! what the next mtr needs would come again a few mtrs later, and each one costs the page
-//! flusher a batch with its syncs and a checkpoint, and blocks the mtr that asked. With the
-//! async mark and the 13/16 target each request frees at least 1/16 of the log (about sixteen
-//! requests per lap of a long load) and the mtrs go on while the pages are written; the price
-//! is that a page is flushed once it has been dirty for 13/16 of a lap rather than a whole
-//! one. A page changed all the time is written about once per lap either way: how often it
-//! must be is set by the capacity alone, which is why the default capacity grows with the
-//! buffer pool (see `minnow`'s `Config::log_file_size`).
-//!
+//! The file is circular, and redo not yet covered by a checkpoint is never overwritten. Every
+//! mtr reserves the room its group may take before it latches a page ([`Log::reserve`]) and
+//! appends into it ([`Log::append_reserved`]), so that writers that start at once cannot
+//! together overrun the checkpoint; a reservation that does not fit asks for a checkpoint and
+//! waits. The `space` module (`log/space.rs`) explains reservations, the async and sync marks
+//! and the checkpoint each request asks for ([`Log::flush_target`]).
 //! ## The file grows as it is used
 //!
 //! [`Log::create`] does not preallocate the whole data area (a six-row database need not own a
@@ -105,6 +83,10 @@ use minnow_io::{AlignedBuf, FileIo, IoError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+
+mod space;
+
+pub use space::Reservation;
 
 /// `innodb_flush_log_at_trx_commit`: what a commit waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -209,8 +191,9 @@ pub struct LogStats {
     pub sync_commits: AtomicU64,
     /// Checkpoints written.
     pub checkpoints: AtomicU64,
-    /// [`Log::free_check`] calls that found the log full (less than their margin free) and
-    /// waited for a checkpoint: writers held back by the log, not by a lock or the disk.
+    /// [`Log::reserve`] (and [`Log::free_check`]) calls that found no room for their margin
+    /// beside what is used and reserved, and waited for a checkpoint or for reservations to
+    /// come back: writers held back by the log, not by a lock or the disk.
     pub space_waits: AtomicU64,
     /// Nanoseconds those calls waited, summed over threads (from the first time each found
     /// the log full to its return).
@@ -257,10 +240,11 @@ pub struct Log {
     capacity: u64,
     /// Bytes of the file allocated so far (header included); only a write leader grows it.
     allocated: AtomicU64,
-    /// The largest checkpoint LSN asked of the requester without waiting (see `free_check`).
+    /// The largest checkpoint LSN asked of the requester without waiting (see `reserve`).
     asked: AtomicU64,
     append: Mutex<AppendState>,
-    /// Signalled when a checkpoint frees space.
+    /// Signalled when a checkpoint frees space, or a reservation comes back while a writer
+    /// waits for one.
     space: Condvar,
     /// True while a group-commit leader writes and syncs.
     leader: Mutex<bool>,
@@ -277,6 +261,8 @@ pub struct Log {
     requester: Mutex<Option<CheckpointRequester>>,
     stats: LogStats,
     shutdown: (Mutex<bool>, Condvar),
+    /// Log space reserved by mtrs between their start and their append (`space`).
+    reserved: space::Reserved,
 }
 
 impl std::fmt::Debug for Log {
@@ -373,6 +359,7 @@ impl Log {
             requester: Mutex::new(None),
             stats: LogStats::default(),
             shutdown: (Mutex::new(false), Condvar::new()),
+            reserved: space::Reserved::default(),
         }
     }
 
@@ -431,127 +418,36 @@ impl Log {
         }
     }
 
-    /// Bytes of the circular file in use between the checkpoint's block and `end`'s block.
-    fn used(&self, end: Lsn) -> u64 {
-        end.block_start().0 + BLOCK_SIZE as u64 - self.checkpoint_lsn().block_start().0
+    /// Appends one encoded group (see [`crate::record::encode_group`]) and returns its LSN
+    /// range `[start, end)`.
+    ///
+    /// The append takes no reservation of its own, so it fits only in space no writer has
+    /// reserved; an mtr appends with [`Log::append_reserved`].
+    pub fn append(&self, group: &[u8]) -> Result<(Lsn, Lsn), LogError> {
+        self.append_within(group, 0)
     }
 
-    /// Free bytes in the circular file.
-    pub fn free_space(&self) -> u64 {
-        self.capacity.saturating_sub(self.used(self.current_lsn()))
-    }
-
-    /// The checkpoint a request made when the log ends at `lsn` asks for: the one that brings
-    /// the checkpoint age down to 13/16 of the capacity (and frees at least `2 * margin`).
-    pub fn flush_target(&self, lsn: Lsn, margin: u64) -> Lsn {
-        let keep =
-            (self.capacity - self.capacity / 16 * 3).min(self.capacity.saturating_sub(2 * margin));
-        Lsn(lsn.0.saturating_sub(keep)).max(self.checkpoint_lsn())
-    }
-
-    /// Past the async mark: asks for `target` without waiting, unless an earlier request is
-    /// still being worked on (the checkpoint has not reached it yet), so that the requester
-    /// hears once per step rather than once per mtr.
-    fn ask_async(&self, target: Lsn) {
-        let prev = self.asked.load(Ordering::Acquire);
-        if prev > self.checkpoint_lsn().0 || prev >= target.0 {
-            return;
-        }
-        if self
-            .asked
-            .compare_exchange(prev, target.0, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-            && let Some(request) = lock(&self.requester).as_ref()
-        {
-            request(target);
-        }
-    }
-
-    /// Makes sure at least `margin` bytes are free. Call it before latching pages. Past the
-    /// async mark (checkpoint age above 7/8 of the capacity) it asks the checkpoint requester
-    /// for [`Log::flush_target`] and goes on; with less than `margin` free it asks and waits.
-    /// Fails with [`LogError::LogFull`] if no requester is installed, or none made progress for
-    /// `timeout`.
-    pub fn free_check(&self, margin: u64, timeout: Duration) -> Result<(), LogError> {
-        // The common case, with no mutex and no clock: the relaxed mirror of the end LSN may
-        // lag appends in flight, so it answers alone only with twice the margin free and the
-        // log below the async mark; anywhere near either, the exact check below decides.
-        self.check_poison()?;
-        let used = self.used(self.current_lsn_relaxed());
-        if self.capacity.saturating_sub(used) >= margin.saturating_mul(2)
-            && used <= self.capacity - self.capacity / 8
-        {
-            return Ok(());
-        }
-        let mut waited = None;
-        let result = self.free_check_waiting(margin, timeout, &mut waited);
-        if let Some(since) = waited {
-            let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            LogStats::bump(&self.stats.space_waits, 1);
-            LogStats::bump(&self.stats.space_wait_ns, ns);
-        }
+    /// [`Log::append`] into the space `reservation` holds (and, for a group bigger than that,
+    /// space no one has reserved: see the `space` module); gives the reservation back
+    /// whether the append succeeds or not. Fails with [`LogError::LogFull`], appending
+    /// nothing, if the group does not fit.
+    pub fn append_reserved(
+        &self,
+        group: &[u8],
+        reservation: Reservation<'_>,
+    ) -> Result<(Lsn, Lsn), LogError> {
+        let result = self.append_within(group, reservation.bytes());
+        reservation.release();
         result
     }
 
-    /// [`Log::free_check`]'s loop; sets `waited` to when it first found the log full.
-    fn free_check_waiting(
-        &self,
-        margin: u64,
-        timeout: Duration,
-        waited: &mut Option<std::time::Instant>,
-    ) -> Result<(), LogError> {
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            self.check_poison()?;
-            let (lsn, used) = {
-                let st = lock(&self.append);
-                (st.lsn, self.used(st.lsn))
-            };
-            let free = self.capacity.saturating_sub(used);
-            let target = self.flush_target(lsn, margin);
-            if free >= margin {
-                if used > self.capacity - self.capacity / 8 {
-                    self.ask_async(target);
-                }
-                return Ok(());
-            }
-            let now = std::time::Instant::now();
-            waited.get_or_insert(now);
-            let has_requester = {
-                let r = lock(&self.requester);
-                if let Some(request) = r.as_ref() {
-                    self.asked.fetch_max(target.0, Ordering::AcqRel);
-                    request(target);
-                    true
-                } else {
-                    false
-                }
-            };
-            if !has_requester || now >= deadline {
-                return Err(LogError::LogFull {
-                    needed: margin,
-                    available: free,
-                    checkpoint: self.checkpoint_lsn(),
-                });
-            }
-            let st = lock(&self.append);
-            let wait = (deadline - now).min(Duration::from_millis(50));
-            drop(
-                self.space
-                    .wait_timeout(st, wait)
-                    .unwrap_or_else(PoisonError::into_inner),
-            );
-        }
-    }
-
-    /// Appends one encoded group (see [`crate::record::encode_group`]) and returns its LSN
-    /// range `[start, end)`.
-    pub fn append(&self, group: &[u8]) -> Result<(Lsn, Lsn), LogError> {
+    /// Appends `group`, counting `own` of the reserved bytes as this append's.
+    fn append_within(&self, group: &[u8], own: u64) -> Result<(Lsn, Lsn), LogError> {
         self.check_poison()?;
         let mut st = lock(&self.append);
         let start = st.lsn;
         let end = start.advance(group.len() as u64);
-        if self.used(end) > self.capacity {
+        if !self.fits(start, end, own) {
             return Err(LogError::LogFull {
                 needed: group.len() as u64,
                 available: self.capacity.saturating_sub(self.used(start)),
