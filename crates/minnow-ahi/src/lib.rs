@@ -343,7 +343,7 @@ impl Ahi {
             index_id,
             key.fields().iter().take(n_fields).map(|f| f.as_deref()),
         );
-        self.shared.insert(vec![(f, slot)]);
+        self.shared.insert(slot, &[(f, slot.origin)]);
     }
 
     /// Every entry now, for tests and inspection (takes each partition's lock in turn).
