@@ -8,7 +8,7 @@ use minnow_btree::node;
 use minnow_btree::record::{RecordLayout, SearchKey};
 use minnow_btree::tree::{Descent, Guess, SearchHook};
 
-use crate::fold::fold;
+use crate::fold::{fold, fold_adjacent};
 use crate::hash::{Hashed, PageInfo, Shared, Slot};
 use crate::info::SearchInfo;
 
@@ -38,17 +38,9 @@ pub(crate) fn record_fold(
     n: usize,
 ) -> Option<u64> {
     if let Some(ends) = layout.fixed_key_ends().get(..n) {
-        let prefix = page.get(origin..origin.checked_add(ends.last().copied().unwrap_or(0))?)?;
-        let mut start = 0;
-        let mut bad = false;
-        let fields = ends.iter().map_while(|&end| {
-            let f = prefix.get(start..end);
-            start = end;
-            bad |= f.is_none();
-            f.map(Some)
-        });
-        let f = fold(index_id, fields);
-        return (!bad).then_some(f);
+        let len = ends.last().copied().unwrap_or(0);
+        let prefix = page.get(origin..origin.checked_add(len)?)?;
+        return fold_adjacent(index_id, prefix, ends);
     }
     walk_fold(layout, index_id, page, origin, n)
 }
@@ -101,34 +93,37 @@ impl IndexHook {
         )
     }
 
-    /// The entries of a page's records for an `n`-field prefix: the rightmost record of
-    /// each run of equal folds (see [`crate::info`] for why the rightmost). `None` if the
-    /// page does not decode.
-    fn page_entries(&self, d: &Descent<'_>, n: usize) -> Option<Vec<(u64, Slot)>> {
-        let st = &self.state;
-        let slot = |origin: usize| Slot {
-            index_id: st.index_id,
-            space: st.space,
+    /// Where descent `d`'s page is, as an entry says it: every entry of one build is this
+    /// slot with its own record's origin.
+    fn page_slot(&self, d: &Descent<'_>, origin: u32) -> Slot {
+        Slot {
+            index_id: self.state.index_id,
+            space: self.state.space,
             page_no: d.page_no,
-            origin: origin as u32,
+            origin,
             lsn: d.lsn,
             frame: d.frame,
-        };
-        let mut out = Vec::with_capacity(node::n_recs(d.page).ok()?);
-        let mut pending: Option<(u64, usize)> = None;
-        for c in node::records(d.page) {
+        }
+    }
+
+    /// The entries of a page's records for an `n`-field prefix, as `(fold, origin)`: the
+    /// rightmost record of each run of equal folds (see [`crate::info`] for why the
+    /// rightmost). `None` if the page does not decode.
+    fn page_entries(&self, page: &[u8], n: usize) -> Option<Vec<(u64, u32)>> {
+        let st = &self.state;
+        let mut out = Vec::with_capacity(node::n_recs(page).ok()?);
+        let mut pending: Option<(u64, u32)> = None;
+        for c in node::records(page) {
             let origin = c.ok()?.origin();
-            let f = record_fold(&st.layout, st.index_id, d.page, origin, n)?;
+            let f = record_fold(&st.layout, st.index_id, page, origin, n)?;
             if let Some((pf, po)) = pending
                 && pf != f
             {
-                out.push((pf, slot(po)));
+                out.push((pf, po));
             }
-            pending = Some((f, origin));
+            pending = Some((f, u32::try_from(origin).ok()?));
         }
-        if let Some((pf, po)) = pending {
-            out.push((pf, slot(po)));
-        }
+        out.extend(pending);
         Some(out)
     }
 
@@ -141,12 +136,14 @@ impl IndexHook {
         if old.is_some() {
             sh.pages_hashed.fetch_sub(1, Ordering::Relaxed);
         }
-        let mut folds = match self.page_entries(d, n) {
-            Some(entries) => sh.insert(entries),
+        let mut folds = match self.page_entries(d.page, n) {
+            Some(entries) => sh.insert(self.page_slot(d, 0), &entries),
             None => Vec::new(),
         };
-        folds.sort_unstable();
         if let Some(old) = old {
+            // A rebuild: the old folds the page no longer yields go (one sort here, not on
+            // every first build).
+            folds.sort_unstable();
             let gone = old
                 .folds
                 .into_iter()
@@ -298,18 +295,12 @@ impl SearchHook for IndexHook {
             if let (true, Some(g), Some(h)) = (d.found.exact, d.failed_guess, pi.hashed.as_mut())
                 && self.key_fold(d.key, n) == g.token
             {
-                let fresh = Slot {
-                    index_id: st.index_id,
-                    space: st.space,
-                    page_no: d.page_no,
-                    origin: d.found.cursor.origin() as u32,
-                    lsn: d.lsn,
-                    frame: d.frame,
-                };
-                if !self.shared.insert(vec![(g.token, fresh)]).is_empty()
-                    && let Err(at) = h.folds.binary_search(&g.token)
+                let origin = d.found.cursor.origin() as u32;
+                let fresh = self.page_slot(d, origin);
+                if !self.shared.insert(fresh, &[(g.token, origin)]).is_empty()
+                    && !h.folds.contains(&g.token)
                 {
-                    h.folds.insert(at, g.token);
+                    h.folds.push(g.token);
                 }
             }
             return;

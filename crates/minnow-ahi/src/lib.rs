@@ -169,12 +169,15 @@ pub struct AhiConfig {
 }
 
 impl Default for AhiConfig {
-    /// On, 64 partitions, 64 MiB.
+    /// On, 64 partitions, 128 MiB: room for 2M entries ([`ENTRY_BYTES`] each), so that a
+    /// table of a million or two rows, cached in a pool of a gigabyte or so, can have every
+    /// leaf hashed (a limit of 64 MiB, a million entries, left the last 5 % of a table of
+    /// 1.1M rows without entries).
     fn default() -> AhiConfig {
         AhiConfig {
             enabled: true,
             partitions: 64,
-            max_memory: 64 << 20,
+            max_memory: 128 << 20,
         }
     }
 }
@@ -343,7 +346,7 @@ impl Ahi {
             index_id,
             key.fields().iter().take(n_fields).map(|f| f.as_deref()),
         );
-        self.shared.insert(vec![(f, slot)]);
+        self.shared.insert(slot, &[(f, slot.origin)]);
     }
 
     /// Every entry now, for tests and inspection (takes each partition's lock in turn).

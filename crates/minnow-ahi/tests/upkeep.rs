@@ -31,6 +31,51 @@ fn scattered() -> impl Iterator<Item = u64> {
     (0..KEYS).map(|i| (i * 1237 + 11) % KEYS)
 }
 
+/// InnoDB's heuristic, exactly: once the index is ready, an unchanged page is hashed at its
+/// `n_recs / PAGE_BUILD_LIMIT + 1`-th lookup, not one before; the lookups until then
+/// descend (each probe a miss), and from the next one on the hash answers.
+#[test]
+fn a_page_is_built_at_its_threshold_and_not_before() {
+    let s = setup(AhiConfig::default());
+    for k in 0..KEYS {
+        s.tree.insert(&s.pool, &row(k, &value(k, 0))).unwrap();
+    }
+    let expect = |k: u64| Some(value(k, 0));
+    // The index becomes ready on keys of the first pages only.
+    warm(&s, 0..200, 2, expect);
+    assert!(s.ahi.recommendation(common::INDEX).unwrap().ready());
+    let k = KEYS - 1;
+    let start = s.ahi.stats();
+    let mut looked = 0;
+    let built = loop {
+        looked += 1;
+        assert!(looked <= 1000, "never built");
+        assert_eq!(get(&s, k), expect(k));
+        let now = s.ahi.stats();
+        if now.pages_built > start.pages_built {
+            break now;
+        }
+        // Not yet built: every lookup of it so far probed and missed.
+        assert_eq!(now.hits, start.hits);
+        assert_eq!(now.misses - start.misses, looked);
+    };
+    assert_eq!(built.pages_built, start.pages_built + 1);
+    // The build hashed the last page: one entry per record (the keys are unique).
+    let n_recs = (built.entries - start.entries) as usize;
+    assert!(n_recs > PAGE_BUILD_LIMIT, "n_recs {n_recs}");
+    assert_eq!(
+        looked as usize,
+        n_recs / PAGE_BUILD_LIMIT + 1,
+        "n_recs {n_recs}"
+    );
+    assert_eq!(get(&s, k), expect(k));
+    let after = s.ahi.stats();
+    assert_eq!(
+        (after.hits, after.pages_built),
+        (built.hits + 1, built.pages_built)
+    );
+}
+
 #[test]
 fn a_page_changed_between_lookups_is_never_rebuilt() {
     let (s, mut m) = hashed();

@@ -496,7 +496,13 @@ pub fn garbage(page: &[u8]) -> Result<usize, NodeError> {
 
 /// Number of user records on the page (`PAGE_N_RECS`).
 pub fn n_recs(page: &[u8]) -> Result<usize, NodeError> {
-    Ok(usize::from(Hdr::read(page)?.n_recs))
+    // The one field, not the whole header: the hash's bookkeeping asks at every descent.
+    Ok(usize::from(bytes::read_u16(page, PAGE_HEADER + 16)?))
+}
+
+/// The end of the record heap (`PAGE_HEAP_TOP`): no record starts at or after it.
+pub fn heap_top(page: &[u8]) -> Result<usize, NodeError> {
+    Ok(usize::from(bytes::read_u16(page, PAGE_HEADER + 2)?))
 }
 
 /// The header of the record at `cursor`.

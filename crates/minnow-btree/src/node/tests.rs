@@ -76,6 +76,23 @@ fn four_records_give_innodbs_verified_bytes() {
     check(&page, &l).unwrap();
 }
 
+/// `n_recs` and `heap_top` read their one field where the whole header says it is, and a
+/// page too short for the header is an error, not a panic.
+#[test]
+fn single_header_fields_agree_with_the_header() {
+    let l = layout();
+    let mut page = fresh(16384);
+    for k in 0..50 {
+        let h = Hdr::read(&page).unwrap();
+        assert_eq!(n_recs(&page).unwrap(), usize::from(h.n_recs));
+        assert_eq!(heap_top(&page).unwrap(), usize::from(h.heap_top));
+        insert(&mut page, &l, &rec(&l, k * 7 % 50, 10 + k as usize)).unwrap();
+    }
+    assert_eq!(n_recs(&page).unwrap(), 50);
+    assert!(n_recs(&page[..PAGE_HEADER + 17]).is_err());
+    assert!(heap_top(&page[..PAGE_HEADER + 3]).is_err());
+}
+
 #[test]
 fn ascending_inserts_split_directory_slots_4_and_5() {
     let l = layout();

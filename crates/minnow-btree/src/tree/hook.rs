@@ -227,7 +227,7 @@ impl BTree {
         let id = self.id(guess.page_no);
         page::validate(g, id, self.index_id, Some(0)).ok()?;
         let c = Cursor::at(guess.origin);
-        let heap_top = usize::from(node::Hdr::read(g).ok()?.heap_top);
+        let heap_top = node::heap_top(g).ok()?;
         if !c.is_user() || guess.origin < node::SUPREMUM_END || guess.origin >= heap_top {
             return None;
         }

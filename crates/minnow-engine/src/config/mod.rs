@@ -43,7 +43,7 @@
 //! | `status_file` | `innodb_status_file` | `off` | `off` or a duration, at least 10ms (a plain number is milliseconds; 0: off) | rewrite `minnow_status.json` at this interval for `minnow status`/`watch` | status file thread (minnow): every open |
 //! | `adaptive_hash_index` | `innodb_adaptive_hash_index` | `on` | `on`/`off` (`1`/`0`, `true`/`false`) | hash of hot leaf records that lets point lookups skip the descent | adaptive hash index (minnow-ahi): every open; `Database::set_adaptive_hash_index` at runtime |
 //! | `adaptive_hash_index_parts` | `innodb_adaptive_hash_index_parts` | `64` | 1..=4096 | partitions of the hash, chosen by key hash (rounded up to a power of two) | adaptive hash index (minnow-ahi): every open |
-//! | `adaptive_hash_index_max_memory` | (minnow) | `64M` | bytes, with an optional K, M or G suffix | the most memory the hash's entries may take; entries beyond it are not added | adaptive hash index (minnow-ahi): every open |
+//! | `adaptive_hash_index_max_memory` | (minnow) | `128M` | bytes, with an optional K, M or G suffix | the most memory the hash's entries may take; entries beyond it are not added | adaptive hash index (minnow-ahi): every open |
 //! | `thread_concurrency` | `innodb_thread_concurrency` | `0` | a whole number | threads allowed inside the engine at once; 0: no limit | admission (minnow): every open |
 //! | `concurrency_tickets` | `innodb_concurrency_tickets` | `5000` | a whole number, at least 1 | row operations a thread may do after entering before it queues again | admission (minnow): every open |
 //! | `parallel_read_threads` | `innodb_parallel_read_threads` | `4` | 1..=256 | threads a `count()` walks the leaf level with, at most the available parallelism; 1: one walk | row statements (minnow): every count |
@@ -290,8 +290,8 @@ pub struct Config {
     /// a power of two, at most 4096). Unlike InnoDB's, a key's partition is chosen by its
     /// hash, not by its index.
     pub adaptive_hash_index_parts: usize,
-    /// The most memory the hash's entries may take, in bytes (default 64 MiB); entries
-    /// beyond it are not added.
+    /// The most memory the hash's entries may take, in bytes (default 128 MiB: 2M entries);
+    /// entries beyond it are not added.
     pub adaptive_hash_index_max_memory: usize,
     /// `innodb_thread_concurrency`: threads allowed inside the engine at once (default 0,
     /// no limit); see the `admission` module.
@@ -363,7 +363,7 @@ impl Default for Config {
             status_file: None,
             adaptive_hash_index: true,
             adaptive_hash_index_parts: 64,
-            adaptive_hash_index_max_memory: 64 << 20,
+            adaptive_hash_index_max_memory: 128 << 20,
             thread_concurrency: 0,
             concurrency_tickets: 5000,
             parallel_read_threads: 4,
