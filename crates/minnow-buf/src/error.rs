@@ -53,7 +53,9 @@ pub enum BufError {
         /// The payload bytes the block has room for.
         capacity: usize,
     },
-    /// Every frame of the instance is pinned or latched: no page can be evicted.
+    /// Every frame of the instance stayed pinned or latched while a fix waited for one (two
+    /// seconds): no page could be evicted. The pool is too small for the pages its threads
+    /// hold at once.
     #[error("buffer pool instance {instance} exhausted: all {frames} frames are pinned or latched")]
     PoolExhausted {
         /// The instance.

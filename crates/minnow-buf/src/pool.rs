@@ -64,8 +64,13 @@ pub(crate) enum Mode {
     Exclusive,
 }
 
-/// Retries of "make room" before a fix gives up with `PoolExhausted`.
-const ROOM_RETRIES: u32 = 500;
+/// How long a fix keeps making room before it gives up with `PoolExhausted`. The frames it
+/// waits for are pinned by other threads' fixes or by a flush batch in flight, and both let
+/// go on their own; only a pool too small for the pages pinned at once stays full. The bound
+/// is wall time, not a count of tries (it was 500 tries of 200 µs): on a machine busy enough
+/// to keep the page cleaner off a CPU for a tenth of a second, a count turned a short wait
+/// into an error.
+const ROOM_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Everything the pool's threads share.
 pub(crate) struct Shared {
@@ -413,7 +418,7 @@ impl Shared {
     fn claim_frame(&self, ii: usize, id: PageId) -> Result<Result<u32, u32>, BufError> {
         let key = id.to_u64();
         let inst = &self.instances[ii];
-        let mut attempts = 0;
+        let mut waiting_since = None;
         loop {
             {
                 let mut h = inst.hash.write();
@@ -432,13 +437,14 @@ impl Shared {
                     return Ok(Ok(f));
                 }
             }
-            self.make_room(ii, &mut attempts)?;
+            self.make_room(ii, &mut waiting_since)?;
         }
     }
 
     /// No frame could be taken: write dirty pages from the LRU tail, take a frame back from
-    /// the zip cache, or give up.
-    fn make_room(&self, ii: usize, attempts: &mut u32) -> Result<(), BufError> {
+    /// the zip cache, or wait a little for pins to go; give up once `waiting_since` is
+    /// [`ROOM_WAIT`] ago.
+    fn make_room(&self, ii: usize, waiting_since: &mut Option<Instant>) -> Result<(), BufError> {
         if self.is_poisoned() {
             return Err(BufError::Poisoned);
         }
@@ -448,16 +454,9 @@ impl Shared {
         if self.zip.release_one(self) {
             return Ok(());
         }
-        *attempts += 1;
-        let inst = &self.instances[ii];
-        let all_pinned = {
-            let lists = inst.lists.lock();
-            lists.free.is_empty()
-                && lists
-                    .tail_first()
-                    .all(|l| self.ctl(inst.base + l).pins() > 0)
-        };
-        if all_pinned || *attempts > ROOM_RETRIES {
+        let since = *waiting_since.get_or_insert_with(Instant::now);
+        if since.elapsed() > ROOM_WAIT {
+            let inst = &self.instances[ii];
             return Err(BufError::PoolExhausted {
                 instance: ii,
                 frames: inst.n as usize,
