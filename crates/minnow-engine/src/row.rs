@@ -80,7 +80,7 @@ pub(crate) fn lock_key(
 }
 
 /// The lock key of the row with primary key `pk` (what writers and purge lock).
-pub(crate) fn row_lock_key(t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
+pub fn row_lock_key(t: &TableEntry, pk: &[Value]) -> Result<LockKey> {
     lock_key(t, &t.clustered, PRIMARY, t.meta.index_id, pk)
 }
 
