@@ -44,7 +44,7 @@ pub(crate) fn lock_by_unique(
         return Ok(None); // `sec` found it
     };
     let nk = key.len();
-    lock(inner, t, trx, w, lock_key(t, tree, name, s.index_id, key)?)?;
+    lock(inner, t, trx, w, &lock_key(t, tree, name, s.index_id, key)?)?;
     let bound = || std::ops::Bound::Included(key.to_vec());
     let mut pks = Vec::new();
     for e in tree

@@ -130,7 +130,7 @@ pub(super) fn insert_into_gap<T>(
             return Ok(out);
         }
         drop(gaps);
-        lock_as(inner, t, trx, w, next, LockType::InsertIntention)?;
+        lock_as(inner, t, trx, w, &next, LockType::InsertIntention)?;
         found = super::rows::probe(inner, t, pk)?;
     }
 }
@@ -220,7 +220,7 @@ pub(super) fn scan_for_update(
         }
         if !locks.try_lock_as(&key, nk) {
             drop(gaps);
-            lock_as(inner, t, trx, w, key, nk)?;
+            lock_as(inner, t, trx, w, &key, nk)?;
             // The record may have changed or gone while this waited: read again.
             continue;
         }

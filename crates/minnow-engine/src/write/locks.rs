@@ -55,22 +55,23 @@ pub(super) fn stored_lock_key(index_id: u64, fields: &[Option<Vec<u8>>]) -> Lock
 /// Takes `ty` on `key` for the transaction, waiting (with the statement's latches let go,
 /// see [`WriteGuard::unlocked`]) while another transaction holds a lock it must wait for.
 /// After a wait the table may have changed under the statement: a table dropped or reloaded
-/// meanwhile is [`Error::TableChanged`].
+/// meanwhile is [`Error::TableChanged`]. The key is borrowed: the common case, granted at
+/// once, copies it only into the lock table; a wait takes a copy of its own.
 pub(super) fn lock_as(
     inner: &Engine,
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
-    key: LockKey,
+    key: &LockKey,
     ty: LockType,
 ) -> Result<()> {
     let locks = locks_of(inner, trx)?;
-    if locks.try_lock_as(&key, ty) {
+    if locks.try_lock_as(key, ty) {
         return Ok(());
     }
     trx.waits += 1;
     let locks = trx.locks.as_mut().ok_or(Error::TransactionEnded)?;
-    let granted = w.unlocked(|| locks.lock_as(key, ty));
+    let granted = w.unlocked(|| locks.lock_as(key.clone(), ty));
     // Closed while this statement waited: it changes nothing more, not even to roll back.
     inner.check_open()?;
     granted?;
@@ -88,7 +89,7 @@ pub(super) fn lock(
     t: &TableEntry,
     trx: &mut TrxState,
     w: &mut WriteGuard<'_>,
-    key: LockKey,
+    key: &LockKey,
 ) -> Result<()> {
     lock_as(inner, t, trx, w, key, LockType::Record(LockMode::Exclusive))
 }
@@ -101,5 +102,5 @@ pub(super) fn lock_row(
     w: &mut WriteGuard<'_>,
     pk: &[Value],
 ) -> Result<()> {
-    lock(inner, t, trx, w, row_lock_key(t, pk)?)
+    lock(inner, t, trx, w, &row_lock_key(t, pk)?)
 }

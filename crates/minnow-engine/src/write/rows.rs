@@ -336,7 +336,7 @@ pub fn delete(
     let meta = &t.meta;
     // The key encoded once: for the lock, and (its bytes copied) for the undo record.
     let key = row_lock_key(t, pk)?;
-    lock(inner, t, trx, w, key.clone())?;
+    lock(inner, t, trx, w, &key)?;
     // Read after the lock: one descent, the undo record and the mark in one mtr, unless the
     // case is the general path's below (`crate::mark`).
     trx.writer(inner)?;
@@ -476,7 +476,7 @@ pub(super) fn unique_holder(
         return Ok(None);
     }
     let unique = lock_key(t, tree, name, s.index_id, &key)?;
-    lock(inner, t, trx, w, unique)?;
+    lock(inner, t, trx, w, &unique)?;
     let lo: Vec<Value> = key
         .iter()
         .cloned()
