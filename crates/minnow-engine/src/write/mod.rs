@@ -163,8 +163,8 @@ pub struct TrxState {
 }
 
 /// What a write statement holds while it runs: the database's quiesce latch
-/// (`Engine::quiesce`) and its table's metadata lock (`TableEntry::mdl`), both shared, taken
-/// in that order. Writers of different rows hold them together and never wait for each
+/// (`Engine::quiesce`, latch order row 4) and its table's metadata lock (`TableEntry::mdl`,
+/// row 5), both shared, taken in that order. Writers of different rows hold them together and never wait for each
 /// other here; DDL on the table (exclusive metadata lock) and `Database::check` (exclusive
 /// quiesce latch) wait for running statements. A statement that must wait for a row lock
 /// lets both go for the wait (`WriteGuard::unlocked`), so that DDL and `check` are never

@@ -102,7 +102,7 @@ pub fn newest_record<S: PageSource + ?Sized>(
             let rec = read_record(pages, space, at)?;
             if rec.prev == Some(newest) && rec.undo_no == next_no {
                 newest = at;
-                next_no += 1;
+                next_no = next_no.saturating_add(1);
             }
         }
         step_over(&mut pos, len, space, rseg.last_page, &mut step)?;
