@@ -3,7 +3,8 @@
 //! - `cargo xtask lab list`: the labs, their handouts and graded tests;
 //! - `cargo xtask lab start N DIR`: a student workspace in which lab N's functions are starters;
 //! - `cargo xtask lab grade N [--expect-fail]`: runs lab N's tests once and prints the score;
-//! - `cargo xtask lab check`: the markers parse, every listed test and handout exists.
+//! - `cargo xtask lab check`: the markers parse, every listed test and handout exists;
+//! - `cargo xtask lab order`: the labs in the order CI starts them (see [`order`]).
 //!
 //! The engine's code is the reference solution: lab N's function bodies are marked in place
 //! (see [`markers`]) and labs/labs.toml lists each lab's tests ([`manifest`]).
@@ -12,6 +13,7 @@ mod grade;
 mod libtest;
 mod manifest;
 mod markers;
+mod order;
 mod workspace;
 
 use std::path::PathBuf;
@@ -80,6 +82,9 @@ enum LabCommand {
     },
     /// Checks that every marker parses and every listed test and handout exists.
     Check,
+    /// Prints every lab's number, one a line, in the order that rebuilds least when the labs
+    /// are started one after another in one directory (highest crates first).
+    Order,
 }
 
 fn main() -> ExitCode {
@@ -90,6 +95,7 @@ fn main() -> ExitCode {
         LabCommand::Start { n, dir, over } => workspace::start(&root, n, &dir, over).map(|()| true),
         LabCommand::Grade { n, expect_fail } => grade::grade(&root, n, expect_fail),
         LabCommand::Check => grade::check(&root).map(|()| true),
+        LabCommand::Order => order::print(&root).map(|()| true),
     });
     match result {
         Ok(true) => ExitCode::SUCCESS,
