@@ -353,9 +353,19 @@ impl BufferPool {
     /// undone. An mtr started while this thread has another open never waits: it takes the
     /// reservation if it is there at once, and appends without one otherwise.
     pub fn mtr(&self) -> Result<Mtr<'_>, BufError> {
+        self.mtr_with_room(0)
+    }
+
+    /// [`BufferPool::mtr`] for an mtr known to write `extra` bytes of redo more than the usual
+    /// margin (a record's overflow chains, written in the mtr that inserts it): the
+    /// reservation covers them too, taken before any latch as every reservation is, so that
+    /// other writers cannot take that room between the wait for it and the append.
+    pub fn mtr_with_room(&self, extra: u64) -> Result<Mtr<'_>, BufError> {
         let s = &*self.shared;
         let log = s.log()?;
-        let margin = (4 * s.cfg.page_size.bytes() as u64).min(log.capacity() / 4);
+        let margin = (4 * s.cfg.page_size.bytes() as u64)
+            .min(log.capacity() / 4)
+            .saturating_add(extra);
         if mtr::open_on_thread() > 0 {
             // A nested mtr: the thread holds a reservation and latches, so it must not wait.
             if s.is_poisoned() {

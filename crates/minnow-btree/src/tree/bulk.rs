@@ -474,7 +474,7 @@ impl<'p> BulkBuilder<'p> {
         }
         // Checked before the chains are written, so a rejected record writes none.
         self.check_order(p.rec.as_bytes(), p.rec.extra())?;
-        let mut mtr = self.pool.mtr()?;
+        let mut mtr = self.pool.mtr_with_room(p.room())?;
         let rec = self.target.store_external(&mut mtr, &p)?;
         self.end = self.end.max(mtr.commit()?);
         self.push(&rec)

@@ -205,7 +205,20 @@ impl BTree {
         key: &SearchKey,
         intent: Intent,
     ) -> Result<PessimisticLeaf<'p>, TreeError> {
-        let mut mtr = pool.mtr()?;
+        self.latch_leaf_with_room(pool, key, intent, 0)
+    }
+
+    /// [`BTree::latch_leaf`] with an mtr that reserves `room` bytes of redo beyond the usual
+    /// margin (a prepared record's overflow chains:
+    /// [`Prepared::room`](super::overflow::Prepared::room)).
+    pub(crate) fn latch_leaf_with_room<'p>(
+        &self,
+        pool: &'p BufferPool,
+        key: &SearchKey,
+        intent: Intent,
+        room: u64,
+    ) -> Result<PessimisticLeaf<'p>, TreeError> {
+        let mut mtr = pool.mtr_with_room(room)?;
         let path = self.latch_path(&mut mtr, key, intent)?;
         let last = path.len().saturating_sub(1);
         let leaf = self.handle(&path, last)?;

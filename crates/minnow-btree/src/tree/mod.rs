@@ -538,7 +538,7 @@ impl BTree {
         key: &SearchKey,
         mark: Option<bool>,
     ) -> Result<Option<Lsn>, TreeError> {
-        let mut mtr = pool.mtr()?;
+        let mut mtr = pool.mtr_with_room(p.room())?;
         let Some(h) = self.leaf_for_write(pool, &mut mtr, key)? else {
             return Ok(None);
         };

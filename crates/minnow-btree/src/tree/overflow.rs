@@ -40,8 +40,10 @@
 //! that the whole chain is X-latched in the buffer pool until commit, and its bytes are in one
 //! redo group (about the value's size plus 60 bytes a page, on top of the record's). minnow
 //! therefore refuses ([`TreeError::RowTooLarge`]) a row whose overflow pages exceed a quarter
-//! of the buffer pool's frames, or whose redo exceeds a quarter of the redo log; before
-//! latching anything it waits for that much free log space (a checkpoint). InnoDB instead
+//! of the buffer pool's frames, or whose redo exceeds a quarter of the redo log; the mtr that
+//! writes the chain reserves that much log space when it starts, before it latches anything
+//! (waiting for a checkpoint if the log is short of it), so that writers starting at the same
+//! time cannot take the room between the wait and the append. InnoDB instead
 //! writes BLOB pages in mtrs of their own and relies on its undo log to free a half-written
 //! chain after a crash. A column's type limit is [`crate::record::MAX_BLOB_LEN`]; this
 //! runtime limit is what a given pool and log allow.
@@ -65,7 +67,6 @@
 //! overflow page instead (each belongs to one field of one record).
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
 
 use minnow_buf::{BufferPool, Mtr, PageHandle};
 use minnow_page::walk::CycleGuard;
@@ -89,8 +90,6 @@ pub const BLOB_DATA: usize = BLOB_HEADER + 8;
 pub const MIN_EXTERN_LEN: usize = 2 * EXTERN_REF_LEN;
 /// Redo bytes counted per overflow page on top of its data (records and their headers).
 const REDO_PER_PAGE: usize = 64;
-/// How long a big write waits for the log to make room before giving up.
-const LOG_WAIT: Duration = Duration::from_secs(10);
 
 /// Bytes of a value one overflow page holds.
 pub fn part_capacity(page_len: usize) -> usize {
@@ -154,6 +153,8 @@ impl ExternRef {
 pub(crate) struct Prepared {
     pub(crate) rec: RecordBuf,
     ext: Vec<(usize, Vec<u8>)>,
+    /// Redo bytes the chains take, beyond an mtr's usual margin.
+    room: u64,
 }
 
 impl Prepared {
@@ -161,7 +162,15 @@ impl Prepared {
         Prepared {
             rec,
             ext: Vec::new(),
+            room: 0,
         }
+    }
+
+    /// Redo bytes writing the overflow chains takes: the mtr that stores them reserves this
+    /// much beyond its usual margin ([`BufferPool::mtr_with_room`]), before it latches
+    /// anything. Zero for a record with nothing off-page.
+    pub(crate) fn room(&self) -> u64 {
+        self.room
     }
 
     /// True if no field goes off-page: `rec` is the record as it is stored.
@@ -200,8 +209,8 @@ impl BTree {
     }
 
     /// Encodes a leaf record from values, choosing the fields that go off-page (see the
-    /// module docs), and checks that the pool and the log can take it in one mtr (waiting for
-    /// log space if needed).
+    /// module docs), and checks that the pool and the log can take it in one mtr (the mtr
+    /// then reserves [`Prepared::room`] of log space).
     pub(crate) fn prepare(
         &self,
         pool: &BufferPool,
@@ -282,10 +291,12 @@ impl BTree {
             }
             i += 1;
         }
-        if !ext.is_empty() {
-            self.make_room(pool, &ext)?;
-        }
-        Ok(Prepared { rec, ext })
+        let room = if ext.is_empty() {
+            0
+        } else {
+            self.room_for(pool, &ext)?
+        };
+        Ok(Prepared { rec, ext, room })
     }
 
     /// The longest leaf record [`BTree::prepare`] leaves whole on its page: half a page, or
@@ -297,8 +308,10 @@ impl BTree {
             .map_or(max_record_len(page_len), |z| z.max_record_len())
     }
 
-    /// Checks the pool and log limits for writing `ext` in one mtr and waits for log space.
-    fn make_room(&self, pool: &BufferPool, ext: &[(usize, Vec<u8>)]) -> Result<(), TreeError> {
+    /// Checks the pool and log limits for writing `ext` in one mtr, and returns the redo bytes
+    /// that takes ([`Prepared::room`]). Nothing waits here: the mtr that writes the chains
+    /// reserves the room when it starts, so that no other writer can take it in between.
+    fn room_for(&self, pool: &BufferPool, ext: &[(usize, Vec<u8>)]) -> Result<u64, TreeError> {
         let cfg = pool.config();
         let page_len = cfg.page_size.bytes();
         let per = self.overflow_part(page_len);
@@ -317,29 +330,23 @@ impl BTree {
         }
         let redo: usize = bytes + pages * REDO_PER_PAGE;
         let Some(log) = pool.log() else {
-            return Ok(());
+            return Ok(0);
         };
-        let redo = redo as u64 + 4 * page_len as u64;
-        if redo > log.capacity() / 4 {
+        let redo = redo as u64;
+        let need = redo + 4 * page_len as u64;
+        if need > log.capacity() / 4 {
             let max = usize::try_from(log.capacity() / 4).unwrap_or(usize::MAX);
             return Err(self.too_large(
                 bytes,
                 max,
                 format!(
-                    "its off-page columns need about {redo} bytes of redo in one mini-transaction; \
+                    "its off-page columns need about {need} bytes of redo in one mini-transaction; \
                  the redo log of {} bytes takes a quarter of that",
                     log.capacity()
                 ),
             ));
         }
-        let deadline = Instant::now() + LOG_WAIT;
-        loop {
-            match log.free_check(redo, Duration::from_millis(50)) {
-                Ok(()) => return Ok(()),
-                Err(minnow_redo::LogError::LogFull { .. }) if Instant::now() < deadline => {}
-                Err(e) => return Err(minnow_buf::BufError::from(e).into()),
-            }
-        }
+        Ok(redo)
     }
 
     /// Bytes of a column one overflow page of this tree carries: a page's worth, or in a
@@ -353,7 +360,8 @@ impl BTree {
     }
 
     /// Writes the overflow chains of `p` inside `mtr` and returns the record with their
-    /// references filled in.
+    /// references filled in. `mtr` was started with [`Prepared::room`] reserved
+    /// ([`BufferPool::mtr_with_room`]): otherwise its append could find the log full.
     pub(crate) fn store_external(
         &self,
         mtr: &mut Mtr<'_>,

@@ -32,7 +32,7 @@ impl BTree {
         hint: Option<&LeafHint>,
     ) -> Result<Option<Lsn>, TreeError> {
         let rec = &p.rec;
-        let mut mtr = pool.mtr()?;
+        let mut mtr = pool.mtr_with_room(p.room())?;
         let hinted = match hint {
             Some(hint) => self.latch_hinted(&mut mtr, hint, key)?,
             None => None,
@@ -83,7 +83,7 @@ impl BTree {
             last,
             leaf,
             found,
-        } = self.latch_leaf(pool, key, Intent::Insert)?;
+        } = self.latch_leaf_with_room(pool, key, Intent::Insert, p.room())?;
         if found.exact {
             return Err(self.duplicate(key));
         }
@@ -110,7 +110,7 @@ impl BTree {
             last,
             leaf: h,
             found,
-        } = self.latch_leaf(pool, key, Intent::Insert)?;
+        } = self.latch_leaf_with_room(pool, key, Intent::Insert, p.room())?;
         if !found.exact {
             return Err(self.not_found(key.clone()));
         }

@@ -39,7 +39,9 @@
 //! before anything is copied: nothing is logged, the buffer pool's mtr puts its pages back,
 //! no state is poisoned, and the next mtr reserves (and waits) as usual. It never waits for space itself, because it holds page latches: a checkpoint
 //! might need exactly those pages written. A caller that knows it will write a large group
-//! first waits for that much room with [`Log::free_check`] (overflow chains do).
+//! reserves that much with the mtr's own reservation, before it latches anything (overflow
+//! chains do: the buffer pool's `mtr_with_room`); [`Log::free_check`] only waits for room
+//! without holding it.
 //!
 //! **Nested mtrs.** A thread that starts an mtr while it holds another (an undo append inside
 //! a row write, a segment allocation inside a split) holds a reservation and page latches.
