@@ -195,95 +195,89 @@ fn a_clean_close_gives_the_grown_log_file_back() {
     db.close().unwrap();
 }
 
+/// Sixteen writers (each row's id spread over the key space, its value `len` bytes of one
+/// value), ROWS each, on a 1 MiB log: checks that every insert succeeded and returns the
+/// database (its directory first) for more checks. With `together` every round's inserts
+/// start at once.
+fn sixteen_writers(
+    def: TableDef,
+    rows: u64,
+    len: usize,
+    together: bool,
+) -> (tempfile::TempDir, Database, minnow::Table) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        log_file_size: 1 << 20,
+        ..Config::default()
+    };
+    let db = Database::create(dir.path(), config).unwrap();
+    let t = db.create_table(def).unwrap();
+    // A first row, so that no writer fills an empty table through the bulk insert path.
+    t.insert(&[Value::UInt(u64::MAX), Value::Bytes(vec![0; 10])])
+        .unwrap();
+    let (table, failed) = (&t, &AtomicU64::new(0));
+    let barrier = &std::sync::Barrier::new(WRITERS as usize);
+    std::thread::scope(|s| {
+        for w in 0..WRITERS {
+            s.spawn(move || {
+                for i in 0..rows {
+                    let value = vec![(i + w) as u8; len];
+                    if together {
+                        barrier.wait();
+                    }
+                    let id = Value::UInt(spread(i * WRITERS + w));
+                    if let Err(e) = table.insert(&[id, Value::Bytes(value)]) {
+                        eprintln!("writer {w}, row {i}: {e}");
+                        failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(failed.load(Ordering::Relaxed), 0);
+    assert_eq!(t.count().unwrap(), WRITERS * rows + 1);
+    (dir, db, t)
+}
+
+const WRITERS: u64 = 16;
+
+/// Row `n`'s id in [`sixteen_writers`].
+fn spread(n: u64) -> u64 {
+    n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 8
+}
+
 /// Sixteen writers on a 1 MiB log, where four pages' worth of redo per writer (what each mtr
 /// reserves) is a sixteenth of it: every insert succeeds. Before log reservations, mtrs that
 /// started together all passed the free check and the last appends failed with "redo log
 /// full" (seen in `minnow bench oltp` with 16 threads on a 32 MiB log).
 #[test]
 fn sixteen_writers_on_a_one_mebibyte_log_never_find_it_full() {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    const THREADS: u64 = 16;
-    const ROWS: u64 = 150;
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        log_file_size: 1 << 20,
-        ..Config::default()
-    };
-    let db = Database::create(dir.path(), config).unwrap();
-    let t = db.create_table(padded(4000)).unwrap();
-    // A first row, so that no writer fills an empty table through the bulk insert path.
-    t.insert(&[Value::UInt(u64::MAX), Value::Bytes(vec![0; 10])])
-        .unwrap();
-    let (t, failed) = (&t, &AtomicU64::new(0));
-    std::thread::scope(|s| {
-        for w in 0..THREADS {
-            s.spawn(move || {
-                for i in 0..ROWS {
-                    let id = (i * THREADS + w).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 8;
-                    let pad = vec![(i + w) as u8; 3000];
-                    if let Err(e) = t.insert(&[Value::UInt(id), Value::Bytes(pad)]) {
-                        eprintln!("writer {w}, row {i}: {e}");
-                        failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    assert_eq!(failed.load(Ordering::Relaxed), 0);
-    assert_eq!(t.count().unwrap(), THREADS * ROWS + 1);
+    let (_dir, db, _) = sixteen_writers(padded(4000), 150, 3000, false);
     db.check().unwrap();
     db.close().unwrap();
 }
 
 /// Sixteen writers of rows whose value goes off-page (eight overflow pages, about 118 KiB of
 /// redo in the inserting mtr, more than the sixteenth of the log no reservation may take) on
-/// a 1 MiB log, where five such mtrs fit at once:
-/// every insert succeeds. Each mtr reserves its chain's redo when it starts, before latching
-/// anything; when the chain's room was only waited for (a free check before the mtr), writers
-/// starting together all saw it free, and the appends that came last found the log full.
+/// a 1 MiB log, where five such mtrs fit at once: every insert succeeds. Each mtr reserves
+/// its chain's redo when it starts, before latching anything; when the chain's room was only
+/// waited for (a free check before the mtr), writers starting together all saw it free, and
+/// the appends that came last found the log full.
 #[test]
 fn sixteen_writers_of_overflow_chains_on_a_one_mebibyte_log_never_find_it_full() {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    const THREADS: u64 = 16;
     const ROWS: u64 = 6;
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        log_file_size: 1 << 20,
-        ..Config::default()
-    };
-    let db = Database::create(dir.path(), config).unwrap();
     let def = TableDef::new("t")
         .column(ColumnDef::new("id", ColumnType::U64))
         .column(ColumnDef::new("body", ColumnType::Blob))
         .primary_key(&["id"]);
-    let t = db.create_table(def).unwrap();
-    // A first row, so that no writer fills an empty table through the bulk insert path.
-    t.insert(&[Value::UInt(u64::MAX), Value::Bytes(vec![0; 10])])
-        .unwrap();
-    let (t, failed) = (&t, &AtomicU64::new(0));
-    let barrier = &std::sync::Barrier::new(THREADS as usize);
-    std::thread::scope(|s| {
-        for w in 0..THREADS {
-            s.spawn(move || {
-                for i in 0..ROWS {
-                    let id = (i * THREADS + w).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 8;
-                    let body = vec![(i + w) as u8; 120_000];
-                    // Every round's inserts start together.
-                    barrier.wait();
-                    if let Err(e) = t.insert(&[Value::UInt(id), Value::Bytes(body)]) {
-                        eprintln!("writer {w}, row {i}: {e}");
-                        failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    assert_eq!(failed.load(Ordering::Relaxed), 0);
-    assert_eq!(t.count().unwrap(), THREADS * ROWS + 1);
-    for n in [0, THREADS * ROWS - 1] {
-        let id = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 8;
-        let row = t.get(&[Value::UInt(id)]).unwrap().expect("row is there");
-        let body = vec![(n / THREADS + n % THREADS) as u8; 120_000];
+    let (_dir, db, t) = sixteen_writers(def, ROWS, 120_000, true);
+    for n in [0, WRITERS * ROWS - 1] {
+        let row = t
+            .get(&[Value::UInt(spread(n))])
+            .unwrap()
+            .expect("row is there");
+        let body = vec![(n / WRITERS + n % WRITERS) as u8; 120_000];
         assert_eq!(row.get(1), Some(&Value::Bytes(body)));
     }
     db.check().unwrap();
