@@ -285,14 +285,14 @@ mod tests {
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) || n < 200 {
                     n += 1;
-                    if t == 0 && n % 50 == 0 {
+                    if t == 0 && n.is_multiple_of(50) {
                         let _w = l.write();
                         let before = inside.fetch_add(1 << 32, Ordering::SeqCst);
                         assert_eq!(before, 0, "a writer met a reader or a writer");
                         std::thread::yield_now();
                         inside.fetch_sub(1 << 32, Ordering::SeqCst);
                     } else {
-                        let g = if n % 3 == 0 {
+                        let g = if n.is_multiple_of(3) {
                             l.read_recursive()
                         } else {
                             l.read()
