@@ -503,9 +503,20 @@ impl Shared {
     }
 
     /// Marks frame `f` (latched X by the caller) dirty since `start` if it was clean.
+    ///
+    /// A page already dirty is left as it is without taking the flush list's mutex: its
+    /// `oldest` is cleared only by `mark_clean`, whose caller holds the frame's
+    /// latch (shared), which the caller's exclusive latch excludes; so a nonzero `oldest`
+    /// read here stays nonzero until the caller lets the page go, and the page stays on its
+    /// flush list with an older start. Most changes are to pages already dirty (a leaf
+    /// updated again, an undo page appended to), so most mtr commits take no flush list
+    /// mutex, a line every writer of the instance would otherwise write.
     pub(crate) fn mark_dirty(&self, f: u32, start: Lsn) {
-        let inst = &self.instances[self.instance_of_frame(f)];
         let c = self.ctl(f);
+        if c.oldest.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        let inst = &self.instances[self.instance_of_frame(f)];
         let mut fl = inst.flush.lock();
         if c.oldest.load(Ordering::Acquire) == 0 {
             c.oldest.store(start.0, Ordering::Release);

@@ -93,6 +93,7 @@ pub mod racy;
 mod readahead;
 mod recovery;
 mod space;
+pub mod spread;
 pub mod stats;
 mod zip;
 
@@ -114,6 +115,7 @@ pub use mtr::{Mtr, PageHandle};
 pub use racy::{RacyPage, Seen};
 pub use recovery::{DoublewriteRecovery, RecoveryProgress, RecoveryProgressHook, RecoveryReport};
 pub use space::SpaceMap;
+pub use spread::{SpreadLatch, SpreadReadGuard, SpreadWriteGuard};
 pub use stats::BufferPoolStats;
 pub use zip::ZipCacheStats;
 

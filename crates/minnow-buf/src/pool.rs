@@ -44,7 +44,6 @@ use std::time::Instant;
 use minnow_io::Tablespace;
 use minnow_page::PageId;
 use minnow_redo::Log;
-use parking_lot::RwLock;
 
 use crate::cleaner::CleanerState;
 use crate::config::BufConfig;
@@ -87,8 +86,10 @@ pub(crate) struct Shared {
     pub stopping: AtomicBool,
     /// Held shared by an mtr commit from its log append to its flush-list insertion, and
     /// exclusively by the checkpoint while it reads the oldest modification: a checkpoint can
-    /// never skip a change that is in the log but not yet on a flush list.
-    pub gate: RwLock<()>,
+    /// never skip a change that is in the log but not yet on a flush list. A
+    /// [`SpreadLatch`](crate::SpreadLatch): every mtr commit takes it, so its shared holds
+    /// write only the committing thread's own counter.
+    pub gate: crate::SpreadLatch,
     pub epoch: Instant,
     pub cleaner: CleanerState,
     pub readahead: ReadAhead,
@@ -122,7 +123,7 @@ impl Shared {
             log: OnceLock::new(),
             poisoned: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
-            gate: RwLock::new(()),
+            gate: crate::SpreadLatch::new(),
             epoch: Instant::now(),
             cleaner: CleanerState::default(),
             zip: ZipCache::default(),

@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use minnow_btree::BTree;
-use minnow_buf::BufferPool;
+use minnow_buf::{BufferPool, SpreadLatch, SpreadReadGuard};
 use minnow_mvcc::{LockKey, TrxSys};
 use parking_lot::{Mutex, MutexGuard, RwLock};
 
@@ -65,9 +65,10 @@ pub struct Engine {
     /// Held shared by every write statement, commit, rollback and purge step, exclusively by
     /// `Database::check` and by close's counter write, which need a database nobody
     /// changes. Let go (with the metadata lock) while a statement waits for a row lock.
-    /// Writers share it and never wait for each other here (each statement writes its reader
-    /// count, one shared cache line). Latch order: row 4, after the dictionary latch.
-    pub(crate) quiesce: RwLock<()>,
+    /// Writers share it and never wait for each other here, nor write a line another writer
+    /// writes (a [`SpreadLatch`]: each thread counts itself in a reader slot of its own).
+    /// Latch order: row 4, after the dictionary latch.
+    pub(crate) quiesce: SpreadLatch,
     pub(crate) next_index_id: Mutex<u64>,
     /// The gap latch every table's entry shares (the `write` gaps module).
     pub(crate) gaps: Arc<GapLatch>,
@@ -129,7 +130,7 @@ impl Engine {
             dict,
             tables: RwLock::new(TableCache::new(tables)),
             ddl: Mutex::new(()),
-            quiesce: RwLock::new(()),
+            quiesce: SpreadLatch::new(),
             next_index_id: Mutex::new(next_index_id),
             gaps,
             dir: dir.to_path_buf(),
@@ -237,7 +238,7 @@ impl Engine {
     /// statement (through [`Engine::write_latch`]), so writers never wait for each other on
     /// it; only what needs no change in flight takes it exclusive (`check`, the close's
     /// shutdown), and waits for the statements running to end.
-    pub(crate) fn quiesce(&self) -> &RwLock<()> {
+    pub(crate) fn quiesce(&self) -> &SpreadLatch {
         &self.quiesce
     }
 
@@ -304,8 +305,8 @@ impl Engine {
 }
 
 /// The closed flag ([`Engine::check_open`]), alone on its cache line: statements read it on
-/// every start, and the lines around it (the quiesce latch's reader count, for one) are
-/// written all the time.
+/// every start, and the lines around it (the latches and counters beside it in [`Engine`])
+/// may be written at any time.
 #[repr(align(128))]
 #[derive(Debug, Default)]
 pub(crate) struct ClosedFlag(AtomicBool);
@@ -423,7 +424,7 @@ impl Engine {
     /// The quiesce latch, shared, for a change of pages (a write statement, commit, rollback,
     /// DDL, a purge step); [`Error::Closed`] once the database is closed, checked after the
     /// latch is taken, so no change can slip in after close's final flush.
-    pub fn write_latch(&self) -> Result<parking_lot::RwLockReadGuard<'_, ()>> {
+    pub fn write_latch(&self) -> Result<SpreadReadGuard<'_>> {
         let g = self.quiesce.read();
         self.check_open()?;
         Ok(g)

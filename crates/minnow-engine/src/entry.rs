@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use minnow_ahi::Ahi;
 use minnow_btree::BTree;
-use minnow_buf::BufferPool;
-use parking_lot::RwLock;
+use minnow_buf::{BufferPool, SpreadLatch};
 
 use crate::autoinc::AutoInc;
 use crate::claim::BulkClaim;
@@ -41,7 +40,9 @@ pub struct TableEntry {
     /// when DDL replaces the entry (see [`crate::write::WriteGuard`]). Writers of
     /// different rows hold it together (shared); only DDL on this table waits. Latch order: row 5 of
     /// ARCHITECTURE.md's table, after the quiesce latch, never held across a row lock wait.
-    pub mdl: Arc<RwLock<()>>,
+    /// A [`SpreadLatch`]: every statement takes it, so its shared holds write only the
+    /// statement's thread's own counter, not one line all writers of the table share.
+    pub mdl: Arc<SpreadLatch>,
     /// The table's bulk insert claim ([`BulkClaim`]): one per table, carried from entry to
     /// entry as `mdl` is.
     pub claim: Arc<BulkClaim>,

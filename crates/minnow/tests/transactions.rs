@@ -669,6 +669,45 @@ fn a_read_only_transaction_takes_no_id_no_undo_and_no_lock() {
     assert_eq!(after.open_views, 0, "the views went with the transactions");
 }
 
+/// REPEATABLE READ takes its snapshot at the transaction's first consistent read, not at
+/// `begin` (InnoDB's `START TRANSACTION` without `WITH CONSISTENT SNAPSHOT`): a commit
+/// between `begin` and the first read is seen, one after it is not. A transaction that only
+/// writes and reads with locks (the shape of `minnow bench writers`) opens no view at all.
+#[test]
+fn the_snapshot_is_taken_at_the_first_consistent_read() {
+    let (_dir, db) = fresh();
+    let t = accounts(&db);
+    let mut reader = db.begin().unwrap();
+    let mut writer = db.begin().unwrap();
+    writer.update(&t, &row(1, "ada", 150)).unwrap();
+    assert_eq!(
+        writer
+            .get_for_update(&t, &[Value::UInt(2)])
+            .unwrap()
+            .map(|r| r[2].clone()),
+        Some(Value::Int(100))
+    );
+    assert_eq!(
+        db.status().unwrap().transactions.open_views,
+        0,
+        "a writer without consistent reads opens no view"
+    );
+    writer.commit().unwrap();
+    // Committed after the reader's begin, before its first read: seen.
+    assert_eq!(balance(&mut reader, &t, 1), Some(150));
+    assert_eq!(
+        db.status().unwrap().transactions.open_views,
+        1,
+        "the first read opened the view"
+    );
+    t.update(&row(1, "ada", 175)).unwrap();
+    // Committed after the first read: not seen by this transaction, seen by a new one.
+    assert_eq!(balance(&mut reader, &t, 1), Some(150));
+    reader.commit().unwrap();
+    let mut later = db.begin().unwrap();
+    assert_eq!(balance(&mut later, &t, 1), Some(175));
+}
+
 /// The number of rollback segments TRX_SYS page 3 of a closed database names.
 fn stored_rollback_segments(dir: &std::path::Path) -> usize {
     let bytes = std::fs::read(dir.join(minnow::inspect::SYSTEM_TABLESPACE)).unwrap();

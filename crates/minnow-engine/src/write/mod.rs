@@ -133,7 +133,7 @@ pub use update_columns::{column_changes, update_columns};
 use minnow_mvcc::{NewRecord, RollPtr, TrxLocks, UndoLog};
 use minnow_redo::Lsn;
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use minnow_buf::{SpreadLatch, SpreadReadGuard};
 
 use crate::claim::BulkClaim;
 use crate::engine::Engine;
@@ -170,8 +170,8 @@ pub struct TrxState {
 /// lets both go for the wait (`WriteGuard::unlocked`), so that DDL and `check` are never
 /// stuck behind a lock wait, and takes them again after it.
 pub struct WriteGuard<'a> {
-    quiesce: RwLockReadGuard<'a, ()>,
-    mdl: RwLockReadGuard<'a, ()>,
+    quiesce: SpreadReadGuard<'a>,
+    mdl: SpreadReadGuard<'a>,
     /// The table's bulk insert claim: a wait with the latches let go is counted there, so
     /// that no claim begins while this statement may still write (the `bulk` module docs).
     claim: &'a BulkClaim,
@@ -183,7 +183,7 @@ impl<'a> WriteGuard<'a> {
     /// [`Engine::write_latch`]).
     pub(crate) fn new(
         inner: &'a Engine,
-        mdl: &'a RwLock<()>,
+        mdl: &'a SpreadLatch,
         claim: &'a BulkClaim,
     ) -> Result<WriteGuard<'a>> {
         let quiesce = inner.write_latch()?;
@@ -199,7 +199,7 @@ impl<'a> WriteGuard<'a> {
     pub(crate) fn unlocked<T>(&mut self, f: impl FnOnce() -> T) -> T {
         let quiesce = &mut self.quiesce;
         self.claim.wait_begins();
-        let r = RwLockReadGuard::unlocked(&mut self.mdl, || RwLockReadGuard::unlocked(quiesce, f));
+        let r = self.mdl.unlocked(|| quiesce.unlocked(f));
         self.claim.wait_ends();
         r
     }
