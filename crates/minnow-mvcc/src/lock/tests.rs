@@ -400,3 +400,66 @@ fn index_in_use_sees_holders_and_waiters_of_that_index_only() {
     t2.release_all();
     assert!(!locks.index_in_use(1) && !locks.index_in_use(2));
 }
+
+/// A transaction with many locks lets go of them in one pass over the table when they are a
+/// good share of it, one probe per key otherwise: both ways release exactly its locks (its own
+/// and one it inherited), grant a waiter and leave the other transactions' locks alone.
+#[test]
+fn a_long_transaction_releases_by_a_pass_over_the_table_or_by_key_alike() {
+    let many = manager::SWEEP_MIN + 100;
+    // 10 other locks: the pass (the long transaction's are nearly all); 3x its count: by key.
+    for others in [10, 3 * many] {
+        let m = LockManager::new(LONG);
+        let (mut big, mut other) = (m.begin(1), m.begin(2));
+        for i in 0..many {
+            assert!(big.try_lock_as(&k(i), LockType::NextKey(LockMode::Exclusive)));
+        }
+        // Another transaction's locks: gaps on the long one's keys (gap locks never wait) and
+        // records of its own.
+        for i in 0..others {
+            let key = k(1_000_000 + i);
+            assert!(other.try_lock(&key, LockMode::Shared));
+        }
+        assert!(other.try_lock_as(&k(5), LockType::Gap(LockMode::Shared)));
+        // A lock inherited: the record after key 7 is removed, key 7 closes the gap.
+        let (removed, heir) = (k(2_000_000), k(2_000_001));
+        assert!(big.try_lock(&removed, LockMode::Shared));
+        m.record_removed(&removed, &heir);
+        assert_eq!(m.held_gap(1, &heir), Some(LockMode::Shared));
+        assert_eq!(m.stats().held, many + 1 + others + 1 + 1);
+        // A waiter for one of the long transaction's records.
+        let m2 = Arc::clone(&m);
+        let waiter = thread::spawn(move || {
+            let mut t3 = m2.begin(3);
+            t3.lock(k(9), LockMode::Exclusive).map(|()| t3)
+        });
+        wait_for_waiters(&m, 1);
+        big.release_all();
+        let t3 = waiter
+            .join()
+            .unwrap()
+            .expect("granted when the holder ended");
+        assert_eq!(m.held(3, &k(9)), Some(LockMode::Exclusive));
+        for i in [0, 5, 9, many - 1, 2_000_000, 2_000_001] {
+            assert_eq!(m.held(1, &k(i)), None, "key {i} released ({others} others)");
+            assert_eq!(
+                m.held_gap(1, &k(i)),
+                None,
+                "gap {i} released ({others} others)"
+            );
+        }
+        assert_eq!(m.held_gap(2, &k(5)), Some(LockMode::Shared));
+        assert_eq!(
+            m.held(2, &k(1_000_000 + others - 1)),
+            Some(LockMode::Shared)
+        );
+        assert_eq!(m.stats().held, others + 1 + 1, "the other two's locks only");
+        assert!(big.is_empty());
+        // The released keys are free again.
+        let mut t4 = m.begin(4);
+        assert!(t4.try_lock(&k(many - 1), LockMode::Exclusive));
+        assert!(t4.try_lock(&heir, LockMode::Exclusive));
+        drop((t3, t4, other));
+        assert_eq!(m.stats().held, 0);
+    }
+}

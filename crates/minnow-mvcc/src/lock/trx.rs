@@ -141,9 +141,8 @@ impl TrxLocks {
     /// Releases every lock (at commit or rollback), the inherited ones too, and grants what
     /// waited for them.
     pub fn release_all(&mut self) {
-        for key in self.held.drain(..) {
-            self.mgr.release(self.trx, &key);
-        }
+        self.mgr.release_keys(self.trx, &self.held);
+        self.held.clear();
         self.mgr.release_inherited(self.trx);
     }
 }
