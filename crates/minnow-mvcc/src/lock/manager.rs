@@ -13,7 +13,7 @@ use parking_lot::{Condvar, Mutex};
 use super::graph::Graph;
 use super::key::{Fold, LockKey};
 use super::mode::{Holding, Owner, Parts};
-use super::queue::{Queue, WaitState, Waiter, grant_waiters};
+use super::queue::{Queue, Slot, WaitState, Waiter, grant_waiters};
 use super::trx::TrxLocks;
 use super::{LockError, LockMode, LockStats, TrxId};
 
@@ -32,7 +32,7 @@ pub(super) const SWEEP_MIN: u64 = 4096;
 pub(super) const SWEEP_SHARE: u64 = 2;
 
 /// One shard of the lock table.
-pub(super) type Shard = Mutex<HashMap<LockKey, Queue, Fold>>;
+pub(super) type Shard = Mutex<HashMap<LockKey, Slot, Fold>>;
 
 /// What an attempt to lock without waiting found.
 pub(super) enum Attempt {
@@ -197,23 +197,35 @@ impl LockManager {
     pub(super) fn attempt(&self, key: &LockKey, want: Holding) -> Attempt {
         let mut table = self.shard(key).lock();
         // One probe of the table whether the key is there or not.
-        let q = match table.entry(key.clone()) {
+        let slot = match table.entry(key.clone()) {
             Entry::Vacant(v) => {
                 // An insert intention into a gap nobody locks creates nothing (InnoDB's fast
                 // path in `lock_rec_insert_check_and_lock`).
                 if want.parts.holds_nothing() {
                     return Attempt::Held;
                 }
-                v.insert(Queue::default()).granted.grant(want);
+                v.insert(Slot::one(want));
                 self.count_new(want.owner);
                 return Attempt::New;
             }
             Entry::Occupied(o) => o.into_mut(),
         };
-        let held = q.held_by(want.trx);
+        if let Slot::One(h) = slot {
+            // The key's only lock, nobody waiting: the holder's own request strengthens it in
+            // place (its own lock never blocks it), another's waits if it conflicts.
+            if h.trx == want.trx {
+                h.parts = h.parts.merge(want.parts);
+                return Attempt::Held;
+            }
+            if want.parts.waits_for(h.parts) {
+                return Attempt::Busy;
+            }
+        }
+        let held = slot.held_by(want.trx);
         if held.is_some_and(|p| p.covers(want.parts)) {
             return Attempt::Held;
         }
+        let q = slot.queue();
         // A transaction that holds the key already (an upgrade) waits only for the holders.
         if q.must_wait(want.trx, want.parts, held.is_some()) {
             return Attempt::Busy;
@@ -246,6 +258,13 @@ impl LockManager {
         }
     }
 
+    /// Counts a holder entry of `owner` gone from `LockStats::held`, if its locks count.
+    fn count_gone(&self, owner: Owner) {
+        if owner.counted() {
+            self.held.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
     /// Queues the request `want` and parks until it is granted (`Ok(true)` if the key is newly
     /// held), chosen as a deadlock victim, or out of time.
     pub(super) fn enqueue_and_wait(&self, key: &LockKey, want: Holding) -> Result<bool, LockError> {
@@ -253,7 +272,7 @@ impl LockManager {
         let shard = self.shard(key);
         let mut table = shard.lock();
         // The queue may have changed since the attempt let go of the shard: try again under it.
-        let q = table.entry(key.clone()).or_default();
+        let q = table.entry(key.clone()).or_insert_with(Slot::empty).queue();
         let upgrade = q.held_by(trx).is_some();
         if !q.must_wait(trx, want.parts, upgrade) {
             let new = self.grant(q, want, "regrant");
@@ -347,7 +366,7 @@ impl LockManager {
         }
         graph.edges.remove(&waiter.trx);
         let mut holders = Vec::new();
-        if let Some(q) = table.get_mut(key) {
+        if let Some(q) = table.get_mut(key).map(Slot::queue) {
             q.waiting.retain(|w| !Arc::ptr_eq(w, waiter));
             holders = q.holders();
             // Whoever waited behind this request may go now.
@@ -417,15 +436,21 @@ impl LockManager {
         }
     }
 
-    /// Removes `trx`'s entry from `q`, if it has one, and grants what waited for it; true if
-    /// `q` is left empty (the caller removes it).
-    fn release_in(&self, q: &mut Queue, trx: TrxId) -> bool {
+    /// Removes `trx`'s entry from `slot`, if it has one, and grants what waited for it; true
+    /// if `slot` is left empty (the caller removes it).
+    fn release_in(&self, slot: &mut Slot, trx: TrxId) -> bool {
+        let q = match slot {
+            Slot::One(h) if h.trx == trx => {
+                self.count_gone(h.owner);
+                return true;
+            }
+            Slot::One(_) => return false,
+            Slot::Queue(q) => q,
+        };
         let Some(h) = q.granted.remove(trx) else {
             return q.is_empty();
         };
-        if h.owner.counted() {
-            self.held.fetch_sub(1, Ordering::Relaxed);
-        }
+        self.count_gone(h.owner);
         if !q.waiting.is_empty() {
             let mut graph = self.graph.lock();
             let granted = grant_waiters(q, &mut graph);
@@ -443,11 +468,10 @@ impl LockManager {
         for sh in self.shards.iter() {
             for (k, q) in sh.lock().iter() {
                 let w: Vec<_> = q
-                    .waiting
-                    .iter()
+                    .waiting()
                     .map(|w| (w.trx, w.want, w.state.lock().clone()))
                     .collect();
-                let g: Vec<_> = q.granted.iter().collect();
+                let g: Vec<_> = q.granted().collect();
                 out += &format!("{k}: granted {g:?} waiting {w:?}\n");
             }
         }

@@ -463,3 +463,56 @@ fn a_long_transaction_releases_by_a_pass_over_the_table_or_by_key_alike() {
         assert_eq!(m.stats().held, 0);
     }
 }
+
+/// A key with one holder and no waiter is kept as that holding alone: a table entry (key and
+/// slot) fits one 64-byte cache line.
+#[test]
+fn a_lock_table_entry_is_one_cache_line() {
+    assert_eq!(
+        std::mem::size_of::<(LockKey, queue::Slot)>(),
+        64,
+        "a lock table entry grew past a cache line"
+    );
+}
+
+/// The single-holder form goes through every change a queue does: strengthened in place, a
+/// second holder and a waiter turn it into a queue, and it ends empty.
+#[test]
+fn a_single_holder_is_strengthened_shared_and_waited_for() {
+    let m = LockManager::new(LONG);
+    let (mut t1, mut t2) = (m.begin(1), m.begin(2));
+    assert!(t1.try_lock_as(&k(1), LockType::Gap(LockMode::Shared)));
+    assert!(t1.try_lock(&k(1), LockMode::Shared));
+    assert_eq!(
+        (m.held(1, &k(1)), m.held_gap(1, &k(1))),
+        (Some(LockMode::Shared), Some(LockMode::Shared))
+    );
+    assert!(
+        t1.try_lock(&k(1), LockMode::Exclusive),
+        "an upgrade of its own"
+    );
+    assert_eq!(
+        (m.held(1, &k(1)), t1.len(), m.stats().held),
+        (Some(LockMode::Exclusive), 1, 1)
+    );
+    // Another's conflicting request is refused without queueing; a gap lock joins.
+    assert!(!t2.try_lock(&k(1), LockMode::Shared));
+    assert!(t2.try_lock_as(&k(1), LockType::Gap(LockMode::Exclusive)));
+    assert_eq!(m.stats().held, 2);
+    // A waiter behind both.
+    let m2 = Arc::clone(&m);
+    let waiter = thread::spawn(move || {
+        let mut t3 = m2.begin(3);
+        t3.lock(k(1), LockMode::Shared).map(|()| t3)
+    });
+    wait_for_waiters(&m, 1);
+    t1.release_all();
+    let t3 = waiter
+        .join()
+        .unwrap()
+        .expect("granted when the holder ended");
+    assert_eq!(m.held(3, &k(1)), Some(LockMode::Shared));
+    drop((t2, t3));
+    assert_eq!(m.stats().held, 0);
+    assert!(!m.index_in_use(1), "the key's entry is gone");
+}
