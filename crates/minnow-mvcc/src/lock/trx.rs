@@ -139,7 +139,8 @@ impl TrxLocks {
     }
 
     /// Releases every lock (at commit or rollback), the inherited ones too, and grants what
-    /// waited for them.
+    /// waited for them. A transaction holding many keys, a good share of the whole table's,
+    /// does it in one pass over the table instead of a look-up per key.
     pub fn release_all(&mut self) {
         self.mgr.release_keys(self.trx, &self.held);
         self.held.clear();
