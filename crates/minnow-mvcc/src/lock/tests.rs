@@ -28,6 +28,28 @@ pub(super) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// Transaction `trx` asks for `key` in `mode` on a thread of its own and, once it waits (the
+/// only waiter), `end` ends the holder; returns the waiter's locks, granted.
+fn granted_after(
+    m: &Arc<LockManager>,
+    trx: TrxId,
+    key: LockKey,
+    mode: LockMode,
+    end: impl FnOnce(),
+) -> TrxLocks {
+    let m2 = Arc::clone(m);
+    let waiter = thread::spawn(move || {
+        let mut t = m2.begin(trx);
+        t.lock(key, mode).map(|()| t)
+    });
+    wait_for_waiters(m, 1);
+    end();
+    waiter
+        .join()
+        .unwrap()
+        .expect("granted when the holder ended")
+}
+
 /// Spins until `n` transactions wait.
 pub(super) fn wait_for_waiters(m: &LockManager, n: u64) {
     while m.stats().waiting < n {
@@ -428,17 +450,7 @@ fn a_long_transaction_releases_by_a_pass_over_the_table_or_by_key_alike() {
         assert_eq!(m.held_gap(1, &heir), Some(LockMode::Shared));
         assert_eq!(m.stats().held, many + 1 + others + 1 + 1);
         // A waiter for one of the long transaction's records.
-        let m2 = Arc::clone(&m);
-        let waiter = thread::spawn(move || {
-            let mut t3 = m2.begin(3);
-            t3.lock(k(9), LockMode::Exclusive).map(|()| t3)
-        });
-        wait_for_waiters(&m, 1);
-        big.release_all();
-        let t3 = waiter
-            .join()
-            .unwrap()
-            .expect("granted when the holder ended");
+        let t3 = granted_after(&m, 3, k(9), LockMode::Exclusive, || big.release_all());
         assert_eq!(m.held(3, &k(9)), Some(LockMode::Exclusive));
         for i in [0, 5, 9, many - 1, 2_000_000, 2_000_001] {
             assert_eq!(m.held(1, &k(i)), None, "key {i} released ({others} others)");
@@ -500,17 +512,7 @@ fn a_single_holder_is_strengthened_shared_and_waited_for() {
     assert!(t2.try_lock_as(&k(1), LockType::Gap(LockMode::Exclusive)));
     assert_eq!(m.stats().held, 2);
     // A waiter behind both.
-    let m2 = Arc::clone(&m);
-    let waiter = thread::spawn(move || {
-        let mut t3 = m2.begin(3);
-        t3.lock(k(1), LockMode::Shared).map(|()| t3)
-    });
-    wait_for_waiters(&m, 1);
-    t1.release_all();
-    let t3 = waiter
-        .join()
-        .unwrap()
-        .expect("granted when the holder ended");
+    let t3 = granted_after(&m, 3, k(1), LockMode::Shared, || t1.release_all());
     assert_eq!(m.held(3, &k(1)), Some(LockMode::Shared));
     drop((t2, t3));
     assert_eq!(m.stats().held, 0);
