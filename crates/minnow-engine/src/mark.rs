@@ -4,9 +4,9 @@
 //!
 //! The delete of a row (the [`crate::write`] module's `delete`) takes the row's lock first,
 //! by its key alone; the lock key's bytes are the key's fields as the index stores them, and
-//! the undo record copies them from there ([`undo_key_fields`]) rather than encode the key
-//! again. Then one descent latches the clustered leaf exclusively, and in one
-//! mtr ([`minnow_btree::BTree::change_leaf_record`]):
+//! the descent searches with them and the undo record copies them from there
+//! ([`undo_key_fields`]) rather than encode the key again. The descent latches the clustered
+//! leaf exclusively, and in one mtr ([`minnow_btree::BTree::change_leaf_record_stored`]):
 //!
 //! ```text
 //!   leaf X-latched ── record read in place (delete mark, DB_TRX_ID, DB_ROLL_PTR, fields if
@@ -40,6 +40,8 @@ use std::borrow::Cow;
 
 use minnow_btree::TreeError;
 use minnow_btree::record::{RecordError, Value};
+use minnow_btree::tree::LeafSlot;
+use minnow_buf::Mtr;
 use minnow_mvcc::{LockKey, NewRecord, RollPtr, UndoFields, UndoKind, UndoLog, UndoTail};
 use minnow_redo::Lsn;
 
@@ -146,7 +148,7 @@ pub fn mark_deleted(
     loop {
         let tail = &mut held;
         let undo: &UndoLog = log;
-        let changed = t.clustered.change_leaf_record(pool, pk, |mtr, slot| {
+        let change = |mtr: &mut Mtr<'_>, slot: &LeafSlot| {
             // The bound first: a writer below it ended before the record was read.
             let bound = sys.oldest_active();
             let read = || -> std::result::Result<_, TreeError> {
@@ -208,7 +210,15 @@ pub fn mark_deleted(
                 .stamp_in(mtr, slot, me, ptr.to_u64(), Some(true))
                 .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
             Ok(Step::Marked(values))
-        });
+        };
+        // The search key from the lock key's bytes, where they are this index's key: the
+        // key is encoded once for the lock, the undo record and the descent.
+        let changed = match key.index() == t.meta.index_id {
+            true => t
+                .clustered
+                .change_leaf_record_stored(pool, key.stored_fields(), change),
+            false => t.clustered.change_leaf_record(pool, pk, change),
+        };
         let changed = changed.map_err(|e| from_tree(e, t.meta.name(), PRIMARY))??;
         match changed {
             None | Some((Step::Absent, _)) => return Ok(Marked::Absent),

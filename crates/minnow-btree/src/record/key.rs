@@ -278,6 +278,30 @@ impl SearchKey {
         r
     }
 
+    /// Makes this the search key of fields given as an index stores them (`None` for NULL):
+    /// bytes encoded once elsewhere (a row lock key's fields, which a delete searches with
+    /// instead of encoding its key again), copied into this key's reused buffers. The bytes
+    /// are not checked against a layout: the caller vouches that they are the index's
+    /// encoding of a key.
+    pub fn set_stored<'a>(&mut self, fields: impl IntoIterator<Item = Option<&'a [u8]>>) {
+        let mut n = 0;
+        for f in fields {
+            if n == self.fields.len() {
+                self.fields.push(None);
+            }
+            if let Some(slot) = self.fields.get_mut(n) {
+                *slot = f.map(|b| {
+                    let mut buf = slot.take().unwrap_or_default();
+                    buf.clear();
+                    buf.extend_from_slice(b);
+                    buf
+                });
+            }
+            n += 1;
+        }
+        self.fields.truncate(n);
+    }
+
     fn fill_bytes(&mut self, layout: &RecordLayout, b: &[u8]) -> Result<(), RecordError> {
         let col = match layout.fields().first() {
             Some(&col) if layout.n_key() == 1 => col,

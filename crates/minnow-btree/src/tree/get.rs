@@ -150,6 +150,29 @@ impl BTree {
         self.with_key_of(key.len(), |k| k.set(&self.leaf, key), f)
     }
 
+    /// Runs `f` with the full key whose stored fields are `fields` (see
+    /// [`SearchKey::set_stored`]) in this thread's reusable search key
+    /// ([`TreeError::BadKey`] for a wrong number of fields).
+    pub(super) fn with_stored_key<'a, R>(
+        &self,
+        fields: impl IntoIterator<Item = Option<&'a [u8]>>,
+        f: impl FnOnce(&SearchKey) -> Result<R, TreeError>,
+    ) -> Result<R, TreeError> {
+        let mut k = KEY.try_with(Cell::take).unwrap_or_default();
+        k.set_stored(fields);
+        let r = if k.len() == self.leaf.n_key() {
+            f(&k)
+        } else {
+            Err(TreeError::BadKey {
+                index_id: self.index_id,
+                need: self.leaf.n_key(),
+                got: k.len(),
+            })
+        };
+        let _ = KEY.try_with(|c| c.set(k));
+        r
+    }
+
     /// Runs `f` with the search key that `fill` encodes (a full key of `n` fields) into this
     /// thread's reusable search key ([`TreeError::BadKey`] for another number of fields).
     fn with_key_of<R>(

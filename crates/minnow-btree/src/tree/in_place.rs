@@ -27,7 +27,7 @@ use minnow_redo::Lsn;
 use super::get::LeafRecord;
 use super::{BTree, TreeError};
 use crate::node::{self, Cursor};
-use crate::record::{ROLL_PTR_LEN, TRX_ID_LEN, Value};
+use crate::record::{ROLL_PTR_LEN, SearchKey, TRX_ID_LEN, Value};
 
 /// The record a [`BTree::change_leaf_record`] closure is given: where it lies on the leaf
 /// the closure's mtr holds exclusively.
@@ -110,33 +110,54 @@ impl BTree {
         key: &[Value],
         change: impl FnOnce(&mut Mtr<'_>, &LeafSlot) -> Result<R, E>,
     ) -> Result<Result<Option<(R, Lsn)>, E>, TreeError> {
-        self.with_key(key, |k| {
-            // A fresh mtr per try: a descent that finds the tree changed under it (`None`)
-            // may leave a page latched in the one it used.
-            let (mut mtr, h) = loop {
-                let mut mtr = pool.mtr()?;
-                if let Some(h) = self.leaf_for_write(pool, &mut mtr, k)? {
-                    break (mtr, h);
-                }
-            };
-            let found = node::search(mtr.page(h), &self.leaf, k)?;
-            if !found.exact {
-                return Ok(Ok(None));
+        self.with_key(key, |k| self.change_leaf_record_at(pool, k, change))
+    }
+
+    /// [`BTree::change_leaf_record`] for a key given as its stored fields (`None` for NULL),
+    /// as the index stores them: for a caller that holds the key encoded already (a row lock
+    /// key's fields), which it vouches are this index's encoding of a full key
+    /// ([`TreeError::BadKey`] for another number of fields).
+    pub fn change_leaf_record_stored<'a, R, E>(
+        &self,
+        pool: &BufferPool,
+        key: impl IntoIterator<Item = Option<&'a [u8]>>,
+        change: impl FnOnce(&mut Mtr<'_>, &LeafSlot) -> Result<R, E>,
+    ) -> Result<Result<Option<(R, Lsn)>, E>, TreeError> {
+        self.with_stored_key(key, |k| self.change_leaf_record_at(pool, k, change))
+    }
+
+    /// [`BTree::change_leaf_record`] for the search key `k`.
+    fn change_leaf_record_at<R, E>(
+        &self,
+        pool: &BufferPool,
+        k: &SearchKey,
+        change: impl FnOnce(&mut Mtr<'_>, &LeafSlot) -> Result<R, E>,
+    ) -> Result<Result<Option<(R, Lsn)>, E>, TreeError> {
+        // A fresh mtr per try: a descent that finds the tree changed under it (`None`)
+        // may leave a page latched in the one it used.
+        let (mut mtr, h) = loop {
+            let mut mtr = pool.mtr()?;
+            if let Some(h) = self.leaf_for_write(pool, &mut mtr, k)? {
+                break (mtr, h);
             }
-            let slot = LeafSlot {
-                h,
-                cursor: found.cursor,
-                page_no: mtr.page_id(h).map_or(0, |id| id.page_no),
-                sys_at: self
-                    .leaf
-                    .sys_fields_at(mtr.page(h), found.cursor.origin())?,
-            };
-            let r = match change(&mut mtr, &slot) {
-                Ok(r) => r,
-                Err(e) => return Ok(Err(e)),
-            };
-            Ok(Ok(Some((r, mtr.commit()?))))
-        })
+        };
+        let found = node::search(mtr.page(h), &self.leaf, k)?;
+        if !found.exact {
+            return Ok(Ok(None));
+        }
+        let slot = LeafSlot {
+            h,
+            cursor: found.cursor,
+            page_no: mtr.page_id(h).map_or(0, |id| id.page_no),
+            sys_at: self
+                .leaf
+                .sys_fields_at(mtr.page(h), found.cursor.origin())?,
+        };
+        let r = match change(&mut mtr, &slot) {
+            Ok(r) => r,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(Ok(Some((r, mtr.commit()?))))
     }
 
     /// Inside a [`BTree::change_leaf_record`] closure: writes `DB_TRX_ID` and `DB_ROLL_PTR`
@@ -239,5 +260,46 @@ mod tests {
             Some(&b"undo"[..])
         );
         tree.check(&pool).unwrap();
+    }
+
+    /// The key given as its stored fields finds the record the values find; a key with
+    /// another number of fields is refused before any descent.
+    #[test]
+    fn a_key_given_as_stored_fields_finds_the_same_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, tree, _) = setup(dir.path(), 400);
+        let stored = tree.layout().encode_field(0, &Value::UInt(90)).unwrap();
+        let at = |slot: &super::LeafSlot| slot.cursor;
+        let by_values = tree
+            .change_leaf_record(&pool, &[Value::UInt(90)], |_, slot| {
+                Ok::<_, super::TreeError>(at(slot))
+            })
+            .unwrap()
+            .unwrap()
+            .expect("key 90 is there");
+        let by_stored = tree
+            .change_leaf_record_stored(&pool, [stored.as_deref()], |_, slot| {
+                Ok::<_, super::TreeError>(at(slot))
+            })
+            .unwrap()
+            .unwrap()
+            .expect("key 90 is there");
+        assert_eq!(by_values.0, by_stored.0);
+        let odd = tree.layout().encode_field(0, &Value::UInt(91)).unwrap();
+        let none =
+            tree.change_leaf_record_stored(&pool, [odd.as_deref()], |_, _| {
+                Ok::<_, super::TreeError>(())
+            })
+            .unwrap()
+            .unwrap();
+        assert!(none.is_none(), "no record has key 91");
+        let before = descents();
+        for wrong in [vec![], vec![stored.as_deref(), stored.as_deref()]] {
+            let e = tree
+                .change_leaf_record_stored(&pool, wrong, |_, _| Ok::<_, super::TreeError>(()))
+                .unwrap_err();
+            assert!(matches!(e, super::TreeError::BadKey { .. }), "{e:?}");
+        }
+        assert_eq!(descents(), before);
     }
 }

@@ -36,6 +36,7 @@ use std::sync::atomic::Ordering;
 
 use super::manager::LockManager;
 use super::mode::{Holding, Parts};
+use super::queue::Slot;
 use super::{LockKey, LockMode, TrxId};
 
 impl LockManager {
@@ -91,12 +92,10 @@ impl LockManager {
             return;
         };
         let gifts: Vec<Holding> = q
-            .granted
-            .iter()
+            .granted()
             .copied()
             .chain(
-                q.waiting
-                    .iter()
+                q.waiting()
                     .filter(|w| !w.is_victim())
                     .map(|w| w.as_holding()),
             )
@@ -118,7 +117,10 @@ impl LockManager {
             Some(t) if b > a => t,
             _ => &mut *first,
         };
-        let q = to_table.entry(to.clone()).or_default();
+        let q = to_table
+            .entry(to.clone())
+            .or_insert_with(Slot::empty)
+            .queue();
         let mut new: Vec<TrxId> = Vec::new();
         for g in gifts {
             if q.granted.grant(g) {

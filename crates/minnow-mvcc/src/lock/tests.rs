@@ -28,6 +28,28 @@ pub(super) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// Transaction `trx` asks for `key` in `mode` on a thread of its own and, once it waits (the
+/// only waiter), `end` ends the holder; returns the waiter's locks, granted.
+fn granted_after(
+    m: &Arc<LockManager>,
+    trx: TrxId,
+    key: LockKey,
+    mode: LockMode,
+    end: impl FnOnce(),
+) -> TrxLocks {
+    let m2 = Arc::clone(m);
+    let waiter = thread::spawn(move || {
+        let mut t = m2.begin(trx);
+        t.lock(key, mode).map(|()| t)
+    });
+    wait_for_waiters(m, 1);
+    end();
+    waiter
+        .join()
+        .unwrap()
+        .expect("granted when the holder ended")
+}
+
 /// Spins until `n` transactions wait.
 pub(super) fn wait_for_waiters(m: &LockManager, n: u64) {
     while m.stats().waiting < n {
@@ -399,4 +421,100 @@ fn index_in_use_sees_holders_and_waiters_of_that_index_only() {
     t1.release_all();
     t2.release_all();
     assert!(!locks.index_in_use(1) && !locks.index_in_use(2));
+}
+
+/// A transaction with many locks lets go of them in one pass over the table when they are a
+/// good share of it, one probe per key otherwise: both ways release exactly its locks (its own
+/// and one it inherited), grant a waiter and leave the other transactions' locks alone.
+#[test]
+fn a_long_transaction_releases_by_a_pass_over_the_table_or_by_key_alike() {
+    let many = manager::SWEEP_MIN + 100;
+    // 10 other locks: the pass (the long transaction's are nearly all); 3x its count: by key.
+    for others in [10, 3 * many] {
+        let m = LockManager::new(LONG);
+        let (mut big, mut other) = (m.begin(1), m.begin(2));
+        for i in 0..many {
+            assert!(big.try_lock_as(&k(i), LockType::NextKey(LockMode::Exclusive)));
+        }
+        // Another transaction's locks: gaps on the long one's keys (gap locks never wait) and
+        // records of its own.
+        for i in 0..others {
+            let key = k(1_000_000 + i);
+            assert!(other.try_lock(&key, LockMode::Shared));
+        }
+        assert!(other.try_lock_as(&k(5), LockType::Gap(LockMode::Shared)));
+        // A lock inherited: the record after key 7 is removed, key 7 closes the gap.
+        let (removed, heir) = (k(2_000_000), k(2_000_001));
+        assert!(big.try_lock(&removed, LockMode::Shared));
+        m.record_removed(&removed, &heir);
+        assert_eq!(m.held_gap(1, &heir), Some(LockMode::Shared));
+        assert_eq!(m.stats().held, many + 1 + others + 1 + 1);
+        // A waiter for one of the long transaction's records.
+        let t3 = granted_after(&m, 3, k(9), LockMode::Exclusive, || big.release_all());
+        assert_eq!(m.held(3, &k(9)), Some(LockMode::Exclusive));
+        for i in [0, 5, 9, many - 1, 2_000_000, 2_000_001] {
+            assert_eq!(m.held(1, &k(i)), None, "key {i} released ({others} others)");
+            assert_eq!(
+                m.held_gap(1, &k(i)),
+                None,
+                "gap {i} released ({others} others)"
+            );
+        }
+        assert_eq!(m.held_gap(2, &k(5)), Some(LockMode::Shared));
+        assert_eq!(
+            m.held(2, &k(1_000_000 + others - 1)),
+            Some(LockMode::Shared)
+        );
+        assert_eq!(m.stats().held, others + 1 + 1, "the other two's locks only");
+        assert!(big.is_empty());
+        // The released keys are free again.
+        let mut t4 = m.begin(4);
+        assert!(t4.try_lock(&k(many - 1), LockMode::Exclusive));
+        assert!(t4.try_lock(&heir, LockMode::Exclusive));
+        drop((t3, t4, other));
+        assert_eq!(m.stats().held, 0);
+    }
+}
+
+/// A key with one holder and no waiter is kept as that holding alone: a table entry (key and
+/// slot) fits one 64-byte cache line.
+#[test]
+fn a_lock_table_entry_is_one_cache_line() {
+    assert_eq!(
+        std::mem::size_of::<(LockKey, queue::Slot)>(),
+        64,
+        "a lock table entry grew past a cache line"
+    );
+}
+
+/// The single-holder form goes through every change a queue does: strengthened in place, a
+/// second holder and a waiter turn it into a queue, and it ends empty.
+#[test]
+fn a_single_holder_is_strengthened_shared_and_waited_for() {
+    let m = LockManager::new(LONG);
+    let (mut t1, mut t2) = (m.begin(1), m.begin(2));
+    assert!(t1.try_lock_as(&k(1), LockType::Gap(LockMode::Shared)));
+    assert!(t1.try_lock(&k(1), LockMode::Shared));
+    assert_eq!(
+        (m.held(1, &k(1)), m.held_gap(1, &k(1))),
+        (Some(LockMode::Shared), Some(LockMode::Shared))
+    );
+    assert!(
+        t1.try_lock(&k(1), LockMode::Exclusive),
+        "an upgrade of its own"
+    );
+    assert_eq!(
+        (m.held(1, &k(1)), t1.len(), m.stats().held),
+        (Some(LockMode::Exclusive), 1, 1)
+    );
+    // Another's conflicting request is refused without queueing; a gap lock joins.
+    assert!(!t2.try_lock(&k(1), LockMode::Shared));
+    assert!(t2.try_lock_as(&k(1), LockType::Gap(LockMode::Exclusive)));
+    assert_eq!(m.stats().held, 2);
+    // A waiter behind both.
+    let t3 = granted_after(&m, 3, k(1), LockMode::Shared, || t1.release_all());
+    assert_eq!(m.held(3, &k(1)), Some(LockMode::Shared));
+    drop((t2, t3));
+    assert_eq!(m.stats().held, 0);
+    assert!(!m.index_in_use(1), "the key's entry is gone");
 }

@@ -139,11 +139,11 @@ impl TrxLocks {
     }
 
     /// Releases every lock (at commit or rollback), the inherited ones too, and grants what
-    /// waited for them.
+    /// waited for them. A transaction holding many keys, a good share of the whole table's,
+    /// does it in one pass over the table instead of a look-up per key.
     pub fn release_all(&mut self) {
-        for key in self.held.drain(..) {
-            self.mgr.release(self.trx, &key);
-        }
+        self.mgr.release_keys(self.trx, &self.held);
+        self.held.clear();
         self.mgr.release_inherited(self.trx);
     }
 }
