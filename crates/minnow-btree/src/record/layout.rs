@@ -273,8 +273,8 @@ impl RecordLayout {
         }
         let n_nulls = self.null_bytes();
         let extra = n_lens + n_nulls + HEADER_SIZE;
-        let mut bytes = vec![0u8; extra];
-        bytes.reserve_exact(data_len);
+        let mut bytes = Vec::with_capacity(extra + data_len);
+        bytes.resize(extra, 0);
         // The next length byte goes just below `lens_at` (reading order is decreasing
         // addresses, from the null bitmap down).
         let mut lens_at = n_lens;

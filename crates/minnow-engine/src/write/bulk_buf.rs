@@ -469,7 +469,7 @@ mod tests {
     fn key_index_probes_past_equal_tags() {
         let mut ix = KeyIndex::default();
         let tag = |i: u32| {
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 7
             } else {
                 7 + (i % 5) * (1 << 20)
