@@ -42,7 +42,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use minnow_io::Tablespace;
-use minnow_page::{PageId, PageSize};
+use minnow_page::PageId;
 use minnow_redo::Log;
 use parking_lot::RwLock;
 
@@ -588,7 +588,7 @@ impl Shared {
 
     /// Pins and latches (X) page `id` for re-initialisation without reading it: a cached
     /// page is used as is; otherwise a zeroed frame is made (the file is extended to hold the
-    /// page, see [`grown_to`]). Returns the frame and whether it was created.
+    /// page). Returns the frame and whether it was created.
     pub(crate) fn create(&self, id: PageId) -> Result<(u32, bool), BufError> {
         let space = self.space(id.space)?;
         let ii = self.instance_of(id);
@@ -617,7 +617,7 @@ impl Shared {
                 }
             };
             if id.page_no >= space.size_in_pages()
-                && let Err(e) = space.extend_to(grown_to(id.page_no, space.page_size()))
+                && let Err(e) = space.extend_to(id.page_no.saturating_add(1))
             {
                 self.discard(f);
                 return Err(BufError::from_io(id, e));
@@ -638,55 +638,5 @@ impl Shared {
     /// The redo log, once attached.
     pub(crate) fn log(&self) -> Result<&Arc<Log>, BufError> {
         self.log.get().ok_or(BufError::NoLog)
-    }
-}
-
-/// The size in pages a tablespace is grown to when page `page_no`, past its end, is
-/// created: the end of that page's extent, so a load that fills extent after extent makes
-/// one `fallocate` per extent instead of one per page (InnoDB grows a file by whole extents
-/// too). Within the first extent the file grows page by page, so a small table's file stays
-/// small.
-pub(crate) fn grown_to(page_no: u32, page_size: PageSize) -> u32 {
-    let ppe = page_size.pages_per_extent().max(1);
-    if page_no < ppe {
-        return page_no.saturating_add(1);
-    }
-    (page_no / ppe).saturating_add(1).saturating_mul(ppe)
-}
-
-#[cfg(test)]
-mod grow_tests {
-    use super::grown_to;
-    use crate::tests::{cfg, env, open, pid};
-    use minnow_page::PageSize;
-
-    /// A file grows page by page inside its first extent, by whole extents past it: one
-    /// `fallocate` per extent for a load that fills extent after extent.
-    #[test]
-    fn files_grow_by_whole_extents_past_the_first() {
-        assert_eq!(grown_to(0, PageSize::K16), 1);
-        assert_eq!(grown_to(63, PageSize::K16), 64);
-        assert_eq!(grown_to(64, PageSize::K16), 128);
-        assert_eq!(grown_to(127, PageSize::K16), 128);
-        assert_eq!(grown_to(300, PageSize::K4), 512);
-        assert_eq!(grown_to(u32::MAX - 1, PageSize::K16), u32::MAX);
-        let e = env(8, 4 << 20);
-        let pool = open(&e, cfg(16));
-        let space = e.spaces.get(1).unwrap();
-        for (page, size) in [(20, 21), (300, 512), (301, 512), (700, 768)] {
-            let mut m = pool.mtr().unwrap();
-            let h = m.new_page(pid(page)).unwrap();
-            m.write(h, 100, &page.to_be_bytes()).unwrap();
-            m.commit().unwrap();
-            assert_eq!(space.size_in_pages(), size, "after creating page {page}");
-        }
-        let len = std::fs::metadata(e.dir.path().join("t1.ibd"))
-            .unwrap()
-            .len();
-        assert_eq!(len, 768 * 4096);
-        assert_eq!(
-            &pool.get_read(pid(301)).unwrap()[100..104],
-            &301u32.to_be_bytes()
-        );
     }
 }
