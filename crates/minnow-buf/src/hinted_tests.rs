@@ -162,3 +162,24 @@ fn stale_hints_under_constant_eviction() {
     assert!(st.evictions - before.evictions > 1000, "{st:?}");
     assert_all_idle(&pool);
 }
+
+/// `prefetch_bytes` of any slice (empty, unaligned, straddling lines, at the end of an
+/// allocation) reads and changes nothing.
+#[test]
+fn prefetch_bytes_changes_nothing() {
+    let v: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+    let copy = v.clone();
+    for (from, to) in [
+        (0, 0),
+        (0, 1),
+        (3, 70),
+        (63, 65),
+        (1, 1000),
+        (999, 1000),
+        (1000, 1000),
+    ] {
+        crate::prefetch_bytes(&v[from..to]);
+    }
+    crate::prefetch_bytes(&[]);
+    assert_eq!(v, copy);
+}

@@ -208,15 +208,30 @@ impl RecordLayout {
 
     /// Encodes a record from one value per stored field.
     pub fn encode(&self, values: &[Value]) -> Result<RecordBuf, RecordError> {
-        if values.len() != self.fields.len() {
+        self.encode_each(values.len(), values.iter())
+    }
+
+    /// [`RecordLayout::encode`] from borrowed values, one per stored field: a caller that
+    /// holds a row's values and a few values of its own (a clustered record's system
+    /// columns) encodes them without copying the row into a vector of owned values.
+    pub fn encode_refs(&self, values: &[&Value]) -> Result<RecordBuf, RecordError> {
+        self.encode_each(values.len(), values.iter().copied())
+    }
+
+    fn encode_each<'v>(
+        &self,
+        n: usize,
+        values: impl Iterator<Item = &'v Value>,
+    ) -> Result<RecordBuf, RecordError> {
+        if n != self.fields.len() {
             return Err(RecordError::ValueCount {
                 expected: self.fields.len(),
-                got: values.len(),
+                got: n,
             });
         }
         // Each value's bytes borrowed or inline (no allocation per field), then one record.
-        let mut stored = Vec::with_capacity(values.len());
-        for (i, (v, col)) in values.iter().zip(&self.fields).enumerate() {
+        let mut stored = Vec::with_capacity(n);
+        for (i, (v, col)) in values.zip(&self.fields).enumerate() {
             stored.push(encode_stored(i, *col, v)?);
         }
         let refs: Vec<Option<&[u8]>> = stored.iter().map(Stored::as_slice).collect();
@@ -243,19 +258,39 @@ impl RecordLayout {
                 got: values.len(),
             });
         }
-        // Sized up front: a record is encoded for every insert, and growing these three
-        // vectors step by step cost more than the encoding itself.
-        let data_len: usize = values.iter().flatten().map(|v| v.len()).sum();
-        let mut lens: Vec<u8> = Vec::with_capacity(2 * self.fields.len()); // in address order, built reversed below
-        let mut nulls = vec![0u8; self.null_bytes()];
-        let mut data = Vec::with_capacity(data_len);
+        // One buffer, sized up front (a record is encoded for every insert): the lengths
+        // are written backwards from the end of their area, the data appended after the
+        // header, so that no field's bytes go through a vector of their own.
+        let mut n_lens = 0;
+        let mut data_len = 0;
+        for (i, (col, v)) in self.fields.iter().zip(values).enumerate() {
+            let Some(v) = v else { continue };
+            data_len += v.len();
+            if col.ty.fixed_len().is_none() {
+                let ext = external.get(i).copied().unwrap_or(false);
+                n_lens += if ext || v.len() >= 128 { 2 } else { 1 };
+            }
+        }
+        let n_nulls = self.null_bytes();
+        let extra = n_lens + n_nulls + HEADER_SIZE;
+        let mut bytes = Vec::with_capacity(extra + data_len);
+        bytes.resize(extra, 0);
+        // The next length byte goes just below `lens_at` (reading order is decreasing
+        // addresses, from the null bitmap down).
+        let mut lens_at = n_lens;
+        let mut push_len = |bytes: &mut Vec<u8>, b: u8| {
+            lens_at = lens_at.saturating_sub(1);
+            if let Some(d) = bytes.get_mut(lens_at) {
+                *d = b;
+            }
+        };
         let mut j = 0;
         for (i, (col, v)) in self.fields.iter().zip(values).enumerate() {
             if col.nullable {
                 if v.is_none() {
                     // bit j of the bitmap; bitmap byte 0 is the highest address
-                    let at = nulls.len() - 1 - j / 8;
-                    if let Some(b) = nulls.get_mut(at) {
+                    let at = n_lens + n_nulls - 1 - j / 8;
+                    if let Some(b) = bytes.get_mut(at) {
                         *b |= 1 << (j % 8);
                     }
                 }
@@ -285,9 +320,8 @@ impl RecordLayout {
                             reason: "this field cannot be stored off-page",
                         });
                     }
-                    // Pushed in reading order (decreasing addresses); reversed below.
-                    lens.push(0x80 | LEN_EXTERN);
-                    lens.push(EXTERN_REF_LEN as u8);
+                    push_len(&mut bytes, 0x80 | LEN_EXTERN);
+                    push_len(&mut bytes, EXTERN_REF_LEN as u8);
                 }
                 None => {
                     if v.len() > col.ty.max_len() {
@@ -302,22 +336,16 @@ impl RecordLayout {
                             reason: "longer than 16383 bytes: must be stored off-page",
                         });
                     }
-                    // Pushed in reading order (decreasing addresses); reversed below.
                     if v.len() < 128 {
-                        lens.push(v.len() as u8);
+                        push_len(&mut bytes, v.len() as u8);
                     } else {
-                        lens.push(0x80 | (v.len() >> 8) as u8);
-                        lens.push((v.len() & 0xFF) as u8);
+                        push_len(&mut bytes, 0x80 | (v.len() >> 8) as u8);
+                        push_len(&mut bytes, (v.len() & 0xFF) as u8);
                     }
                 }
             }
-            data.extend_from_slice(v);
+            bytes.extend_from_slice(v);
         }
-        lens.reverse();
-        let extra = lens.len() + nulls.len() + HEADER_SIZE;
-        let mut bytes = Vec::with_capacity(extra + data.len());
-        bytes.extend_from_slice(&lens);
-        bytes.extend_from_slice(&nulls);
         let h = RecordHeader {
             info_bits: 0,
             n_owned: 0,
@@ -325,8 +353,9 @@ impl RecordLayout {
             status: self.status,
             next_rel: 0,
         };
-        bytes.extend_from_slice(&h.to_bytes());
-        bytes.extend_from_slice(&data);
+        if let Some(d) = bytes.get_mut(n_lens + n_nulls..extra) {
+            d.copy_from_slice(&h.to_bytes());
+        }
         Ok(RecordBuf { bytes, extra })
     }
 

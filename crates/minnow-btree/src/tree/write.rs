@@ -130,6 +130,21 @@ impl BTree {
         Ok(p.is_inline().then_some(p.rec))
     }
 
+    /// [`BTree::encode_inline`] from borrowed values (one per stored field), for the common
+    /// record that stays whole: `None` where the values do not encode or the record would
+    /// not stay inline, and the caller takes [`BTree::encode_inline`], which says what is
+    /// wrong or moves columns off-page.
+    pub fn try_encode_inline_refs(
+        &self,
+        pool: &BufferPool,
+        values: &[&crate::record::Value],
+    ) -> Option<RecordBuf> {
+        self.leaf
+            .encode_refs(values)
+            .ok()
+            .filter(|rec| rec.len() <= self.inline_max(pool.config().page_size.bytes()))
+    }
+
     /// Overwrites the record with the same key as `values` in place, inside the caller's
     /// mini-transaction `mtr`, when the new record has exactly the old one's shape (same
     /// header and data lengths, every field inline, as a dictionary record whose only change

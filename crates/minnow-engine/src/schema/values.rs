@@ -160,8 +160,26 @@ impl TableMeta {
                 format!("{} key values for {} key columns", key.len(), cols.len()),
             ));
         }
+        self.normalise_each_cow(cols.iter().copied(), key)
+    }
+
+    /// [`TableMeta::normalise_row`], borrowing `row` when every value is already in its
+    /// normal form (an insert then copies nothing before it encodes its record).
+    pub fn normalise_row_cow<'r>(&self, row: &'r [Value]) -> Result<Cow<'r, [Value]>> {
+        if row.len() != self.def.columns.len() {
+            return self.normalise_row(row).map(Cow::Owned);
+        }
+        self.normalise_each_cow(0..row.len(), row)
+    }
+
+    /// Normalises `key[n]` as column `cols[n]`, borrowing `key` if no value changes.
+    fn normalise_each_cow<'k>(
+        &self,
+        cols: impl Iterator<Item = usize>,
+        key: &'k [Value],
+    ) -> Result<Cow<'k, [Value]>> {
         let mut owned: Option<Vec<Value>> = None;
-        for (n, (&i, v)) in cols.iter().zip(key).enumerate() {
+        for (n, (i, v)) in cols.zip(key).enumerate() {
             match (self.normalise_cow(i, v)?, &mut owned) {
                 (Cow::Borrowed(_), None) => {}
                 (c, Some(o)) => o.push(c.into_owned()),

@@ -66,13 +66,14 @@
 //! committed, and the old tree's segments orphans, freed the same way. If the commit mtr
 //! fails, the entry is switched back and the transaction rolled back.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::entry::EntryState;
 use crate::{Engine, TableEntry};
 use minnow_btree::ScanRange;
-use minnow_btree::record::Value;
+use minnow_btree::record::{RecordBuf, Value};
 use minnow_btree::tree::{BulkBuilder, BulkOptions};
 use minnow_mvcc::{MvccError, RollPtr};
 use minnow_redo::Lsn;
@@ -94,6 +95,9 @@ pub(crate) struct Bulk {
     table: Arc<TableEntry>,
     /// The claiming transaction.
     trx: u64,
+    /// Every buffered record's `DB_TRX_ID` and `DB_ROLL_PTR` (the claiming transaction,
+    /// "inserted, no history").
+    sys: [Value; 2],
     /// The rows, as clustered records (the `bulk_buf` module).
     rows: RowBuffer,
     /// What they are counted at against `bulk_insert_buffer_size`.
@@ -136,6 +140,37 @@ pub enum BulkInsert {
 
 // The claim's timeout is the engine's (DDL refuses a claimed table there).
 pub(crate) use crate::claim::claim_timeout;
+
+/// The row `row` of `t`, normalised, and its clustered record stamped with the system
+/// columns `sys`, encoded from the row's own values (no copy of them, nor a vector of the
+/// record's values): for a table without an auto-increment column, whose record stays
+/// whole. `None` otherwise, or if the row does not encode: the caller then takes the
+/// ordinary preparation, which reports what is wrong or moves columns off-page.
+fn encoded_as_is<'r>(
+    inner: &Engine,
+    t: &TableEntry,
+    row: &'r [Value],
+    sys: &[Value; 2],
+) -> Result<Option<(Cow<'r, [Value]>, RecordBuf)>> {
+    if t.autoinc.is_some() {
+        return Ok(None);
+    }
+    let row = t.meta.normalise_row_cow(row)?;
+    let meta = &t.meta;
+    let mut refs: Vec<&Value> = Vec::with_capacity(meta.pk.len() + 2 + meta.rest.len());
+    for &i in meta.pk.iter() {
+        let Some(v) = row.get(i) else { return Ok(None) };
+        refs.push(v);
+    }
+    refs.extend(sys);
+    for &i in meta.rest.iter() {
+        let Some(v) = row.get(i) else { return Ok(None) };
+        refs.push(v);
+    }
+    let rec = t.clustered.try_encode_inline_refs(inner.pool(), &refs);
+    drop(refs);
+    Ok(rec.map(|rec| (row, rec)))
+}
 
 /// True if inserts into `t` may be buffered: no secondary index, not compressed.
 fn eligible(t: &TableEntry) -> bool {
@@ -192,16 +227,22 @@ impl TrxState {
         }
         let mut reserved = 0..0;
         let mut generated = Vec::new();
-        let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
-        let values = super::rows::stamped(&t, &row, id, RollPtr::NONE);
-        let Some(rec) = t
-            .clustered
-            .encode_inline(inner.pool(), &values)
-            .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
-        else {
-            drop(w);
-            self.spill(inner)?;
-            return Ok(BulkInsert::Prepared(row, generated));
+        let (row, rec) = match encoded_as_is(inner, &t, row, &b.sys)? {
+            Some(x) => x,
+            None => {
+                let row = t.prepare_row(inner, row, &mut reserved, &mut generated)?;
+                let values = super::rows::stamped(&t, &row, id, RollPtr::NONE);
+                let Some(rec) = t
+                    .clustered
+                    .encode_inline(inner.pool(), &values)
+                    .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?
+                else {
+                    drop(w);
+                    self.spill(inner)?;
+                    return Ok(BulkInsert::Prepared(row, generated));
+                };
+                (Cow::Owned(row), rec)
+            }
         };
         let added = b
             .rows
@@ -220,7 +261,7 @@ impl TrxState {
                 // The buffer holds all it can: the rows go the ordinary way, this one too.
                 drop(w);
                 self.spill(inner)?;
-                return Ok(BulkInsert::Prepared(row, generated));
+                return Ok(BulkInsert::Prepared(row.into_owned(), generated));
             }
         };
         b.bytes += size + ROW_OVERHEAD;
@@ -264,6 +305,10 @@ impl TrxState {
         self.bulk = Some(Bulk {
             table: t,
             trx: self.id,
+            sys: [
+                Value::trx_id(self.id),
+                Value::roll_ptr(RollPtr::NONE.to_u64()),
+            ],
             rows: RowBuffer::new(),
             bytes: 0,
         });

@@ -1,16 +1,17 @@
 //! The bulk insert buffer (the `bulk` module's "The buffer"): a transaction's buffered rows
-//! as encoded clustered records in one growing arena, sorted once, at commit or spill.
+//! as encoded clustered records in an append-only arena, sorted once, at commit or spill.
 //!
 //! A map of owned records (one tree node, one record and one search key allocation per
 //! row) spends most of a 1M-row load on cache misses and malloc: each insert walks a tree
 //! of a million nodes in random order. Here a row costs two appends to two byte arenas
-//! (its record, and its key in a memcomparable form) and one 48-byte entry:
+//! (its record, and its key in a memcomparable form; each arena a few chunks of memory
+//! that ask for huge pages, see [`Arena`]) and one 40-byte entry:
 //!
 //! ```text
 //!  recs:  [rec 0 .......][rec 1 ......][rec 2 .........] ...   the records, as encoded
 //!  keys:  [key 0][key 1][key 2] ...                            their keys, flattened
-//!  rows:  {prefix, key, rec, extra, next}  one per row, in arrival order
-//!  index: hash(key) -> newest row with that hash               duplicate check
+//!  rows:  {prefix, key, rec, extra}  one per row, in arrival order
+//!  index: [tag | row] slots, open addressing on hash(key)     duplicate check
 //! ```
 //!
 //! **Flat keys.** A record's key fields (as [`RecordLayout::walk`] reads them, the bytes a
@@ -22,49 +23,183 @@
 //!
 //! **Duplicates** are found at the insert, as the map found them. While rows arrive in
 //! ascending key order (a load in key order) each key is only compared with the last one.
-//! From the first row out of order on, every key's hash goes into `index`, which maps a
-//! hash to the newest row with it; rows with equal hashes are chained through `next`, and a
-//! key is a duplicate only if its bytes equal a chained row's key, so hash collisions cost
-//! time, never correctness.
+//! From the first row out of order on, every row goes into `index`, a table of 8-byte slots
+//! (open addressing, linear probing, at most half full): a slot holds a row number and the
+//! high 32 bits of its key's hash, the **tag**, whose bits also choose the slot. A new key
+//! probes from its slot until an empty one, where it goes: one random cache line for most
+//! rows, where a general hash map touches its control bytes and then its bucket. A key is a
+//! duplicate only if its bytes equal those of a probed row with the same tag, so hash
+//! collisions cost time, never correctness, and growing the table needs no key: each slot's
+//! tag says where it goes.
+//!
+//! **Reading them back in key order** visits the records at random: [`RowBuffer::records`]
+//! asks for the record a few rows ahead while the caller builds pages from this one.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::hash::{BuildHasher, RandomState};
 
 use minnow_btree::record::{RecordError, RecordLayout};
 
-/// No row: the end of a hash chain.
-const NONE: u32 = u32::MAX;
+/// The row count the buffer stops at (row numbers and their slots are 32-bit).
+const MAX_ROWS: u32 = u32::MAX - 1;
+
+/// How many rows ahead [`RowBuffer::records`] prefetches a record: enough for a memory
+/// access (~100 ns) to finish while the bulk builder adds the records in between.
+const PREFETCH_AHEAD: usize = 8;
 
 /// One buffered row: where its key and record lie in the arenas.
 #[derive(Clone, Copy)]
 struct Row {
     /// The key's first 8 bytes, big-endian, zero-padded.
     prefix: u64,
-    key_at: usize,
+    key_at: u64,
     key_len: u32,
     /// The record's start in `recs`, its length and its origin's offset from the start.
-    rec_at: usize,
+    rec_at: u64,
     rec_len: u32,
     extra: u32,
-    /// The previous row with the same key hash ([`NONE`] if none).
-    next: u32,
 }
 
-/// A hasher for keys that are already hashes: the map's key passes through.
-#[derive(Default)]
-struct Passthrough(u64);
+/// The first chunk of an [`Arena`]; each next one is twice the last, up to [`MAX_CHUNK`].
+const FIRST_CHUNK: usize = 64 << 10;
 
-impl Hasher for Passthrough {
-    fn finish(&self) -> u64 {
-        self.0
+/// The largest chunk of an [`Arena`].
+const MAX_CHUNK: usize = 32 << 20;
+
+/// The size from which a chunk asks for transparent huge pages (x86-64's 2 MiB).
+const HUGE_CHUNK: usize = 2 << 20;
+
+/// An append-only byte arena (the records, the flat keys) in chunks of anonymous memory;
+/// a position is `chunk << 32 | offset`, and no entry straddles two chunks.
+///
+/// The chunks of 2 MiB and more ask the kernel for transparent huge pages, as the buffer
+/// pool's frames do: a 1M-row load's records take some 190 MiB, read back at commit in key
+/// order, that is at random; with 4 KiB pages nearly every record costs a TLB miss and a
+/// page-table walk on top of its cache miss, and filling the arena one page fault per
+/// 4 KiB. The first chunks are small, so a transaction that buffers a few rows maps and
+/// touches little.
+#[derive(Default)]
+struct Arena {
+    chunks: Vec<Chunk>,
+}
+
+struct Chunk {
+    map: memmap2::MmapMut,
+    len: usize,
+}
+
+impl Arena {
+    /// Appends `bytes`; their position, or `None` if no memory could be mapped for them.
+    fn push(&mut self, bytes: &[u8]) -> Option<u64> {
+        let fits = |c: &Chunk| c.map.len() - c.len >= bytes.len();
+        if !self.chunks.last().is_some_and(fits) {
+            let next = self
+                .chunks
+                .last()
+                .map_or(FIRST_CHUNK, |c| (c.map.len() * 2).min(MAX_CHUNK))
+                .max(bytes.len());
+            let map = memmap2::MmapMut::map_anon(next).ok()?;
+            #[cfg(target_os = "linux")]
+            if next >= HUGE_CHUNK {
+                // Only advice: where the kernel has no huge pages, the map stays as it is.
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
+            self.chunks.push(Chunk { map, len: 0 });
+        }
+        let n = self.chunks.len() - 1;
+        let c = self.chunks.last_mut()?;
+        let at = c.len;
+        c.map.get_mut(at..at + bytes.len())?.copy_from_slice(bytes);
+        c.len += bytes.len();
+        Some((n as u64) << 32 | at as u64)
     }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
+
+    /// The `len` bytes at position `at` (empty if there are none).
+    fn get(&self, at: u64, len: u32) -> &[u8] {
+        let off = (at & u64::from(u32::MAX)) as usize;
+        self.chunks
+            .get((at >> 32) as usize)
+            .and_then(|c| c.map.get(off..off + len as usize))
+            .unwrap_or_default()
+    }
+}
+
+/// The duplicate check's table (see the module docs): slots of `tag << 32 | row + 1`, 0 for
+/// an empty one, a power of two of them.
+#[derive(Default)]
+struct KeyIndex {
+    slots: Vec<u64>,
+    len: usize,
+}
+
+/// What [`KeyIndex::probe`] found.
+enum Probe {
+    /// A row whose key the caller said is the one probed for.
+    Found,
+    /// No such row; the empty slot where it goes.
+    Vacant(usize),
+}
+
+impl KeyIndex {
+    /// The tag of a key's 64-bit hash.
+    fn tag(hash: u64) -> u32 {
+        (hash >> 32) as u32
+    }
+
+    /// Looks for a row with `tag` for which `same` holds, from the tag's home slot on.
+    fn probe(&self, tag: u32, mut same: impl FnMut(u32) -> bool) -> Probe {
+        let mask = self.slots.len().wrapping_sub(1);
+        let mut at = tag as usize & mask;
+        while let Some(&slot) = self.slots.get(at) {
+            if slot == 0 {
+                return Probe::Vacant(at);
+            }
+            if (slot >> 32) as u32 == tag && same((slot as u32).wrapping_sub(1)) {
+                return Probe::Found;
+            }
+            at = (at + 1) & mask;
+        }
+        // Only an empty table has no slot at all.
+        Probe::Vacant(usize::MAX)
+    }
+
+    /// Puts `row` (with `tag`) into the empty slot `at` that [`KeyIndex::probe`] gave,
+    /// growing the table first if that leaves it over half full.
+    fn insert(&mut self, at: usize, tag: u32, row: u32) {
+        let slot = u64::from(tag) << 32 | u64::from(row + 1);
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+            self.put(slot);
+        } else if let Some(s) = self.slots.get_mut(at) {
+            *s = slot;
+            self.len += 1;
         }
     }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+
+    /// Adds `slot` at the first empty slot from its tag's home (no key is compared).
+    fn put(&mut self, slot: u64) {
+        if let Probe::Vacant(at) = self.probe((slot >> 32) as u32, |_| false)
+            && let Some(s) = self.slots.get_mut(at)
+        {
+            *s = slot;
+            self.len += 1;
+        }
+    }
+
+    /// Doubles the table (16 slots at first), each slot moved to its place in the new one.
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(16);
+        let old = std::mem::replace(&mut self.slots, vec![0; n]);
+        self.len = 0;
+        for slot in old.into_iter().filter(|&s| s != 0) {
+            self.put(slot);
+        }
+    }
+
+    /// Room for `rows` rows without growing.
+    fn reserve(&mut self, rows: usize) {
+        while (self.len + rows) * 2 > self.slots.len() {
+            self.grow();
+        }
     }
 }
 
@@ -81,11 +216,11 @@ pub(crate) enum Added {
 
 /// Buffered rows of one table, as encoded clustered records (see the module docs).
 pub(crate) struct RowBuffer {
-    recs: Vec<u8>,
-    keys: Vec<u8>,
+    recs: Arena,
+    keys: Arena,
     rows: Vec<Row>,
-    /// Key hash to the newest row with it; empty while `ordered`.
-    index: HashMap<u64, u32, BuildHasherDefault<Passthrough>>,
+    /// The rows by key hash; empty while `ordered`.
+    index: KeyIndex,
     hasher: RandomState,
     /// True while `rows` is in strictly ascending key order: as the rows came, or since
     /// [`RowBuffer::sort`].
@@ -98,10 +233,10 @@ impl RowBuffer {
     /// An empty buffer.
     pub(crate) fn new() -> RowBuffer {
         RowBuffer {
-            recs: Vec::new(),
-            keys: Vec::new(),
+            recs: Arena::default(),
+            keys: Arena::default(),
             rows: Vec::new(),
-            index: HashMap::default(),
+            index: KeyIndex::default(),
             hasher: RandomState::new(),
             ordered: true,
             scratch: Vec::new(),
@@ -149,11 +284,10 @@ impl RowBuffer {
         ) else {
             return Ok(Added::Full);
         };
-        if n == NONE {
+        if n >= MAX_ROWS {
             return Ok(Added::Full);
         }
-        let mut next = NONE;
-        let mut hash = 0;
+        let mut vacant = None;
         if self.ordered {
             match self.rows.last().map(|r| self.key(r).cmp(key)) {
                 None | Some(std::cmp::Ordering::Less) => {}
@@ -162,30 +296,32 @@ impl RowBuffer {
             }
         }
         if !self.ordered {
-            hash = self.hasher.hash_one(key.as_slice());
-            next = self.index.get(&hash).copied().unwrap_or(NONE);
-            let mut at = next;
-            while let Some(r) = self.rows.get(at as usize) {
-                if self.key(r) == key.as_slice() {
-                    return Ok(Added::Duplicate);
-                }
-                at = r.next;
+            let tag = KeyIndex::tag(self.hasher.hash_one(key.as_slice()));
+            let found = self.index.probe(tag, |i| {
+                self.rows
+                    .get(i as usize)
+                    .is_some_and(|r| self.key(r) == key.as_slice())
+            });
+            match found {
+                Probe::Found => return Ok(Added::Duplicate),
+                Probe::Vacant(at) => vacant = Some((at, tag)),
             }
         }
+        // Out of memory for the arenas: full (a key already appended is left unused).
+        let (Some(key_at), Some(rec_at)) = (self.keys.push(key), self.recs.push(bytes)) else {
+            return Ok(Added::Full);
+        };
         let row = Row {
             prefix: prefix(key),
-            key_at: self.keys.len(),
+            key_at,
             key_len,
-            rec_at: self.recs.len(),
+            rec_at,
             rec_len,
             extra: extra32,
-            next,
         };
-        if !self.ordered {
-            self.index.insert(hash, n);
+        if let Some((at, tag)) = vacant {
+            self.index.insert(at, tag, n);
         }
-        self.keys.extend_from_slice(key);
-        self.recs.extend_from_slice(bytes);
         self.rows.push(row);
         Ok(Added::Row(key.len() + bytes.len()))
     }
@@ -193,21 +329,15 @@ impl RowBuffer {
     /// Leaves the in-order mode: indexes every row buffered so far (all distinct).
     fn start_index(&mut self) {
         self.ordered = false;
-        self.index.reserve(self.rows.len());
-        for i in 0..self.rows.len() {
-            let Some(r) = self.rows.get(i) else { break };
-            let hash = self.hasher.hash_one(self.key(r));
-            let prev = self.index.insert(hash, i as u32).unwrap_or(NONE);
-            if let Some(r) = self.rows.get_mut(i) {
-                r.next = prev;
-            }
+        self.index.reserve(self.rows.len() + 1);
+        for (i, r) in (0u32..).zip(&self.rows) {
+            let tag = KeyIndex::tag(self.hasher.hash_one(self.key(r)));
+            self.index.put(u64::from(tag) << 32 | u64::from(i + 1));
         }
     }
 
     fn key(&self, r: &Row) -> &[u8] {
-        self.keys
-            .get(r.key_at..r.key_at + r.key_len as usize)
-            .unwrap_or_default()
+        self.keys.get(r.key_at, r.key_len)
     }
 
     /// Sorts the rows by key. The buffer is then in order again: a row added later is
@@ -234,20 +364,26 @@ impl RowBuffer {
             .filter_map(|&(_, i)| self.rows.get(i as usize).copied())
             .collect();
         self.rows = rows;
-        self.index = HashMap::default();
+        self.index = KeyIndex::default();
         self.ordered = true;
     }
 
     /// The records (bytes and origin offset) in key order; call [`RowBuffer::sort`] first,
     /// else they come in arrival order.
+    ///
+    /// Sorted, the records lie in the arena in arrival order, so each is a cache miss: the
+    /// record [`PREFETCH_AHEAD`] rows on is asked for while the caller works on this one.
     pub(crate) fn records(&self) -> impl Iterator<Item = (&[u8], usize)> + '_ {
-        self.rows.iter().map(|r| {
-            let bytes = self
-                .recs
-                .get(r.rec_at..r.rec_at + r.rec_len as usize)
-                .unwrap_or_default();
-            (bytes, r.extra as usize)
+        self.rows.iter().enumerate().map(|(i, r)| {
+            if let Some(ahead) = self.rows.get(i + PREFETCH_AHEAD) {
+                minnow_buf::prefetch_bytes(self.rec(ahead));
+            }
+            (self.rec(r), r.extra as usize)
         })
+    }
+
+    fn rec(&self, r: &Row) -> &[u8] {
+        self.recs.get(r.rec_at, r.rec_len)
     }
 }
 
@@ -324,6 +460,36 @@ mod tests {
             Added::Row(n) => *n,
             _ => 0,
         }
+    }
+
+    /// The duplicate check's table finds every row among colliding tags (one tag for all,
+    /// a few tags that share a home slot) through its growths, and never a row the caller
+    /// says is another key.
+    #[test]
+    fn key_index_probes_past_equal_tags() {
+        let mut ix = KeyIndex::default();
+        let tag = |i: u32| {
+            if i.is_multiple_of(3) {
+                7
+            } else {
+                7 + (i % 5) * (1 << 20)
+            }
+        };
+        for i in 0..500u32 {
+            match ix.probe(tag(i), |r| r == i) {
+                Probe::Vacant(at) => ix.insert(at, tag(i), i),
+                Probe::Found => panic!("row {i} found before it was added"),
+            }
+            assert!(ix.slots.len() >= 2 * ix.len);
+        }
+        assert_eq!(ix.len, 500);
+        for i in 0..500u32 {
+            assert!(matches!(ix.probe(tag(i), |r| r == i), Probe::Found), "{i}");
+            assert!(matches!(ix.probe(tag(i), |_| false), Probe::Vacant(_)));
+        }
+        let mut big = KeyIndex::default();
+        big.reserve(1000);
+        assert!(big.slots.len() >= 2000 && big.slots.len().is_power_of_two());
     }
 
     /// The buffer sorts as the tree compares keys (field by field, NULL first) and finds
