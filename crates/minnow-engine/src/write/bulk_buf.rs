@@ -35,24 +35,26 @@ use minnow_btree::record::{RecordError, RecordLayout};
 /// No row: the end of a hash chain.
 const NONE: u32 = u32::MAX;
 
-/// One buffered row: where its key and record lie in the arenas.
+/// One buffered row: where its key and record lie in the arenas (an entry of the
+/// `bulk_sec` module's buffers too).
 #[derive(Clone, Copy)]
-struct Row {
+pub(super) struct Row {
     /// The key's first 8 bytes, big-endian, zero-padded.
-    prefix: u64,
-    key_at: usize,
-    key_len: u32,
+    pub(super) prefix: u64,
+    pub(super) key_at: usize,
+    pub(super) key_len: u32,
     /// The record's start in `recs`, its length and its origin's offset from the start.
-    rec_at: usize,
-    rec_len: u32,
-    extra: u32,
+    pub(super) rec_at: usize,
+    pub(super) rec_len: u32,
+    pub(super) extra: u32,
     /// The previous row with the same key hash ([`NONE`] if none).
-    next: u32,
+    pub(super) next: u32,
 }
 
-/// A hasher for keys that are already hashes: the map's key passes through.
+/// A hasher for keys that are already hashes: the map's key passes through (the
+/// `bulk_sec` module's unique keys use it too).
 #[derive(Default)]
-struct Passthrough(u64);
+pub(super) struct Passthrough(u64);
 
 impl Hasher for Passthrough {
     fn finish(&self) -> u64 {
@@ -204,6 +206,22 @@ impl RowBuffer {
         }
     }
 
+    /// Takes the row added last back out (a statement that fails after its row was
+    /// buffered); nothing if the buffer is empty.
+    pub(crate) fn remove_last(&mut self) {
+        let Some(r) = self.rows.pop() else { return };
+        if !self.ordered {
+            let hash = self.hasher.hash_one(self.key(&r));
+            if r.next == NONE {
+                self.index.remove(&hash);
+            } else {
+                self.index.insert(hash, r.next);
+            }
+        }
+        self.keys.truncate(r.key_at);
+        self.recs.truncate(r.rec_at);
+    }
+
     fn key(&self, r: &Row) -> &[u8] {
         self.keys
             .get(r.key_at..r.key_at + r.key_len as usize)
@@ -252,7 +270,7 @@ impl RowBuffer {
 }
 
 /// The key's first 8 bytes as a big-endian number, zero-padded.
-fn prefix(key: &[u8]) -> u64 {
+pub(super) fn prefix(key: &[u8]) -> u64 {
     let mut p = [0u8; 8];
     let n = key.len().min(8);
     if let (Some(d), Some(s)) = (p.get_mut(..n), key.get(..n)) {
@@ -263,7 +281,7 @@ fn prefix(key: &[u8]) -> u64 {
 
 /// Appends to `out` the flat key of the record `bytes` with its origin `extra` bytes in
 /// (see the module docs).
-fn flat_key(
+pub(super) fn flat_key(
     layout: &RecordLayout,
     bytes: &[u8],
     extra: usize,
