@@ -249,7 +249,8 @@ pub struct Config {
     /// they are written the ordinary way (see the `write` module's bulk insert module
     /// docs). 0 (the default) means half of `buffer_pool_size`: a 1 GiB pool buffers up to
     /// 512 MiB, about 1.8 million rows of 24-byte keys and 150-byte values (each row is
-    /// counted at its record, its key and 64 bytes).
+    /// counted at its record, its key and 64 bytes, and each of its secondary index entries
+    /// at its record, its key and 48 bytes).
     pub bulk_insert_buffer_size: usize,
     /// `innodb_purge_threads`: background purge threads, 0 or 1 (default 1). With 1, a
     /// thread removes delete-marked records, old secondary entries and undo that no open

@@ -9,9 +9,10 @@
 //! latch and the table's metadata lock exclusively (so no write statement on the table is
 //! running), only if the table:
 //!
-//! - has no secondary index and is not compressed (others take the ordinary path);
-//! - holds no record at all, delete-marked ones included;
-//! - has no row lock anyone holds or waits for ([`minnow_mvcc::LockManager::index_in_use`]),
+//! - is not compressed (a compressed table takes the ordinary path);
+//! - holds no record in any of its indexes, delete-marked ones included;
+//! - has no row lock anyone holds or waits for, on any of its indexes
+//!   ([`minnow_mvcc::LockManager::index_in_use`]),
 //!   and no write statement let its latches go for a lock wait (the claim's `pending` count):
 //!   so no other transaction has, or is about to have, anything in the table.
 //!
@@ -34,36 +35,42 @@
 //! arena of records (the `bulk_buf` module), sorted by primary key once, at commit or spill:
 //! a duplicate key is [`crate::Error::DuplicateKey`] from the insert call (a hash of every
 //! key finds it, or a comparison with the last key while the rows come in key order), and
-//! a failed insert leaves the buffer as it was (statement rollback). No undo, no row lock,
-//! no page is touched.
+//! a failed insert leaves the buffer as it was (statement rollback). Each secondary index's
+//! entry for the row is buffered beside it, and a UNIQUE index's key checked there, in the
+//! order an ordinary insert checks (the `bulk_sec` module). No undo, no row lock, no page is
+//! touched.
 //!
 //! Anything else the transaction does with the table (a read, an update, a delete, a
 //! locking read) first **spills** the buffer: the rows are inserted the ordinary way, with
 //! undo and locks, in key order, as one statement, and the claim ends; every read and write
-//! path then works unchanged. A row too long to stay inline, or a buffer past
-//! [`crate::Config::bulk_insert_buffer_size`] (or past 2^32 rows), spills too. A rollback
-//! drops the buffer.
+//! path then works unchanged (the spilled rows' secondary entries are the ordinary inserts'
+//! own). A row too long to stay inline, or a buffer past
+//! [`crate::Config::bulk_insert_buffer_size`] (rows and secondary entries counted, or past
+//! 2^32 rows), spills too. A rollback drops the buffer.
 //!
 //! ## Commit
 //!
 //! The commit builds the table's clustered tree bottom-up from the buffer
-//! ([`minnow_btree::tree::BulkBuilder`], leaves' `PAGE_MAX_TRX_ID` the transaction's id),
-//! then, holding the DDL mutex, the quiesce latch and the metadata lock (exclusively):
+//! ([`minnow_btree::tree::BulkBuilder`], leaves' `PAGE_MAX_TRX_ID` the transaction's id), and
+//! each secondary index's tree from its sorted entries (the same stamp), then, holding the
+//! DDL mutex, the quiesce latch and the metadata lock (exclusively):
 //!
-//! 1. switches the table's in-memory entry to the new tree (a reader that does not see the
-//!    transaction finds its records and no version of them: still empty to it);
+//! 1. switches the table's in-memory entry to the new trees (a reader that does not see the
+//!    transaction finds its records and no version of them: still empty to it; through a
+//!    secondary index it checks each entry against that record, the leaf's
+//!    `PAGE_MAX_TRX_ID` being the transaction's);
 //! 2. commits the transaction with [`minnow_mvcc::trx_sys::TrxSys::commit_with`], whose
 //!    mini-transaction also rewrites the table's dictionary record in place to name the new
-//!    root ([`minnow_btree::BTree::overwrite_in`]): the dictionary change and the commit
+//!    roots ([`minnow_btree::BTree::overwrite_in`]): the dictionary change and the commit
 //!    mark are durable together or not at all. Only after it does the transaction stop
-//!    being active, so every read view that sees it reads the new tree.
-//! 3. ends the claim and frees the old, empty tree.
+//!    being active, so every read view that sees it reads the new trees.
+//! 3. ends the claim and frees the old, empty trees.
 //!
-//! **Crash**: the built tree's pages are logged before the commit mtr. A crash before that
-//! mtr is durable leaves the dictionary naming the old empty tree and the transaction
-//! active (rolled back at open: it has no undo records), and the built tree's segments
-//! orphans that `open` frees; a crash after it leaves the new tree named, the transaction
-//! committed, and the old tree's segments orphans, freed the same way. If the commit mtr
+//! **Crash**: the built trees' pages are logged before the commit mtr. A crash before that
+//! mtr is durable leaves the dictionary naming the old empty trees and the transaction
+//! active (rolled back at open: it has no undo records), and the built trees' segments
+//! orphans that `open` frees; a crash after it leaves the new trees named, the transaction
+//! committed, and the old trees' segments orphans, freed the same way. If the commit mtr
 //! fails, the entry is switched back and the transaction rolled back.
 
 use std::borrow::Cow;
@@ -83,6 +90,7 @@ use crate::error::{Error, Result, from_tree};
 use crate::schema::{self, PRIMARY};
 
 use super::bulk_buf::{Added, RowBuffer};
+use super::bulk_sec::SecBuffers;
 use super::{TrxState, WriteGuard, entry_now, statement};
 
 /// Bytes a buffered row is counted at beyond its record and key (its entry, its hash).
@@ -100,6 +108,8 @@ pub(crate) struct Bulk {
     sys: [Value; 2],
     /// The rows, as clustered records (the `bulk_buf` module).
     rows: RowBuffer,
+    /// Their secondary index entries (the `bulk_sec` module).
+    sec: SecBuffers,
     /// What they are counted at against `bulk_insert_buffer_size`.
     bytes: usize,
 }
@@ -172,18 +182,26 @@ fn encoded_as_is<'r>(
     Ok(rec.map(|rec| (row, rec)))
 }
 
-/// True if inserts into `t` may be buffered: no secondary index, not compressed.
+/// True if inserts into `t` may be buffered: not compressed.
 fn eligible(t: &TableEntry) -> bool {
-    t.meta.secondary.is_empty() && t.meta.def.compression.is_none()
+    t.meta.def.compression.is_none()
 }
 
-/// True if the clustered tree of `t` holds no record, delete-marked ones included.
+/// True if no tree of `t` holds a record, delete-marked ones included.
 fn physically_empty(inner: &Engine, t: &TableEntry) -> Result<bool> {
-    let mut probe = t
-        .clustered
-        .scan(inner.pool(), ScanRange::all().limit(1))
-        .map_err(|e| from_tree(e, t.meta.name(), PRIMARY))?;
-    Ok(probe.next().is_none())
+    let names = t.meta.secondary.iter().map(|s| s.name.as_str());
+    for (tree, name) in std::iter::once(&t.clustered)
+        .chain(&t.secondary)
+        .zip(std::iter::once(PRIMARY).chain(names))
+    {
+        let mut probe = tree
+            .scan(inner.pool(), ScanRange::all().limit(1))
+            .map_err(|e| from_tree(e, t.meta.name(), name))?;
+        if probe.next().is_some() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 impl TrxState {
@@ -248,7 +266,7 @@ impl TrxState {
             .rows
             .add(t.clustered.layout(), rec.as_bytes(), rec.extra())
             .map_err(|e| from_tree(e.into(), t.meta.name(), PRIMARY))?;
-        let size = match added {
+        let mut size = match added {
             Added::Row(size) => size,
             Added::Duplicate => {
                 return Err(Error::DuplicateKey {
@@ -264,6 +282,17 @@ impl TrxState {
                 return Ok(BulkInsert::Prepared(row.into_owned(), generated));
             }
         };
+        let max =
+            minnow_btree::tree::overflow::max_record_len(inner.pool().config().page_size.bytes());
+        let clustered = (rec.as_bytes(), rec.extra());
+        match b.sec.add(&t, t.clustered.layout(), clustered, max) {
+            Ok(bytes) => size += bytes,
+            Err(e) => {
+                // The row leaves no trace: its clustered record goes too.
+                b.rows.remove_last();
+                return Err(e);
+            }
+        }
         b.bytes += size + ROW_OVERHEAD;
         if b.bytes > inner.config().bulk_insert_buffer_bytes() {
             drop(w);
@@ -297,10 +326,13 @@ impl TrxState {
             || t.claim.owner() != 0
             || t.claim.pending() != 0
             || !physically_empty(inner, &t)?
-            || inner.locks().index_in_use(t.meta.index_id)
+            || std::iter::once(t.meta.index_id)
+                .chain(t.meta.secondary.iter().map(|s| s.index_id))
+                .any(|id| inner.locks().index_in_use(id))
         {
             return Ok(false);
         }
+        let sec = SecBuffers::new(&t)?;
         t.claim.claim(self.id);
         self.bulk = Some(Bulk {
             table: t,
@@ -310,6 +342,7 @@ impl TrxState {
                 Value::roll_ptr(RollPtr::NONE.to_u64()),
             ],
             rows: RowBuffer::new(),
+            sec,
             bytes: 0,
         });
         Ok(true)
@@ -364,14 +397,16 @@ impl TrxState {
         let t = Arc::clone(&b.table);
         let _x = t.mdl.write();
         b.rows.sort();
-        match self.publish(inner, &b, &t) {
+        match self.publish(inner, &mut b, &t) {
             Ok(end) => {
                 self.release_locks();
                 // Ends the claim, after the commit: writers waiting for it find the new tree.
                 drop(b);
-                // The old, empty tree is named by nothing now. A failure here leaves its
+                // The old, empty trees are named by nothing now. A failure here leaves their
                 // segments orphans, which `open` frees; the commit stands either way.
-                let _ = t.clustered.free_all(inner.pool());
+                for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
+                    let _ = tree.free_all(inner.pool());
+                }
                 Ok(Some(end))
             }
             Err(e) => {
@@ -385,7 +420,7 @@ impl TrxState {
     /// Builds the tree from `b`, switches `t`'s table to it and commits with the dictionary
     /// record naming it (steps 1 and 2 of the module docs' "Commit"); on failure nothing is
     /// committed and the table is as it was.
-    fn publish(&mut self, inner: &Engine, b: &Bulk, t: &Arc<TableEntry>) -> Result<Lsn> {
+    fn publish(&mut self, inner: &Engine, b: &mut Bulk, t: &Arc<TableEntry>) -> Result<Lsn> {
         let pool = inner.pool();
         let name = t.meta.name();
         let current = inner.tables().read().get(name).cloned();
@@ -410,17 +445,22 @@ impl TrxState {
                     .push_bytes(rec, extra)
                     .map_err(|e| from_tree(e, name, PRIMARY))?;
             }
-            builder.finish().map_err(|e| from_tree(e, name, PRIMARY))
+            let (secondary, sec_end) = b.sec.build(pool, t, self.id, &mut created)?;
+            let (tree, end) = builder.finish().map_err(|e| from_tree(e, name, PRIMARY))?;
+            Ok((tree, secondary, end.max(sec_end)))
         })();
-        let (tree, built_end) = crate::bulk::abandon_on_error(pool, built, &created)?;
+        let (tree, secondary, built_end) = crate::bulk::abandon_on_error(pool, built, &created)?;
         let mut meta = t.meta.clone();
         meta.root = tree.root();
+        for (s, tree) in meta.secondary.iter_mut().zip(&secondary) {
+            s.root = tree.root();
+        }
         let row = dict_row(name.as_bytes(), schema::encode(&meta));
-        // The new tree keeps the old (empty) one's index id: its hash starts afresh, and
-        // BEFORE the new entry hooks it (dropping the index kills every hook on that id,
+        // The new trees keep the old (empty) ones' index ids: their hash starts afresh, and
+        // BEFORE the new entry hooks them (dropping an index kills every hook on that id,
         // the new tree's too: it would never be hashed).
-        inner.ahi().drop_index(t.clustered.index_id());
-        let new = Arc::new(entry_like(inner, t, meta, tree.clone()));
+        drop_hashes(inner, t);
+        let new = Arc::new(entry_like(inner, t, meta, tree.clone(), secondary.clone()));
         // Step 1: readers of the table read the new tree from now on.
         inner
             .tables()
@@ -443,15 +483,21 @@ impl TrxState {
         match committed {
             Ok(end) => Ok(end.max(built_end)),
             Err(e) => {
-                // Not committed: the table goes back to its empty tree. The hash of the index
-                // is dropped first (the new tree's pages may be in it) and the old tree gets a
-                // fresh hook: its own died with the drop above.
-                inner.ahi().drop_index(t.clustered.index_id());
-                let empty = crate::entry::rehook_tree(inner.ahi(), t.clustered.clone());
-                let old = Arc::new(entry_like(inner, t, t.meta.clone(), empty));
+                // Not committed: the table goes back to its empty trees. The hash of each
+                // index is dropped first (the new trees' pages may be in it) and the old trees
+                // get fresh hooks: their own died with the drop above.
+                drop_hashes(inner, t);
+                let rehook = |tree: &minnow_btree::BTree| {
+                    crate::entry::rehook_tree(inner.ahi(), tree.clone())
+                };
+                let empty = rehook(&t.clustered);
+                let empty_sec = t.secondary.iter().map(rehook).collect();
+                let old = Arc::new(entry_like(inner, t, t.meta.clone(), empty, empty_sec));
                 inner.tables().write().insert(name.to_owned(), old);
                 new.superseded.store(true, Ordering::Release);
-                let _ = tree.free_all(pool);
+                for tree in std::iter::once(&tree).chain(&secondary) {
+                    let _ = tree.free_all(pool);
+                }
                 self.log = Some(log);
                 Err(e.into())
             }
@@ -459,15 +505,23 @@ impl TrxState {
     }
 }
 
+/// Drops the adaptive hash index's entries (and hooks) of every index of `t`.
+fn drop_hashes(inner: &Engine, t: &TableEntry) {
+    for tree in std::iter::once(&t.clustered).chain(&t.secondary) {
+        inner.ahi().drop_index(tree.index_id());
+    }
+}
+
 /// A new entry for the table of `t` (its locks, claim and counters carried) with `meta`
-/// and clustered tree `clustered`.
+/// and trees `clustered` and `secondary`.
 fn entry_like(
     inner: &Engine,
     t: &TableEntry,
     meta: crate::schema::TableMeta,
     clustered: minnow_btree::BTree,
+    secondary: Vec<minnow_btree::BTree>,
 ) -> TableEntry {
-    t.successor(meta, clustered, Vec::new())
+    t.successor(meta, clustered, secondary)
         .hooked(inner.ahi())
         .configured(inner.config())
 }

@@ -113,6 +113,16 @@ impl Arena {
         Some((n as u64) << 32 | at as u64)
     }
 
+    /// Drops everything from position `at` on (a position [`Arena::push`] returned): the
+    /// arena is as it was before that push, but for a chunk mapped for it, which stays empty.
+    fn truncate(&mut self, at: u64) {
+        let (chunk, off) = ((at >> 32) as usize, (at & u64::from(u32::MAX)) as usize);
+        self.chunks.truncate(chunk + 1);
+        if let Some(c) = self.chunks.get_mut(chunk) {
+            c.len = c.len.min(off);
+        }
+    }
+
     /// The `len` bytes at position `at` (empty if there are none).
     fn get(&self, at: u64, len: u32) -> &[u8] {
         let off = (at & u64::from(u32::MAX)) as usize;
@@ -182,6 +192,40 @@ impl KeyIndex {
         {
             *s = slot;
             self.len += 1;
+        }
+    }
+
+    /// Takes row `row` (with `tag`) out, if it is there: its slot is emptied and the slots
+    /// after it, up to the next empty one, are put again, so that no probe stops early.
+    fn remove(&mut self, tag: u32, row: u32) {
+        let want = u64::from(tag) << 32 | u64::from(row + 1);
+        let mask = self.slots.len().wrapping_sub(1);
+        let mut at = tag as usize & mask;
+        while let Some(&slot) = self.slots.get(at) {
+            if slot == 0 {
+                return;
+            }
+            if slot == want {
+                break;
+            }
+            at = (at + 1) & mask;
+        }
+        let Some(s) = self.slots.get_mut(at) else {
+            return;
+        };
+        *s = 0;
+        self.len -= 1;
+        let mut next = (at + 1) & mask;
+        while let Some(&slot) = self.slots.get(next) {
+            if slot == 0 {
+                break;
+            }
+            if let Some(s) = self.slots.get_mut(next) {
+                *s = 0;
+            }
+            self.len -= 1;
+            self.put(slot);
+            next = (next + 1) & mask;
         }
     }
 
@@ -336,6 +380,22 @@ impl RowBuffer {
         }
     }
 
+    /// Takes the row added last back out (a statement that fails after its row was
+    /// buffered); nothing if the buffer is empty.
+    pub(crate) fn remove_last(&mut self) {
+        let Some(r) = self.rows.last().copied() else {
+            return;
+        };
+        if !self.ordered {
+            let tag = KeyIndex::tag(self.hasher.hash_one(self.key(&r)));
+            let row = u32::try_from(self.rows.len() - 1).unwrap_or(u32::MAX);
+            self.index.remove(tag, row);
+        }
+        self.rows.pop();
+        self.keys.truncate(r.key_at);
+        self.recs.truncate(r.rec_at);
+    }
+
     fn key(&self, r: &Row) -> &[u8] {
         self.keys.get(r.key_at, r.key_len)
     }
@@ -388,7 +448,7 @@ impl RowBuffer {
 }
 
 /// The key's first 8 bytes as a big-endian number, zero-padded.
-fn prefix(key: &[u8]) -> u64 {
+pub(super) fn prefix(key: &[u8]) -> u64 {
     let mut p = [0u8; 8];
     let n = key.len().min(8);
     if let (Some(d), Some(s)) = (p.get_mut(..n), key.get(..n)) {
@@ -399,7 +459,7 @@ fn prefix(key: &[u8]) -> u64 {
 
 /// Appends to `out` the flat key of the record `bytes` with its origin `extra` bytes in
 /// (see the module docs).
-fn flat_key(
+pub(super) fn flat_key(
     layout: &RecordLayout,
     bytes: &[u8],
     extra: usize,
@@ -490,6 +550,82 @@ mod tests {
         let mut big = KeyIndex::default();
         big.reserve(1000);
         assert!(big.slots.len() >= 2000 && big.slots.len().is_power_of_two());
+    }
+
+    /// A row taken out of the duplicate check's table is no longer found, and every other
+    /// row still is, with the tags crowded onto a few home slots (the slots after a removed
+    /// one move up).
+    #[test]
+    fn key_index_removes_without_breaking_probes() {
+        let mut ix = KeyIndex::default();
+        let tag = |i: u32| 3 + (i % 4) * (1 << 20);
+        for i in 0..300u32 {
+            if let Probe::Vacant(at) = ix.probe(tag(i), |r| r == i) {
+                ix.insert(at, tag(i), i);
+            }
+        }
+        for gone in [299u32, 150, 0, 7] {
+            ix.remove(tag(gone), gone);
+            assert!(matches!(
+                ix.probe(tag(gone), |r| r == gone),
+                Probe::Vacant(_)
+            ));
+        }
+        assert_eq!(ix.len, 296);
+        for i in (0..300u32).filter(|i| ![299, 150, 0, 7].contains(i)) {
+            assert!(matches!(ix.probe(tag(i), |r| r == i), Probe::Found), "{i}");
+        }
+        // A row that is not there: nothing changes.
+        ix.remove(tag(7), 7);
+        assert_eq!(ix.len, 296);
+    }
+
+    /// `remove_last` leaves the buffer as it was before the last add, in order and in the
+    /// hash mode: the key may be added again, the others are still duplicates, and the
+    /// records read back are the others'.
+    #[test]
+    fn remove_last_takes_the_last_row_back() {
+        let l = layout();
+        for keys in [&[1u8, 2, 3, 4][..], &[4, 1, 3, 2]] {
+            let mut b = RowBuffer::new();
+            for &k in keys {
+                let r = rec(&l, Some(&[k]), b"k");
+                assert!(matches!(
+                    b.add(&l, r.as_bytes(), r.extra()),
+                    Ok(Added::Row(_))
+                ));
+            }
+            b.remove_last();
+            assert_eq!(b.len(), 3);
+            let last = keys[3];
+            for &k in &keys[..3] {
+                let r = rec(&l, Some(&[k]), b"k");
+                assert_eq!(
+                    b.add(&l, r.as_bytes(), r.extra()).unwrap(),
+                    Added::Duplicate
+                );
+            }
+            let r = rec(&l, Some(&[last]), b"k");
+            assert!(matches!(
+                b.add(&l, r.as_bytes(), r.extra()),
+                Ok(Added::Row(_))
+            ));
+            b.remove_last();
+            b.sort();
+            let mut want: Vec<u8> = keys[..3].to_vec();
+            want.sort();
+            let got: Vec<u8> = b
+                .records()
+                .map(|(bytes, extra)| match &l.decode(bytes, extra).unwrap()[0] {
+                    Value::Bytes(x) => x[0],
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(got, want);
+        }
+        let mut empty = RowBuffer::new();
+        empty.remove_last();
+        assert!(empty.is_empty());
     }
 
     /// The buffer sorts as the tree compares keys (field by field, NULL first) and finds

@@ -29,10 +29,10 @@
 //! that take the records). See "Consistent reads" below for what it buys.
 //!
 //! **Bulk insert into an empty table** (the `bulk` module): a transaction's inserts into a
-//! table that holds no record, has no secondary index and nobody's row locks are not
-//! written one by one: the transaction claims the table, buffers the rows sorted in memory
-//! (no undo, no row lock), builds the clustered tree bottom-up at commit and names its root
-//! in the commit's own mini-transaction. Anything else it does with the table first writes
+//! table that holds no record, is not compressed and has nobody's row locks are not
+//! written one by one: the transaction claims the table, buffers the rows and their
+//! secondary entries in memory (no undo, no row lock), builds every index bottom-up at
+//! commit and names their roots in the commit's own mini-transaction. Anything else it does with the table first writes
 //! the buffered rows the ordinary way, as above.
 //!
 //! ## Row locks
@@ -108,10 +108,13 @@
 //!                 unique index (by_index)
 //!   bulk, bulk_buf  a transaction's inserts into an empty table, buffered and built at
 //!                 commit
+//!   bulk_sec      their secondary index entries, unique checks, and the build of each
+//!                 secondary index
 //! ```
 
 mod bulk;
 mod bulk_buf;
+mod bulk_sec;
 mod by_index;
 mod gaps;
 mod locking;

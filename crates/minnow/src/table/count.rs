@@ -196,11 +196,16 @@ mod tests {
             def = def.index(IndexDef::new("by_v", &["v"]));
         }
         let t = db.create_table(def).unwrap();
-        let mut tx = db.begin().unwrap();
-        for k in 0..3000u64 {
+        let row = |k: u64| {
             let pad = Value::Bytes(vec![b'p'; 60 + (k % 50) as usize]);
-            tx.insert(&t, &[Value::UInt(k * 2), Value::UInt(k % 97), pad])
-                .unwrap();
+            [Value::UInt(k * 2), Value::UInt(k % 97), pad]
+        };
+        // The first row alone: the rest go in row by row (into an empty table they would be
+        // bulk-built, every index's leaves full, fewer than the cut below needs).
+        t.insert(&row(0)).unwrap();
+        let mut tx = db.begin().unwrap();
+        for k in 1..3000u64 {
+            tx.insert(&t, &row(k)).unwrap();
         }
         tx.commit().unwrap();
         // The commit may have built the table bottom-up (a bulk insert into the empty

@@ -172,3 +172,51 @@ pub fn crash_db(
     db.buffer_pool().unwrap().flush_all().unwrap();
     (dir, sim, backend, db)
 }
+
+/// A power-cut campaign over one commit, `seeds(4)` seeds: for each, a database on a crash
+/// simulator with [`crash_config`], where `commit(seed, db, sim)` does its work, arms the
+/// simulator and commits, saying whether the commit was acknowledged; after the cut and the
+/// recovery, `kept(seed, db)` says whether the database holds all of the commit's work
+/// (it asserts that it holds none of it otherwise). An acknowledged commit must be kept,
+/// `check()` must pass after recovery, and with 4 seeds or more the cuts must fall on both
+/// sides of the commit.
+pub fn commit_campaign(
+    commit: impl Fn(u64, &minnow::Database, &minnow::backend::CrashSim) -> bool,
+    kept: impl Fn(u64, &minnow::Database) -> bool,
+) {
+    use minnow::backend::{CrashSim, SyncBackend};
+    let (mut all_seen, mut none_seen) = (0, 0);
+    let seeds = seeds(4);
+    let n = seeds.end - seeds.start;
+    for seed in seeds {
+        let dir = tempfile::tempdir().unwrap();
+        let sim = Arc::new(CrashSim::new(Arc::new(SyncBackend::new())));
+        let backend: Arc<dyn Backend> = sim.clone();
+        let acked = {
+            let db =
+                minnow::Database::create(dir.path(), crash_config(Arc::clone(&backend))).unwrap();
+            commit(seed, &db, &sim)
+        };
+        let report = sim.power_cut(seed).unwrap();
+        let db = minnow::Database::open(dir.path(), crash_config(backend))
+            .unwrap_or_else(|e| panic!("seed {seed}: open: {e}\n{report}"));
+        let all = kept(seed, &db);
+        eprintln!("seed {seed}: acked {acked}, kept {all}");
+        if all {
+            all_seen += 1;
+        } else {
+            assert!(!acked, "seed {seed}: an acknowledged commit was lost");
+            none_seen += 1;
+        }
+        db.check()
+            .unwrap_or_else(|e| panic!("seed {seed}: check after recovery: {e}\n{report}"));
+        db.close().unwrap();
+    }
+    eprintln!("{all_seen} seeds kept the commit, {none_seen} did not");
+    if n >= 4 {
+        assert!(
+            all_seen > 0 && none_seen > 0,
+            "the cuts must fall on both sides of the commit"
+        );
+    }
+}
