@@ -28,7 +28,8 @@
 //! point reads: the adaptive hash index then knows every leaf), `insert_tx` (N
 //! inserts of new random keys in one transaction, committed with the default durability),
 //! `remove_tx` (N deletes of distinct existing keys in one transaction, committed the same
-//! way; N is capped at the rows loaded) or `count` (`Table::count`, after one write so that
+//! way; N is capped at the rows loaded), `remove_tx_warm` (the same after one point read per
+//! key, as compare/'s removals come after its reads: the adaptive hash index knows every leaf) or `count` (`Table::count`, after one write so that
 //! each count walks). Keys come from a fixed seed, so every run does the same work.
 //!
 //! To tell two builds apart on a busy machine, `peer_ops_ab.sh` beside this file runs them in
@@ -178,7 +179,7 @@ fn measured(
             }
             tx.commit()?;
         }
-        "remove_tx" => {
+        "remove_tx" | "remove_tx_warm" => {
             let mut tx = db.begin()?;
             // Every other loaded key, in a scattered order: each delete finds its row.
             let step = keys.len() / n.min(keys.len()).max(1);
@@ -196,7 +197,7 @@ fn measured(
         }
         other => {
             return Err(format!(
-                "unknown operation {other:?}: get, get_tx, get_tx_with, get_tx_bytes_with(_warm), get_tx_bytes_with_2t_warm, scan10, scan10_with, scan10_with_warm, insert_tx, remove_tx or count"
+                "unknown operation {other:?}: get, get_tx, get_tx_with, get_tx_bytes_with(_warm), get_tx_bytes_with_2t_warm, scan10, scan10_with, scan10_with_warm, insert_tx, remove_tx(_warm) or count"
             )
             .into());
         }
