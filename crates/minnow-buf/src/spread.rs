@@ -83,7 +83,11 @@ pub struct SpreadLatch {
     /// [`FREE`], [`PENDING`] (a writer waits for readers) or [`HELD`].
     state: AtomicU8,
     /// Writers take it exclusively for their whole hold; readers that met a writer wait on it
-    /// shared.
+    /// shared. It guards no data and is not a lock of its own in the latch order: it is this
+    /// latch's slow path and sits in the latch's own row (ARCHITECTURE.md). Readers on the
+    /// fast path never touch it, so it serialises only exclusive holders (a checkpoint,
+    /// `check`, DDL) against each other and against the readers that arrive while one of
+    /// them is there; readers of different rows never wait on it while no writer is around.
     inner: RwLock<()>,
 }
 
