@@ -13,8 +13,8 @@
 //!
 //! ## Entries and pages
 //!
-//! An entry ([`Slot`]) names a leaf record: the index, the page, the record's offset and the
-//! page's LSN when the entry was made. A side table, sharded by page number, keeps for every
+//! An entry ([`Slot`]) names a leaf record: the index, the page, the record's offset, and the
+//! frame that held the page with its layout counter when the entry was made. A side table, sharded by page number, keeps for every
 //! leaf page the descents that saw it unchanged (`helps`, after InnoDB's `n_hash_helps`)
 //! and, once the page is hashed, the folds of its entries: dropping a page's entries (when it
 //! is found stale, merged away, or its index dropped) then costs one removal per entry and no
@@ -45,10 +45,12 @@ pub struct Slot {
     pub page_no: u32,
     /// The record's origin on the page.
     pub origin: u32,
-    /// The page's LSN when the entry was made.
-    pub lsn: u64,
-    /// The buffer-pool frame that held the page when the entry was made: only a hint for
-    /// the lookup ([`minnow_btree::tree::Guess::frame`]), which checks it; any value is safe.
+    /// The layout counter of the page's frame when the entry was made
+    /// ([`minnow_btree::tree::Guess::layout`]).
+    pub layout: u64,
+    /// The buffer-pool frame that held the page when the entry was made
+    /// ([`minnow_btree::tree::Guess::frame`]): the lookup fixes the page through it, and the
+    /// entry holds only while that frame holds the page with the same layout.
     pub frame: u32,
 }
 
@@ -97,13 +99,13 @@ impl Striped {
     }
 }
 
-/// A hashed page: the prefix it was hashed with, its LSN then, and the folds it inserted
+/// A hashed page: the prefix it was hashed with, its frame's layout then, and the folds it inserted
 /// (in the page's record order, not sorted: only a rebuild needs them sorted, and sorts
 /// them then).
 #[derive(Debug, Clone)]
 pub(crate) struct Hashed {
     pub n_fields: u16,
-    pub lsn: u64,
+    pub layout: u64,
     pub folds: Vec<u64>,
 }
 
@@ -115,8 +117,8 @@ pub(crate) struct PageInfo {
     pub helps: u32,
     /// The recommendation `helps` counts for.
     pub n_fields: u16,
-    /// The page's LSN at the descents `helps` counts (a change restarts the count).
-    pub seen_lsn: u64,
+    /// The page's layout at the descents `helps` counts (a change restarts the count).
+    pub seen_layout: u64,
     /// Back-off: a build needs `(n_recs / 16 + 1) << level` unchanged descents. Up by one
     /// when a build is dropped having answered under a quarter of its keys, down by one
     /// when it answered more.
@@ -130,7 +132,7 @@ impl PageInfo {
             index_id,
             helps: 0,
             n_fields: 0,
-            seen_lsn: 0,
+            seen_layout: 0,
             level: 0,
             hashed: None,
         }

@@ -101,7 +101,7 @@ impl IndexHook {
             space: self.state.space,
             page_no: d.page_no,
             origin,
-            lsn: d.lsn,
+            layout: d.layout,
             frame: d.frame,
         }
     }
@@ -158,13 +158,13 @@ impl IndexHook {
         sh.pages_hashed.fetch_add(1, Ordering::Relaxed);
         pi.hashed = Some(Hashed {
             n_fields: n as u16,
-            lsn: d.lsn,
+            layout: d.layout,
             folds,
         });
     }
 
-    /// A guess failed before descent `d`. If its page changed since the guess's LSN and the
-    /// page's hash was built at that LSN, the whole build is stale: its entries go now, in
+    /// A guess failed before descent `d`. If its page changed since the guess's layout and
+    /// the page's hash was built at that layout, the whole build is stale: its entries go now, in
     /// one batch, and the page is unhashed until it has been stable long enough to earn a
     /// new build (the lazy drop). Otherwise only this entry goes, and only if it still says
     /// what the guess said.
@@ -176,7 +176,7 @@ impl IndexHook {
             let mut pages = shard.lock();
             if let Some(pi) = pages.get_mut(&(st.space, g.page_no))
                 && pi.index_id == st.index_id
-                && pi.hashed.as_ref().is_some_and(|h| h.lsn == g.lsn)
+                && pi.hashed.as_ref().is_some_and(|h| h.layout == g.layout)
                 && let Some(h) = pi.hashed.take()
             {
                 self.shared.pages_dropped.fetch_add(1, Ordering::Relaxed);
@@ -198,7 +198,8 @@ impl IndexHook {
             }
         }
         self.shared.remove_if(g.token, |s| {
-            (s.space, s.page_no, s.origin, s.lsn) == (st.space, g.page_no, g.origin as u32, g.lsn)
+            (s.space, s.page_no, s.origin, s.layout)
+                == (st.space, g.page_no, g.origin as u32, g.layout)
         });
     }
 }
@@ -223,7 +224,7 @@ impl SearchHook for IndexHook {
             Some(s) if s.space == self.state.space => Some(Guess {
                 page_no: s.page_no,
                 origin: s.origin as usize,
-                lsn: s.lsn,
+                layout: s.layout,
                 frame: s.frame,
                 token: f,
             }),
@@ -288,7 +289,7 @@ impl SearchHook for IndexHook {
         let current = pi
             .hashed
             .as_ref()
-            .is_some_and(|h| usize::from(h.n_fields) == n && h.lsn == d.lsn);
+            .is_some_and(|h| usize::from(h.n_fields) == n && h.layout == d.layout);
         if current {
             // Hashed as it is now, yet this key needed a descent: its entry was missing or
             // wrong. Repair it in place (InnoDB's btr_search_update_hash_ref).
@@ -305,14 +306,15 @@ impl SearchHook for IndexHook {
             }
             return;
         }
-        // `helps` counts the descents that saw the page at one LSN: exactly the lookups a
-        // build at the first of them would have answered. A page that changes between
-        // lookups (bulk deletes, an update load) starts again at every change and is never
-        // built; its stale build, if any, waits for its first failed guess to be dropped.
-        if usize::from(pi.n_fields) != n || pi.seen_lsn != d.lsn {
+        // `helps` counts the descents that saw the page at one layout: exactly the lookups a
+        // build at the first of them would have answered. A page whose records move between
+        // lookups (inserts, purge, an update that moves rows) starts again at every change
+        // and is never built; its stale build, if any, waits for its first failed guess to
+        // be dropped. Changes in place (delete marks) keep the layout and the count.
+        if usize::from(pi.n_fields) != n || pi.seen_layout != d.layout {
             pi.helps = 0;
             pi.n_fields = n as u16;
-            pi.seen_lsn = d.lsn;
+            pi.seen_layout = d.layout;
         }
         pi.helps = pi.helps.saturating_add(1);
         let n_recs = node::n_recs(d.page).unwrap_or(0);

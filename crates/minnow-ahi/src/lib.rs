@@ -18,35 +18,40 @@
 //!    the key shared with the records around it. The index is *ready* once the potential
 //!    reaches 100 ([`info::BUILD_LIMIT`]).
 //! 2. **Per page, whether.** Once the index is ready, each leaf page counts the descents
-//!    that ended on it **with the page unchanged** (`helps`, reset whenever the page's LSN
-//!    differs from the previous descent's). When `helps` exceeds `n_recs / 16`
-//!    ([`PAGE_BUILD_LIMIT`]), the page is hashed: every record's prefix is folded ([`fold`])
-//!    and an entry inserted. The count is exactly the number of lookups a build at the
-//!    first of those descents would have answered, since an entry is only good while its
-//!    page keeps its LSN: pages nobody looks up twice, and pages written between lookups
-//!    (an update load, a bulk delete reading each row before deleting it), are never
-//!    hashed, so such loads pay no builds.
+//!    that ended on it **with its records where they were** (`helps`, reset whenever the
+//!    layout counter of the page's frame differs from the previous descent's: see below).
+//!    When `helps` exceeds `n_recs / 16` ([`PAGE_BUILD_LIMIT`]), the page is hashed: every
+//!    record's prefix is folded ([`fold`]) and an entry inserted. The count is exactly the
+//!    number of lookups a build at the first of those descents would have answered, since
+//!    an entry is only good while its page keeps its layout: pages nobody looks up twice,
+//!    and pages whose records move between lookups (an insert load, purge), are never
+//!    hashed, so such loads pay no builds. Delete marks change records in place and keep
+//!    the layout: a bulk delete that reads each row first keeps its pages' entries.
 //! 3. **Per lookup, whether to try.** A lookup probes the hash only while its index is ready.
 //!
 //! ## Entries point at records, and every hit is verified
 //!
-//! An entry holds the leaf page number, the record's offset and the page's LSN when it was
-//! hashed, and the buffer-pool frame the page was in then: the lookup fixes the page through
-//! that frame without the buffer pool's page-hash lookup, and a frame that holds another page
-//! by now only sends it the normal way (`BufferPool::get_read_hinted`). The tree verifies each guess under the page's shared latch: same LSN (every page
-//! change is a mini-transaction that moves the LSN, so the offset still holds the hashed
-//! record), an INDEX leaf of this index, a user record at the offset, and its key equal to
-//! the key searched. Otherwise it descends, and the hook drops the entry, or the page's whole
-//! stale build (see below).
+//! An entry holds the leaf page number, the record's offset, the buffer-pool frame the page
+//! was in when it was hashed and that frame's **layout counter** then
+//! (`PageReadGuard::layout`): the lookup fixes the page through that frame without the
+//! buffer pool's page-hash lookup (`BufferPool::get_read_hinted`). The tree verifies each
+//! guess under the page's latch: the same frame with the same layout (the counter moves at
+//! every exclusive latch of the frame except one whose holder changes bytes only in place,
+//! and at every read-in, so the offset still holds the hashed record), an INDEX leaf of this
+//! index, a user record at the offset, and its key equal to the key searched. Otherwise it
+//! descends, and the hook drops the entry, or the page's whole stale build (see below).
 //!
-//! This is how the hash keeps in step with **splits, merges and reorganisation** without being
-//! told about them: each of those changes the LSN of every page it touches, so all entries of
-//! those pages become stale at once and are never trusted again.
+//! This is how the hash keeps in step with **splits, merges, reorganisation and eviction**
+//! without being told about them: each of those moves the layout counter of every frame it
+//! touches, so all entries of those pages become stale at once and are never trusted again.
+//! A row delete's delete mark is the one change told apart: it latches the leaf in place
+//! (`Mtr::get_write_in_place`), so the leaf's entries stay good, and the delete itself
+//! finds its record through them (`BTree::change_leaf_record`).
 //!
 //! ## Upkeep that pays for itself
 //!
 //! Nothing is done when a page changes. The first lookup that trips on a stale entry (the
-//! tree reports that the page's LSN moved, [`minnow_btree::tree::Descent::guess_page_changed`])
+//! tree reports that the page's layout moved, [`minnow_btree::tree::Descent::guess_page_changed`])
 //! drops that page's **whole** build in one batch, so the page's other keys stop probing
 //! entries that cannot verify; a page that changes and is never looked up again costs
 //! nothing until its entries are overwritten or its page freed. A lookup that fails on an
@@ -69,15 +74,16 @@
 //! descent that misses the hash also updates its page's counter under a page-shard lock,
 //! but only once the index is ready.
 //!
-//! A page **evicted** from the buffer pool needs nothing at all: read back, it has the same
-//! bytes and the same LSN, so its entries are still right. A page **freed** by a merge has
-//! its entries dropped at once ([`SearchHook::page_freed`]), for memory; if it were reused its
-//! LSN would have moved anyway.
+//! A page **evicted** from the buffer pool needs nothing done at once: its entries no longer
+//! verify (read back, it is in a frame with another layout), and go at their first failed
+//! probe like any stale build. A page **freed** by a merge has its entries dropped at once
+//! ([`SearchHook::page_freed`]), for memory; if it were reused its layout would have moved
+//! anyway.
 //!
 //! InnoDB instead updates entries on every row insert and delete and drops a page's entries
 //! on every split, merge and eviction, so the hash never holds a stale pointer (its entries
-//! are raw record pointers). minnow pays a verification per lookup (a key comparison and an
-//! LSN comparison, both on the leaf the lookup reads anyway) and gets a simpler, crash-free
+//! are raw record pointers). minnow pays a verification per lookup (a key comparison on the
+//! leaf the lookup reads anyway and a layout comparison on its frame's control block) and gets a simpler, crash-free
 //! protocol in return: a bug in the maintenance can cost speed, not answers.
 //!
 //! ## Partitioned by key hash; reads take no latch

@@ -90,7 +90,7 @@ struct Bucket {
     index_id: AtomicU64,
     /// `space << 32 | page_no`.
     page: AtomicU64,
-    lsn: AtomicU64,
+    layout: AtomicU64,
     /// `used << 63 | frame << 32 | origin`: the flag a probe sets (with an atomic OR, on the
     /// entry's first probe only) shares a word with the record's place, which writers store
     /// whole.
@@ -114,7 +114,7 @@ impl Bucket {
             space: (page >> 32) as u32,
             page_no: page as u32,
             origin: loc as u32,
-            lsn: self.lsn.load(Ordering::Relaxed),
+            layout: self.layout.load(Ordering::Relaxed),
             frame: ((loc >> 32) & FRAME_BITS) as u32,
         }
     }
@@ -125,7 +125,7 @@ impl Bucket {
             u64::from(s.space) << 32 | u64::from(s.page_no),
             Ordering::Relaxed,
         );
-        self.lsn.store(s.lsn, Ordering::Relaxed);
+        self.layout.store(s.layout, Ordering::Relaxed);
         let flag = if used { USED } else { 0 };
         let frame = (u64::from(s.frame) & FRAME_BITS) << 32;
         self.loc
@@ -463,7 +463,7 @@ mod tests {
             space: (n >> 3) as u32,
             page_no: n as u32,
             origin: (n as u32).wrapping_mul(7),
-            lsn: n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            layout: n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
             frame: (n as u32).wrapping_mul(11) & FRAME_BITS as u32,
         }
     }
@@ -523,7 +523,7 @@ mod tests {
             space: generation,
             page_no: generation ^ fold as u32,
             origin: generation.wrapping_mul(3),
-            lsn: u64::from(generation) << 20 | fold,
+            layout: u64::from(generation) << 20 | fold,
             frame: (generation ^ (fold >> 7) as u32) & FRAME_BITS as u32,
         }
     }

@@ -119,14 +119,18 @@ fn planted_stale_and_corrupt_entries_never_answer_and_get_repaired() {
     warm(&s, 0..3000, 3, |k| m.get(&k).cloned());
     let entries = s.ahi.entries();
     let real = entries[0];
-    let page_lsn = |no: u32| s.pool.get_read(PageId::new(SPACE, no)).unwrap().lsn().0;
+    // Where a page is now: its frame and that frame's layout counter.
+    let now = |no: u32| {
+        let g = s.pool.get_read(PageId::new(SPACE, no)).unwrap();
+        (g.frame(), g.layout())
+    };
     let other_page = entries
         .iter()
         .find(|e| e.page_no != real.page_no)
         .unwrap()
         .page_no;
     let plants = [
-        // The right page and LSN, another record's offset.
+        // The right page, frame and layout, another record's offset.
         Slot {
             origin: entries
                 .iter()
@@ -154,22 +158,25 @@ fn planted_stale_and_corrupt_entries_never_answer_and_get_repaired() {
             origin: 1 << 20,
             ..real
         },
-        // Another leaf of the index, with its current LSN.
+        // Another leaf of the index, where it is now.
         Slot {
             page_no: other_page,
-            lsn: page_lsn(other_page),
+            frame: now(other_page).0,
+            layout: now(other_page).1,
             ..real
         },
-        // A page that is not a leaf of this index (page 0: the FSP header), with its LSN.
+        // A page that is not a leaf of this index (page 0: the FSP header), where it is.
         Slot {
             page_no: 0,
-            lsn: page_lsn(0),
+            frame: now(0).0,
+            layout: now(0).1,
             ..real
         },
         // The tree's root, whatever its level.
         Slot {
             page_no: s.tree.root(),
-            lsn: page_lsn(s.tree.root()),
+            frame: now(s.tree.root()).0,
+            layout: now(s.tree.root()).1,
             ..real
         },
         // A page far beyond the end of the file.
@@ -177,9 +184,9 @@ fn planted_stale_and_corrupt_entries_never_answer_and_get_repaired() {
             page_no: 900_000,
             ..real
         },
-        // An old LSN.
+        // An old layout.
         Slot {
-            lsn: real.lsn.saturating_sub(1),
+            layout: real.layout.saturating_sub(1),
             ..real
         },
         // Frames that do not hold the page (the lookup fixes it the normal way).

@@ -78,9 +78,10 @@ proptest! {
                     }
                 }
                 Op::Plant(k, page_no, origin, dl) => {
-                    let lsn = s.ahi.entries().first().map_or(0, |e| e.lsn) + dl;
+                    // A real entry's frame and layout (give or take `dl`), any page and origin.
+                    let (frame, layout) = s.ahi.entries().first().map_or((page_no, 0), |e| (e.frame, e.layout + dl));
                     let key = s.tree.key(&[Value::UInt(k)]).unwrap();
-                    let slot = Slot { index_id: INDEX, space: common::SPACE, page_no, origin, lsn, frame: page_no };
+                    let slot = Slot { index_id: INDEX, space: common::SPACE, page_no, origin, layout, frame };
                     s.ahi.plant(INDEX, &key, 1, slot);
                     prop_assert_eq!(get(&s, k), m.get(&k).cloned());
                 }

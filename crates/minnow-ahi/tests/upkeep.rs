@@ -119,18 +119,14 @@ fn stale_entries_never_answer_and_go_with_their_page() {
     }
     let after = s.ahi.stats();
     // One failed probe per page dropped its whole build; then the lookups that saw the page
-    // unchanged built it again, so that every entry now names its page's current LSN.
+    // unchanged built it again, so that every entry now names its page's current frame and
+    // layout.
     assert_eq!(after.pages_dropped, before.pages_hashed);
     assert!(after.pages_built > before.pages_built);
     assert_eq!(after.entries, KEYS);
     for e in s.ahi.entries() {
-        let lsn = s
-            .pool
-            .get_read(PageId::new(SPACE, e.page_no))
-            .unwrap()
-            .lsn()
-            .0;
-        assert_eq!(e.lsn, lsn, "{e:?}");
+        let g = s.pool.get_read(PageId::new(SPACE, e.page_no)).unwrap();
+        assert_eq!((e.frame, e.layout), (g.frame(), g.layout()), "{e:?}");
     }
 }
 

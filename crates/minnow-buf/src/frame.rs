@@ -6,11 +6,12 @@
 //! describes what a frame currently holds and who is using it:
 //!
 //! ```text
-//!  Ctl (40 bytes)                                  frame (page_size bytes, in the map)
+//!  Ctl (48 bytes)                                  frame (page_size bytes, in the map)
 //!  +-----------+--------------------------------+  +----------------------------------+
 //!  | latch     | 8  shared/exclusive rw-latch   |  | FIL header | body ... | trailer   |
 //!  | page_id   | 8  (space, page_no) or NONE    |  +----------------------------------+
 //!  | oldest    | 8  oldest_modification (0=clean)
+//!  | layout    | 8  layout counter              |
 //!  | pin       | 4  pin count + FLUSHING bit    |
 //!  | version   | 4  seqlock counter             |
 //!  | accessed  | 4  first access (ms), 0 = never|
@@ -34,6 +35,21 @@
 //! the same even version before and after, knows no writer touched them in between
 //! ([`crate::OptimisticRead`] copies that way; [`crate::BufferPool::read_optimistic`] reads in
 //! place, without even a pin: the B-tree's optimistic descents, see [`crate::racy`]).
+//!
+//! ## The layout counter (where records lie)
+//!
+//! `layout` says whether the frame's records may have *moved* since someone looked: it is
+//! raised at every exclusive latch, as `version` is, except by a holder that promises to
+//! change bytes only in place ([`Ctl::lock_x_in_place`]: a delete mark, the system columns,
+//! a header field; no record inserted, removed or moved, no page reorganized). So while a
+//! frame keeps the same page and the same `layout`, every record's origin on it still holds
+//! that record. InnoDB's adaptive hash index stays exact by being told of every record
+//! insert and delete; minnow's remembers `(frame, layout)` with each entry and checks it
+//! instead, so a writer that only marks a record leaves the leaf's entries valid, and any
+//! other writer, eviction or read-in ends them all without a word. Read it under the frame's
+//! latch (shared or exclusive): it changes only under the exclusive one. It never goes back,
+//! so a value names one state of one frame; a user compares the frame too (each frame also
+//! starts at its own index times 2^40, so two frames' values meet only after 2^40 latches).
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -60,6 +76,9 @@ pub(crate) struct Ctl {
     pub page_id: AtomicU64,
     /// `oldest_modification`: start LSN of the first change not yet written, 0 when clean.
     pub oldest: AtomicU64,
+    /// The layout counter (see the module docs): raised at every exclusive latch but an
+    /// in-place one ([`Ctl::lock_x_in_place`]).
+    pub layout: AtomicU64,
     /// Pin count in the low 31 bits, [`FLUSHING`] in the top bit.
     pub pin: AtomicU32,
     /// The seqlock counter.
@@ -71,11 +90,13 @@ pub(crate) struct Ctl {
 }
 
 impl Ctl {
-    pub(crate) fn new() -> Ctl {
+    /// The control block of frame `index` (its layout counter starts at `index << 40`).
+    pub(crate) fn new(index: u32) -> Ctl {
         Ctl {
             latch: RawRwLock::INIT,
             page_id: AtomicU64::new(NO_PAGE),
             oldest: AtomicU64::new(0),
+            layout: AtomicU64::new(u64::from(index) << 40),
             pin: AtomicU32::new(0),
             version: AtomicU32::new(0),
             accessed: AtomicU32::new(0),
@@ -130,18 +151,42 @@ impl Ctl {
 
     #[inline]
     pub(crate) fn lock_x(&self) {
-        self.latch.lock_exclusive();
-        self.version.fetch_add(1, Ordering::AcqRel);
+        self.lock_x_in_place();
+        self.moved();
     }
 
     #[inline]
     pub(crate) fn try_lock_x(&self) -> bool {
+        let locked = self.try_lock_x_in_place();
+        if locked {
+            self.moved();
+        }
+        locked
+    }
+
+    /// An exclusive latch whose holder changes bytes only in place (see the module docs):
+    /// the layout counter stays.
+    #[inline]
+    pub(crate) fn lock_x_in_place(&self) {
+        self.latch.lock_exclusive();
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// [`Ctl::lock_x_in_place`] if the latch is free.
+    #[inline]
+    pub(crate) fn try_lock_x_in_place(&self) -> bool {
         if self.latch.try_lock_exclusive() {
             self.version.fetch_add(1, Ordering::AcqRel);
             true
         } else {
             false
         }
+    }
+
+    /// Raises the layout counter; the exclusive latch is held, so no reader is looking.
+    #[inline]
+    fn moved(&self) {
+        self.layout.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Releases an exclusive latch, making the version even again (a new value).
@@ -363,7 +408,7 @@ mod tests {
 
     #[test]
     fn latch_bumps_version_and_excludes() {
-        let c = Ctl::new();
+        let c = Ctl::new(0);
         c.lock_s();
         assert!(!c.try_lock_x());
         assert!(c.try_lock_s());
@@ -378,6 +423,35 @@ mod tests {
         c.pin();
         c.pin.fetch_or(FLUSHING, Ordering::AcqRel);
         assert_eq!(c.pins(), 1);
-        assert_eq!(std::mem::size_of::<Ctl>(), 40);
+        assert_eq!(std::mem::size_of::<Ctl>(), 48);
+    }
+
+    #[test]
+    fn only_an_exclusive_latch_that_is_not_in_place_moves_the_layout() {
+        let c = Ctl::new(3);
+        let l0 = c.layout.load(Ordering::Relaxed);
+        assert_eq!(l0, 3 << 40, "each frame starts in its own range");
+        c.lock_s();
+        c.unlock_s();
+        c.lock_x_in_place();
+        c.unlock_x();
+        assert!(c.try_lock_x_in_place());
+        c.unlock_x();
+        assert_eq!(
+            c.layout.load(Ordering::Relaxed),
+            l0,
+            "in place: records stay"
+        );
+        c.lock_x();
+        c.unlock_x();
+        assert_eq!(c.layout.load(Ordering::Relaxed), l0 + 1);
+        assert!(c.try_lock_x());
+        c.unlock_x();
+        assert_eq!(c.layout.load(Ordering::Relaxed), l0 + 2);
+        // A failed try changes nothing.
+        c.lock_s();
+        assert!(!c.try_lock_x());
+        c.unlock_s();
+        assert_eq!(c.layout.load(Ordering::Relaxed), l0 + 2);
     }
 }

@@ -56,6 +56,13 @@ impl PageReadGuard<'_> {
     pub fn frame(&self) -> u32 {
         self.frame
     }
+
+    /// The frame's layout counter: while the same frame holds the page with the same value,
+    /// every record on it lies where it lay (writers since changed bytes only in place; see
+    /// [`crate::Mtr::get_write_in_place`]). What the adaptive hash index checks a guess by.
+    pub fn layout(&self) -> u64 {
+        self.shared.ctl(self.frame).layout.load(Ordering::Relaxed)
+    }
 }
 
 impl Deref for PageReadGuard<'_> {

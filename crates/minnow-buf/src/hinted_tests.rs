@@ -96,7 +96,7 @@ fn any_hint_gives_the_page_asked_for() {
     // it goes the normal way (shown here by the other page, whose fix does not block).
     {
         let w = pool.get_write(pid(2)).unwrap();
-        assert!(pool.shared.fix_hinted(pid(2), f2).is_none());
+        assert!(pool.shared.fix_hinted(pid(2), f2, Mode::Shared).is_none());
         let g = pool.get_read_hinted(pid(1), f2).unwrap();
         assert_eq!(&g[100..104], &1u32.to_be_bytes());
         drop(w);
@@ -182,4 +182,48 @@ fn prefetch_bytes_changes_nothing() {
     }
     crate::prefetch_bytes(&[]);
     assert_eq!(v, copy);
+}
+
+/// The layout counter: an mtr that latches a page in place leaves it as it was (changes
+/// included: the mtr promises they move no record), an ordinary exclusive latch moves it,
+/// and so does an eviction and read-in, even back into the same frame.
+#[test]
+fn only_an_in_place_latch_keeps_the_layout() {
+    let (_e, pool, old) = page_one_in_small_pool();
+    let layout = |pool: &crate::BufferPool| {
+        let g = pool.get_read(pid(1)).unwrap();
+        (g.frame(), g.layout())
+    };
+    let (f, l) = layout(&pool);
+    assert_eq!(f, old);
+    // In place, through the hint and without: the bytes change, the layout does not.
+    let mut m = pool.mtr().unwrap();
+    let h = m.get_write_in_place_hinted(pid(1), f).unwrap();
+    assert_eq!((m.frame(h), m.layout(h)), (Some(f), Some(l)));
+    m.write(h, 200, &[9, 9]).unwrap();
+    m.commit().unwrap();
+    let mut m = pool.mtr().unwrap();
+    let h = m.get_write_in_place(pid(1)).unwrap();
+    m.write(h, 202, &[8]).unwrap();
+    m.commit().unwrap();
+    assert_eq!(layout(&pool), (f, l));
+    assert_eq!(&pool.get_read(pid(1)).unwrap()[200..203], &[9, 9, 8]);
+    // A wrong hint still gives the page, latched in place.
+    let mut m = pool.mtr().unwrap();
+    let h = m.get_write_in_place_hinted(pid(1), f ^ 1).unwrap();
+    assert_eq!(m.frame(h), Some(f));
+    drop(m);
+    assert_eq!(layout(&pool), (f, l));
+    // An ordinary latch moves it, changed or not.
+    let mut m = pool.mtr().unwrap();
+    m.get_write(pid(1)).unwrap();
+    drop(m);
+    let (_, l2) = layout(&pool);
+    assert!(l2 > l);
+    // Evicted and read back: a new layout wherever the page lands.
+    pool.flush_all().unwrap();
+    evict_page_one(&pool.shared);
+    let (f3, l3) = layout(&pool);
+    assert!(f3 != f || l3 > l2, "{f3} {l3}");
+    assert_all_idle(&pool);
 }

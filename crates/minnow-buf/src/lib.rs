@@ -295,7 +295,7 @@ impl BufferPool {
     /// already judged unpinned is harmless: the evictor latches it exclusively first, so the
     /// hinted fix finds the latch taken or the page id changed, and lets go.
     pub fn get_read_hinted(&self, id: PageId, hint: u32) -> Result<PageReadGuard<'_>, BufError> {
-        match self.shared.fix_hinted(id, hint) {
+        match self.shared.fix_hinted(id, hint, Mode::Shared) {
             Some(frame) => Ok(PageReadGuard {
                 shared: &self.shared,
                 frame,
@@ -319,7 +319,7 @@ impl BufferPool {
         if let Some(c) = s.ctl.get(hint as usize) {
             let at: *const frame::Ctl = c;
             frame::prefetch_line(at);
-            // A 40-byte block may straddle two lines.
+            // A 48-byte block may straddle two lines.
             frame::prefetch_line(
                 at.cast::<u8>()
                     .wrapping_add(std::mem::size_of::<frame::Ctl>() - 1),

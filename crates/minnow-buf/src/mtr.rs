@@ -48,6 +48,7 @@
 //! past 64 KiB (an mtr that initialised pages) is dropped instead of kept.
 
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
 
 use minnow_page::{PageId, fil};
 use minnow_redo::record::GroupBuf;
@@ -193,12 +194,65 @@ impl<'a> Mtr<'a> {
         }
         let shared = &*self.pool.shared;
         let frame = shared.fix(id, Mode::Exclusive)?;
+        Ok(self.hold(frame, id))
+    }
+
+    /// [`Mtr::get_write`] for a caller that will change the page only **in place**: a delete
+    /// mark, system columns, header fields; no record inserted, removed or moved, no
+    /// reorganization. The frame's layout counter ([`crate::PageReadGuard::layout`]) then stays, so
+    /// what others remember about where the page's records lie (the adaptive hash index's
+    /// entries) stays true. A page this mtr already holds comes back as it is held.
+    pub fn get_write_in_place(&mut self, id: PageId) -> Result<PageHandle, BufError> {
+        if let Some(h) = self.held(id) {
+            return Ok(h);
+        }
+        let shared = &*self.pool.shared;
+        let frame = shared.fix(id, Mode::ExclusiveInPlace)?;
+        Ok(self.hold(frame, id))
+    }
+
+    /// [`Mtr::get_write_in_place`] through `hint`, the frame that held page `id` when the
+    /// caller last saw it (as [`BufferPool::get_read_hinted`] does: a stale hint is safe);
+    /// the page is fixed the normal way if the frame no longer holds it or is latched.
+    /// [`Mtr::frame`] tells which frame it came from.
+    pub fn get_write_in_place_hinted(
+        &mut self,
+        id: PageId,
+        hint: u32,
+    ) -> Result<PageHandle, BufError> {
+        if let Some(h) = self.held(id) {
+            return Ok(h);
+        }
+        let shared = &*self.pool.shared;
+        match shared.fix_hinted(id, hint, Mode::ExclusiveInPlace) {
+            Some(frame) => Ok(self.hold(frame, id)),
+            None => self.get_write_in_place(id),
+        }
+    }
+
+    fn hold(&mut self, frame: u32, id: PageId) -> PageHandle {
+        let shared = &*self.pool.shared;
         self.pages.push(Held {
             guard: Some(PageWriteGuard { shared, frame, id }),
             changed: false,
             created: false,
         });
-        Ok(PageHandle(self.pages.len() - 1))
+        PageHandle(self.pages.len() - 1)
+    }
+
+    /// The frame holding page `h` (`None` once released).
+    pub fn frame(&self, h: PageHandle) -> Option<u32> {
+        self.pages
+            .get(h.0)
+            .and_then(|held| held.guard.as_ref())
+            .map(|g| g.frame)
+    }
+
+    /// The layout counter of the frame holding page `h` (see [`crate::PageReadGuard::layout`];
+    /// `None` once released).
+    pub fn layout(&self, h: PageHandle) -> Option<u64> {
+        let frame = self.frame(h)?;
+        Some(self.pool.shared.ctl(frame).layout.load(Ordering::Relaxed))
     }
 
     /// Allocates page `id` afresh: no read (the file is extended if the page lies past its

@@ -61,6 +61,34 @@ use crate::{BufError, SpaceMap};
 pub(crate) enum Mode {
     Shared,
     Exclusive,
+    /// Exclusive, for a holder that changes bytes only in place: the frame's layout counter
+    /// stays (see the private `frame` module).
+    ExclusiveInPlace,
+}
+
+impl Mode {
+    fn lock(self, c: &Ctl) {
+        match self {
+            Mode::Shared => c.lock_s(),
+            Mode::Exclusive => c.lock_x(),
+            Mode::ExclusiveInPlace => c.lock_x_in_place(),
+        }
+    }
+
+    fn try_lock(self, c: &Ctl) -> bool {
+        match self {
+            Mode::Shared => c.try_lock_s(),
+            Mode::Exclusive => c.try_lock_x(),
+            Mode::ExclusiveInPlace => c.try_lock_x_in_place(),
+        }
+    }
+
+    fn unlock(self, c: &Ctl) {
+        match self {
+            Mode::Shared => c.unlock_s(),
+            Mode::Exclusive | Mode::ExclusiveInPlace => c.unlock_x(),
+        }
+    }
 }
 
 /// How long a fix keeps making room before it gives up with `PoolExhausted`. The frames it
@@ -107,7 +135,7 @@ impl Shared {
         let per = cfg.frames_per_instance() as u32;
         let total = per as usize * cfg.instances;
         let frames = Frames::new(total, cfg.page_size.bytes())?;
-        let ctl: Box<[Ctl]> = (0..total).map(|_| Ctl::new()).collect();
+        let ctl: Box<[Ctl]> = (0..total).map(|i| Ctl::new(i as u32)).collect();
         let instances: Box<[Instance]> = (0..cfg.instances)
             .map(|i| Instance::new(i as u32 * per, per, cfg.old_blocks_pct))
             .collect();
@@ -233,24 +261,15 @@ impl Shared {
                 }
             };
             let c = self.ctl(f);
-            match mode {
-                Mode::Shared => c.lock_s(),
-                Mode::Exclusive => c.lock_x(),
-            }
+            mode.lock(c);
             if c.page_id.load(Ordering::Acquire) != key {
                 // The read failed in another thread and the frame was given up: retry.
-                match mode {
-                    Mode::Shared => c.unlock_s(),
-                    Mode::Exclusive => c.unlock_x(),
-                }
+                mode.unlock(c);
                 c.unpin();
                 continue;
             }
             if let Err(e) = self.touch(ii, f, id) {
-                match mode {
-                    Mode::Shared => c.unlock_s(),
-                    Mode::Exclusive => c.unlock_x(),
-                }
+                mode.unlock(c);
                 c.unpin();
                 return Err(e);
             }
@@ -258,12 +277,12 @@ impl Shared {
         }
     }
 
-    /// Pins and shared-latches page `id` through `hint`, the frame that held it when the
+    /// Pins and latches page `id` (`mode`) through `hint`, the frame that held it when the
     /// caller last saw it, without the page-hash lookup; `None` if the frame no longer holds
-    /// the page or is exclusively latched right now (the caller then fixes the page the
-    /// normal way). See [`crate::BufferPool::get_read_hinted`] for why this is sound.
+    /// the page or its latch is taken right now (the caller then fixes the page the normal
+    /// way). See [`crate::BufferPool::get_read_hinted`] for why this is sound.
     #[inline]
-    pub(crate) fn fix_hinted(&self, id: PageId, hint: u32) -> Option<u32> {
+    pub(crate) fn fix_hinted(&self, id: PageId, hint: u32, mode: Mode) -> Option<u32> {
         let key = id.to_u64();
         let c = self.ctl.get(hint as usize)?;
         // A cheap first look, so that a stale hint does not pin someone else's frame.
@@ -273,21 +292,21 @@ impl Shared {
         #[cfg(test)]
         crate::hinted_tests::between_look_and_pin(self);
         c.pin();
-        if !c.try_lock_s() {
+        if !mode.try_lock(c) {
             c.unpin();
             return None;
         }
-        // The page id changes only under the frame's exclusive latch: with the shared latch
-        // held, this answer stays true until the guard drops.
+        // The page id changes only under the frame's exclusive latch: with the latch held,
+        // this answer stays true until the guard drops.
         if c.page_id.load(Ordering::Acquire) != key {
-            c.unlock_s();
+            mode.unlock(c);
             c.unpin();
             return None;
         }
         let ii = self.instance_of_frame(hint);
         self.instances[ii].stats.bump(Counter::Hits);
         if self.touch(ii, hint, id).is_err() {
-            c.unlock_s();
+            mode.unlock(c);
             c.unpin();
             return None;
         }

@@ -569,11 +569,13 @@ fn memory_report_counts_bookkeeping() {
     let pool = open(&e, cfg(64));
     let r = pool.memory_report();
     assert_eq!(r.frames, 64);
-    assert_eq!(r.control_block, 40);
-    assert!(r.per_frame <= 64.0, "{r:?}");
+    assert_eq!(r.control_block, 48);
+    // 64 bytes until the control block took its layout counter (8 bytes: docs/EXPERIMENTS.md,
+    // E6); about 0.4 % of a 16 KiB frame.
+    assert!(r.per_frame <= 72.0, "{r:?}");
     let big = MemoryReport::estimate(16 << 30, PageSize::K16, 8);
     assert_eq!(big.frames, 1 << 20);
-    assert!(big.per_frame <= 64.0);
+    assert!(big.per_frame <= 72.0);
     assert!(big.total_bytes < 70.0 * 1024.0 * 1024.0, "{big:?}");
     // The numbers docs/EXPERIMENTS.md (E6) quotes: `cargo test -p minnow-buf memory -- --nocapture`.
     eprintln!("16 GiB pool of 16 KiB pages: {big:?}");

@@ -10,12 +10,13 @@
 //! return: a 10-row scan costs about one point lookup plus ten decodes, whatever the leaf
 //! holds.
 //!
-//! A forward scan whose start bound is a full key can skip the descent: if the tree's search
-//! hook (the adaptive hash index, [`super::SearchHook`]) guesses where the record with that
-//! key lies and the guess verifies (as a point lookup's does: same LSN, a leaf of this index,
-//! the key equal), that leaf is the one the range starts on, and only the leaf's binary
-//! search is left. A range read from an existing key, which is what a key-value range read
-//! is, then costs the hash probe instead of a root-to-leaf walk; any other start descends.
+//! A forward scan whose start bound is a full key can skip the descent and the search: if the
+//! tree's search hook (the adaptive hash index, [`super::SearchHook`]) guesses where the
+//! record with that key lies and the guess verifies (as a point lookup's does: the same frame
+//! with the same layout, a leaf of this index, the key equal), the range starts *on* that
+//! record (an included bound) or right after it (an excluded one). A range read from an
+//! existing key, which is what a key-value range read is, then costs the hash probe instead of
+//! a root-to-leaf walk and a leaf search; any other start descends.
 //!
 //! ## Batches: a limit that skipped records may stretch
 //!
@@ -94,6 +95,7 @@ use super::{BTree, Entry, TreeError};
 use crate::node::{self, Cursor};
 use crate::record::{SearchKey, Value};
 
+mod owned;
 mod visit;
 pub use visit::Visit;
 
@@ -189,6 +191,16 @@ enum Seek<'k> {
     Before(&'k SearchKey),
     /// At the last record at or below the key (prefix).
     AtOrBefore(&'k SearchKey),
+}
+
+/// Where a walk of a leaf starts (forward; a backward walk ends its collection at the
+/// cursor either way).
+#[derive(Debug, Clone, Copy)]
+enum At {
+    /// With the record after this one (the infimum: with the first).
+    After(Cursor),
+    /// With this record: one a hash guess found, whose key is the start bound's.
+    On(Cursor),
 }
 
 /// Where the cursor stopped: the leaf it read last, as it was.
@@ -449,20 +461,43 @@ impl RangeCursor {
     fn next_leaf<'p>(
         &mut self,
         pool: &'p BufferPool,
-    ) -> Result<Option<(PageReadGuard<'p>, Cursor)>, TreeError> {
+    ) -> Result<Option<(PageReadGuard<'p>, At)>, TreeError> {
         if !self.started {
-            self.started = true;
-            let seek = self.first_seek();
-            // A forward scan from a full key that the hash index knows starts on the leaf
-            // holding that key: no descent (see `BTree::guessed_leaf`).
-            if let (false, Seek::Before(k) | Seek::AtOrBefore(k)) = (self.reverse, seek)
-                && let Some(g) = self.tree.guessed_leaf(pool, k)
-            {
-                let c = self.tree.seek_on(&g, 0, seek)?;
-                return Ok(Some((g, c)));
-            }
-            return Ok(Some(self.tree.seek_leaf(pool, seek)?));
+            return self.first_leaf(pool);
         }
+        Ok(self.next_leaf_after(pool)?.map(|(g, c)| (g, At::After(c))))
+    }
+
+    /// [`RangeCursor::next_leaf`] for the first leaf: a forward scan from a full key that the
+    /// hash index knows starts on the leaf holding that key, on the record itself (no descent
+    /// and no search of the leaf: see `BTree::guessed_leaf`); every other scan descends.
+    fn first_leaf<'p>(
+        &mut self,
+        pool: &'p BufferPool,
+    ) -> Result<Option<(PageReadGuard<'p>, At)>, TreeError> {
+        self.started = true;
+        let seek = self.first_seek();
+        if !self.reverse
+            && let Seek::Before(k) | Seek::AtOrBefore(k) = seek
+            && let Some((g, c)) = self.tree.guessed_leaf(pool, k)
+        {
+            // The record's key equals the start bound's: an included bound starts on it, an
+            // excluded one right after it.
+            let at = match seek {
+                Seek::Before(_) => At::On(c),
+                _ => At::After(c),
+            };
+            return Ok(Some((g, at)));
+        }
+        let (g, c) = self.tree.seek_leaf(pool, seek)?;
+        Ok(Some((g, At::After(c))))
+    }
+
+    /// The leaf after the first one and the position on it (see [`RangeCursor::next_leaf`]).
+    fn next_leaf_after<'p>(
+        &mut self,
+        pool: &'p BufferPool,
+    ) -> Result<Option<(PageReadGuard<'p>, Cursor)>, TreeError> {
         let Some(p) = self.pos else {
             return Ok(None);
         };
@@ -549,93 +584,11 @@ impl RangeCursor {
         })
     }
 
-    /// Buffers the record at `c`; true once the buffer holds `cap`.
-    fn take(
-        &mut self,
-        pool: &BufferPool,
-        page: &[u8],
-        c: Cursor,
-        cap: usize,
-    ) -> Result<bool, TreeError> {
-        let e = self.entry(pool, page, c)?;
-        self.buf.push_back(e);
-        Ok(self.buf.len() >= cap)
-    }
-
-    fn entry(&mut self, pool: &BufferPool, page: &[u8], c: Cursor) -> Result<Entry, TreeError> {
-        self.decoded += 1;
-        let values = match &self.fields {
-            None => self
-                .tree
-                .decode_leaf(pool, page, c.origin(), self.fetch.as_deref())?,
-            Some(mask) => self.decode_fields(pool, page, c.origin(), mask)?,
-        };
-        Ok(Entry {
-            values,
-            deleted: node::header_at(page, c)?.deleted(),
-            page_max_trx_id: node::max_trx_id(page)?,
-        })
-    }
-
-    /// The record at `origin` with only the fields `mask` marks decoded (off-page ones
-    /// fetched if `fetch` allows), the others [`Value::Null`]: one walk over the header.
-    fn decode_fields(
-        &self,
-        pool: &BufferPool,
-        page: &[u8],
-        origin: usize,
-        mask: &[bool],
-    ) -> Result<Vec<Value>, TreeError> {
-        let leaf = minnow_page::bytes::read_u32(page, minnow_page::fil::PAGE_NO).unwrap_or(0);
-        let mut out = Vec::with_capacity(mask.len());
-        let mut walk = self.tree.leaf.walk(page, origin);
-        while let Some(f) = walk.next() {
-            let i = out.len();
-            if !mask.get(i).copied().unwrap_or(false) {
-                f?;
-                out.push(Value::Null);
-                continue;
-            }
-            let stored = f?.map(|b| (b, walk.is_external()));
-            let wanted = self.fetch.as_ref().is_none_or(|w| w.contains(&i));
-            out.push(
-                self.tree
-                    .decode_stored(pool, leaf, origin, i, stored, wanted)?,
-            );
-        }
-        Ok(out)
-    }
-
     /// Records decoded so far (each record this scan returned or holds to return next, or
     /// handed to a [`RangeCursor::visit_in`] closure, and no other): what a limit or a batch
     /// saves is visible here.
     pub fn decoded(&self) -> u64 {
         self.decoded
-    }
-
-    /// Copies the records to return from the next leaf into the buffer: at most as many as
-    /// the limit still allows and the batch asks for, starting at the position the leaf was
-    /// reached with.
-    fn fill(&mut self, pool: &BufferPool) -> Result<(), TreeError> {
-        let Some((g, at)) = self.next_leaf(pool)? else {
-            self.done = true;
-            return Ok(());
-        };
-        let limit = self.remaining.unwrap_or(usize::MAX);
-        if self.budget == 0 {
-            // The caller used up a whole batch and wants more (it skipped records): the next
-            // one is twice as big, so what it costs grows with what was skipped, not with
-            // what the leaf holds.
-            self.batch = self.batch.saturating_mul(2);
-            self.budget = self.batch;
-        }
-        let cap = limit.min(self.budget);
-        let (last, full) = self.walk_leaf(&g, at, |s, page, c| s.take(pool, page, c, cap))?;
-        if full && cap >= limit {
-            self.done = true;
-        }
-        self.budget = self.budget.saturating_sub(self.buf.len());
-        self.leave(&g, last, full)
     }
 
     /// Walks the records of the range on the latched leaf `g` from the position `at` it was
@@ -646,10 +599,14 @@ impl RangeCursor {
     fn walk_leaf<E: From<TreeError>>(
         &mut self,
         g: &[u8],
-        at: Cursor,
+        at: At,
         mut per: impl FnMut(&mut Self, &[u8], Cursor) -> Result<bool, E>,
     ) -> Result<(Option<Cursor>, bool), E> {
         let mut last = None;
+        let (on, at) = match at {
+            At::On(c) => (Some(c), c),
+            At::After(c) => (None, c),
+        };
         if self.reverse {
             // Records link forwards only: collect the origins up to the position, then walk
             // them backwards.
@@ -677,8 +634,9 @@ impl RangeCursor {
                 }
             }
         } else {
-            let mut started = matches!(self.start, Bound::Unbounded);
-            for c in node::records_after(g, at) {
+            // A walk that starts on a record starts on one whose key is the start bound's.
+            let mut started = on.is_some() || matches!(self.start, Bound::Unbounded);
+            for c in on.map(Ok).into_iter().chain(node::records_after(g, at)) {
                 let c = c.map_err(TreeError::from)?;
                 if !started {
                     if self.before_start(g, c.origin())? {
@@ -740,37 +698,4 @@ fn before(page: &[u8], c: Cursor) -> Result<Cursor, TreeError> {
         at: c.origin(),
         what: "a scan's last record is not on its unchanged leaf",
     }))
-}
-
-impl RangeCursor {
-    /// The next record of the range, read through `pool` (the pool of the tree the cursor
-    /// was opened on); `None` at the end. After an error the cursor ends.
-    pub fn next_in(&mut self, pool: &BufferPool) -> Option<Result<Entry, TreeError>> {
-        loop {
-            if self.remaining == Some(0) {
-                return None;
-            }
-            if let Some(e) = self.buf.pop_front() {
-                if let Some(r) = self.remaining.as_mut() {
-                    *r -= 1;
-                }
-                return Some(Ok(e));
-            }
-            if self.done {
-                return None;
-            }
-            if let Err(e) = self.fill(pool) {
-                self.done = true;
-                return Some(Err(e));
-            }
-        }
-    }
-}
-
-impl Iterator for RangeScan<'_> {
-    type Item = Result<Entry, TreeError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.cursor.next_in(self.pool)
-    }
 }

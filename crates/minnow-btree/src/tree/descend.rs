@@ -163,13 +163,29 @@ impl BTree {
         mtr: &mut Mtr<'_>,
         key: &SearchKey,
     ) -> Result<Option<PageHandle>, TreeError> {
+        self.leaf_for_write_as(pool, mtr, key, false)
+    }
+
+    /// [`BTree::leaf_for_write`] with the leaf latched in place (`in_place`,
+    /// [`Mtr::get_write_in_place`]) for a caller that changes its records only in place.
+    pub(crate) fn leaf_for_write_as(
+        &self,
+        pool: &BufferPool,
+        mtr: &mut Mtr<'_>,
+        key: &SearchKey,
+        in_place: bool,
+    ) -> Result<Option<PageHandle>, TreeError> {
         count_descent();
+        let latch = |mtr: &mut Mtr<'_>, id| match in_place {
+            true => mtr.get_write_in_place(id),
+            false => mtr.get_write(id),
+        };
         let rid = self.id(self.root);
         let mut g = pool.get_read(rid)?;
         let mut level = self.root_level(&g)?;
         if level == 0 {
             drop(g);
-            let h = mtr.get_write(rid)?;
+            let h = latch(mtr, rid)?;
             let level = self.root_level(mtr.page(h))?;
             return Ok((level == 0).then_some(h));
         }
@@ -177,7 +193,7 @@ impl BTree {
             let (_, child) = self.child_for(g.page_id().page_no, &g, Some(key))?;
             let id = self.id(child);
             if level == 1 {
-                let h = mtr.get_write(id)?;
+                let h = latch(mtr, id)?;
                 drop(g);
                 validate(mtr.page(h), id, self.index_id, Some(0))?;
                 return Ok(Some(h));

@@ -3,16 +3,17 @@
 //!
 //! A point lookup normally **descends**: root, inner pages, leaf, one binary search per page.
 //! An adaptive hash index (`minnow-ahi`) remembers, for keys searched often, *where* the
-//! record was: a leaf page, the record's offset on it, and the page's LSN at the time. The
+//! record was: a leaf page, the record's offset on it, and the buffer-pool frame that held
+//! the page with that frame's layout counter at the time ([`PageReadGuard::layout`]). The
 //! tree does not know how such a hash is built; it only asks a [`SearchHook`] for a
 //! [`Guess`] before descending, and tells it what every descent found ([`Descent`]) so that
 //! it can learn.
 //!
 //! ```text
-//!   get(key) ── hook.guess(key) ──► Some(page, offset, lsn) ── latch page (shared) ──┐
-//!      │                                │                                          │
-//!      │                               None                       LSN equal, index id, leaf,
-//!      │                                │                         user record, key equal?
+//!   get(key) ── hook.guess(key) ──► Some(page, offset, layout) ── latch page (shared) ──┐
+//!      │                                │                                            │
+//!      │                               None                   same frame and layout, index,
+//!      │                                │                     leaf, user record, key equal?
 //!      ▼                                ▼                              │yes        │no
 //!   descent ◄───────────────────────────┴──────────────────────────────┼───────────┘
 //!      │                                                               ▼
@@ -31,21 +32,31 @@
 //! early on its own).
 //!
 //! **A guess is never trusted.** The tree checks it against the page itself, under the
-//! page's shared latch: the page must still carry the LSN the guess names (every change to a
-//! page goes through a mini-transaction, which moves the page's LSN, so an unchanged LSN means
-//! unchanged bytes: the offset still holds the record that was hashed), be an INDEX leaf of
-//! this index, hold a user record at the offset, and that record's key must equal the key
-//! searched. Anything else (the page changed, split, merged, was freed and reused, or the
-//! entry is simply wrong) makes the tree fall back to the descent, so a stale or corrupt hash
-//! entry costs time, never a wrong answer. The tree calls [`SearchHook::verified`] with the
-//! outcome, and the descent's [`Descent::failed_guess`] lets the hook repair or drop the entry;
-//! [`Descent::guess_page_changed`] tells it whether the page moved on since the entry was
-//! made (then every entry made at that LSN is stale and can go at once) or the entry alone
-//! was wrong.
+//! page's latch: the page must still be in the frame the guess names with the same layout
+//! counter (the frame's counter moves at every exclusive latch except one whose holder
+//! changes bytes only in place, and at every read-in and eviction: an unchanged counter means
+//! no record was inserted, removed or moved, so the offset still holds the record that was
+//! hashed), be an INDEX leaf of this index, hold a user record at the offset, and that
+//! record's key must equal the key searched. Anything else (the page changed, split, merged,
+//! was freed and reused, or the entry is simply wrong) makes the tree fall back to the
+//! descent, so a stale or corrupt hash entry costs time, never a wrong answer. The tree calls
+//! [`SearchHook::verified`] with the outcome, and the descent's [`Descent::failed_guess`] lets
+//! the hook repair or drop the entry; [`Descent::guess_page_changed`] tells it whether the
+//! page moved on since the entry was made (then every entry made at that layout is stale and
+//! can go at once) or the entry alone was wrong.
+//!
+//! **Guesses for writers.** InnoDB's writers use the hash too (`btr_cur_search_to_nth_level`
+//! tries `btr_search_guess_on_hash` for a leaf change). So does minnow's change of a record in
+//! place ([`BTree::change_leaf_record`], a row delete's delete mark): it latches the guessed
+//! leaf exclusively *in place* ([`minnow_buf::Mtr::get_write_in_place_hinted`]), checks the
+//! guess as a reader does, and changes the record where it lies; since nothing moved, the
+//! layout counter stays and every entry on the leaf stays good for the next reader or
+//! writer. Before the counter, the page LSN was the check, and the first delete mark on a
+//! leaf ended every entry on it.
 
 use std::fmt::Debug;
 
-use minnow_buf::{BufferPool, PageReadGuard};
+use minnow_buf::{BufferPool, Mtr, PageHandle, PageReadGuard};
 
 use super::{BTree, TreeError, page};
 use crate::node::{self, Cursor, SearchResult};
@@ -65,11 +76,11 @@ pub struct Guess {
     pub page_no: u32,
     /// The record's origin on that page.
     pub origin: usize,
-    /// The page's LSN (`FIL_PAGE_LSN`) when the entry was made.
-    pub lsn: u64,
+    /// The frame's layout counter when the entry was made ([`Descent::layout`]).
+    pub layout: u64,
     /// The buffer-pool frame that held the page then ([`Descent::frame`]): the lookup fixes
-    /// the page through it ([`BufferPool::get_read_hinted`]), skipping the page hash; a
-    /// frame that no longer holds the page costs the normal fix, never a wrong page.
+    /// the page through it ([`BufferPool::get_read_hinted`]), skipping the page hash; the
+    /// guess holds only while the same frame holds the page with the same layout.
     pub frame: u32,
     /// An opaque value the hook gets back in [`SearchHook::verified`] (for example the
     /// key's hash, to find its partition again).
@@ -86,8 +97,9 @@ pub struct Descent<'a> {
     pub page_no: u32,
     /// The leaf's bytes (shared-latched for the duration of the call).
     pub page: &'a [u8],
-    /// The leaf's LSN.
-    pub lsn: u64,
+    /// The layout counter of the frame holding the leaf ([`PageReadGuard::layout`]): while
+    /// it stays, the leaf's records lie where they lie now.
+    pub layout: u64,
     /// The buffer-pool frame holding the leaf ([`minnow_buf::PageReadGuard::frame`]): a
     /// hint to keep in a [`Guess`].
     pub frame: u32,
@@ -96,9 +108,9 @@ pub struct Descent<'a> {
     pub found: &'a SearchResult,
     /// The guess tried before this descent, if one was tried and failed verification.
     pub failed_guess: Option<&'a Guess>,
-    /// Whether the failed guess's page no longer carried the LSN the guess named (or could
-    /// not be read): the page changed since the entry was made, so every entry made with
-    /// that LSN is stale, not just this one. `false` when the page was unchanged and the
+    /// Whether the failed guess's page was no longer in the guess's frame with its layout
+    /// (or could not be read): the page changed since the entry was made, so every entry
+    /// made with that layout is stale, not just this one. `false` when the page was unchanged and the
     /// entry itself was wrong, and when no guess failed.
     pub guess_page_changed: bool,
 }
@@ -120,6 +132,16 @@ pub trait SearchHook: Send + Sync + Debug {
     fn descended(&self, descent: &Descent<'_>);
     /// Page `page_no` of the tree was freed (a merge or a root lower): its entries can go.
     fn page_freed(&self, page_no: u32);
+}
+
+/// Starts loading everything a guess's check and the caller's read of the record touch, all
+/// named by the guess, together and before the fix (see the module docs).
+fn prefetch_guess(pool: &BufferPool, guess: &Guess) {
+    pool.prefetch_hinted(
+        guess.frame,
+        guess.origin.saturating_sub(RECORD_BEFORE),
+        guess.origin.saturating_add(RECORD_AFTER),
+    );
 }
 
 impl BTree {
@@ -163,7 +185,7 @@ impl BTree {
             key: k,
             page_no: g.page_id().page_no,
             page: &g,
-            lsn: g.lsn().0,
+            layout: g.layout(),
             frame: g.frame(),
             found: &found,
             failed_guess: guess.as_ref(),
@@ -178,11 +200,12 @@ impl BTree {
     /// from an existing key starts with, as InnoDB positions a cursor through its adaptive
     /// hash: the leaf that holds the key is the leaf its range starts on. A failed guess is
     /// only counted ([`SearchHook::verified`]); the point lookups' descents repair the hash.
+    /// Comes with the cursor on the record: the scan starts there, with no search of the leaf.
     pub(crate) fn guessed_leaf<'p>(
         &self,
         pool: &'p BufferPool,
         k: &SearchKey,
-    ) -> Option<PageReadGuard<'p>> {
+    ) -> Option<(PageReadGuard<'p>, Cursor)> {
         let hook = self.hook.as_ref()?;
         if k.len() != self.leaf.n_key() {
             return None;
@@ -190,7 +213,47 @@ impl BTree {
         let guess = hook.guess(k)?;
         let verified = self.verify_guess(pool, k, &guess);
         hook.verified(&guess, verified.is_ok());
-        verified.ok().map(|(g, _)| g)
+        verified.ok()
+    }
+
+    /// The leaf holding the record whose key equals the full key `k`, latched exclusively in
+    /// place in `mtr` ([`Mtr::get_write_in_place_hinted`]), and the record's cursor, if the
+    /// search hook guesses it and the guess verifies; `None` otherwise (nothing is left
+    /// latched: the caller descends). For a change of the record in place alone: the
+    /// frame's layout counter stays, and with it every hash entry on the leaf.
+    pub(crate) fn guessed_leaf_in_place(
+        &self,
+        pool: &BufferPool,
+        mtr: &mut Mtr<'_>,
+        k: &SearchKey,
+    ) -> Result<Option<(PageHandle, Cursor)>, TreeError> {
+        let Some(hook) = &self.hook else {
+            return Ok(None);
+        };
+        if k.len() != self.leaf.n_key() || self.zip.is_some() {
+            return Ok(None);
+        }
+        let Some(guess) = hook.guess(k) else {
+            return Ok(None);
+        };
+        let id = self.id(guess.page_no);
+        prefetch_guess(pool, &guess);
+        let h = match mtr.get_write_in_place_hinted(id, guess.frame) {
+            Ok(h) => h,
+            Err(_) => {
+                hook.verified(&guess, false);
+                return Ok(None);
+            }
+        };
+        let hit = mtr.frame(h) == Some(guess.frame)
+            && mtr.layout(h) == Some(guess.layout)
+            && self.check_guess(mtr.page(h), k, &guess).is_some();
+        hook.verified(&guess, hit);
+        if hit {
+            return Ok(Some((h, Cursor::at(guess.origin))));
+        }
+        mtr.release(h)?;
+        Ok(None)
     }
 
     /// Checks `guess` against the page (see the module docs). Any error reading or decoding
@@ -206,24 +269,18 @@ impl BTree {
             return Err(false);
         }
         let id = self.id(guess.page_no);
-        // Everything the check below and the caller's read of the record touch is named by
-        // the guess: start those loads together, before the fix (see the module docs).
-        pool.prefetch_hinted(
-            guess.frame,
-            guess.origin.saturating_sub(RECORD_BEFORE),
-            guess.origin.saturating_add(RECORD_AFTER),
-        );
+        prefetch_guess(pool, guess);
         let g = pool.get_read_hinted(id, guess.frame).map_err(|_| true)?;
-        if g.lsn().0 != guess.lsn {
+        if g.frame() != guess.frame || g.layout() != guess.layout {
             return Err(true);
         }
         self.check_guess(&g, k, guess).ok_or(false)?;
         Ok((g, Cursor::at(guess.origin)))
     }
 
-    /// Whether the record at the guess's origin on `g` (whose LSN matched) is a user record
-    /// of this index's leaf whose key equals `k`.
-    fn check_guess(&self, g: &PageReadGuard<'_>, k: &SearchKey, guess: &Guess) -> Option<()> {
+    /// Whether the record at the guess's origin on page `g` (whose frame and layout matched)
+    /// is a user record of this index's leaf whose key equals `k`.
+    fn check_guess(&self, g: &[u8], k: &SearchKey, guess: &Guess) -> Option<()> {
         let id = self.id(guess.page_no);
         page::validate(g, id, self.index_id, Some(0)).ok()?;
         let c = Cursor::at(guess.origin);

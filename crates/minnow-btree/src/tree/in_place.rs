@@ -5,8 +5,8 @@
 //!
 //! ```text
 //!   change_leaf_record(key, f)
-//!     │  one descent, the leaf latched exclusively in a fresh mtr (no hash guess: a change
-//!     │  moves the leaf's LSN, which ends every guess on it anyway)
+//!     │  the hash's guess, verified on the leaf latched exclusively *in place* in a fresh
+//!     │  mtr; else one descent, the leaf latched the same way
 //!     ├── no record with the key ─────────────────────────────► None, nothing changed
 //!     └── f(mtr, slot): reads the record (slot.record), latches its own pages after the
 //!         leaf (an undo append), stamps the record (BTree::stamp_in) ──► mtr committed
@@ -15,6 +15,13 @@
 //! The closure may also change nothing (a record it must not touch): the mtr then commits
 //! empty, which writes no redo. An error from the closure drops the mtr, which puts back
 //! every byte it changed, the leaf's and the closure's own pages alike.
+//!
+//! **In place.** The leaf is latched with [`minnow_buf::Mtr::get_write_in_place`]: nothing
+//! here moves a record (the closure stamps system columns and the delete mark, and latches
+//! its own pages), so the frame's layout counter stays and the adaptive hash index's
+//! entries for the leaf stay good (the module docs of [`super::hook`]). A row delete after
+//! reads is then one hash probe, not a descent, for every record of a leaf, not only the
+//! first one marked.
 //!
 //! No split and no merge happens here: the record keeps its length. On a compressed tree a
 //! page that no longer compresses fails the commit ([`minnow_buf::BufError::CompressionFailure`],
@@ -133,25 +140,38 @@ impl BTree {
         k: &SearchKey,
         change: impl FnOnce(&mut Mtr<'_>, &LeafSlot) -> Result<R, E>,
     ) -> Result<Result<Option<(R, Lsn)>, E>, TreeError> {
-        // A fresh mtr per try: a descent that finds the tree changed under it (`None`)
-        // may leave a page latched in the one it used.
-        let (mut mtr, h) = loop {
-            let mut mtr = pool.mtr()?;
-            if let Some(h) = self.leaf_for_write(pool, &mut mtr, k)? {
-                break (mtr, h);
+        // The hash's guess first: the leaf latched in place, no descent, no search.
+        let mut mtr = pool.mtr()?;
+        let (mtr, h, cursor) = match self.guessed_leaf_in_place(pool, &mut mtr, k)? {
+            Some((h, cursor)) => (mtr, h, cursor),
+            None => {
+                // A fresh mtr per try: a descent that finds the tree changed under it
+                // (`None`) may leave a page latched in the one it used.
+                drop(mtr);
+                let (mtr, h) = loop {
+                    let mut mtr = pool.mtr()?;
+                    // In place (see the module docs); a compressed tree keeps the
+                    // ordinary latch, as its hash guesses are not tried here either (a
+                    // page there changes with its compressed image, which this path
+                    // does not reason about).
+                    let in_place = self.zip.is_none();
+                    if let Some(h) = self.leaf_for_write_as(pool, &mut mtr, k, in_place)? {
+                        break (mtr, h);
+                    }
+                };
+                let found = node::search(mtr.page(h), &self.leaf, k)?;
+                if !found.exact {
+                    return Ok(Ok(None));
+                }
+                (mtr, h, found.cursor)
             }
         };
-        let found = node::search(mtr.page(h), &self.leaf, k)?;
-        if !found.exact {
-            return Ok(Ok(None));
-        }
+        let mut mtr = mtr;
         let slot = LeafSlot {
             h,
-            cursor: found.cursor,
+            cursor,
             page_no: mtr.page_id(h).map_or(0, |id| id.page_no),
-            sys_at: self
-                .leaf
-                .sys_fields_at(mtr.page(h), found.cursor.origin())?,
+            sys_at: self.leaf.sys_fields_at(mtr.page(h), cursor.origin())?,
         };
         let r = match change(&mut mtr, &slot) {
             Ok(r) => r,
