@@ -64,6 +64,9 @@ pub const ENTRY_BYTES: usize = 64;
 /// Bytes the bookkeeping of one tracked page costs (key, value, map overhead), rounded up.
 pub const PAGE_BYTES: usize = 64;
 
+/// Entries ahead that a page build prefetches the buckets of ([`Shared::insert`]).
+const INSERT_AHEAD: usize = 4;
+
 /// One partition: its table, on cache lines of its own.
 #[derive(Debug, Default)]
 #[repr(align(128))]
@@ -248,7 +251,14 @@ impl Shared {
         };
         let mut room = claimed;
         let mut refused = 0u64;
-        for &(f, origin) in new {
+        for (i, &(f, origin)) in new.iter().enumerate() {
+            // Each entry's bucket is a cache miss in a large table: start the one of an entry
+            // a few ahead now, so that they overlap instead of queueing.
+            if let Some(&(ahead, _)) = new.get(i + INSERT_AHEAD)
+                && let Some(p) = self.part(ahead)
+            {
+                p.table.prefetch(ahead);
+            }
             let Some(part) = self.part(f) else {
                 continue;
             };

@@ -153,6 +153,21 @@ fn find(b: &[Bucket], k: u64) -> Option<(usize, bool)> {
     None
 }
 
+/// Starts loading the bucket where the search for `k` begins in `b` (nothing for an empty
+/// array).
+#[inline]
+fn prefetch_home(b: &[Bucket], k: u64) {
+    let Some(mask) = b.len().checked_sub(1) else {
+        return;
+    };
+    if let Some(x) = b.get(k as usize & mask) {
+        minnow_buf::prefetch_line(x);
+    }
+}
+
+/// Buckets ahead that a table's growth prefetches in the new array while it moves entries.
+const MOVE_AHEAD: usize = 8;
+
 /// A partition's table (see the module docs).
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -191,6 +206,15 @@ impl Table {
             .get(self.level.load(Ordering::Acquire))
             .and_then(OnceLock::get)
             .map_or(&[], |b| &b[..])
+    }
+
+    /// Starts loading the bucket where a probe or an insert of `fold` begins (only a hint:
+    /// taken without the writer mutex, and a table that grows meanwhile only makes it
+    /// useless). A page build knows all its folds before it inserts the first: it calls
+    /// this a few entries ahead, so that the buckets' cache misses overlap.
+    #[inline]
+    pub fn prefetch(&self, fold: u64) {
+        prefetch_home(self.buckets(), key(fold));
     }
 
     /// The entry for `fold`, without taking any lock (see the module docs); marks it used.
@@ -304,7 +328,13 @@ impl TableWrite<'_> {
             return false;
         };
         let new = cell.get_or_init(|| (0..cap(level)).map(|_| Bucket::default()).collect());
-        for b in self.buckets() {
+        let old = self.buckets();
+        for (j, b) in old.iter().enumerate() {
+            // The old array is read in order; the new one at random: start the miss for an
+            // entry a few buckets on while this one moves.
+            if let Some(ahead) = old.get(j + MOVE_AHEAD) {
+                prefetch_home(new, ahead.fold.load(Ordering::Relaxed));
+            }
             let f = b.fold.load(Ordering::Relaxed);
             if f == EMPTY {
                 continue;

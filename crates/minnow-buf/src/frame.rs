@@ -202,10 +202,13 @@ impl Ctl {
 /// A cache line's bytes (for [`Frames::prefetch`]).
 pub(crate) const LINE: usize = 64;
 
-/// Starts loading the cache line holding `p` into every cache level. Any address is allowed:
-/// a prefetch reads nothing the program can see and never faults.
+/// Starts loading the cache line holding `p` into every cache level, without waiting for it:
+/// for a caller that knows the addresses of several upcoming misses before it needs the
+/// first, so that they overlap (the buffer pool's hinted fix, the adaptive hash index's
+/// page builds). Any address is allowed, even a dangling one: a prefetch reads nothing the
+/// program can see and never faults. Does nothing except on x86-64.
 #[inline(always)]
-pub(crate) fn prefetch_line<T>(p: *const T) {
+pub fn prefetch_line<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

@@ -109,6 +109,7 @@ use parking_lot::Mutex;
 pub use config::{BufConfig, Clock, FlushNeighbors};
 pub use error::BufError;
 pub use flush::{DirectWriter, PageImage, PageWriter};
+pub use frame::prefetch_line;
 pub use guard::{OptimisticRead, PageReadGuard, PageWriteGuard};
 pub use load::LoadReport;
 pub use mtr::{Mtr, PageHandle};
