@@ -258,7 +258,8 @@ impl BTree {
 
     /// Checks `guess` against the page (see the module docs). Any error reading or decoding
     /// the page counts as a failed guess: the descent that follows reports real damage. A
-    /// failure says whether the page changed (or could not be read) since the guess's frame and layout.
+    /// failure says whether the page changed (or could not be read) since the guess's frame
+    /// and layout.
     fn verify_guess<'p>(
         &self,
         pool: &'p BufferPool,
