@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{row, setup, value, warm};
+use common::{Rng, row, setup, tagged, value, warm};
 use minnow_ahi::AhiConfig;
 use minnow_btree::record::Value;
 use minnow_btree::tree::descents;
@@ -105,5 +105,106 @@ fn after_records_move_a_mark_descends_and_marks_the_right_record() {
     }
     for k in m.keys().copied().collect::<Vec<_>>() {
         assert_eq!(read(&s, k).as_ref(), m.get(&k), "key {k}");
+    }
+}
+
+/// The race the in-place latch must survive: a marker flips the delete marks of stable keys
+/// through the hash (each flip reads the mark under the latch and writes its opposite), a
+/// writer inserts, grows, shrinks and deletes the keys between them (moving records, splitting
+/// and merging the hashed leaves), and readers look up the stable keys. Every lookup finds
+/// its key's own record, every flip finds its record, and at the end every mark is what the
+/// marker's model says and the tree checks. `MINNOW_STRESS_OPS` sets the writer's operations
+/// (default 3000; the marker and each reader do as many).
+#[test]
+fn marks_through_the_hash_race_writers_that_move_records() {
+    let ops: u64 = std::env::var("MINNOW_STRESS_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    const N: u64 = 4000;
+    let s = setup(AhiConfig::default());
+    // Stable keys are even; the writer owns the odd ones.
+    for k in (0..N).step_by(2) {
+        s.tree.insert(&s.pool, &row(k, &tagged(k, 0))).unwrap();
+    }
+    warm(&s, (0..N).step_by(2), 3, |k| Some(tagged(k, 0)));
+    let warmed = s.ahi.stats();
+    let (marks, odd) = std::thread::scope(|sc| {
+        let s = &s;
+        let marker = sc.spawn(move || {
+            let mut rng = Rng(7);
+            let mut marks = BTreeMap::new();
+            for i in 0..ops {
+                let k = rng.below(N / 2) * 2;
+                let flipped = s
+                    .tree
+                    .change_leaf_record(&s.pool, &[Value::UInt(k)], |mtr, slot| {
+                        let now = slot.sys(&s.tree, mtr)?.unwrap().deleted;
+                        s.tree.stamp_in(mtr, slot, 9, 1 << 55 | i, Some(!now))?;
+                        Ok::<_, minnow_btree::TreeError>(!now)
+                    })
+                    .unwrap()
+                    .unwrap();
+                let (mark, _) = flipped.unwrap_or_else(|| panic!("stable key {k} not found"));
+                marks.insert(k, mark);
+            }
+            marks
+        });
+        let writer = sc.spawn(move || {
+            let mut rng = Rng(11);
+            let mut model = BTreeMap::new();
+            for i in 0..ops {
+                let k = rng.below(N / 2) * 2 + 1;
+                match (model.contains_key(&k), rng.below(3)) {
+                    (false, _) => {
+                        s.tree.insert(&s.pool, &row(k, &tagged(k, i))).unwrap();
+                        model.insert(k, tagged(k, i));
+                    }
+                    (true, 0) => {
+                        s.tree.update(&s.pool, &row(k, &tagged(k, i))).unwrap();
+                        model.insert(k, tagged(k, i));
+                    }
+                    (true, _) => {
+                        s.tree.delete(&s.pool, &[Value::UInt(k)]).unwrap();
+                        model.remove(&k);
+                    }
+                }
+            }
+            model
+        });
+        for r in 0..2u64 {
+            sc.spawn(move || {
+                let mut rng = Rng(100 + r);
+                for _ in 0..ops {
+                    let k = rng.below(N / 2) * 2;
+                    let e = s
+                        .tree
+                        .get(&s.pool, &[Value::UInt(k)])
+                        .unwrap()
+                        .unwrap_or_else(|| panic!("stable key {k} not found"));
+                    assert_eq!(e.values[0], Value::UInt(k));
+                    match &e.values[3] {
+                        Value::Bytes(b) => assert_eq!(b, &tagged(k, 0), "key {k}"),
+                        other => panic!("value {other:?}"),
+                    }
+                }
+            });
+        }
+        (marker.join().unwrap(), writer.join().unwrap())
+    });
+    let raced = s.ahi.stats();
+    assert!(
+        raced.hits > warmed.hits,
+        "marks and lookups used the hash: {raced:?}"
+    );
+    s.tree.check(&s.pool).unwrap();
+    for k in 0..N {
+        let got = read(&s, k);
+        if k % 2 == 0 {
+            let mark = marks.get(&k).copied().unwrap_or(false);
+            assert_eq!(got, Some((mark, tagged(k, 0))), "key {k}");
+        } else {
+            assert_eq!(got, odd.get(&k).map(|v| (false, v.clone())), "key {k}");
+        }
     }
 }

@@ -11,7 +11,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{get, row, setup, warm};
+use common::{Rng, get, row, setup, tagged, warm};
 use minnow_ahi::AhiConfig;
 use minnow_btree::TreeError;
 use minnow_btree::record::Value;
@@ -19,24 +19,6 @@ use minnow_btree::record::Value;
 const KEYS: u64 = 6000;
 const WRITERS: u64 = 2;
 const READERS: u64 = 2;
-
-/// Values start with the key, so a reader can tell a record of another key.
-fn tagged(k: u64, g: u64) -> Vec<u8> {
-    let mut v = k.to_be_bytes().to_vec();
-    v.extend(std::iter::repeat_n(g as u8, ((k ^ g) % 50) as usize));
-    v
-}
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
 
 #[test]
 fn readers_through_the_hash_while_writers_split_and_merge() {

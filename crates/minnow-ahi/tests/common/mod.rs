@@ -84,3 +84,24 @@ pub fn warm(
         }
     }
 }
+
+/// Values that start with their key, so that a reader can tell a record of another key.
+pub fn tagged(k: u64, g: u64) -> Vec<u8> {
+    let mut v = k.to_be_bytes().to_vec();
+    v.extend(std::iter::repeat_n(g as u8, ((k ^ g) % 50) as usize));
+    v
+}
+
+/// SplitMix64: the stress tests' choices, from a fixed seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
