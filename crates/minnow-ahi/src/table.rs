@@ -138,8 +138,8 @@ impl Bucket {
 /// whole array was looked at (full, or torn by a writer).
 #[inline]
 fn find(b: &[Bucket], k: u64) -> Option<(usize, bool)> {
-    let mask = b.len().checked_sub(1)?;
-    let mut i = k as usize & mask;
+    let mut i = home(b, k)?;
+    let mask = b.len() - 1;
     for _ in 0..b.len() {
         let f = b.get(i)?.fold.load(Ordering::Relaxed);
         if f == k {
@@ -153,14 +153,18 @@ fn find(b: &[Bucket], k: u64) -> Option<(usize, bool)> {
     None
 }
 
+/// The bucket where the search for `k` begins in `b` (`None` for an empty array; the
+/// array's length is a power of two).
+#[inline]
+fn home(b: &[Bucket], k: u64) -> Option<usize> {
+    Some(k as usize & b.len().checked_sub(1)?)
+}
+
 /// Starts loading the bucket where the search for `k` begins in `b` (nothing for an empty
 /// array).
 #[inline]
 fn prefetch_home(b: &[Bucket], k: u64) {
-    let Some(mask) = b.len().checked_sub(1) else {
-        return;
-    };
-    if let Some(x) = b.get(k as usize & mask) {
+    if let Some(x) = home(b, k).and_then(|i| b.get(i)) {
         minnow_buf::prefetch_line(x);
     }
 }
@@ -332,8 +336,11 @@ impl TableWrite<'_> {
         for (j, b) in old.iter().enumerate() {
             // The old array is read in order; the new one at random: start the miss for an
             // entry a few buckets on while this one moves.
-            if let Some(ahead) = old.get(j + MOVE_AHEAD) {
-                prefetch_home(new, ahead.fold.load(Ordering::Relaxed));
+            if let Some(ahead) = old.get(j + MOVE_AHEAD)
+                && let f = ahead.fold.load(Ordering::Relaxed)
+                && f != EMPTY
+            {
+                prefetch_home(new, f);
             }
             let f = b.fold.load(Ordering::Relaxed);
             if f == EMPTY {

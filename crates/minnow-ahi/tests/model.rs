@@ -79,9 +79,14 @@ proptest! {
                 }
                 Op::Plant(k, page_no, origin, dl) => {
                     // A real entry's frame and layout (give or take `dl`), any page and origin.
-                    let (frame, layout) = s.ahi.entries().first().map_or((page_no, 0), |e| (e.frame, e.layout + dl));
+                    let (frame, layout) = s
+                        .ahi
+                        .entries()
+                        .first()
+                        .map_or((page_no, 0), |e| (e.frame, e.layout + dl));
                     let key = s.tree.key(&[Value::UInt(k)]).unwrap();
-                    let slot = Slot { index_id: INDEX, space: common::SPACE, page_no, origin, layout, frame };
+                    let space = common::SPACE;
+                    let slot = Slot { index_id: INDEX, space, page_no, origin, layout, frame };
                     s.ahi.plant(INDEX, &key, 1, slot);
                     prop_assert_eq!(get(&s, k), m.get(&k).cloned());
                 }

@@ -183,6 +183,12 @@ impl Ctl {
         }
     }
 
+    /// The layout counter (see the module docs); read it under the frame's latch.
+    #[inline]
+    pub(crate) fn layout(&self) -> u64 {
+        self.layout.load(Ordering::Relaxed)
+    }
+
     /// Raises the layout counter; the exclusive latch is held, so no reader is looking.
     #[inline]
     fn moved(&self) {

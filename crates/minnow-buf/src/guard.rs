@@ -61,7 +61,7 @@ impl PageReadGuard<'_> {
     /// every record on it lies where it lay (writers since changed bytes only in place; see
     /// [`crate::Mtr::get_write_in_place`]). What the adaptive hash index checks a guess by.
     pub fn layout(&self) -> u64 {
-        self.shared.ctl(self.frame).layout.load(Ordering::Relaxed)
+        self.shared.ctl(self.frame).layout()
     }
 }
 

@@ -48,7 +48,6 @@
 //! past 64 KiB (an mtr that initialised pages) is dropped instead of kept.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::Ordering;
 
 use minnow_page::{PageId, fil};
 use minnow_redo::record::GroupBuf;
@@ -189,25 +188,24 @@ impl<'a> Mtr<'a> {
     /// Fixes page `id` with an exclusive latch held until commit (the same handle again if
     /// this mtr already holds it).
     pub fn get_write(&mut self, id: PageId) -> Result<PageHandle, BufError> {
-        if let Some(h) = self.held(id) {
-            return Ok(h);
-        }
-        let shared = &*self.pool.shared;
-        let frame = shared.fix(id, Mode::Exclusive)?;
-        Ok(self.hold(frame, id))
+        self.fix(id, Mode::Exclusive)
     }
 
     /// [`Mtr::get_write`] for a caller that will change the page only **in place**: a delete
     /// mark, system columns, header fields; no record inserted, removed or moved, no
-    /// reorganization. The frame's layout counter ([`crate::PageReadGuard::layout`]) then stays, so
-    /// what others remember about where the page's records lie (the adaptive hash index's
-    /// entries) stays true. A page this mtr already holds comes back as it is held.
+    /// reorganization. The frame's layout counter ([`crate::PageReadGuard::layout`]) then
+    /// stays, so what others remember about where the page's records lie (the adaptive hash
+    /// index's entries) stays true. A page this mtr already holds comes back as it is held.
     pub fn get_write_in_place(&mut self, id: PageId) -> Result<PageHandle, BufError> {
+        self.fix(id, Mode::ExclusiveInPlace)
+    }
+
+    /// The handle of page `id`, fixed and latched (`mode`) unless this mtr holds it already.
+    fn fix(&mut self, id: PageId, mode: Mode) -> Result<PageHandle, BufError> {
         if let Some(h) = self.held(id) {
             return Ok(h);
         }
-        let shared = &*self.pool.shared;
-        let frame = shared.fix(id, Mode::ExclusiveInPlace)?;
+        let frame = self.pool.shared.fix(id, mode)?;
         Ok(self.hold(frame, id))
     }
 
@@ -251,8 +249,7 @@ impl<'a> Mtr<'a> {
     /// The layout counter of the frame holding page `h` (see [`crate::PageReadGuard::layout`];
     /// `None` once released).
     pub fn layout(&self, h: PageHandle) -> Option<u64> {
-        let frame = self.frame(h)?;
-        Some(self.pool.shared.ctl(frame).layout.load(Ordering::Relaxed))
+        Some(self.pool.shared.ctl(self.frame(h)?).layout())
     }
 
     /// Allocates page `id` afresh: no read (the file is extended if the page lies past its

@@ -158,19 +158,14 @@ impl BTree {
         fields: impl IntoIterator<Item = Option<&'a [u8]>>,
         f: impl FnOnce(&SearchKey) -> Result<R, TreeError>,
     ) -> Result<R, TreeError> {
-        let mut k = KEY.try_with(Cell::take).unwrap_or_default();
-        k.set_stored(fields);
-        let r = if k.len() == self.leaf.n_key() {
-            f(&k)
-        } else {
-            Err(TreeError::BadKey {
-                index_id: self.index_id,
-                need: self.leaf.n_key(),
-                got: k.len(),
-            })
+        let fill = |k: &mut SearchKey| {
+            k.set_stored(fields);
+            match k.len() == self.leaf.n_key() {
+                true => Ok(()),
+                false => Err(self.bad_key(k.len())),
+            }
         };
-        let _ = KEY.try_with(|c| c.set(k));
-        r
+        self.with_thread_key(fill, f)
     }
 
     /// Runs `f` with the search key that `fill` encodes (a full key of `n` fields) into this
@@ -182,20 +177,31 @@ impl BTree {
         f: impl FnOnce(&SearchKey) -> Result<R, TreeError>,
     ) -> Result<R, TreeError> {
         if n != self.leaf.n_key() {
-            return Err(TreeError::BadKey {
-                index_id: self.index_id,
-                need: self.leaf.n_key(),
-                got: n,
-            });
+            return Err(self.bad_key(n));
         }
+        self.with_thread_key(|k| fill(k).map_err(TreeError::from), f)
+    }
+
+    /// Runs `f` with this thread's reusable search key once `fill` made it the key wanted.
+    fn with_thread_key<R>(
+        &self,
+        fill: impl FnOnce(&mut SearchKey) -> Result<(), TreeError>,
+        f: impl FnOnce(&SearchKey) -> Result<R, TreeError>,
+    ) -> Result<R, TreeError> {
         // Taken out while in use: a nested lookup finds an empty key and allocates its own.
         let mut k = KEY.try_with(Cell::take).unwrap_or_default();
-        let r = match fill(&mut k) {
-            Ok(()) => f(&k),
-            Err(e) => Err(e.into()),
-        };
+        let r = fill(&mut k).and_then(|()| f(&k));
         let _ = KEY.try_with(|c| c.set(k));
         r
+    }
+
+    /// A key of `got` fields where this tree's full key has another number.
+    fn bad_key(&self, got: usize) -> TreeError {
+        TreeError::BadKey {
+            index_id: self.index_id,
+            need: self.leaf.n_key(),
+            got,
+        }
     }
 
     /// The record with key `key` (a full key), read in place: `f` gets it while its leaf is

@@ -245,9 +245,12 @@ impl BTree {
                 return Ok(None);
             }
         };
-        let hit = mtr.frame(h) == Some(guess.frame)
-            && mtr.layout(h) == Some(guess.layout)
-            && self.check_guess(mtr.page(h), k, &guess).is_some();
+        let hit = match (mtr.frame(h), mtr.layout(h)) {
+            (Some(frame), Some(layout)) => self
+                .check_guess(frame, layout, mtr.page(h), k, &guess)
+                .is_ok(),
+            _ => false,
+        };
         hook.verified(&guess, hit);
         if hit {
             return Ok(Some((h, Cursor::at(guess.origin))));
@@ -272,16 +275,31 @@ impl BTree {
         let id = self.id(guess.page_no);
         prefetch_guess(pool, guess);
         let g = pool.get_read_hinted(id, guess.frame).map_err(|_| true)?;
-        if g.frame() != guess.frame || g.layout() != guess.layout {
-            return Err(true);
-        }
-        self.check_guess(&g, k, guess).ok_or(false)?;
+        self.check_guess(g.frame(), g.layout(), &g, k, guess)?;
         Ok((g, Cursor::at(guess.origin)))
     }
 
-    /// Whether the record at the guess's origin on page `g` (whose frame and layout matched)
-    /// is a user record of this index's leaf whose key equals `k`.
-    fn check_guess(&self, g: &[u8], k: &SearchKey, guess: &Guess) -> Option<()> {
+    /// Checks `guess` against page `g`, latched in `frame` whose layout counter is `layout`:
+    /// `Err(true)` if the page is not where the guess saw it or its records may have moved
+    /// since (another frame, another layout), `Err(false)` if it is unchanged but the record
+    /// at the guess's origin is not a user record of this index's leaf whose key equals `k`.
+    fn check_guess(
+        &self,
+        frame: u32,
+        layout: u64,
+        g: &[u8],
+        k: &SearchKey,
+        guess: &Guess,
+    ) -> Result<(), bool> {
+        if frame != guess.frame || layout != guess.layout {
+            return Err(true);
+        }
+        self.check_record(g, k, guess).ok_or(false)
+    }
+
+    /// Whether the record at the guess's origin on page `g` is a user record of this index's
+    /// leaf whose key equals `k`.
+    fn check_record(&self, g: &[u8], k: &SearchKey, guess: &Guess) -> Option<()> {
         let id = self.id(guess.page_no);
         page::validate(g, id, self.index_id, Some(0)).ok()?;
         let c = Cursor::at(guess.origin);

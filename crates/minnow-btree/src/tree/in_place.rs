@@ -142,31 +142,27 @@ impl BTree {
     ) -> Result<Result<Option<(R, Lsn)>, E>, TreeError> {
         // The hash's guess first: the leaf latched in place, no descent, no search.
         let mut mtr = pool.mtr()?;
-        let (mtr, h, cursor) = match self.guessed_leaf_in_place(pool, &mut mtr, k)? {
-            Some((h, cursor)) => (mtr, h, cursor),
-            None => {
-                // A fresh mtr per try: a descent that finds the tree changed under it
-                // (`None`) may leave a page latched in the one it used.
-                drop(mtr);
-                let (mtr, h) = loop {
-                    let mut mtr = pool.mtr()?;
-                    // In place (see the module docs); a compressed tree keeps the
-                    // ordinary latch, as its hash guesses are not tried here either (a
-                    // page there changes with its compressed image, which this path
-                    // does not reason about).
-                    let in_place = self.zip.is_none();
-                    if let Some(h) = self.leaf_for_write_as(pool, &mut mtr, k, in_place)? {
-                        break (mtr, h);
+        let (h, cursor) = match self.guessed_leaf_in_place(pool, &mut mtr, k)? {
+            Some(at) => at,
+            // The guess left nothing latched: the first descent uses the same mtr.
+            None => loop {
+                // In place too, but for a compressed tree, which keeps the ordinary latch
+                // and gets no guess: its commit may fail to recompress and be undone, a
+                // path the in-place promise was not checked against.
+                let in_place = self.zip.is_none();
+                if let Some(h) = self.leaf_for_write_as(pool, &mut mtr, k, in_place)? {
+                    let found = node::search(mtr.page(h), &self.leaf, k)?;
+                    if !found.exact {
+                        return Ok(Ok(None));
                     }
-                };
-                let found = node::search(mtr.page(h), &self.leaf, k)?;
-                if !found.exact {
-                    return Ok(Ok(None));
+                    break (h, found.cursor);
                 }
-                (mtr, h, found.cursor)
-            }
+                // The tree changed under the descent (`None`), which may have left a page
+                // latched in this mtr: a fresh one for the next try.
+                drop(mtr);
+                mtr = pool.mtr()?;
+            },
         };
-        let mut mtr = mtr;
         let slot = LeafSlot {
             h,
             cursor,

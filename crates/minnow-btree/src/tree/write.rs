@@ -121,9 +121,7 @@ impl BTree {
     ) -> Result<Option<RecordBuf>, TreeError> {
         // Most records stay whole: encoded once, with no buffer per field (`prepare` would
         // choose nothing off-page for a record that fits `inline_max` either).
-        if let Ok(rec) = self.leaf.encode(values)
-            && rec.len() <= self.inline_max(pool.config().page_size.bytes())
-        {
+        if let Some(rec) = self.whole(pool, self.leaf.encode(values)) {
             return Ok(Some(rec));
         }
         let p = self.prepare(pool, values)?;
@@ -139,9 +137,16 @@ impl BTree {
         pool: &BufferPool,
         values: &[&crate::record::Value],
     ) -> Option<RecordBuf> {
-        self.leaf
-            .encode_refs(values)
-            .ok()
+        self.whole(pool, self.leaf.encode_refs(values))
+    }
+
+    /// The encoded record if it encoded and stays whole on its page (no field off-page).
+    fn whole(
+        &self,
+        pool: &BufferPool,
+        rec: Result<RecordBuf, crate::record::RecordError>,
+    ) -> Option<RecordBuf> {
+        rec.ok()
             .filter(|rec| rec.len() <= self.inline_max(pool.config().page_size.bytes()))
     }
 
